@@ -1,0 +1,6 @@
+package cli
+
+import "github.com/urfave/cli/v2"
+
+// STUB: owned by the engines implementer.
+func engineCommands(env Env) []*cli.Command { return nil }

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes: the contract scripts rely on (SPEC.md, "CLI").
+const (
+	ExitOK         = 0
+	ExitNotFound   = 1
+	ExitUsage      = 2 // bad usage or input
+	ExitCorrupt    = 3 // corruption or integrity failure
+	ExitConflict   = 4 // id collision
+	ExitUnexpected = 5 // anything else (I/O errors, full disk...)
+)
+
+// ExitError carries the exit code a command failed with. Every error a
+// command returns is converted to one by exitCode before main prints it.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErr is a bad-usage error (exit 2).
+func usageErr(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// withCode wraps err with an explicit exit code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: code, Err: err}
+}
+
+// exitCode maps an error to its documented exit code. Package-specific
+// classifiers (store errors, snapshot errors) are consulted in order.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	for _, classify := range classifiers {
+		if code, ok := classify(err); ok {
+			return code
+		}
+	}
+	return ExitUnexpected
+}
+
+// classifiers map the typed errors of each layer to exit codes. Each
+// command group registers its own in its file (init-free: listed here).
+var classifiers = []func(error) (int, bool){
+	classifyStoreError,
+	classifySnapshotError,
+}

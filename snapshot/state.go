@@ -1,0 +1,52 @@
+package snapshot
+
+// This file is the exporter's input contract: the narrow interface through
+// which a store hands its state to the writer. The reader never sees it, and
+// snapshot/ never imports the store (storesnap/ adapts lmdbstore to it).
+
+// NodeRecord is one node of the exported state.
+type NodeRecord struct {
+	ID         uint64
+	Key        string
+	Type       string
+	Scope      string
+	RunID      string
+	TaskID     string
+	CreatedTS  int64 // unix nanoseconds
+	UpdatedTS  int64
+	CreatedRev uint64
+	Rev        uint64
+	Payload    []byte // JSON; nil or empty for none
+	// Missing marks an id referenced by an edge that has no live node: only
+	// ID and Key are meaningful.
+	Missing bool
+}
+
+// EdgeRecord is one live edge of the exported state.
+type EdgeRecord struct {
+	Src, Dst uint64
+	Rel      uint32
+	Weight   float32
+	Rev      uint64
+	TS       int64 // commit time of Rev, unix nanoseconds
+}
+
+// RelationRecord is one relation of the exported state.
+type RelationRecord struct {
+	ID            uint32
+	Name          string
+	DefaultWeight float32
+	Bidirectional bool
+	Inhibitory    bool
+}
+
+// State is what the exporter reads. Nodes must be delivered in ascending ID
+// order (including Missing ones), edges in ascending (Src, Rel, Dst) order;
+// the exporter checks both and fails otherwise.
+type State interface {
+	Revision() uint64
+	CommitTime() int64 // unix nanoseconds of Revision
+	Relations() ([]RelationRecord, error)
+	Nodes(fn func(NodeRecord) error) error
+	Edges(fn func(EdgeRecord) error) error
+}
