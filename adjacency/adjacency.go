@@ -1,0 +1,394 @@
+// Package adjacency is the codec of memctl's packed adjacency chunks: the
+// values of the `out` and `in` keyspaces of the store (SPEC.md §3).
+//
+// A node's adjacency list is a sequence of chunks. A chunk is a sorted run of
+// entries, strictly increasing by (Rel, Peer, Rev); every version of an edge
+// is one entry, a delete is a tombstone entry. The entries of one edge
+// (one (Rel, Peer) group) never span two chunks, so visibility at a revision
+// can be decided chunk by chunk.
+//
+// Invariants the codec enforces (Verify, Decode and Iterator all reject
+// anything else with a *CorruptError):
+//   - the first byte is Version;
+//   - the count matches the entries, and no byte follows the last entry;
+//   - Rel is never 0, only known flag bits are set, order is strict.
+//
+// The package is pure: no I/O, no LMDB, and bad input never panics.
+package adjacency
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Version is the first byte of every chunk value.
+const Version = 1
+
+// Entry flags.
+const (
+	// FlagTombstone marks a deleted edge version.
+	FlagTombstone uint8 = 1 << 0
+	// FlagWeight says a 4-byte weight follows; without it the weight is 1.0.
+	FlagWeight uint8 = 1 << 1
+
+	knownFlags = FlagTombstone | FlagWeight
+)
+
+// MaxChunkEntries is the size a chunk is split at (SPEC.md §3): a chunk with
+// more entries is split in two at the group boundary nearest its middle. A
+// single edge with more versions than this stays in one (larger) chunk.
+const MaxChunkEntries = 128
+
+// DeadRatioThreshold: a rewritten chunk whose superseded and tombstone
+// entries reach this fraction of its entries is compacted inline.
+const DeadRatioThreshold = 0.25
+
+// ErrCorrupt is matched by every decoding error (errors.Is).
+var ErrCorrupt = errors.New("corrupt adjacency chunk")
+
+// CorruptError says where in a chunk value decoding failed.
+type CorruptError struct {
+	Offset int // byte offset in the value
+	Msg    string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("adjacency chunk: %s at byte %d", e.Msg, e.Offset)
+}
+
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Entry is one edge version in an adjacency list.
+type Entry struct {
+	Rel    uint32
+	Peer   uint64 // dst in out-lists, src in in-lists
+	Rev    uint64
+	Flags  uint8
+	Weight float32 // 1.0 unless FlagWeight was stored
+}
+
+// Tombstone reports whether e is a delete marker.
+func (e Entry) Tombstone() bool { return e.Flags&FlagTombstone != 0 }
+
+// SameEdge reports whether e and o are versions of the same edge.
+func (e Entry) SameEdge(o Entry) bool { return e.Rel == o.Rel && e.Peer == o.Peer }
+
+// Less orders entries by (Rel, Peer, Rev).
+func (e Entry) Less(o Entry) bool {
+	if e.Rel != o.Rel {
+		return e.Rel < o.Rel
+	}
+	if e.Peer != o.Peer {
+		return e.Peer < o.Peer
+	}
+	return e.Rev < o.Rev
+}
+
+// Encode appends the chunk value of entries to dst. entries must be sorted
+// strictly by (Rel, Peer, Rev) with Rel != 0; Encode does not check (Verify
+// the result in tests). The weight is written only when it is not 1.0.
+func Encode(dst []byte, entries []Entry) []byte {
+	dst = append(dst, Version)
+	dst = binary.AppendUvarint(dst, uint64(len(entries)))
+	var prev Entry
+	for i, e := range entries {
+		relDelta := e.Rel - prev.Rel
+		if i == 0 {
+			relDelta = e.Rel
+		}
+		dst = binary.AppendUvarint(dst, uint64(relDelta))
+		if i > 0 && relDelta == 0 {
+			dst = binary.AppendUvarint(dst, e.Peer-prev.Peer)
+		} else {
+			dst = binary.AppendUvarint(dst, e.Peer)
+		}
+		dst = binary.AppendUvarint(dst, e.Rev)
+		flags := e.Flags &^ FlagWeight
+		if e.Weight != 1 {
+			flags |= FlagWeight
+		}
+		dst = append(dst, flags)
+		if flags&FlagWeight != 0 {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(e.Weight))
+		}
+		prev = e
+	}
+	return dst
+}
+
+// Iterator decodes a chunk value in place, one entry per Next, without
+// allocating. The bytes must stay valid while it is used (for an LMDB RawRead
+// value: until the transaction ends or writes).
+type Iterator struct {
+	b         []byte
+	off       int
+	count     int
+	remaining int
+	cur       Entry
+	err       error
+}
+
+// Reset starts iterating over chunk value b.
+func (it *Iterator) Reset(b []byte) {
+	*it = Iterator{b: b}
+	if len(b) == 0 {
+		it.err = &CorruptError{0, "empty value"}
+		return
+	}
+	if b[0] != Version {
+		it.err = &CorruptError{0, fmt.Sprintf("unknown version %d", b[0])}
+		return
+	}
+	n, w := binary.Uvarint(b[1:])
+	if w <= 0 {
+		it.err = &CorruptError{1, "bad count"}
+		return
+	}
+	// Every entry takes at least 4 bytes: never trust a count the bytes
+	// cannot hold.
+	if n > uint64(len(b)-1-w)/4 {
+		it.err = &CorruptError{1, fmt.Sprintf("count %d exceeds value length %d", n, len(b))}
+		return
+	}
+	it.off = 1 + w
+	it.count = int(n)
+	it.remaining = int(n)
+}
+
+// Len is the entry count of the chunk (0 after an error in Reset).
+func (it *Iterator) Len() int { return it.count }
+
+// Next decodes the next entry; it returns false at the end or on error.
+func (it *Iterator) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.remaining == 0 {
+		if it.off != len(it.b) {
+			it.err = &CorruptError{it.off, "trailing bytes"}
+		}
+		return false
+	}
+	first := it.remaining == it.count
+	b := it.b
+	start := it.off
+	relDelta, w := binary.Uvarint(b[it.off:])
+	if w <= 0 || relDelta > math.MaxUint32 {
+		it.err = &CorruptError{it.off, "bad relation"}
+		return false
+	}
+	it.off += w
+	peer, w := binary.Uvarint(b[it.off:])
+	if w <= 0 {
+		it.err = &CorruptError{it.off, "bad peer"}
+		return false
+	}
+	it.off += w
+	rev, w := binary.Uvarint(b[it.off:])
+	if w <= 0 {
+		it.err = &CorruptError{it.off, "bad revision"}
+		return false
+	}
+	it.off += w
+	if it.off >= len(b) {
+		it.err = &CorruptError{it.off, "missing flags"}
+		return false
+	}
+	flags := b[it.off]
+	it.off++
+	if flags&^knownFlags != 0 {
+		it.err = &CorruptError{it.off - 1, fmt.Sprintf("unknown flags %#x", flags)}
+		return false
+	}
+	weight := float32(1)
+	if flags&FlagWeight != 0 {
+		if len(b)-it.off < 4 {
+			it.err = &CorruptError{it.off, "truncated weight"}
+			return false
+		}
+		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[it.off:]))
+		it.off += 4
+	}
+	prev := it.cur
+	var e Entry
+	if first {
+		e.Rel = uint32(relDelta)
+		e.Peer = peer
+	} else {
+		sum := uint64(prev.Rel) + relDelta
+		if sum > math.MaxUint32 {
+			it.err = &CorruptError{start, "relation overflows"}
+			return false
+		}
+		e.Rel = uint32(sum)
+		if relDelta == 0 {
+			if peer > math.MaxUint64-prev.Peer {
+				it.err = &CorruptError{start, "peer overflows"}
+				return false
+			}
+			e.Peer = prev.Peer + peer
+		} else {
+			e.Peer = peer
+		}
+	}
+	e.Rev = rev
+	e.Flags = flags
+	e.Weight = weight
+	if e.Rel == 0 {
+		it.err = &CorruptError{start, "relation 0"}
+		return false
+	}
+	if !first && !prev.Less(e) {
+		it.err = &CorruptError{start, "entries out of order"}
+		return false
+	}
+	it.cur = e
+	it.remaining--
+	return true
+}
+
+// Entry is the entry decoded by the last successful Next.
+func (it *Iterator) Entry() Entry { return it.cur }
+
+// Err is the decoding error that stopped Next, if any.
+func (it *Iterator) Err() error { return it.err }
+
+// Decode appends the entries of chunk value b to dst.
+func Decode(b []byte, dst []Entry) ([]Entry, error) {
+	var it Iterator
+	it.Reset(b)
+	for it.Next() {
+		dst = append(dst, it.Entry())
+	}
+	return dst, it.Err()
+}
+
+// Verify checks that b is a well-formed chunk value.
+func Verify(b []byte) error {
+	var it Iterator
+	it.Reset(b)
+	if it.Err() == nil && it.Len() == 0 {
+		return &CorruptError{1, "empty chunk"}
+	}
+	for it.Next() {
+	}
+	return it.Err()
+}
+
+// Insert adds e to the sorted entries, replacing an entry with the same
+// (Rel, Peer, Rev), and returns the result (which may share entries' array).
+func Insert(entries []Entry, e Entry) []Entry {
+	i := sort.Search(len(entries), func(i int) bool { return !entries[i].Less(e) })
+	if i < len(entries) && entries[i].Rel == e.Rel && entries[i].Peer == e.Peer && entries[i].Rev == e.Rev {
+		entries[i] = e
+		return entries
+	}
+	entries = append(entries, Entry{})
+	copy(entries[i+1:], entries[i:])
+	entries[i] = e
+	return entries
+}
+
+// Compact drops, in place, every entry no view at or after horizon can see:
+// within each edge, the versions older than the newest one with Rev <=
+// horizon, and that one too if it is a tombstone. horizon 0 keeps all.
+func Compact(entries []Entry, horizon uint64) []Entry {
+	if horizon == 0 {
+		return entries
+	}
+	out := entries[:0]
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].SameEdge(entries[i]) {
+			j++
+		}
+		// entries[i:j] is one edge, oldest first. Find the base: the
+		// newest version at or below the horizon.
+		base := -1
+		for k := i; k < j; k++ {
+			if entries[k].Rev <= horizon {
+				base = k
+			}
+		}
+		from := i
+		if base >= 0 {
+			from = base
+			if entries[base].Tombstone() {
+				from = base + 1
+			}
+		}
+		out = append(out, entries[from:j]...)
+		i = j
+	}
+	return out
+}
+
+// Dead counts the entries no latest view sees: superseded versions and
+// tombstones that are the newest version of their edge.
+func Dead(entries []Entry) (superseded, tombstones int) {
+	for i, e := range entries {
+		if i+1 < len(entries) && entries[i+1].SameEdge(e) {
+			superseded++
+		} else if e.Tombstone() {
+			tombstones++
+		}
+	}
+	return superseded, tombstones
+}
+
+// SplitPoint is where a chunk of entries too large to keep whole is cut: the
+// edge boundary nearest the middle, or 0 if the whole chunk is one edge.
+func SplitPoint(entries []Entry) int {
+	mid := len(entries) / 2
+	for d := 0; d < len(entries); d++ {
+		if i := mid + d; i > 0 && i < len(entries) && !entries[i].SameEdge(entries[i-1]) {
+			return i
+		}
+		if i := mid - d; i > 0 && i < len(entries) && !entries[i].SameEdge(entries[i-1]) {
+			return i
+		}
+	}
+	return 0
+}
+
+// Visible filters a sorted stream of entries (possibly spread over several
+// chunks) down to what a view at revision View sees: per edge, the newest
+// version with Rev <= View, unless it is a tombstone.
+type Visible struct {
+	View    uint64
+	started bool
+	has     bool
+	group   Entry // the edge being collected
+	pending Entry // its newest version so far with Rev <= View
+}
+
+// Push feeds the next entry. When e starts a new edge, Push returns the
+// previous edge's visible version, if any.
+func (v *Visible) Push(e Entry) (Entry, bool) {
+	var out Entry
+	var ok bool
+	if !v.started || !e.SameEdge(v.group) {
+		if v.has && !v.pending.Tombstone() {
+			out, ok = v.pending, true
+		}
+		v.started = true
+		v.group = e
+		v.has = false
+	}
+	if e.Rev <= v.View {
+		v.pending = e
+		v.has = true
+	}
+	return out, ok
+}
+
+// Flush returns the last edge's visible version, if any, and resets v.
+func (v *Visible) Flush() (Entry, bool) {
+	out, ok := v.pending, v.has && !v.pending.Tombstone()
+	view := v.View
+	*v = Visible{View: view}
+	return out, ok
+}

@@ -1,0 +1,216 @@
+package adjacency
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func randomEntries(r *rand.Rand, n int) []Entry {
+	var es []Entry
+	for range n {
+		e := Entry{
+			Rel:    uint32(1 + r.IntN(4)),
+			Peer:   r.Uint64() >> uint(r.IntN(64)),
+			Rev:    uint64(1 + r.IntN(50)),
+			Weight: 1,
+		}
+		if r.IntN(4) == 0 {
+			e.Flags |= FlagTombstone
+		}
+		if r.IntN(3) == 0 {
+			e.Weight = r.Float32() + 0.5
+		}
+		if r.IntN(3) == 0 && len(es) > 0 { // another version of an earlier edge
+			p := es[r.IntN(len(es))]
+			e.Rel, e.Peer = p.Rel, p.Peer
+		}
+		es = Insert(es, e)
+	}
+	return es
+}
+
+// canonical is what Decode returns for e: the weight flag reflects the weight.
+func canonical(es []Entry) []Entry {
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		e.Flags &^= FlagWeight
+		if e.Weight != 1 {
+			e.Flags |= FlagWeight
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 500 {
+		es := randomEntries(r, r.IntN(200))
+		if !sort.SliceIsSorted(es, func(a, b int) bool { return es[a].Less(es[b]) }) {
+			t.Fatalf("Insert left entries unsorted")
+		}
+		b := Encode(nil, es)
+		got, err := Decode(b, nil)
+		if err != nil {
+			t.Fatalf("case %d: Decode: %v", i, err)
+		}
+		if diff := cmp.Diff(canonical(es), got, cmpEmpty); diff != "" {
+			t.Fatalf("case %d: round trip (-want +got):\n%s", i, diff)
+		}
+		if len(es) > 0 {
+			if err := Verify(b); err != nil {
+				t.Fatalf("case %d: Verify: %v", i, err)
+			}
+		}
+	}
+}
+
+var cmpEmpty = cmp.Comparer(func(a, b []Entry) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return cmp.Equal([]Entry(a), []Entry(b))
+})
+
+func TestInsertReplacesSameRevision(t *testing.T) {
+	es := Insert(nil, Entry{Rel: 1, Peer: 5, Rev: 3, Weight: 1})
+	es = Insert(es, Entry{Rel: 1, Peer: 5, Rev: 3, Weight: 2})
+	es = Insert(es, Entry{Rel: 1, Peer: 4, Rev: 9, Weight: 1})
+	want := []Entry{{Rel: 1, Peer: 4, Rev: 9, Weight: 1}, {Rel: 1, Peer: 5, Rev: 3, Weight: 2}}
+	if diff := cmp.Diff(want, es); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+// visibleModel is the plain definition of a view.
+func visibleModel(es []Entry, view uint64) []Entry {
+	latest := map[[2]uint64]Entry{}
+	for _, e := range es {
+		k := [2]uint64{uint64(e.Rel), e.Peer}
+		if e.Rev <= view && e.Rev >= latest[k].Rev {
+			latest[k] = e
+		}
+	}
+	var out []Entry
+	for _, e := range latest {
+		if !e.Tombstone() {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Less(out[b]) })
+	return out
+}
+
+func visible(es []Entry, view uint64) []Entry {
+	v := Visible{View: view}
+	var out []Entry
+	for _, e := range es {
+		if got, ok := v.Push(e); ok {
+			out = append(out, got)
+		}
+	}
+	if got, ok := v.Flush(); ok {
+		out = append(out, got)
+	}
+	return out
+}
+
+// TestCompactPreservesViews: compaction at horizon h changes no view >= h,
+// and Visible agrees with the model at every view.
+func TestCompactPreservesViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		es := randomEntries(r, r.IntN(150))
+		h := uint64(r.IntN(55))
+		compacted := Compact(append([]Entry(nil), es...), h)
+		for view := uint64(0); view <= 52; view++ {
+			want := visibleModel(es, view)
+			if diff := cmp.Diff(want, visible(es, view), cmpEmpty); diff != "" {
+				t.Fatalf("case %d view %d: Visible (-want +got):\n%s", i, view, diff)
+			}
+			if view >= h {
+				if diff := cmp.Diff(want, visible(compacted, view), cmpEmpty); diff != "" {
+					t.Fatalf("case %d horizon %d view %d: compacted (-want +got):\n%s", i, h, view, diff)
+				}
+			}
+		}
+		// After compaction nothing at or below the horizon is dead.
+		for j, e := range compacted {
+			if e.Rev <= h && e.Tombstone() && (j+1 == len(compacted) || !compacted[j+1].SameEdge(e)) {
+				t.Fatalf("case %d: tombstone %+v at or below horizon %d kept", i, e, h)
+			}
+		}
+	}
+}
+
+func TestSplitPointKeepsEdgesWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		es := randomEntries(r, 1+r.IntN(300))
+		p := SplitPoint(es)
+		if p == 0 {
+			for _, e := range es {
+				if !e.SameEdge(es[0]) {
+					t.Fatalf("SplitPoint 0 but several edges")
+				}
+			}
+			continue
+		}
+		if es[p].SameEdge(es[p-1]) {
+			t.Fatalf("split inside an edge at %d", p)
+		}
+	}
+}
+
+func TestCorruptValuesAreErrors(t *testing.T) {
+	good := Encode(nil, []Entry{{Rel: 1, Peer: 10, Rev: 1, Weight: 1}, {Rel: 2, Peer: 3, Rev: 2, Weight: 0.5}})
+	cases := map[string][]byte{
+		"empty":         {},
+		"version":       append([]byte{9}, good[1:]...),
+		"count too big": {Version, 100, 1, 1, 1, 0},
+		"trailing":      append(append([]byte(nil), good...), 0),
+		"truncated":     good[:len(good)-2],
+		"rel zero":      {Version, 1, 0, 1, 1, 0},
+		"unknown flags": {Version, 1, 1, 1, 1, 0x80},
+		"out of order":  {Version, 2, 1, 5, 1, 0, 0, 0, 1, 0},
+		"zero count":    {Version, 0},
+	}
+	for name, b := range cases {
+		err := Verify(b)
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: Verify = %v, want ErrCorrupt", name, err)
+		}
+	}
+	// Every single-byte mutation either decodes or fails cleanly.
+	for i := range good {
+		for _, v := range []byte{0, 1, 0x7f, 0x80, 0xff} {
+			b := append([]byte(nil), good...)
+			b[i] = v
+			_ = Verify(b)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(Encode(nil, []Entry{{Rel: 1, Peer: 10, Rev: 1, Weight: 1}, {Rel: 1, Peer: 12, Rev: 2, Flags: FlagTombstone, Weight: 3}}))
+	f.Add([]byte{Version, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := Decode(b, nil)
+		if err != nil {
+			return
+		}
+		again := Encode(nil, es)
+		es2, err := Decode(again, nil)
+		if err != nil {
+			t.Fatalf("re-encoded value does not decode: %v", err)
+		}
+		if diff := cmp.Diff(es, es2, cmpopts.EquateEmpty(), cmpopts.EquateNaNs()); diff != "" {
+			t.Fatalf("re-encode changed entries (-first +second):\n%s", diff)
+		}
+	})
+}
