@@ -23,15 +23,46 @@ type Env struct {
 
 // Run executes memctl with args (args[0] is the program name) and returns the
 // process exit code. Errors are printed as one line on Stderr.
-func Run(args []string, env Env) int {
+func Run(args []string, env Env) (code int) {
+	env = env.withDefaults()
+	// Bad input must never crash memctl: a panic anywhere below becomes one
+	// error line and exit 5.
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(env.Stderr, "memctl: internal error: %s\n", oneLine(fmt.Sprint(p)))
+			code = ExitUnexpected
+		}
+	}()
 	app := newApp(env)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(env.Stderr, "memctl: %s\n", msg)
+	fmt.Fprintf(env.Stderr, "memctl: %s\n", oneLine(err.Error()))
 	return exitCode(err)
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " ")
+}
+
+// withDefaults fills what a caller left nil: no input, discarded output, an
+// empty environment.
+func (env Env) withDefaults() Env {
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	return env
 }
 
 func newApp(env Env) *cli.App {
@@ -48,7 +79,8 @@ func newApp(env Env) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
-		Flags: globalFlags(env),
+		Flags:  globalFlags(env),
+		Action: unknownCommand,
 	}
 	app.Commands = append(app.Commands, storeCommands(env)...)
 	app.Commands = append(app.Commands, snapshotCommands(env)...)
@@ -60,4 +92,64 @@ func newApp(env Env) *cli.App {
 		}
 	}
 	return app
+}
+
+// unknownCommand is the action of the app and of every command group: with
+// no argument it shows help; otherwise the argument names no command.
+func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cli.ShowSubcommandHelp(c)
+	}
+	name := c.Args().First()
+	if name == "help" {
+		return cli.ShowSubcommandHelp(c)
+	}
+	var cmds []*cli.Command
+	if c.Command != nil && len(c.Command.Subcommands) > 0 {
+		cmds = c.Command.Subcommands
+	} else {
+		cmds = c.App.Commands
+	}
+	var names []string
+	for _, cmd := range cmds {
+		if !cmd.Hidden {
+			names = append(names, cmd.Name)
+		}
+	}
+	if s := nearestName(name, names); s != "" {
+		return usageErr("unknown command %q (did you mean %q?)", name, s)
+	}
+	return usageErr("unknown command %q", name)
+}
+
+// nearestName is the candidate closest to name by edit distance, if it is
+// close enough to be a plausible typo.
+func nearestName(name string, candidates []string) string {
+	best, bestDist := "", len(name)/2+2
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -1,8 +1,355 @@
 package cli
 
-import "github.com/urfave/cli/v2"
+// The store commands: memctl's verbs over lmdbstore, one cmd_<verb>.go each.
+// This file holds what they share: the global flags, the read and write flag
+// sets, opening the store, and the mapping of store errors to exit codes.
+//
+// Invariants every verb keeps:
+//   - only init creates a store; every other verb fails on a missing one;
+//   - reads open the store read-only (they never take the writer lock);
+//   - a write is one store.Update: it commits whole or not at all;
+//   - output is buffered and printed only when the command succeeds, so a
+//     failed command prints exactly one line, on stderr.
 
-// STUB: owned by the store-CLI implementer.
-func globalFlags(env Env) []cli.Flag           { return nil }
-func storeCommands(env Env) []*cli.Command     { return nil }
-func classifyStoreError(err error) (int, bool) { return 0, false }
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/urfave/cli/v2"
+)
+
+// defaultDBPath is the store directory when neither --db nor MEMCTL_DB says.
+const defaultDBPath = "./.memctl"
+
+// Environment variables read through Env.Getenv (never os.Getenv, so tests
+// stay hermetic).
+const (
+	envDB        = "MEMCTL_DB"
+	envTelemetry = "MEMCTL_TELEMETRY"
+)
+
+func globalFlags(env Env) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "db", Usage: "store directory `PATH` (env " + envDB + "; default " + defaultDBPath + ")"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line (SPEC.md §6)"},
+		&cli.StringFlag{Name: "telemetry", Usage: "append telemetry events to `FILE` as JSON lines (env " + envTelemetry + ")"},
+	}
+}
+
+func storeCommands(env Env) []*cli.Command {
+	return []*cli.Command{
+		initCommand(env),
+		putNodeCommand(env),
+		getNodeCommand(env),
+		delNodeCommand(env),
+		putEdgeCommand(env),
+		delEdgeCommand(env),
+		getOutCommand(env),
+		getInCommand(env),
+		putKVCommand(env),
+		getKVCommand(env),
+		listKVCommand(env),
+		delKVCommand(env),
+		relCommand(env),
+		diffSinceCommand(env),
+		batchCommand(env),
+		compactCommand(env),
+		checkCommand(env),
+		statsCommand(env),
+	}
+}
+
+// classifyStoreError maps the store's sentinel errors to exit codes.
+func classifyStoreError(err error) (int, bool) {
+	switch {
+	case errors.Is(err, lmdbstore.ErrCorrupt), errors.Is(err, lmdbstore.ErrNewerSchema):
+		return ExitCorrupt, true
+	case errors.Is(err, lmdbstore.ErrCollision):
+		return ExitConflict, true
+	case errors.Is(err, lmdbstore.ErrNotFound):
+		return ExitNotFound, true
+	case errors.Is(err, lmdbstore.ErrInvalid),
+		errors.Is(err, lmdbstore.ErrUnknownRelation),
+		errors.Is(err, lmdbstore.ErrBeforeHorizon),
+		errors.Is(err, lmdbstore.ErrNotExist),
+		errors.Is(err, lmdbstore.ErrExists),
+		errors.Is(err, lmdbstore.ErrReadOnly):
+		return ExitUsage, true
+	case errors.Is(err, lmdbstore.ErrMapFull):
+		return ExitUnexpected, true
+	}
+	return 0, false
+}
+
+// --- flag sets ---------------------------------------------------------------
+
+// readFlags select the state a read sees: latest by default.
+func readFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Uint64Flag{Name: "at-rev", Usage: "read the state right after revision `N`"},
+		&cli.StringFlag{Name: "at", Usage: "read the state at `TIME` (RFC 3339): the latest revision committed at or before it"},
+	}
+}
+
+// writeFlags are the provenance of a write. put-kv and del-kv take the scope
+// as an argument, so they leave out --scope.
+func writeFlags(withScope bool) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: "run", Usage: "run id recorded with the write"},
+		&cli.StringFlag{Name: "task", Usage: "task id recorded with the write"},
+	}
+	if withScope {
+		fs = append(fs, &cli.StringFlag{Name: "scope", Usage: "scope recorded with the write"})
+	}
+	return fs
+}
+
+func payloadFlag() cli.Flag {
+	return &cli.StringFlag{Name: "payload", Usage: "payload as a `JSON` value"}
+}
+
+// --- verbs ---------------------------------------------------------------------
+
+// verbSpec describes one command: its exact positional arguments, its flags
+// and what it runs.
+type verbSpec struct {
+	Name        string
+	Usage       string
+	Description string
+	Args        []string // names of the positional arguments, all required
+	Flags       []cli.Flag
+	Run         func(*call) error
+}
+
+func verbCommand(env Env, spec verbSpec) *cli.Command {
+	return &cli.Command{
+		Name:        spec.Name,
+		Usage:       spec.Usage,
+		Description: spec.Description,
+		ArgsUsage:   strings.Join(spec.Args, " "),
+		Flags:       spec.Flags,
+		Action:      func(c *cli.Context) error { return runVerb(c, env, spec) },
+	}
+}
+
+// call is one run of a verb: its context, arguments, output and the store
+// it opened (closed by runVerb).
+type call struct {
+	ctx   *cli.Context
+	env   Env
+	name  string // the command path, e.g. "rel add"
+	args  []string
+	out   *output
+	store *lmdbstore.Store
+	tele  *os.File
+}
+
+func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
+	name := strings.TrimPrefix(c.Command.FullName(), "memctl ")
+	args := c.Args().Slice()
+	if len(args) != len(spec.Args) {
+		if len(spec.Args) == 0 {
+			return usageErr("%s takes no arguments, got %d", name, len(args))
+		}
+		return usageErr("%s needs %d argument(s) (%s), got %d", name, len(spec.Args), strings.Join(spec.Args, " "), len(args))
+	}
+	for i, a := range args {
+		if !utf8.ValidString(a) {
+			return usageErr("%s: %s is not valid UTF-8", name, spec.Args[i])
+		}
+	}
+	k := &call{ctx: c, env: env, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json"))}
+	defer func() {
+		if cerr := k.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	if err := spec.Run(k); err != nil {
+		return err
+	}
+	return k.out.flush()
+}
+
+// dbPath is --db, else $MEMCTL_DB, else ./.memctl.
+func (k *call) dbPath() string {
+	if p := k.ctx.String("db"); p != "" {
+		return p
+	}
+	if p := k.env.Getenv(envDB); p != "" {
+		return p
+	}
+	return defaultDBPath
+}
+
+// options builds the store options: telemetry from --telemetry or
+// $MEMCTL_TELEMETRY, opened for appending (each event is one Write, so
+// several processes can share the file).
+func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
+	opts := lmdbstore.Options{ReadOnly: readOnly}
+	path := k.ctx.String("telemetry")
+	if path == "" {
+		path = k.env.Getenv(envTelemetry)
+	}
+	if path != "" && k.tele == nil {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return opts, withCode(ExitUsage, fmt.Errorf("telemetry: %w", err))
+		}
+		k.tele = f
+	}
+	if k.tele != nil {
+		opts.Telemetry = k.tele
+	}
+	return opts, nil
+}
+
+// open opens the existing store at dbPath.
+func (k *call) open(readOnly bool) (*lmdbstore.Store, error) {
+	if k.store != nil {
+		return k.store, nil
+	}
+	opts, err := k.options(readOnly)
+	if err != nil {
+		return nil, err
+	}
+	path := k.dbPath()
+	s, err := lmdbstore.Open(path, opts)
+	if err != nil {
+		if errors.Is(err, lmdbstore.ErrNotExist) {
+			return nil, fmt.Errorf("%w %s (create one with: memctl --db %s init)", lmdbstore.ErrNotExist, path, path)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	k.store = s
+	return s, nil
+}
+
+func (k *call) close() error {
+	var err error
+	if k.store != nil {
+		err = k.store.Close()
+		k.store = nil
+	}
+	if k.tele != nil {
+		if cerr := k.tele.Close(); err == nil {
+			err = cerr
+		}
+		k.tele = nil
+	}
+	return err
+}
+
+// at is the view selected by --at-rev or --at (latest when neither).
+func (k *call) at() (lmdbstore.At, error) {
+	hasRev, hasTime := k.ctx.IsSet("at-rev"), k.ctx.IsSet("at")
+	switch {
+	case hasRev && hasTime:
+		return lmdbstore.At{}, usageErr("--at-rev and --at are mutually exclusive")
+	case hasRev:
+		return lmdbstore.AtRevision(lmdbstore.Revision(k.ctx.Uint64("at-rev"))), nil
+	case hasTime:
+		t, err := parseTime(k.ctx.String("at"))
+		if err != nil {
+			return lmdbstore.At{}, usageErr("--at: %v", err)
+		}
+		return lmdbstore.AtTime(t), nil
+	}
+	return lmdbstore.At{}, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time (e.g. 2006-01-02T15:04:05Z)", s)
+	}
+	return t, nil
+}
+
+// view runs fn in one read transaction of a read-only store, at the view the
+// read flags select. A point-in-time view is resolved first so that one
+// older than the retention horizon, or newer than the store, fails cleanly.
+func (k *call) view(fn func(r *lmdbstore.ReadTxn, at lmdbstore.At) error) error {
+	at, err := k.at()
+	if err != nil {
+		return err
+	}
+	s, err := k.open(true)
+	if err != nil {
+		return err
+	}
+	return s.View(func(r *lmdbstore.ReadTxn) error {
+		if !at.IsLatest() {
+			if _, err := r.Resolve(at); err != nil {
+				return err
+			}
+		}
+		return fn(r, at)
+	})
+}
+
+// meta is the provenance the write flags give.
+func (k *call) meta() lmdbstore.WriteMeta {
+	return lmdbstore.WriteMeta{
+		Scope:  k.ctx.String("scope"),
+		RunID:  k.ctx.String("run"),
+		TaskID: k.ctx.String("task"),
+	}
+}
+
+// update runs fn as one write transaction.
+func (k *call) update(fn func(tx *lmdbstore.WriteTxn) error) (lmdbstore.Commit, error) {
+	s, err := k.open(false)
+	if err != nil {
+		return lmdbstore.Commit{}, err
+	}
+	return s.Update(k.meta(), fn)
+}
+
+// write runs fn as one write transaction and prints the commit.
+func (k *call) write(fn func(tx *lmdbstore.WriteTxn) error) error {
+	c, err := k.update(fn)
+	if err != nil {
+		return err
+	}
+	return k.out.commit(c)
+}
+
+// payload is --payload, checked to be one JSON value (nil when not given).
+func (k *call) payload() (json.RawMessage, error) {
+	if !k.ctx.IsSet("payload") {
+		return nil, nil
+	}
+	return parsePayload("--payload", k.ctx.String("payload"))
+}
+
+func parsePayload(what, s string) (json.RawMessage, error) {
+	if !json.Valid([]byte(s)) {
+		return nil, usageErr("%s is not valid JSON: %s", what, jsonSyntaxError(s))
+	}
+	return json.RawMessage(s), nil
+}
+
+// jsonSyntaxError explains why s is not valid JSON.
+func jsonSyntaxError(s string) string {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	if err == nil {
+		return "not a single value"
+	}
+	return err.Error()
+}
+
+// stdin is the command's standard input (never nil).
+func (k *call) stdin() io.Reader {
+	if k.env.Stdin == nil {
+		return strings.NewReader("")
+	}
+	return k.env.Stdin
+}

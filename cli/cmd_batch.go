@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/urfave/cli/v2"
+)
+
+func batchCommand(env Env) *cli.Command {
+	return verbCommand(env, verbSpec{
+		Name:  "batch",
+		Usage: "apply JSON Lines of operations from stdin as one transaction: all or nothing",
+		Description: "One JSON object per line, with \"op\" one of put_node, del_node, put_edge,\n" +
+			"del_edge, put_kv, del_kv, add_rel and that op's fields, exactly as diff-since\n" +
+			"--json prints them (\"rev\" and \"ts\" are accepted and ignored), e.g.\n" +
+			"  {\"op\":\"put_edge\",\"src\":\"file:a.go\",\"rel\":\"defines\",\"dst\":\"sym:a.F\",\"weight\":1}\n" +
+			"Blank lines are skipped. Any bad line fails the whole batch, naming the line.\n" +
+			"--scope/--run/--task apply to every operation that does not set its own.",
+		Flags: writeFlags(true),
+		Run:   runBatch,
+	})
+}
+
+// batchOp is one parsed line of a batch.
+type batchOp struct {
+	line   int
+	op     string
+	f      batchFields
+	weight float32 // f.Weight checked; 0 when absent
+}
+
+// batchFields is the union of every op's fields (names as in opFields).
+type batchFields struct {
+	Key           string          `json:"key"`
+	Type          string          `json:"type"`
+	Payload       json.RawMessage `json:"payload"`
+	Scope         string          `json:"scope"`
+	RunID         string          `json:"run_id"`
+	TaskID        string          `json:"task_id"`
+	Src           string          `json:"src"`
+	Rel           string          `json:"rel"`
+	Dst           string          `json:"dst"`
+	Weight        *float64        `json:"weight"`
+	Namespace     string          `json:"namespace"`
+	Bidirectional bool            `json:"bidirectional"`
+	Inhibitory    bool            `json:"inhibitory"`
+}
+
+// batchRequired lists the fields each op must carry.
+var batchRequired = map[string][]string{
+	"put_node": {"key"},
+	"del_node": {"key"},
+	"put_edge": {"src", "rel", "dst"},
+	"del_edge": {"src", "rel", "dst"},
+	"put_kv":   {"scope", "namespace", "key", "payload"},
+	"del_kv":   {"scope", "namespace", "key"},
+	"add_rel":  {"rel"},
+}
+
+type batchJSON struct {
+	Rev uint64 `json:"rev"`
+	TS  string `json:"ts,omitempty"`
+	Ops int    `json:"ops"`
+}
+
+func runBatch(k *call) error {
+	ops, err := parseBatch(k.stdin())
+	if err != nil {
+		return err
+	}
+	c, err := k.update(func(tx *lmdbstore.WriteTxn) error {
+		for _, op := range ops {
+			if err := applyBatchOp(tx, op); err != nil {
+				return fmt.Errorf("batch line %d (%s): %w", op.line, op.op, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if k.out.json {
+		return k.out.record(batchJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time), Ops: len(ops)})
+	}
+	if c.Rev == 0 {
+		return k.out.textf("rev 0 (no change)\n")
+	}
+	return k.out.textf("rev %d (%d operations)\n", c.Rev, len(ops))
+}
+
+// parseBatch reads and validates every line before anything is written.
+func parseBatch(in io.Reader) ([]batchOp, error) {
+	var ops []batchOp
+	r := bufio.NewReaderSize(in, 64<<10)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			op, perr := parseBatchLine(n, line)
+			if perr != nil {
+				return nil, perr
+			}
+			if op != nil {
+				ops = append(ops, *op)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return ops, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("batch: reading stdin: %w", err)
+		}
+	}
+}
+
+func parseBatchLine(n int, line []byte) (*batchOp, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	bad := func(format string, args ...any) error {
+		return usageErr("batch line %d: %s", n, fmt.Sprintf(format, args...))
+	}
+	if !utf8.Valid(line) {
+		return nil, bad("not valid UTF-8")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, bad("not a JSON object: %v", err)
+	}
+	var name string
+	if err := json.Unmarshal(raw["op"], &name); err != nil || name == "" {
+		return nil, bad(`missing "op" (one of %s)`, opNames())
+	}
+	fields, ok := opFields[name]
+	if !ok {
+		if s := nearestName(name, sortedKeys(opFields)); s != "" {
+			return nil, bad("unknown op %q (did you mean %q?)", name, s)
+		}
+		return nil, bad("unknown op %q (one of %s)", name, opNames())
+	}
+	allowed := append([]string{"op", "rev", "ts"}, fields...)
+	if name == "add_rel" {
+		allowed = append(allowed, "bidirectional", "inhibitory")
+	}
+	for _, key := range sortedKeys(raw) {
+		if !slices.Contains(allowed, key) {
+			return nil, bad("field %q is not allowed in %s", key, name)
+		}
+	}
+	for _, key := range batchRequired[name] {
+		if _, ok := raw[key]; !ok {
+			return nil, bad("%s needs field %q", name, key)
+		}
+	}
+	var f batchFields
+	if err := json.Unmarshal(line, &f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, bad("field %q must be a JSON %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return nil, bad("%v", err)
+	}
+	if _, ok := raw["payload"]; ok && name != "put_kv" && string(f.Payload) == "null" {
+		f.Payload = nil
+	}
+	op := &batchOp{line: n, op: name, f: f}
+	if f.Weight != nil {
+		w, err := checkWeight("weight", *f.Weight)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		op.weight = w
+	}
+	return op, nil
+}
+
+// jsonKind names a Go kind the way a JSON author would.
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "float64", "ptr":
+		return "number"
+	}
+	return goKind
+}
+
+func mapsKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := mapsKeys(m)
+	sort.Strings(keys)
+	return keys
+}
+
+func opNames() string { return fmt.Sprint(sortedKeys(opFields)) }
+
+func applyBatchOp(tx *lmdbstore.WriteTxn, op batchOp) error {
+	f, weight := op.f, op.weight
+	switch op.op {
+	case "put_node":
+		return tx.PutNode(lmdbstore.NodePut{Key: f.Key, Type: f.Type, Payload: f.Payload, Scope: f.Scope, RunID: f.RunID, TaskID: f.TaskID})
+	case "del_node":
+		return tx.DeleteNode(f.Key)
+	case "put_edge":
+		return tx.PutEdge(lmdbstore.EdgePut{Src: f.Src, Rel: f.Rel, Dst: f.Dst, Weight: weight, Payload: f.Payload, Scope: f.Scope, RunID: f.RunID, TaskID: f.TaskID})
+	case "del_edge":
+		return tx.DeleteEdge(f.Src, f.Rel, f.Dst)
+	case "put_kv":
+		return tx.PutKV(lmdbstore.KVPut{Scope: f.Scope, Namespace: f.Namespace, Key: f.Key, Payload: f.Payload, RunID: f.RunID, TaskID: f.TaskID})
+	case "del_kv":
+		return tx.DeleteKV(f.Scope, f.Namespace, f.Key)
+	case "add_rel":
+		if weight == 0 {
+			weight = 1
+		}
+		_, err := tx.AddRelation(lmdbstore.Relation{Name: f.Rel, DefaultWeight: weight, Bidirectional: f.Bidirectional, Inhibitory: f.Inhibitory})
+		return err
+	}
+	return fmt.Errorf("unknown op %q", op.op)
+}

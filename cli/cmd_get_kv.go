@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/urfave/cli/v2"
+)
+
+func getKVCommand(env Env) *cli.Command {
+	return verbCommand(env, verbSpec{
+		Name:  "get-kv",
+		Usage: "print the entry SCOPE/NS/KEY (latest, or at --at-rev / --at)",
+		Args:  []string{"SCOPE", "NS", "KEY"},
+		Flags: readFlags(),
+		Run:   runGetKV,
+	})
+}
+
+func runGetKV(k *call) error {
+	return k.view(func(r *lmdbstore.ReadTxn, at lmdbstore.At) error {
+		kv, err := r.GetKV(k.args[0], k.args[1], k.args[2], at)
+		if err != nil {
+			return err
+		}
+		return k.out.kvs([]lmdbstore.KV{kv})
+	})
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"math"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/urfave/cli/v2"
+)
+
+func putEdgeCommand(env Env) *cli.Command {
+	return verbCommand(env, verbSpec{
+		Name:  "put-edge",
+		Usage: "create or update the edge SRC -REL-> DST",
+		Description: "SRC and DST are canonical keys (they need not exist as nodes yet); REL is a\n" +
+			"registered relation (see `memctl rel list`).",
+		Args: []string{"SRC", "REL", "DST"},
+		Flags: append(writeFlags(true),
+			&cli.Float64Flag{Name: "weight", Usage: "edge `W`eight, finite and > 0 (default: the relation's default weight)"},
+			payloadFlag()),
+		Run: runPutEdge,
+	})
+}
+
+func runPutEdge(k *call) error {
+	weight, err := weightFlag(k)
+	if err != nil {
+		return err
+	}
+	payload, err := k.payload()
+	if err != nil {
+		return err
+	}
+	return k.write(func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutEdge(lmdbstore.EdgePut{
+			Src: k.args[0], Rel: k.args[1], Dst: k.args[2],
+			Weight: weight, Payload: payload,
+		})
+	})
+}
+
+// weightFlag is --weight as a float32 (0 when not given: the default).
+func weightFlag(k *call) (float32, error) {
+	if !k.ctx.IsSet("weight") {
+		return 0, nil
+	}
+	return checkWeight("--weight", k.ctx.Float64("weight"))
+}
+
+// checkWeight accepts finite positive weights that fit a float32.
+func checkWeight(what string, w float64) (float32, error) {
+	if math.IsNaN(w) || math.IsInf(w, 0) || w <= 0 || w > math.MaxFloat32 || float32(w) == 0 {
+		return 0, usageErr("%s must be a finite number > 0, got %v", what, w)
+	}
+	return float32(w), nil
+}
