@@ -189,5 +189,5 @@ func opText(op lmdbstore.Op) string {
 	if op.TaskID != "" {
 		details = append(details, "task="+op.TaskID)
 	}
-	return fmt.Sprintf("rev %d\t%s\t%s\t%s\t%s", op.Rev, formatTime(op.TS), op.Kind, textCell(subject), textCell(strings.Join(details, " ")))
+	return fmt.Sprintf("rev %d\t%s\t%s\t%s\t%s", op.Rev, formatTextTime(op.TS), op.Kind, textCell(subject), textCell(strings.Join(details, " ")))
 }

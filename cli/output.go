@@ -49,7 +49,7 @@ func (o *output) table() *tabwriter.Writer {
 
 func (o *output) flush() error { return o.buf.Flush() }
 
-// formatTime is the one time format of CLI output: RFC 3339 with
+// formatTime is the time format of --json output: RFC 3339 with
 // nanoseconds (trailing zeros trimmed), UTC.
 func formatTime(t time.Time) string {
 	if t.IsZero() {
@@ -60,6 +60,18 @@ func formatTime(t time.Time) string {
 
 // formatID is a node id as 16 lowercase hex digits.
 func formatID(id lmdbstore.NodeID) string { return fmt.Sprintf("%016x", uint64(id)) }
+
+// textTimeLayout is RFC 3339 with all nine nanosecond digits, so text
+// columns of times line up.
+const textTimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// formatTextTime is a time in text output (fixed width, UTC).
+func formatTextTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(textTimeLayout)
+}
 
 // formatWeight is the shortest decimal that reads back as the same float32.
 func formatWeight(w float32) json.Number {
@@ -146,8 +158,8 @@ func (o *output) node(n lmdbstore.Node) error {
 		{"type", r.Type},
 		{"scope", orDash(r.Scope)},
 		{"rev", fmt.Sprintf("%d (created at rev %d)", n.Rev, n.CreatedRev)},
-		{"created", r.CreatedTS},
-		{"updated", r.UpdatedTS},
+		{"created", formatTextTime(n.CreatedTS)},
+		{"updated", formatTextTime(n.UpdatedTS)},
 		{"run", orDash(r.RunID)},
 		{"task", orDash(r.TaskID)},
 		{"payload", string(r.Payload)},

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestInit(t *testing.T) {
+	skipUntilStoreLands(t)
+	db := filepath.Join(t.TempDir(), "db")
+	r := memctl(t, "--db", db, "init")
+	if r.Code != 0 || r.Stdout != "initialized empty store at "+db+"\n" {
+		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	before := fingerprint(t, db)
+	wantFailure(t, memctl(t, "--db", db, "init"), ExitUsage, db)
+	if fingerprint(t, db) != before {
+		t.Errorf("second init changed the store")
+	}
+	if got := ok(t, "--db", db, "--json", "stats"); jsonLines(t, got)[0]["revision"] == nil {
+		t.Errorf("stats after init: %s", got)
+	}
+}
+
+func TestInitJSON(t *testing.T) {
+	skipUntilStoreLands(t)
+	db := filepath.Join(t.TempDir(), "db")
+	diffJSON(t, ok(t, "--db", db, "--json", "init"), []map[string]any{{"path": db}})
+}
+
+func TestMissingStore(t *testing.T) {
+	skipUntilStoreLands(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "none")
+	for _, args := range [][]string{
+		{"get-node", "a:1"}, {"put-node", "a:1"}, {"put-edge", "a:1", "calls", "a:2"}, {"stats"},
+		{"check"}, {"compact"}, {"rel", "list"}, {"diff-since", "0"}, {"list-kv", "s", "n"},
+	} {
+		r := memctl(t, append([]string{"--db", db}, args...)...)
+		wantFailure(t, r, ExitUsage, db, "memctl --db "+db+" init")
+	}
+	// Nothing was created by the failed commands.
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a failed command created %s (stat: %v)", db, err)
+	}
+}
+
+func TestDBFromEnvironment(t *testing.T) {
+	skipUntilStoreLands(t)
+	db := filepath.Join(t.TempDir(), "db")
+	environ := map[string]string{"MEMCTL_DB": db}
+	if r := runEnv(t, "", environ, "init"); r.Code != 0 {
+		t.Fatalf("init with MEMCTL_DB: %s", r.Stderr)
+	}
+	if r := runEnv(t, "", environ, "put-node", "a:1"); r.Code != 0 {
+		t.Fatalf("put-node with MEMCTL_DB: %s", r.Stderr)
+	}
+	ok(t, "--db", db, "get-node", "a:1")
+	// --db wins over the environment.
+	other := filepath.Join(t.TempDir(), "other")
+	wantFailure(t, runEnv(t, "", environ, "--db", other, "get-node", "a:1"), ExitUsage, other)
+}
+
+func TestTelemetryFile(t *testing.T) {
+	db := newStore(t)
+	tele := filepath.Join(t.TempDir(), "events.jsonl")
+	ok(t, "--db", db, "--telemetry", tele, "put-node", "a:1")
+	r := runEnv(t, "", map[string]string{"MEMCTL_TELEMETRY": tele}, "--db", db, "get-node", "a:1")
+	if r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	data, err := os.ReadFile(tele)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := jsonLinesRaw(t, string(data))
+	kinds := map[string]bool{}
+	for _, e := range events {
+		kind, _ := e["event"].(string)
+		kinds[kind] = true
+	}
+	if !kinds["write"] || !kinds["read"] {
+		t.Errorf("telemetry lacks a write and a read event:\n%s", data)
+	}
+}
