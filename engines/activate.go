@@ -1,0 +1,466 @@
+package engines
+
+import (
+	"slices"
+
+	"github.com/memctl/memctl/csr"
+)
+
+// Strategy selects how activation is computed. Both strategies compute the
+// same scores (SPEC.md §8.2); they differ only in cost.
+type Strategy int
+
+const (
+	// StrategyAuto picks StrategyHeap for few seeds on a low-degree graph
+	// (seeds < 0.001 × nodes and average out-degree < 8), else wavefront.
+	StrategyAuto Strategy = iota
+	// StrategyWavefront fires every newly raised node depth by depth.
+	StrategyWavefront
+	// StrategyHeap processes the strongest pending signal first and stops
+	// as soon as no pending signal can fire.
+	StrategyHeap
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case StrategyAuto:
+		return "auto"
+	case StrategyWavefront:
+		return "wavefront"
+	case StrategyHeap:
+		return "heap"
+	}
+	return "invalid"
+}
+
+// ParseStrategy maps "auto", "wavefront" and "heap" to a Strategy.
+func ParseStrategy(s string) (Strategy, error) {
+	switch s {
+	case "auto", "":
+		return StrategyAuto, nil
+	case "wavefront":
+		return StrategyWavefront, nil
+	case "heap":
+		return StrategyHeap, nil
+	}
+	return 0, invalidf("unknown strategy %q (want wavefront, heap or auto)", s)
+}
+
+// Activation defaults, from the reference system.
+const (
+	DefaultDecay            = 0.55
+	DefaultThreshold        = 0.04
+	DefaultMaxDepth         = 5
+	MaxDepthCap             = 20
+	DefaultInhibitoryFactor = 0.5
+	DefaultSaturationCap    = 1.0
+)
+
+// ActivationParams configures one activation query. Use
+// DefaultActivationParams and change what you need.
+type ActivationParams struct {
+	Decay            float64 // per-hop factor, in (0, 1]
+	Threshold        float64 // a node fires when its activation >= Threshold (> 0)
+	MaxDepth         int     // hops, 0..MaxDepthCap
+	InhibitoryFactor float64 // >= 0
+	SaturationCap    float64 // seed scores are capped here (> 0)
+	Relations        []uint32
+	Strategy         Strategy
+	TopK             int // <= 0: all activated nodes
+}
+
+// DefaultActivationParams returns the documented defaults with TopK 20.
+func DefaultActivationParams() ActivationParams {
+	return ActivationParams{
+		Decay:            DefaultDecay,
+		Threshold:        DefaultThreshold,
+		MaxDepth:         DefaultMaxDepth,
+		InhibitoryFactor: DefaultInhibitoryFactor,
+		SaturationCap:    DefaultSaturationCap,
+		TopK:             20,
+	}
+}
+
+func (p *ActivationParams) validate() error {
+	switch {
+	case !finite(p.Decay) || p.Decay <= 0 || p.Decay > 1:
+		return invalidf("decay %v not in (0, 1]", p.Decay)
+	case !finite(p.Threshold) || p.Threshold <= 0:
+		return invalidf("threshold %v must be > 0", p.Threshold)
+	case p.MaxDepth < 0 || p.MaxDepth > MaxDepthCap:
+		return invalidf("max depth %d not in 0..%d", p.MaxDepth, MaxDepthCap)
+	case !finite(p.InhibitoryFactor) || p.InhibitoryFactor < 0:
+		return invalidf("inhibitory factor %v must be >= 0", p.InhibitoryFactor)
+	case !finite(p.SaturationCap) || p.SaturationCap <= 0:
+		return invalidf("saturation cap %v must be > 0", p.SaturationCap)
+	}
+	return nil
+}
+
+// Seed is a starting node with its initial activation.
+type Seed struct {
+	Node  csr.NodeIndex
+	Score float64
+}
+
+// activationRun carries one query's parameters, its scratch and the
+// generations it took. Scratch roles: f1 = activation E (gen act); f2 = the
+// value a node fires with, F (gen fire; a stamp means "has fired"); i1 = the
+// wavefront's step-buffer slot (gen of the step) or the heap's smallest
+// settled depth (gen fire); f3 = inhibition received (gen of that phase).
+type activationRun struct {
+	e    *Engine
+	s    *scratch
+	p    ActivationParams
+	mask []uint8
+	bidi bool // some usable relation is bidirectional
+	act  uint32
+	fire uint32
+}
+
+// Activate runs spreading activation from seeds and returns the TopK
+// activated nodes (seeds included), best first. SPEC.md §8.2 defines the
+// scores.
+func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	mask, err := e.relationMask(p.Relations)
+	if err != nil {
+		return nil, err
+	}
+	for _, sd := range seeds {
+		if err := e.checkNode(sd.Node); err != nil {
+			return nil, err
+		}
+	}
+	s := e.getScratch()
+	defer e.putScratch(s)
+	s.f1.need(s.n)
+	s.f2.need(s.n)
+	s.f3.need(s.n)
+	s.i1.need(s.n)
+	r := &activationRun{e: e, s: s, p: p, mask: mask}
+	for _, m := range mask {
+		if m&relBidirectional != 0 {
+			r.bidi = true
+		}
+	}
+	r.act = s.nextGen()
+	r.fire = s.nextGen()
+	s.touched = s.touched[:0]
+	s.fired = s.fired[:0]
+
+	strategy := p.Strategy
+	if strategy == StrategyAuto {
+		strategy = e.chooseStrategy(len(seeds))
+	}
+	if strategy == StrategyHeap {
+		err = r.heap(seeds)
+	} else {
+		err = r.wavefront(seeds)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.inhibit(); err != nil {
+		return nil, err
+	}
+	cands := make([]Scored, 0, len(s.touched))
+	for _, v := range s.touched {
+		if a := s.f1.v[v]; a > 0 {
+			cands = append(cands, Scored{Node: v, Score: a})
+		}
+	}
+	return topK(cands, p.TopK), nil
+}
+
+// chooseStrategy is the hybrid rule of the reference system.
+func (e *Engine) chooseStrategy(seeds int) Strategy {
+	if e.numNodes == 0 {
+		return StrategyWavefront
+	}
+	seedRatio := float64(seeds) / float64(e.numNodes)
+	avgDegree := float64(e.numEdges) / float64(e.numNodes)
+	if seedRatio < 0.001 && avgDegree < 8 {
+		return StrategyHeap
+	}
+	return StrategyWavefront
+}
+
+// raise sets the activation of v to x if x is larger and reports whether it
+// did.
+func (r *activationRun) raise(v uint32, x float64) bool {
+	s := r.s
+	old, ok := s.f1.get(v, r.act)
+	if !ok {
+		s.f1.set(v, r.act, x)
+		s.touched = append(s.touched, v)
+		return true
+	}
+	if x > old {
+		s.f1.v[v] = x
+		return true
+	}
+	return false
+}
+
+// markFired records that u fires with x. The first firing adds u to the
+// fired list; F(u) is the largest value u fires with.
+func (r *activationRun) markFired(u uint32, x float64) {
+	s := r.s
+	old, ok := s.f2.get(u, r.fire)
+	if !ok {
+		s.fired = append(s.fired, u)
+		s.f2.set(u, r.fire, x)
+		return
+	}
+	if x > old {
+		s.f2.v[u] = x
+	}
+}
+
+func (r *activationRun) seedValue(sd Seed) (float64, bool) {
+	x := sd.Score
+	if !(x > 0) || !finite(x) {
+		return 0, false
+	}
+	return min(x, r.p.SaturationCap), true
+}
+
+// signals calls visit(target, x × weight × decay) for u's usable edges whose
+// relation is inhibitory (inhibitory true) or excitatory (false): out-edges,
+// and in-edges of bidirectional relations. Zero signals are skipped.
+func (r *activationRun) signals(u uint32, x float64, inhibitory bool, visit func(t uint32, y float64)) error {
+	want := uint8(0)
+	if inhibitory {
+		want = relInhibitory
+	}
+	ts, rs, ws, err := r.e.out(u)
+	if err != nil {
+		return err
+	}
+	xd := x * r.p.Decay
+	for i, t := range ts {
+		m := r.mask[rs[i]]
+		if m == 0 || m&relInhibitory != want {
+			continue
+		}
+		if y := xd * edgeWeight(ws[i]); y > 0 {
+			visit(t, y)
+		}
+	}
+	if !r.bidi {
+		return nil
+	}
+	ss, rs, ws, err := r.e.in(u)
+	if err != nil {
+		return err
+	}
+	for i, t := range ss {
+		m := r.mask[rs[i]]
+		if m&relBidirectional == 0 || m&relInhibitory != want {
+			continue
+		}
+		if y := xd * edgeWeight(ws[i]); y > 0 {
+			visit(t, y)
+		}
+	}
+	return nil
+}
+
+// wavefront computes E depth by depth. At step k (1..MaxDepth) every node
+// whose activation was raised at step k-1 (the seeds, for k = 1) fires if its
+// activation is >= threshold; the signals are scatter-maxed into a step
+// buffer, merged into the activation when the step ends. Nodes the merge
+// raises form the next frontier.
+func (r *activationRun) wavefront(seeds []Seed) error {
+	s := r.s
+	s.frontier = s.frontier[:0]
+	for _, sd := range seeds {
+		if x, ok := r.seedValue(sd); ok && r.raise(sd.Node, x) {
+			s.frontier = append(s.frontier, sd.Node)
+		}
+	}
+	var step uint32
+	visit := func(t uint32, y float64) {
+		if slot, ok := s.i1.get(t, step); ok {
+			if y > s.stepVal[slot] {
+				s.stepVal[slot] = y
+			}
+			return
+		}
+		s.i1.set(t, step, int32(len(s.nextList)))
+		s.nextList = append(s.nextList, t)
+		s.stepVal = append(s.stepVal, y)
+	}
+	for depth := 1; depth <= r.p.MaxDepth && len(s.frontier) > 0; depth++ {
+		step = s.nextGen()
+		s.nextList = s.nextList[:0]
+		s.stepVal = s.stepVal[:0]
+		for _, u := range s.frontier {
+			x := s.f1.v[u]
+			if x < r.p.Threshold {
+				continue
+			}
+			r.markFired(u, x)
+			if err := r.signals(u, x, false, visit); err != nil {
+				return err
+			}
+		}
+		s.frontier = s.frontier[:0]
+		for i, t := range s.nextList {
+			if r.raise(t, s.stepVal[i]) {
+				s.frontier = append(s.frontier, t)
+			}
+		}
+	}
+	return nil
+}
+
+// label is a pending firing of the heap strategy: node reached with value x
+// after depth hops.
+type label struct {
+	x     float64
+	depth int32
+	node  uint32
+}
+
+// before orders the heap: larger value first, then fewer hops, then lower
+// node index.
+func (a label) before(b label) bool {
+	if a.x != b.x {
+		return a.x > b.x
+	}
+	if a.depth != b.depth {
+		return a.depth < b.depth
+	}
+	return a.node < b.node
+}
+
+// heap computes E by processing pending firings strongest first. A label
+// (v, d, x) is pushed only if it can fire (x >= threshold, d < MaxDepth). A
+// popped label is skipped when v already fired from a label with no more
+// hops: that label's value is at least as large (signals never grow along a
+// path), so it dominates. Every arrival, firing or not, raises E. The run
+// ends when no label is pending.
+func (r *activationRun) heap(seeds []Seed) error {
+	s := r.s
+	h := s.labels[:0]
+	push := func(l label) {
+		h = append(h, l)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !h[i].before(h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	}
+	pop := func() label {
+		top := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if rr := l + 1; rr < len(h) && h[rr].before(h[l]) {
+				m = rr
+			}
+			if !h[m].before(h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+		return top
+	}
+	maxDepth := int32(r.p.MaxDepth)
+	// dominated reports whether v already fired from a label with at most
+	// depth hops.
+	dominated := func(v uint32, depth int32) bool {
+		d, ok := s.i1.get(v, r.fire)
+		return ok && d <= depth
+	}
+	for _, sd := range seeds {
+		x, ok := r.seedValue(sd)
+		if !ok {
+			continue
+		}
+		r.raise(sd.Node, x)
+		if x >= r.p.Threshold && maxDepth > 0 {
+			push(label{x: x, depth: 0, node: sd.Node})
+		}
+	}
+	var cur label
+	visit := func(t uint32, y float64) {
+		r.raise(t, y)
+		d := cur.depth + 1
+		if y >= r.p.Threshold && d < maxDepth && !dominated(t, d) {
+			push(label{x: y, depth: d, node: t})
+		}
+	}
+	for len(h) > 0 {
+		cur = pop()
+		if dominated(cur.node, cur.depth) {
+			continue
+		}
+		r.markFired(cur.node, cur.x)
+		s.i1.set(cur.node, r.fire, cur.depth)
+		if err := r.signals(cur.node, cur.x, false, visit); err != nil {
+			s.labels = h[:0]
+			return err
+		}
+	}
+	s.labels = h[:0]
+	return nil
+}
+
+// inhibit applies the inhibitory phase shared by both strategies: every
+// fired node u sends F(u) × weight × decay × inhibitory factor along its
+// inhibitory edges; a node's activation becomes max(0, E − received). Fired
+// nodes are visited in index order so the sums are the same bits whichever
+// strategy ran.
+func (r *activationRun) inhibit() error {
+	if r.p.InhibitoryFactor == 0 {
+		return nil
+	}
+	any := false
+	for _, m := range r.mask {
+		if m&relInhibitory != 0 {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	s := r.s
+	slices.Sort(s.fired)
+	recv := s.nextGen()
+	var hit []uint32
+	for _, u := range s.fired {
+		x := s.f2.v[u] * r.p.InhibitoryFactor
+		err := r.signals(u, x, true, func(t uint32, y float64) {
+			if _, ok := s.f1.get(t, r.act); !ok {
+				return // never excited: stays at 0
+			}
+			old, ok := s.f3.get(t, recv)
+			if !ok {
+				hit = append(hit, t)
+			}
+			s.f3.set(t, recv, old+y)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, t := range hit {
+		s.f1.v[t] = max(0, s.f1.v[t]-s.f3.v[t])
+	}
+	return nil
+}
