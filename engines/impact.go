@@ -117,7 +117,7 @@ func (e *Engine) Impact(origin csr.NodeIndex, p ImpactParams) ([]Affected, error
 			s.f1.v[t] = y
 		}
 	}
-	forward := p.Direction != DirectionIn  // walk out-edges of every relation
+	forward := p.Direction != DirectionIn   // walk out-edges of every relation
 	backward := p.Direction != DirectionOut // walk in-edges of every relation
 	for hop = 1; int(hop) <= p.Depth && len(s.frontier) > 0; hop++ {
 		s.nextList = s.nextList[:0]
