@@ -1,16 +1,30 @@
 package lmdbstore
 
-// STUB: signatures of the public Store API. The store implementer replaces
-// these bodies (and may move them to other files); the signatures are the
-// contract that cli/, storesnap/, ingest/ and bench/ build against.
-
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/klauspost/compress/zstd"
 )
 
-var errUnimplemented = errors.New("lmdbstore: not implemented yet")
+// Environment constants shared by every memctl binary (LMDB-NOTES: the first
+// opener fixes max readers; keep one generous value everywhere).
+const (
+	maxReaders        = 1024
+	maxDBs            = 16
+	defaultMapSize    = 1 << 30 // 1 GiB
+	defaultMaxMapSize = 1 << 40 // 1 TiB
+	maxRetries        = 64
+)
 
 // Options configures Open and Init. The zero value is the production default.
 type Options struct {
@@ -19,6 +33,9 @@ type Options struct {
 	// Telemetry, when non-nil, receives one JSON line per event (see SPEC.md).
 	// Each event is written with a single Write call.
 	Telemetry io.Writer
+	// Session is the scope/run/task attributed to read and query telemetry
+	// events (writes carry their own WriteMeta).
+	Session WriteMeta
 	// MapSize is the initial LMDB map size in bytes (0: the default). Tests
 	// use small values to exercise map growth.
 	MapSize int64
@@ -32,142 +49,441 @@ type Options struct {
 	Clock func() time.Time
 }
 
+type dbis struct {
+	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts lmdb.DBI
+}
+
+func (d *dbis) each(fn func(name string, dbi *lmdb.DBI) error) error {
+	for _, x := range []struct {
+		name string
+		dbi  *lmdb.DBI
+	}{
+		{dbMeta, &d.meta}, {dbNodes, &d.n}, {dbEdges, &d.e}, {dbOut, &d.out}, {dbIn, &d.in},
+		{dbKV, &d.kv}, {dbHist, &d.hist}, {dbIDs, &d.ids}, {dbRel, &d.rel}, {dbRelName, &d.relname},
+		{dbLog, &d.log}, {dbTS, &d.ts},
+	} {
+		if err := fn(x.name, x.dbi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Store is an open memctl store. It is safe for concurrent use by multiple
 // goroutines; write transactions are serialised.
-type Store struct{}
+type Store struct {
+	path   string
+	opts   Options
+	env    *lmdb.Env
+	db     dbis
+	hash   func(string) NodeID
+	clock  func() time.Time
+	maxMap int64
+
+	// resize guards the map: every transaction holds it shared, a map
+	// resize holds it exclusively (SetMapSize under a live RawRead slice
+	// would leave the slice dangling).
+	resize sync.RWMutex
+	// writer serialises this process's write transactions.
+	writer sync.Mutex
+
+	relMu  sync.Mutex
+	rels   relCache
+	maxRel atomic.Uint32 // largest relation id known to exist
+
+	zOnce sync.Once
+	zenc  *zstd.Encoder
+	zdec  *zstd.Decoder
+
+	closeMu sync.Mutex
+	closed  bool
+}
+
+type relCache struct {
+	byID   map[RelID]Relation
+	byName map[string]Relation
+}
 
 // Init creates a new store at path (a directory) and opens it. It fails with
 // ErrExists if a store is already there.
-func Init(path string, opts Options) (*Store, error) { return nil, errUnimplemented }
+func Init(path string, opts Options) (*Store, error) {
+	if opts.ReadOnly {
+		return nil, fmt.Errorf("%w: cannot init a store read-only", ErrReadOnly)
+	}
+	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExists, path)
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("init %s: %w", path, mapOSError(err))
+	}
+	s, err := openEnv(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.update(func(txn *lmdb.Txn) error {
+		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+			var err error
+			*dbi, err = txn.OpenDBI(name, lmdb.Create)
+			return err
+		}); err != nil {
+			return err
+		}
+		if _, err := txn.Get(s.db.meta, []byte(metaSchema)); err == nil {
+			return fmt.Errorf("%w: %s", ErrExists, path)
+		}
+		now := uint64(s.clock().UnixNano())
+		for k, v := range map[string]uint64{
+			metaSchema: SchemaVersion, metaCreated: now, metaRev: 0, metaTS: 0,
+			metaRetain: 0, metaHorizon: 0, metaNextRel: uint64(len(builtinRelations) + 1),
+		} {
+			if err := txn.Put(s.db.meta, []byte(k), u64Value(v), 0); err != nil {
+				return err
+			}
+		}
+		for i, name := range builtinRelations {
+			r := Relation{ID: RelID(i + 1), Name: name, DefaultWeight: 1}
+			if err := txn.Put(s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
+				return err
+			}
+			if err := txn.Put(s.db.relname, []byte(name), append([]byte{fmtPlain}, relKey(r.ID)...), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.loadRelations()
+	}
+	if err != nil {
+		s.env.Close()
+		return nil, err
+	}
+	return s, nil
+}
 
 // Open opens an existing store. It fails with ErrNotExist if there is none and
 // with ErrNewerSchema if it was written by a newer schema.
-func Open(path string, opts Options) (*Store, error) { return nil, errUnimplemented }
+func Open(path string, opts Options) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotExist, path)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
+	}
+	s, err := openEnv(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	err = s.view(func(txn *lmdb.Txn) error {
+		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+			var err error
+			*dbi, err = txn.OpenDBI(name, 0)
+			if lmdb.IsNotFound(err) {
+				return fmt.Errorf("%w: %s has no %q keyspace (not a memctl store?)", ErrCorrupt, path, name)
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		v, err := txn.Get(s.db.meta, []byte(metaSchema))
+		if err != nil {
+			return fmt.Errorf("%w: %s: no schema version: %v", ErrCorrupt, path, err)
+		}
+		ver, err := parseU64Value(v)
+		if err != nil {
+			return &CorruptionError{dbMeta, []byte(metaSchema), err.Error()}
+		}
+		if ver > SchemaVersion {
+			return fmt.Errorf("%w: %s has schema %d, this memctl reads up to %d", ErrNewerSchema, path, ver, SchemaVersion)
+		}
+		if ver < 1 {
+			return &CorruptionError{dbMeta, []byte(metaSchema), fmt.Sprintf("schema version %d", ver)}
+		}
+		return nil
+	})
+	if err != nil {
+		s.env.Close()
+		return nil, err
+	}
+	if err := s.loadRelations(); err != nil {
+		s.env.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadRelations fills the relation cache.
+func (s *Store) loadRelations() error {
+	return s.View(func(r *ReadTxn) error {
+		rels, err := r.Relations()
+		for _, rel := range rels {
+			s.cacheRel(rel)
+		}
+		return err
+	})
+}
+
+func openEnv(path string, opts Options) (*Store, error) {
+	s := &Store{path: path, opts: opts, hash: IDOf, clock: opts.Clock, maxMap: opts.MaxMapSize}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.maxMap <= 0 {
+		s.maxMap = defaultMaxMapSize
+	}
+	env, err := lmdb.NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	initial := opts.MapSize
+	if initial <= 0 {
+		initial = defaultMapSize
+		if fi, err := os.Stat(filepath.Join(path, "data.mdb")); err == nil && 2*fi.Size() > initial {
+			initial = 2 * fi.Size()
+		}
+	}
+	initial = min(initial, s.maxMap)
+	var flags uint
+	if opts.ReadOnly {
+		flags |= lmdb.Readonly
+	}
+	if opts.NoSync {
+		flags |= lmdb.NoSync
+	}
+	err = env.SetMaxDBs(maxDBs)
+	if err == nil {
+		err = env.SetMaxReaders(maxReaders)
+	}
+	if err == nil {
+		err = env.SetMapSize(initial)
+	}
+	if err == nil {
+		err = env.Open(path, flags, 0o644)
+	}
+	if err == nil {
+		// Adopt the size another process recorded if it is larger (a size
+		// set before Open overrides the recorded one).
+		err = env.SetMapSize(0)
+		if info, ierr := env.Info(); err == nil && ierr == nil && info.MapSize < initial {
+			err = env.SetMapSize(initial)
+		}
+	}
+	if err == nil {
+		_, err = env.ReaderCheck()
+	}
+	if err != nil {
+		env.Close()
+		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
+	}
+	s.env = env
+	return s, nil
+}
+
+// mapOSError turns permission and space errors into the store's sentinels.
+func mapOSError(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.EACCES, syscall.EPERM, syscall.EROFS:
+			return fmt.Errorf("%w: permission denied (LMDB needs write access to the store directory and lock.mdb even to read): %v", ErrReadOnly, err)
+		case syscall.ENOSPC:
+			return fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
+		}
+	}
+	return err
+}
 
 // Close releases the environment. No transaction may be live.
-func (s *Store) Close() error { return errUnimplemented }
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.resize.Lock()
+	defer s.resize.Unlock()
+	if s.zdec != nil {
+		s.zdec.Close()
+	}
+	return s.env.Close()
+}
 
 // Path is the store directory.
-func (s *Store) Path() string { return "" }
+func (s *Store) Path() string { return s.path }
+
+func (s *Store) zstd() (*zstd.Encoder, *zstd.Decoder) {
+	s.zOnce.Do(func() {
+		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+	})
+	return s.zenc, s.zdec
+}
+
+func lmdbErrno(err error) (error, bool) {
+	var op *lmdb.OpError
+	if errors.As(err, &op) {
+		return op.Errno, true
+	}
+	return nil, false
+}
+
+// recoverable handles the LMDB conditions a transaction is retried after:
+// a full map (grow it), a map grown by another process (adopt it), a full
+// reader table (clear stale slots). It returns (true, nil) to retry.
+func (s *Store) recoverable(err error) (bool, error) {
+	errno, ok := lmdbErrno(err)
+	if !ok {
+		return false, err
+	}
+	switch errno {
+	case lmdb.MapFull:
+		return true, s.growMap()
+	case lmdb.MapResized:
+		s.resize.Lock()
+		defer s.resize.Unlock()
+		return true, s.env.SetMapSize(0)
+	case lmdb.ReadersFull:
+		_, cerr := s.env.ReaderCheck()
+		return true, cerr
+	case syscall.ENOSPC:
+		return false, fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
+	case syscall.EACCES, syscall.EPERM, syscall.EROFS:
+		return false, mapOSError(err)
+	}
+	return false, err
+}
+
+func (s *Store) growMap() error {
+	s.resize.Lock()
+	defer s.resize.Unlock()
+	info, err := s.env.Info()
+	if err != nil {
+		return err
+	}
+	if info.MapSize >= s.maxMap {
+		return fmt.Errorf("%w: map size %d reached the maximum %d", ErrMapFull, info.MapSize, s.maxMap)
+	}
+	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
+}
+
+// view runs fn in a read transaction with RawRead, retrying on the
+// recoverable conditions.
+func (s *Store) view(fn func(*lmdb.Txn) error) error {
+	for attempt := 0; ; attempt++ {
+		s.resize.RLock()
+		err := s.env.View(func(txn *lmdb.Txn) error {
+			txn.RawRead = true
+			return fn(txn)
+		})
+		s.resize.RUnlock()
+		if err == nil {
+			return nil
+		}
+		if errno, ok := lmdbErrno(err); ok && errno == lmdb.MapFull {
+			return err // not expected in a read; never grow for it
+		}
+		retry, rerr := s.recoverable(err)
+		if !retry || attempt >= maxRetries {
+			return rerr
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// update runs fn in a write transaction with RawRead, retrying (fn is run
+// again) on the recoverable conditions. errAbort from fn aborts quietly.
+func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
+	if s.opts.ReadOnly {
+		return false, fmt.Errorf("%w: %s was opened read-only", ErrReadOnly, s.path)
+	}
+	s.writer.Lock()
+	defer s.writer.Unlock()
+	for attempt := 0; ; attempt++ {
+		s.resize.RLock()
+		err := s.env.Update(func(txn *lmdb.Txn) error {
+			txn.RawRead = true
+			return fn(txn)
+		})
+		s.resize.RUnlock()
+		if err == nil {
+			return false, nil
+		}
+		if errors.Is(err, errAbort) {
+			return true, nil
+		}
+		retry, rerr := s.recoverable(err)
+		if !retry || attempt >= maxRetries {
+			return false, rerr
+		}
+		if rerr != nil {
+			return false, rerr
+		}
+	}
+}
+
+// errAbort ends a write transaction that wrote nothing worth committing.
+var errAbort = errors.New("abort")
+
+func getU64(txn *lmdb.Txn, dbi lmdb.DBI, key string) (uint64, error) {
+	v, err := txn.Get(dbi, []byte(key))
+	if err != nil {
+		if lmdb.IsNotFound(err) {
+			return 0, &CorruptionError{dbMeta, []byte(key), "missing"}
+		}
+		return 0, err
+	}
+	if len(v) != 9 || v[0] != fmtPlain {
+		return 0, &CorruptionError{dbMeta, []byte(key), "not a format-1 u64 value"}
+	}
+	return binary.BigEndian.Uint64(v[1:]), nil
+}
 
 // Update runs fn in one write transaction. If fn returns nil and wrote
 // anything, the transaction commits as the next revision; if fn returns an
 // error nothing is written. Map growth is handled inside (fn may be re-run,
 // so it must not have side effects outside tx).
 func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, error) {
-	return Commit{}, errUnimplemented
+	var tx *WriteTxn
+	aborted, err := s.update(func(txn *lmdb.Txn) error {
+		var err error
+		tx, err = s.beginWrite(txn, meta)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if tx.err != nil {
+			return tx.err
+		}
+		if tx.nops == 0 {
+			return errAbort
+		}
+		return tx.finish()
+	})
+	if err != nil {
+		return Commit{}, err
+	}
+	if aborted {
+		return Commit{}, nil
+	}
+	s.emitWrites(tx)
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
 }
 
 // View runs fn in one read transaction: every read inside sees the same
 // committed state. Slices handed to scan callbacks are valid only during the
 // callback.
-func (s *Store) View(fn func(r *ReadTxn) error) error { return errUnimplemented }
-
-// Compact merges and prunes every adjacency list (and history older than
-// the horizon), as one write transaction that commits no revision.
-func (s *Store) Compact() (CompactStats, error) { return CompactStats{}, errUnimplemented }
-
-// SetRetention keeps the last n revisions readable (0: keep all history).
-func (s *Store) SetRetention(n uint64) error { return errUnimplemented }
-
-// Check walks every keyspace and reports every violation it finds.
-func (s *Store) Check() (CheckReport, error) { return CheckReport{}, errUnimplemented }
-
-// Stats summarises the store.
-func (s *Store) Stats() (Stats, error) { return Stats{}, errUnimplemented }
-
-// CompactStats reports what a compaction did.
-type CompactStats struct {
-	ChunksBefore, ChunksAfter   int
-	EntriesBefore, EntriesAfter int
-	HistDropped                 int
-}
-
-// CheckReport lists every problem Check found. Problems are integrity
-// violations (exit 3); Warnings are not.
-type CheckReport struct {
-	Problems []string
-	Warnings []string
-	// MissingNodes lists canonical keys referenced by live edges that have no
-	// live node (allowed, reported).
-	MissingNodes []string
-}
-
-// WriteTxn is one write transaction. It must not be used after the Update
-// callback returns.
-type WriteTxn struct{}
-
-func (tx *WriteTxn) PutNode(p NodePut) error               { return errUnimplemented }
-func (tx *WriteTxn) DeleteNode(key string) error           { return errUnimplemented }
-func (tx *WriteTxn) PutEdge(p EdgePut) error               { return errUnimplemented }
-func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error { return errUnimplemented }
-func (tx *WriteTxn) PutKV(p KVPut) error                   { return errUnimplemented }
-func (tx *WriteTxn) DeleteKV(scope, ns, key string) error  { return errUnimplemented }
-func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) { return 0, errUnimplemented }
-func (tx *WriteTxn) Reader() *ReadTxn                      { return nil }
-
-// ReadTxn is one read transaction (also available inside a write
-// transaction, where it sees the transaction's own writes).
-type ReadTxn struct{}
-
-// Revision is the latest committed revision this transaction sees.
-func (r *ReadTxn) Revision() Revision { return 0 }
-
-// Resolve turns a view into a concrete revision. It fails with
-// ErrBeforeHorizon for a revision older than the retention horizon and
-// ErrNotFound for a revision newer than the latest or a time before the
-// first commit.
-func (r *ReadTxn) Resolve(at At) (Revision, error) { return 0, errUnimplemented }
-
-// RevisionTime is the commit time of revision rev.
-func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) { return time.Time{}, errUnimplemented }
-
-// KeyOf returns the canonical key registered for id (any id ever written as
-// a node or an edge endpoint).
-func (r *ReadTxn) KeyOf(id NodeID) (string, error) { return "", errUnimplemented }
-
-func (r *ReadTxn) Relations() ([]Relation, error)               { return nil, errUnimplemented }
-func (r *ReadTxn) RelationByName(name string) (Relation, error) { return Relation{}, errUnimplemented }
-func (r *ReadTxn) RelationByID(id RelID) (Relation, error)      { return Relation{}, errUnimplemented }
-
-func (r *ReadTxn) GetNode(key string, at At) (Node, error)    { return Node{}, errUnimplemented }
-func (r *ReadTxn) GetNodeByID(id NodeID, at At) (Node, error) { return Node{}, errUnimplemented }
-
-// ScanNodes calls fn for every live node at the view, in ascending NodeID order.
-func (r *ReadTxn) ScanNodes(at At, fn func(Node) error) error { return errUnimplemented }
-
-// ScanOut calls fn for every live out-edge of src at the view, in (rel,
-// dst) order, without allocating per entry. rel 0 means every relation.
-// Returning false from fn stops the scan.
-func (r *ReadTxn) ScanOut(src NodeID, rel RelID, at At, fn func(EdgeRef) bool) error {
-	return errUnimplemented
-}
-
-// ScanIn is ScanOut over in-edges (EdgeRef.Peer is the source).
-func (r *ReadTxn) ScanIn(dst NodeID, rel RelID, at At, fn func(EdgeRef) bool) error {
-	return errUnimplemented
-}
-
-// ScanEdges calls fn for every live edge at the view in (src, rel, dst) order.
-func (r *ReadTxn) ScanEdges(at At, fn func(Edge) error) error { return errUnimplemented }
-
-// GetOut and GetIn are the allocating conveniences over ScanOut/ScanIn,
-// taking canonical keys and a relation name ("" = all relations).
-func (r *ReadTxn) GetOut(src, rel string, at At) ([]Edge, error) { return nil, errUnimplemented }
-func (r *ReadTxn) GetIn(dst, rel string, at At) ([]Edge, error)  { return nil, errUnimplemented }
-
-// GetEdge returns the e: record of the live edge at the view.
-func (r *ReadTxn) GetEdge(src, rel, dst string, at At) (EdgeRecord, error) {
-	return EdgeRecord{}, errUnimplemented
-}
-
-func (r *ReadTxn) GetKV(scope, ns, key string, at At) (KV, error) { return KV{}, errUnimplemented }
-
-// ListKV returns the live entries of scope/ns at the view, ordered by key.
-func (r *ReadTxn) ListKV(scope, ns string, at At) ([]KV, error) { return nil, errUnimplemented }
-
-// DiffSince calls fn for every operation committed after since (a revision
-// or a time), in commit order, restricted by f.
-func (r *ReadTxn) DiffSince(since At, f DiffFilter, fn func(Op) error) error {
-	return errUnimplemented
+func (s *Store) View(fn func(r *ReadTxn) error) error {
+	return s.view(func(txn *lmdb.Txn) error {
+		r, err := s.beginRead(txn)
+		if err != nil {
+			return err
+		}
+		defer r.close()
+		return fn(r)
+	})
 }

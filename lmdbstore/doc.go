@@ -1,0 +1,37 @@
+// Package lmdbstore is memctl's source of truth: an LMDB environment with
+// one named database (keyspace) per record kind, an append log of
+// revisions, packed adjacency chunks, and point-in-time reads. The byte
+// layout of every keyspace is in SPEC.md §2; the adjacency chunks are
+// package adjacency's (SPEC.md §3).
+//
+// Invariants:
+//   - Every write transaction that writes anything commits exactly one
+//     revision (the previous one + 1) with a strictly increasing commit time,
+//     and appends one log record listing its operations in order.
+//   - The latest version of a node, edge or kv entry lives in n/e/kv; each
+//     version it replaced lives in hist under its own revision. An edge
+//     version is also one entry in the out list of its source and the in
+//     list of its destination (out/in are mirror images).
+//   - A node id is IDOf(canonical key); ids maps every id ever written back
+//     to its key, and a second key with the same id is refused (a collision
+//     fails the whole transaction).
+//   - Every stored value starts with a format byte, so no value is empty
+//     (lmdb-go faults on empty values under RawRead).
+//
+// Caveats for callers:
+//   - RawRead: reads decode straight from LMDB's memory map. Slices handed to
+//     scan callbacks (and anything not documented as copied) are valid only
+//     inside the callback / transaction. Returned Node, Edge, KV values are
+//     copies.
+//   - One writer: LMDB serialises write transactions across processes; this
+//     package also serialises them within a process. Write transactions run
+//     on one locked OS thread (lmdb-go's Env.Update) — never call Update
+//     from inside View or another Update.
+//   - Map size: the map starts at Options.MapSize (default 1 GiB, or twice
+//     the file) and doubles on MDB_MAP_FULL, up to Options.MaxMapSize
+//     (default 1 TiB), with no transaction of this process live; a growth by
+//     another process is adopted on MDB_MAP_RESIZED. The Update callback may
+//     therefore run more than once: it must have no side effects outside tx.
+//   - Never open the same store twice in one process (closing either drops
+//     the process's LMDB locks); multi-process tests use subprocesses.
+package lmdbstore

@@ -1,0 +1,458 @@
+package lmdbstore
+
+// Keys and values of every keyspace, byte by byte (SPEC.md §2). Decoders
+// never trust a length they read: every slice is bounds-checked first, and
+// failures come back as errors the caller turns into *CorruptionError.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+)
+
+// SchemaVersion is the store layout this package reads and writes.
+const SchemaVersion = 1
+
+// Keyspace (DBI) names.
+const (
+	dbMeta    = "meta"
+	dbNodes   = "n"
+	dbEdges   = "e"
+	dbOut     = "out"
+	dbIn      = "in"
+	dbKV      = "kv"
+	dbHist    = "hist"
+	dbIDs     = "ids"
+	dbRel     = "rel"
+	dbRelName = "relname"
+	dbLog     = "log"
+	dbTS      = "ts"
+)
+
+// Meta keys.
+const (
+	metaSchema  = "schema"   // u64: SchemaVersion
+	metaCreated = "created"  // u64: unix ns of Init
+	metaRev     = "rev"      // u64: latest committed revision
+	metaTS      = "ts"       // u64: commit time of metaRev, unix ns
+	metaRetain  = "retain"   // u64: revisions kept readable by Compact (0: all)
+	metaHorizon = "horizon"  // u64: oldest readable revision (0: all)
+	metaNextRel = "next_rel" // u64: id the next AddRelation gets
+)
+
+// Value format bytes. Every value starts with one, so no value is empty.
+const (
+	fmtPlain byte = 1 // body follows as is
+	fmtZstd  byte = 2 // uvarint body length, then one zstd frame of the body
+)
+
+// Record flags (node, edge and kv records).
+const (
+	recTombstone byte = 1 << 0
+	recWeight    byte = 1 << 1 // edge only: weight was given explicitly
+)
+
+// hist key kinds.
+const (
+	histNode byte = 'n'
+	histEdge byte = 'e'
+	histKV   byte = 'k'
+)
+
+// Limits. LMDB keys are at most 511 bytes; the longest key built from a
+// caller's strings is a kv history key: 1 + len(kvKey) + 8.
+const (
+	maxKVKeyLen    = 500
+	maxNodeKeyLen  = 4096
+	maxRelNameLen  = 64
+	compressAbove  = 256  // hist values longer than this are zstd-compressed
+	compressLogAbv = 4096 // log op lists longer than this are zstd-compressed
+)
+
+// IDOf is the NodeID of a canonical key: FNV-1a 64 of its UTF-8 bytes.
+func IDOf(key string) NodeID {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return NodeID(h.Sum64())
+}
+
+func u64be(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func nodeKey(id NodeID) []byte { return u64be(uint64(id)) }
+
+func edgeKey(src NodeID, rel RelID, dst NodeID) []byte {
+	k := make([]byte, 20)
+	binary.BigEndian.PutUint64(k, uint64(src))
+	binary.BigEndian.PutUint32(k[8:], uint32(rel))
+	binary.BigEndian.PutUint64(k[12:], uint64(dst))
+	return k
+}
+
+// adjKey is the key of an adjacency chunk: the node, then the (rel, peer)
+// of the chunk's first entry.
+func adjKey(node NodeID, rel RelID, peer NodeID) []byte { return edgeKey(node, rel, peer) }
+
+func parseAdjKey(k []byte) (node NodeID, rel RelID, peer NodeID, ok bool) {
+	if len(k) != 20 {
+		return 0, 0, 0, false
+	}
+	return NodeID(binary.BigEndian.Uint64(k)), RelID(binary.BigEndian.Uint32(k[8:])), NodeID(binary.BigEndian.Uint64(k[12:])), true
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// kvPrefix is str(scope) ‖ str(ns): the prefix ListKV scans.
+func kvPrefix(scope, ns string) []byte {
+	return appendStr(appendStr(nil, scope), ns)
+}
+
+// kvKey is str(scope) ‖ str(ns) ‖ key (raw, so keys sort bytewise).
+func kvKey(scope, ns, key string) []byte { return append(kvPrefix(scope, ns), key...) }
+
+// kvEntity is the prefix-free form used inside hist keys.
+func kvEntity(scope, ns, key string) []byte { return appendStr(kvPrefix(scope, ns), key) }
+
+func parseKVKey(k []byte) (scope, ns, key string, err error) {
+	d := decoder{b: k}
+	scope = d.str()
+	ns = d.str()
+	if d.err != nil {
+		return "", "", "", d.err
+	}
+	return scope, ns, string(d.b[d.off:]), nil
+}
+
+func histKey(kind byte, entity []byte, rev Revision) []byte {
+	k := make([]byte, 0, 1+len(entity)+8)
+	k = append(k, kind)
+	k = append(k, entity...)
+	return binary.BigEndian.AppendUint64(k, uint64(rev))
+}
+
+func relKey(id RelID) []byte { return binary.BigEndian.AppendUint32(nil, uint32(id)) }
+
+func u64Value(v uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{fmtPlain}, v)
+}
+
+func parseU64Value(v []byte) (uint64, error) {
+	if len(v) != 9 || v[0] != fmtPlain {
+		return 0, errors.New("not a format-1 u64 value")
+	}
+	return binary.BigEndian.Uint64(v[1:]), nil
+}
+
+// decoder reads the primitive encodings; the first failure sticks in err.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(msg string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s at byte %d", msg, d.off)
+	}
+}
+
+func (d *decoder) u8() byte {
+	if d.err != nil || d.off >= len(d.b) {
+		d.fail("truncated")
+		return 0
+	}
+	v := d.b[d.off]
+	d.off++
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad uvarint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail("string longer than value")
+		return nil
+	}
+	v := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return v
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) f32() float32 {
+	if d.err != nil || len(d.b)-d.off < 4 {
+		d.fail("truncated float")
+		return 0
+	}
+	v := math.Float32frombits(binary.LittleEndian.Uint32(d.b[d.off:]))
+	d.off += 4
+	return v
+}
+
+func (d *decoder) u32be() uint32 {
+	if d.err != nil || len(d.b)-d.off < 4 {
+		d.fail("truncated u32")
+		return 0
+	}
+	v := binary.BigEndian.Uint32(d.b[d.off:])
+	d.off += 4
+	return v
+}
+
+func (d *decoder) u64be() uint64 {
+	if d.err != nil || len(d.b)-d.off < 8 {
+		d.fail("truncated u64")
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b[d.off:])
+	d.off += 8
+	return v
+}
+
+func (d *decoder) end() {
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("trailing bytes")
+	}
+}
+
+func nsTime(ns uint64) time.Time { return time.Unix(0, int64(ns)).UTC() }
+
+// nodeRec is the body of an `n` value (and of a node's hist value).
+type nodeRec struct {
+	flags      byte
+	rev        Revision
+	createdRev Revision
+	createdTS  uint64
+	updatedTS  uint64
+	typ        string
+	scope      string
+	run        string
+	task       string
+	payload    []byte
+}
+
+func (r *nodeRec) tombstone() bool { return r.flags&recTombstone != 0 }
+
+func (r *nodeRec) appendBody(b []byte) []byte {
+	b = append(b, r.flags)
+	b = binary.AppendUvarint(b, uint64(r.rev))
+	b = binary.AppendUvarint(b, uint64(r.createdRev))
+	b = binary.AppendUvarint(b, r.createdTS)
+	b = binary.AppendUvarint(b, r.updatedTS)
+	b = appendStr(b, r.typ)
+	b = appendStr(b, r.scope)
+	b = appendStr(b, r.run)
+	b = appendStr(b, r.task)
+	return appendStr(b, string(r.payload))
+}
+
+func (r *nodeRec) decodeBody(body []byte) error {
+	d := decoder{b: body}
+	r.flags = d.u8()
+	r.rev = Revision(d.uvarint())
+	r.createdRev = Revision(d.uvarint())
+	r.createdTS = d.uvarint()
+	r.updatedTS = d.uvarint()
+	r.typ = d.str()
+	r.scope = d.str()
+	r.run = d.str()
+	r.task = d.str()
+	r.payload = d.bytes()
+	d.end()
+	if d.err == nil && r.flags&^recTombstone != 0 {
+		return fmt.Errorf("unknown node flags %#x", r.flags)
+	}
+	return d.err
+}
+
+func (r *nodeRec) node(id NodeID, key string) Node {
+	return Node{
+		ID: id, Key: key, Type: r.typ, Payload: clonePayload(r.payload),
+		Scope: r.scope, RunID: r.run, TaskID: r.task,
+		CreatedTS: nsTime(r.createdTS), UpdatedTS: nsTime(r.updatedTS),
+		CreatedRev: r.createdRev, Rev: r.rev,
+	}
+}
+
+// edgeRec is the body of an `e` value.
+type edgeRec struct {
+	flags      byte
+	rev        Revision
+	createdRev Revision
+	createdTS  uint64
+	updatedTS  uint64
+	weight     float32
+	scope      string
+	run        string
+	task       string
+	payload    []byte
+}
+
+func (r *edgeRec) tombstone() bool { return r.flags&recTombstone != 0 }
+
+func (r *edgeRec) appendBody(b []byte) []byte {
+	b = append(b, r.flags)
+	b = binary.AppendUvarint(b, uint64(r.rev))
+	b = binary.AppendUvarint(b, uint64(r.createdRev))
+	b = binary.AppendUvarint(b, r.createdTS)
+	b = binary.AppendUvarint(b, r.updatedTS)
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.weight))
+	b = appendStr(b, r.scope)
+	b = appendStr(b, r.run)
+	b = appendStr(b, r.task)
+	return appendStr(b, string(r.payload))
+}
+
+func (r *edgeRec) decodeBody(body []byte) error {
+	d := decoder{b: body}
+	r.flags = d.u8()
+	r.rev = Revision(d.uvarint())
+	r.createdRev = Revision(d.uvarint())
+	r.createdTS = d.uvarint()
+	r.updatedTS = d.uvarint()
+	r.weight = d.f32()
+	r.scope = d.str()
+	r.run = d.str()
+	r.task = d.str()
+	r.payload = d.bytes()
+	d.end()
+	if d.err == nil && r.flags&^(recTombstone|recWeight) != 0 {
+		return fmt.Errorf("unknown edge flags %#x", r.flags)
+	}
+	return d.err
+}
+
+// kvRec is the body of a `kv` value.
+type kvRec struct {
+	flags   byte
+	rev     Revision
+	ts      uint64
+	run     string
+	task    string
+	payload []byte
+}
+
+func (r *kvRec) tombstone() bool { return r.flags&recTombstone != 0 }
+
+func (r *kvRec) appendBody(b []byte) []byte {
+	b = append(b, r.flags)
+	b = binary.AppendUvarint(b, uint64(r.rev))
+	b = binary.AppendUvarint(b, r.ts)
+	b = appendStr(b, r.run)
+	b = appendStr(b, r.task)
+	return appendStr(b, string(r.payload))
+}
+
+func (r *kvRec) decodeBody(body []byte) error {
+	d := decoder{b: body}
+	r.flags = d.u8()
+	r.rev = Revision(d.uvarint())
+	r.ts = d.uvarint()
+	r.run = d.str()
+	r.task = d.str()
+	r.payload = d.bytes()
+	d.end()
+	if d.err == nil && r.flags&^recTombstone != 0 {
+		return fmt.Errorf("unknown kv flags %#x", r.flags)
+	}
+	return d.err
+}
+
+func clonePayload(p []byte) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+// relRec is the value of a `rel` entry.
+func encodeRel(r Relation) []byte {
+	b := []byte{fmtPlain, 0}
+	if r.Bidirectional {
+		b[1] |= 1
+	}
+	if r.Inhibitory {
+		b[1] |= 2
+	}
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.DefaultWeight))
+	return append(b, r.Name...)
+}
+
+func decodeRel(id RelID, v []byte) (Relation, error) {
+	if len(v) < 6 || v[0] != fmtPlain {
+		return Relation{}, errors.New("bad relation value")
+	}
+	if v[1]&^3 != 0 {
+		return Relation{}, fmt.Errorf("unknown relation flags %#x", v[1])
+	}
+	r := Relation{
+		ID: id, Name: string(v[6:]),
+		DefaultWeight: math.Float32frombits(binary.LittleEndian.Uint32(v[2:])),
+		Bidirectional: v[1]&1 != 0, Inhibitory: v[1]&2 != 0,
+	}
+	if err := validRelName(r.Name); err != nil {
+		return Relation{}, err
+	}
+	return r, nil
+}
+
+func validRelName(name string) error {
+	if name == "" || len(name) > maxRelNameLen {
+		return fmt.Errorf("%w: relation name must be 1 to %d bytes", ErrInvalid, maxRelNameLen)
+	}
+	for _, c := range []byte(name) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+		if !ok {
+			return fmt.Errorf("%w: relation name %q: only letters, digits, '_', '-', '.'", ErrInvalid, name)
+		}
+	}
+	return nil
+}
+
+// builtinRelations exist with these ids in every store.
+var builtinRelations = [...]string{
+	"defines", "references", "calls", "imports", "tests",
+	"implements", "constrains", "decided_for", "derived_from", "supersedes",
+}
+
+// levenshtein is the edit distance between a and b (bytes).
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
