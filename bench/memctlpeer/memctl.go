@@ -1,0 +1,194 @@
+package memctlpeer
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/memctl/memctl/bench/gen"
+	"github.com/memctl/memctl/bench/peers"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// Memctl is this store through its Go API: one Update per batch (default
+// options, so every commit is synced), one View per read, ScanOut/ScanIn
+// for the zero-allocation scans.
+type Memctl struct {
+	st   *lmdbstore.Store
+	g    *gen.Graph
+	dir  string
+	revs []lmdbstore.Revision // harness revision -> store revision
+	ids  []lmdbstore.NodeID   // generator index -> NodeID
+	idx  map[lmdbstore.NodeID]uint32
+	rels map[lmdbstore.RelID]gen.Rel
+	hops peers.HopScratch
+}
+
+func (s *Memctl) Name() string { return "memctl" }
+
+// StorePath is where the store lives under the system's directory.
+func memctlPath(dir string) string { return filepath.Join(dir, "store") }
+
+func (s *Memctl) Create(dir string, g *gen.Graph) error {
+	st, err := lmdbstore.Init(memctlPath(dir), lmdbstore.Options{})
+	if err != nil {
+		return err
+	}
+	s.st, s.g, s.dir = st, g, dir
+	s.revs = []lmdbstore.Revision{0}
+	return nil
+}
+
+// Store is the open store (for the snapshot exporter).
+func (s *Memctl) Store() *lmdbstore.Store { return s.st }
+
+func (s *Memctl) Load(b peers.Batch) error {
+	payloads := make([]json.RawMessage, len(b.Nodes))
+	for i, n := range b.Nodes {
+		payloads[i] = s.g.Payload(n, nil)
+	}
+	c, err := s.st.Update(lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"}, func(tx *lmdbstore.WriteTxn) error {
+		for i, n := range b.Nodes {
+			node := s.g.Nodes[n]
+			if err := tx.PutNode(lmdbstore.NodePut{Key: node.Key, Type: node.Type.String(), Payload: payloads[i]}); err != nil {
+				return err
+			}
+		}
+		for _, e := range b.Edges {
+			if err := tx.PutEdge(lmdbstore.EdgePut{Src: s.g.Nodes[e.Src].Key, Rel: e.Rel.Name(), Dst: s.g.Nodes[e.Dst].Key}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.revs = append(s.revs, c.Rev)
+	return err
+}
+
+func (s *Memctl) PutEdge(e gen.Edge) error {
+	c, err := s.st.Update(lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutEdge(lmdbstore.EdgePut{Src: s.g.Nodes[e.Src].Key, Rel: e.Rel.Name(), Dst: s.g.Nodes[e.Dst].Key})
+	})
+	s.revs = append(s.revs, c.Rev)
+	return err
+}
+
+// Settle resolves every node's id and every relation's id once, outside
+// the timed reads.
+func (s *Memctl) Settle() error {
+	s.ids = make([]lmdbstore.NodeID, len(s.g.Nodes))
+	s.idx = make(map[lmdbstore.NodeID]uint32, len(s.g.Nodes))
+	s.rels = make(map[lmdbstore.RelID]gen.Rel)
+	return s.st.View(func(r *lmdbstore.ReadTxn) error {
+		for i, n := range s.g.Nodes {
+			node, err := r.GetNode(n.Key, lmdbstore.At{})
+			if err != nil {
+				return fmt.Errorf("memctl: node %q: %w", n.Key, err)
+			}
+			s.ids[i] = node.ID
+			s.idx[node.ID] = uint32(i)
+		}
+		for rel := gen.Rel(1); int(rel) <= gen.NumRels; rel++ {
+			rr, err := r.RelationByName(rel.Name())
+			if err != nil {
+				return err
+			}
+			s.rels[rr.ID] = rel
+		}
+		return nil
+	})
+}
+
+func (s *Memctl) scan(out bool, node uint32, at lmdbstore.At, fn peers.EdgeFunc) error {
+	return s.st.View(func(r *lmdbstore.ReadTxn) error {
+		cb := func(e lmdbstore.EdgeRef) bool {
+			fn(uint32(e.Rel), uint64(e.Peer))
+			return true
+		}
+		if out {
+			return r.ScanOut(s.ids[node], 0, at, cb)
+		}
+		return r.ScanIn(s.ids[node], 0, at, cb)
+	})
+}
+
+func (s *Memctl) GetOut(node uint32, fn peers.EdgeFunc) error {
+	return s.scan(true, node, lmdbstore.At{}, fn)
+}
+
+func (s *Memctl) GetIn(node uint32, fn peers.EdgeFunc) error {
+	return s.scan(false, node, lmdbstore.At{}, fn)
+}
+
+func (s *Memctl) GetOutAt(node uint32, rev int, fn peers.EdgeFunc) error {
+	return s.scan(true, node, lmdbstore.AtRevision(s.revs[rev]), fn)
+}
+
+func (s *Memctl) ThreeHop(node uint32) (int, error) {
+	var n int
+	err := s.st.View(func(r *lmdbstore.ReadTxn) error {
+		var err error
+		n, err = s.hops.ThreeHop(uint64(s.ids[node]), func(id uint64, emit func(uint64)) error {
+			return r.ScanOut(lmdbstore.NodeID(id), 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
+				emit(uint64(e.Peer))
+				return true
+			})
+		})
+		return err
+	})
+	return n, err
+}
+
+// DiffSince reads the append log after rev and counts node and edge writes.
+func (s *Memctl) DiffSince(rev int) (int, error) {
+	n := 0
+	err := s.st.View(func(r *lmdbstore.ReadTxn) error {
+		return r.DiffSince(lmdbstore.AtRevision(s.revs[rev]), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
+			if op.Kind == lmdbstore.OpPutNode || op.Kind == lmdbstore.OpPutEdge {
+				n++
+			}
+			return nil
+		})
+	})
+	return n, err
+}
+
+func (s *Memctl) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
+	r, ok := s.rels[lmdbstore.RelID(rel)]
+	if !ok {
+		return 0, 0, fmt.Errorf("memctl: unknown relation id %d", rel)
+	}
+	i, ok := s.idx[lmdbstore.NodeID(peer)]
+	if !ok {
+		return 0, 0, fmt.Errorf("memctl: unknown node id %016x", peer)
+	}
+	return r, i, nil
+}
+
+// FreshArg is the canonical key: a fresh process asks by key, as memctl
+// get-out does.
+func (s *Memctl) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
+
+func (s *Memctl) FreshQuery(dir, key string) (int, error) {
+	st, err := lmdbstore.Open(memctlPath(dir), lmdbstore.Options{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	n := 0
+	err = st.View(func(r *lmdbstore.ReadTxn) error {
+		edges, err := r.GetOut(key, "", lmdbstore.At{})
+		n = len(edges)
+		return err
+	})
+	return n, err
+}
+
+func (s *Memctl) Close() error {
+	if s.st == nil {
+		return nil
+	}
+	err := s.st.Close()
+	s.st = nil
+	return err
+}

@@ -1,0 +1,216 @@
+package peers
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/memctl/memctl/bench/gen"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bolt is bbolt with the layout of layout.go (buckets nodes, keys, out,
+// in), default options: every commit is fsynced.
+type Bolt struct {
+	db   *bolt.DB
+	g    *gen.Graph
+	rev  int
+	hops HopScratch
+	kbuf []byte
+}
+
+var (
+	bNodes = []byte("nodes")
+	bKeys  = []byte("keys")
+	bOut   = []byte("out")
+	bIn    = []byte("in")
+)
+
+func (s *Bolt) Name() string { return "bbolt" }
+
+func boltOpen(dir string, readOnly bool) (*bolt.DB, error) {
+	return bolt.Open(filepath.Join(dir, "graph.bolt"), 0o600, &bolt.Options{Timeout: 5 * time.Second, ReadOnly: readOnly})
+}
+
+func (s *Bolt) Create(dir string, g *gen.Graph) error {
+	db, err := boltOpen(dir, false)
+	if err != nil {
+		return err
+	}
+	s.db, s.g = db, g
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bNodes, bKeys, bOut, bIn} {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Bolt) putEdge(tx *bolt.Tx, e gen.Edge, k, v []byte) ([]byte, error) {
+	v = edgeVal(v, s.rev)
+	k = edgeKey(k, uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
+	if err := tx.Bucket(bOut).Put(k, v); err != nil {
+		return k, err
+	}
+	k = edgeKey(k, uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
+	return k, tx.Bucket(bIn).Put(k, v)
+}
+
+func (s *Bolt) Load(b Batch) error {
+	s.rev++
+	return s.db.Update(func(tx *bolt.Tx) error {
+		var k, v, p, kv []byte
+		nodes, keys := tx.Bucket(bNodes), tx.Bucket(bKeys)
+		for _, n := range b.Nodes {
+			node := s.g.Nodes[n]
+			p = s.g.Payload(n, p[:0])
+			// bbolt keeps references to key and value until commit: fresh slices.
+			k = idKey(nil, uint64(n))
+			v = nodeVal(nil, uint8(node.Type), s.rev, node.Key, p)
+			if err := nodes.Put(k, v); err != nil {
+				return err
+			}
+			if err := keys.Put([]byte(node.Key), k); err != nil {
+				return err
+			}
+		}
+		for _, e := range b.Edges {
+			kv = make([]byte, 0, 2*edgeKeyLen+edgeValLen)
+			val := edgeVal(kv[2*edgeKeyLen:2*edgeKeyLen], s.rev)
+			ko := edgeKey(kv[:0:edgeKeyLen], uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
+			ki := edgeKey(kv[edgeKeyLen:edgeKeyLen:2*edgeKeyLen], uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
+			if err := tx.Bucket(bOut).Put(ko, val); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bIn).Put(ki, val); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Bolt) PutEdge(e gen.Edge) error {
+	s.rev++
+	return s.db.Update(func(tx *bolt.Tx) error {
+		_, err := s.putEdge(tx, e, nil, nil)
+		return err
+	})
+}
+
+func (s *Bolt) Settle() error { return nil }
+
+// scanPrefix calls fn for every key of bucket under the 8-byte id prefix.
+func scanPrefix(tx *bolt.Tx, bucket []byte, id uint64, prefix []byte, fn func(k, v []byte)) []byte {
+	prefix = idKey(prefix, id)
+	c := tx.Bucket(bucket).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		fn(k, v)
+	}
+	return prefix
+}
+
+func (s *Bolt) scan(bucket []byte, node uint32, fn EdgeFunc) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		s.kbuf = scanPrefix(tx, bucket, uint64(node), s.kbuf, func(k, _ []byte) {
+			fn(splitEdgeKey(k))
+		})
+		return nil
+	})
+}
+
+func (s *Bolt) GetOut(node uint32, fn EdgeFunc) error { return s.scan(bOut, node, fn) }
+func (s *Bolt) GetIn(node uint32, fn EdgeFunc) error  { return s.scan(bIn, node, fn) }
+
+// GetOutAt filters on the revision stored with each edge: an equivalent
+// only for insert-only histories (deletes are not kept).
+func (s *Bolt) GetOutAt(node uint32, rev int, fn EdgeFunc) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		s.kbuf = scanPrefix(tx, bOut, uint64(node), s.kbuf, func(k, v []byte) {
+			if valRev(v) <= rev {
+				fn(splitEdgeKey(k))
+			}
+		})
+		return nil
+	})
+}
+
+func (s *Bolt) ThreeHop(node uint32) (int, error) {
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = s.hops.ThreeHop(uint64(node), func(id uint64, emit func(uint64)) error {
+			s.kbuf = scanPrefix(tx, bOut, id, s.kbuf, func(k, _ []byte) {
+				_, peer := splitEdgeKey(k)
+				emit(peer)
+			})
+			return nil
+		})
+		return err
+	})
+	return n, err
+}
+
+// DiffSince scans every node and out-edge for rev > since: no change log.
+func (s *Bolt) DiffSince(since int) (int, error) {
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bNodes).ForEach(func(_, v []byte) error {
+			if valRev(v[1:]) > since {
+				n++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.Bucket(bOut).ForEach(func(_, v []byte) error {
+			if valRev(v) > since {
+				n++
+			}
+			return nil
+		})
+	})
+	return n, err
+}
+
+func (s *Bolt) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
+	return gen.Rel(rel), uint32(peer), nil
+}
+
+func (s *Bolt) FreshArg(_ *gen.Graph, node uint32) string {
+	return strconv.FormatUint(uint64(node), 10)
+}
+
+func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
+	id, err := strconv.ParseUint(arg, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	db, err := boltOpen(dir, true)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	n := 0
+	err = db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bOut) == nil {
+			return fmt.Errorf("bbolt: no out bucket in %s", dir)
+		}
+		scanPrefix(tx, bOut, id, nil, func(_, _ []byte) { n++ })
+		return nil
+	})
+	return n, err
+}
+
+func (s *Bolt) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	return err
+}

@@ -1,0 +1,36 @@
+package peers
+
+// HopScratch is the reusable state of a three-hop breadth-first search over
+// native ids. Every Go-side traversal (memctl's store, bbolt, raw LMDB)
+// uses it, so they differ only in how they scan one node's out-edges.
+type HopScratch struct {
+	seen      map[uint64]struct{}
+	cur, next []uint64
+}
+
+// ThreeHop counts the distinct nodes within three out-hops of start, start
+// included. scan must call emit for every out-neighbour of id.
+func (h *HopScratch) ThreeHop(start uint64, scan func(id uint64, emit func(peer uint64)) error) (int, error) {
+	if h.seen == nil {
+		h.seen = make(map[uint64]struct{}, 1024)
+	}
+	clear(h.seen)
+	h.seen[start] = struct{}{}
+	h.cur = append(h.cur[:0], start)
+	emit := func(peer uint64) {
+		if _, ok := h.seen[peer]; !ok {
+			h.seen[peer] = struct{}{}
+			h.next = append(h.next, peer)
+		}
+	}
+	for depth := 0; depth < 3 && len(h.cur) > 0; depth++ {
+		h.next = h.next[:0]
+		for _, id := range h.cur {
+			if err := scan(id, emit); err != nil {
+				return 0, err
+			}
+		}
+		h.cur, h.next = h.next, h.cur
+	}
+	return len(h.seen), nil
+}

@@ -1,0 +1,116 @@
+// Package peers adapts each store under comparison — memctl (Go API and
+// snapshot), a SQLite adjacency table, bbolt and raw LMDB — to one System
+// interface the harness drives.
+//
+// Rules every adapter follows, so that the comparison is fair:
+//   - Every write transaction is durable when it returns (fsync or the
+//     store's equivalent), and one Load call is one transaction.
+//   - Every read call is its own read transaction; adapters may reuse
+//     handles (prepared statements, reset read transactions) across calls.
+//   - Revisions are the harness's: Load and PutEdge calls number 1, 2, 3...
+//     in order. Peers store that number with each row; memctl maps it to
+//     the revision its commit returned.
+//   - A read hands each result to the callback as (native relation id,
+//     native peer id) without building a result slice; Decode maps them
+//     back to generator terms and is used only to check answers.
+package peers
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"syscall"
+
+	"github.com/memctl/memctl/bench/gen"
+)
+
+// ErrNotSupported: the system offers no equivalent of the workload.
+var ErrNotSupported = errors.New("not supported")
+
+// Batch is one bulk-load transaction: nodes (generator indices) and edges.
+type Batch struct {
+	Nodes []uint32
+	Edges []gen.Edge
+}
+
+// EdgeFunc receives one result edge: native relation id and native peer id.
+type EdgeFunc func(rel uint32, peer uint64)
+
+// System is one store under test.
+type System interface {
+	Name() string
+	// Create makes a new, empty store in dir (which exists and is empty) for g.
+	Create(dir string, g *gen.Graph) error
+	// Load writes b as one durable transaction: the next revision.
+	Load(b Batch) error
+	// PutEdge writes e as one durable transaction: the next revision.
+	PutEdge(e gen.Edge) error
+	// Settle runs after the writes and before reads and size measurements
+	// (a WAL checkpoint, for instance).
+	Settle() error
+
+	GetOut(node uint32, fn EdgeFunc) error
+	GetIn(node uint32, fn EdgeFunc) error
+	// ThreeHop returns how many distinct nodes lie within three out-hops of
+	// node, node included.
+	ThreeHop(node uint32) (int, error)
+	// GetOutAt is GetOut as of revision rev (ErrNotSupported if the system
+	// cannot answer it).
+	GetOutAt(node uint32, rev int, fn EdgeFunc) error
+	// DiffSince returns how many node and edge writes were committed after
+	// revision rev.
+	DiffSince(rev int) (int, error)
+
+	// Decode maps a native result back to generator terms.
+	Decode(rel uint32, peer uint64) (gen.Rel, uint32, error)
+	// FreshArg is what a fresh process needs to query node's out-edges.
+	// It is called on a zero System.
+	FreshArg(g *gen.Graph, node uint32) string
+	// FreshQuery opens the store in dir in this (fresh) process, answers
+	// one get-out for arg and returns the number of edges. It is called on
+	// a zero System.
+	FreshQuery(dir, arg string) (int, error)
+	Close() error
+}
+
+// Derived is a read-only view built from another system's finished store
+// (the memctl snapshot). Its write methods return ErrNotSupported.
+type Derived interface {
+	System
+	DeriveFrom(src System, dir string) error
+}
+
+// New returns a zero peer System by name: "sqlite", "bbolt" or "lmdb-raw".
+func New(name string) (System, error) {
+	switch name {
+	case "sqlite":
+		return &SQLite{}, nil
+	case "bbolt":
+		return &Bolt{}, nil
+	case "lmdb-raw":
+		return &LMDBRaw{}, nil
+	}
+	return nil, fmt.Errorf("peers: unknown system %q", name)
+}
+
+// DiskBytes is the space allocated on disk for the files under dir.
+func DiskBytes(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		} else {
+			total += info.Size()
+		}
+		return nil
+	})
+	return total, err
+}
