@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# memctl demo: `make demo` runs this with the freshly built binary.
+#
+# It creates a throw-away store, writes a small memory graph of a Go
+# repository over several revisions (files, symbols, a decision, a
+# constraint, a procedure, each write tagged with a run and a task), then
+# reads it back: neighbours, a point-in-time read, a filtered diff, stats
+# and an integrity check. Any failing command stops the demo with a
+# non-zero exit.
+set -euo pipefail
+
+MEMCTL=${1:-bin/memctl}
+case $MEMCTL in /*) ;; *) MEMCTL="$PWD/$MEMCTL" ;; esac
+[ -x "$MEMCTL" ] || { echo "demo: no memctl binary at $MEMCTL (run make build)" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/memctl-demo.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export MEMCTL_DB="$WORK/store"
+
+if [ -t 1 ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD= PLAIN=; fi
+heading() { printf '\n%s== %s ==%s\n' "$BOLD" "$*" "$PLAIN"; }
+note()    { printf '# %s\n' "$*"; }
+# run shows a command, then runs it.
+run()     { printf '$ memctl %s\n' "$*"; "$MEMCTL" "$@"; }
+# revision prints the store's latest revision.
+revision() { "$MEMCTL" --json stats | sed -n 's/.*"revision":\([0-9]*\).*/\1/p'; }
+
+heading "1. A new store"
+run init
+
+heading "2. Run 1, task index: files, symbols and how they relate"
+note "One batch = one transaction = one revision (all or nothing)."
+"$MEMCTL" batch --run run-1 --task index <<'JSONL'
+{"op":"put_node","key":"file:lmdbstore/store.go","payload":{"lang":"go","lines":612}}
+{"op":"put_node","key":"file:cli/app.go","payload":{"lang":"go","lines":140}}
+{"op":"put_node","key":"sym:lmdbstore.Open","type":"func"}
+{"op":"put_node","key":"sym:lmdbstore.Store.Update","type":"method"}
+{"op":"put_node","key":"sym:cli.Run","type":"func"}
+{"op":"put_edge","src":"file:lmdbstore/store.go","rel":"defines","dst":"sym:lmdbstore.Open"}
+{"op":"put_edge","src":"file:lmdbstore/store.go","rel":"defines","dst":"sym:lmdbstore.Store.Update"}
+{"op":"put_edge","src":"file:cli/app.go","rel":"defines","dst":"sym:cli.Run"}
+{"op":"put_edge","src":"sym:cli.Run","rel":"calls","dst":"sym:lmdbstore.Open","payload":{"line":31}}
+{"op":"put_edge","src":"file:cli/app.go","rel":"imports","dst":"file:lmdbstore/store.go"}
+JSONL
+INDEXED=$(revision)
+note "indexed at revision $INDEXED"
+
+heading "3. Run 1, task review: a decision, a constraint, a procedure"
+run put-kv repo decisions errors '{"rule":"wrap with %w; typed errors at boundaries"}' --run run-1 --task review
+run put-kv repo constraints lmdb-values '{"rule":"never store a zero-length value"}' --run run-1 --task review
+run put-kv repo procedures test '{"cmd":"make test"}' --run run-1 --task review
+run put-node decision:errors --payload '{"summary":"typed errors at boundaries"}' --run run-1 --task review
+run put-edge decision:errors decided_for file:lmdbstore/store.go --run run-1 --task review
+run put-node constraint:lmdb-values --payload '{"summary":"no empty LMDB values"}' --run run-1 --task review
+run put-edge constraint:lmdb-values constrains sym:lmdbstore.Store.Update --run run-1 --task review
+
+heading "4. Run 2, task refactor: the code moves on"
+BEFORE_REFACTOR=$(revision)
+run put-node sym:lmdbstore.Init --type func --run run-2 --task refactor
+run put-edge file:lmdbstore/store.go defines sym:lmdbstore.Init --run run-2 --task refactor
+run put-edge sym:cli.Run calls sym:lmdbstore.Init --weight 0.5 --run run-2 --task refactor
+run del-edge sym:cli.Run calls sym:lmdbstore.Open --run run-2 --task refactor
+run put-kv repo decisions errors '{"rule":"wrap with %w; typed errors; no panics"}' --run run-2 --task refactor
+
+heading "5. What is related to this file or symbol?"
+run get-out file:lmdbstore/store.go
+run get-in sym:lmdbstore.Store.Update
+run get-in file:lmdbstore/store.go --rel decided_for
+run --json get-out sym:cli.Run
+
+heading "6. Point-in-time reads: the same questions before the refactor"
+note "revision $BEFORE_REFACTOR is the last one before run 2"
+run get-out sym:cli.Run --at-rev "$BEFORE_REFACTOR"
+run get-kv repo decisions errors --at-rev "$BEFORE_REFACTOR"
+run get-kv repo decisions errors
+
+heading "7. What changed since the last task or run?"
+run diff-since "$INDEXED" --task review
+run diff-since "$BEFORE_REFACTOR" --run run-2
+
+heading "8. Policy memory"
+run list-kv repo decisions
+run list-kv repo constraints
+run list-kv repo procedures
+
+heading "9. Relations"
+run rel list
+
+# --- Extension point: snapshot export, ingest and engines -----------------
+# Later sections (ingest a repository, export a CSR snapshot, activate) go
+# here, numbered from 10, using the store in $MEMCTL_DB. Keep stats and
+# check last: they summarise everything the demo wrote.
+# ---------------------------------------------------------------------------
+
+heading "Stats"
+run stats
+
+heading "Integrity check"
+run check
+
+printf '\ndemo: ok\n'
