@@ -83,4 +83,4 @@ func wantErr(t testing.TB, err, target error) {
 var cmpOpts = []cmp.Option{cmpopts.EquateEmpty()}
 
 // checkAfterTests turns on the automatic Check once Check exists.
-var checkAfterTests = false
+var checkAfterTests = true

@@ -726,13 +726,34 @@ func (tx *WriteTxn) adjInsert(dbi lmdb.DBI, dbName string, node NodeID, e adjace
 }
 
 // putChunks replaces the chunk at oldKey (nil: none) with entries, split
-// into chunks of at most MaxChunkEntries where edge boundaries allow.
+// as splitChunks says.
 func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries []adjacency.Entry) error {
-	var parts [][]adjacency.Entry
+	keep := false
+	for _, part := range splitChunks(entries) {
+		k := adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer))
+		if bytes.Equal(k, oldKey) {
+			keep = true
+		}
+		if err := tx.txn.Put(dbi, k, adjacency.Encode(nil, part), 0); err != nil {
+			return err
+		}
+	}
+	if oldKey != nil && !keep {
+		if err := tx.txn.Del(dbi, oldKey, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitChunks cuts a node's sorted entries into chunks (SPEC.md §3): up to
+// MaxChunkEntries stay one chunk; up to twice that split in halves; longer
+// runs (Compact) are cut into chunks of about 3/4 of the maximum, leaving
+// room to insert. Cuts fall only between edges.
+func splitChunks(entries []adjacency.Entry) [][]adjacency.Entry {
 	const max = adjacency.MaxChunkEntries
+	var parts [][]adjacency.Entry
 	for len(entries) > max {
-		// One overfull chunk splits in halves; a long run (Compact) is cut
-		// into chunks of about 3/4 of the maximum, leaving room to insert.
 		var p int
 		if len(entries) <= 2*max {
 			p = adjacency.SplitPoint(entries)
@@ -751,22 +772,7 @@ func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries 
 	if len(entries) > 0 {
 		parts = append(parts, entries)
 	}
-	keep := false
-	for _, part := range parts {
-		k := adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer))
-		if bytes.Equal(k, oldKey) {
-			keep = true
-		}
-		if err := tx.txn.Put(dbi, k, adjacency.Encode(nil, part), 0); err != nil {
-			return err
-		}
-	}
-	if oldKey != nil && !keep {
-		if err := tx.txn.Del(dbi, oldKey, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return parts
 }
 
 // firstBoundary is the index of the first entry of the second edge, or 0.

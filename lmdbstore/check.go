@@ -1,0 +1,587 @@
+package lmdbstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/adjacency"
+)
+
+// CheckReport lists every problem Check found. Problems are integrity
+// violations (exit 3); Warnings are not.
+type CheckReport struct {
+	Problems []string
+	Warnings []string
+	// MissingNodes lists canonical keys referenced by live edges that have no
+	// live node (allowed, reported).
+	MissingNodes []string
+}
+
+// Tombstone-accumulation warning thresholds (SPEC.md §4): warn when dead
+// adjacency entries (superseded versions and newest-version tombstones)
+// reach this share of all entries, and there are at least minDeadWarn.
+const (
+	deadWarnRatio = 0.25
+	minDeadWarn   = 64
+	maxProblems   = 200 // problems listed one by one; the rest are counted
+)
+
+// Check walks every keyspace and reports every violation it finds.
+func (s *Store) Check() (CheckReport, error) {
+	c := checker{s: s}
+	err := s.view(func(txn *lmdb.Txn) error {
+		c.txn = txn
+		return c.run()
+	})
+	if c.dropped > 0 {
+		c.rep.Problems = append(c.rep.Problems, fmt.Sprintf("... and %d more problems", c.dropped))
+	}
+	return c.rep, err
+}
+
+// Stats summarises the store (it walks every keyspace, like Check).
+func (s *Store) Stats() (Stats, error) {
+	c := checker{s: s}
+	err := s.view(func(txn *lmdb.Txn) error {
+		c.txn = txn
+		return c.run()
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	st := c.stats
+	st.MissingNodes = len(c.rep.MissingNodes)
+	st.Warnings = c.rep.Warnings
+	if n := len(c.rep.Problems) + c.dropped; n > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("check found %d integrity problems; run memctl check", n))
+	}
+	if info, err := s.env.Info(); err == nil {
+		st.MapSize = info.MapSize
+	}
+	if fi, err := os.Stat(filepath.Join(s.path, "data.mdb")); err == nil {
+		st.FileSize = fi.Size()
+	}
+	return st, nil
+}
+
+// adjTuple is one adjacency entry with its owning node.
+type adjTuple struct {
+	node, peer uint64
+	rev        uint64
+	rel        uint32
+	flags      uint8
+	weight     float32
+}
+
+func (a adjTuple) less(b adjTuple) bool {
+	if a.node != b.node {
+		return a.node < b.node
+	}
+	if a.rel != b.rel {
+		return a.rel < b.rel
+	}
+	if a.peer != b.peer {
+		return a.peer < b.peer
+	}
+	return a.rev < b.rev
+}
+
+type checker struct {
+	s       *Store
+	txn     *lmdb.Txn
+	rep     CheckReport
+	stats   Stats
+	dropped int
+
+	rev, ts, horizon, nextRel uint64
+	logTS                     []uint64 // index rev-1
+	liveNodes                 map[NodeID]bool
+	out, in                   []adjTuple
+}
+
+func (c *checker) problem(err error) {
+	if len(c.rep.Problems) >= maxProblems {
+		c.dropped++
+		return
+	}
+	c.rep.Problems = append(c.rep.Problems, err.Error())
+}
+
+func (c *checker) corrupt(db string, k []byte, format string, args ...any) {
+	c.problem(&CorruptionError{db, bytes.Clone(k), fmt.Sprintf(format, args...)})
+}
+
+// each iterates a keyspace; fn's errors are problems, LMDB errors abort.
+func (c *checker) each(dbi lmdb.DBI, fn func(k, v []byte)) error {
+	cur, err := c.txn.OpenCursor(dbi)
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	k, v, err := cur.Get(nil, nil, lmdb.First)
+	for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+		fn(k, v)
+	}
+	if lmdb.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (c *checker) run() error {
+	steps := []func() error{c.meta, c.relations, c.ids, c.nodes, c.kv, c.log, c.tsIndex,
+		func() error { return c.adj(c.s.db.out, dbOut, &c.out) },
+		func() error { return c.adj(c.s.db.in, dbIn, &c.in) },
+		c.symmetry, c.edges, c.hist}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	c.stats.Revision = Revision(c.rev)
+	c.stats.Horizon = Revision(c.horizon)
+	dead := c.stats.Tombstones + c.stats.Superseded
+	if dead >= minDeadWarn && float64(dead) >= deadWarnRatio*float64(c.stats.AdjacencyEntries) {
+		c.rep.Warnings = append(c.rep.Warnings, fmt.Sprintf(
+			"tombstone accumulation: %d of %d adjacency entries are superseded or deleted (%d tombstones); "+
+				"set a retention (memctl compact --retain N) to let compaction drop them",
+			dead, c.stats.AdjacencyEntries, c.stats.Tombstones))
+	}
+	sort.Strings(c.rep.MissingNodes)
+	return nil
+}
+
+func (c *checker) meta() error {
+	known := map[string]*uint64{metaSchema: nil, metaCreated: nil, metaRev: &c.rev, metaTS: &c.ts,
+		metaRetain: nil, metaHorizon: &c.horizon, metaNextRel: &c.nextRel}
+	seen := map[string]bool{}
+	err := c.each(c.s.db.meta, func(k, v []byte) {
+		dst, ok := known[string(k)]
+		if !ok {
+			c.corrupt(dbMeta, k, "unknown meta key")
+			return
+		}
+		seen[string(k)] = true
+		x, err := parseU64Value(v)
+		if err != nil {
+			c.corrupt(dbMeta, k, "%v", err)
+			return
+		}
+		if dst != nil {
+			*dst = x
+		}
+	})
+	for k := range known {
+		if !seen[k] {
+			c.corrupt(dbMeta, []byte(k), "missing")
+		}
+	}
+	if c.horizon > c.rev+1 {
+		c.corrupt(dbMeta, []byte(metaHorizon), "horizon %d beyond revision %d", c.horizon, c.rev)
+	}
+	return err
+}
+
+func (c *checker) relations() error {
+	names := map[string]RelID{}
+	err := c.each(c.s.db.rel, func(k, v []byte) {
+		if len(k) != 4 {
+			c.corrupt(dbRel, k, "key is not 4 bytes")
+			return
+		}
+		id := RelID(binary.BigEndian.Uint32(k))
+		rel, err := decodeRel(id, v)
+		if err != nil {
+			c.corrupt(dbRel, k, "%v", err)
+			return
+		}
+		if id == 0 || uint64(id) >= c.nextRel {
+			c.corrupt(dbRel, k, "relation id %d outside 1..%d", id, c.nextRel-1)
+		}
+		names[rel.Name] = id
+		c.stats.Relations++
+	})
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = c.each(c.s.db.relname, func(k, v []byte) {
+		n++
+		if len(v) != 5 || v[0] != fmtPlain {
+			c.corrupt(dbRelName, k, "bad value")
+			return
+		}
+		if id, ok := names[string(k)]; !ok || uint32(id) != binary.BigEndian.Uint32(v[1:]) {
+			c.corrupt(dbRelName, k, "does not match the rel keyspace")
+		}
+	})
+	if n != len(names) {
+		c.problem(fmt.Errorf("%w: relname has %d names, rel has %d relations", ErrCorrupt, n, len(names)))
+	}
+	if c.stats.Relations != int(c.nextRel)-1 && c.nextRel > 0 {
+		c.problem(fmt.Errorf("%w: %d relations but next relation id is %d", ErrCorrupt, c.stats.Relations, c.nextRel))
+	}
+	return err
+}
+
+func (c *checker) ids() error {
+	return c.each(c.s.db.ids, func(k, v []byte) {
+		if len(k) != 8 {
+			c.corrupt(dbIDs, k, "key is not 8 bytes")
+			return
+		}
+		if len(v) < 2 || v[0] != fmtPlain {
+			c.corrupt(dbIDs, k, "bad value")
+			return
+		}
+		if got := c.s.hash(string(v[1:])); uint64(got) != binary.BigEndian.Uint64(k) {
+			c.corrupt(dbIDs, k, "key %q hashes to %016x", v[1:], uint64(got))
+		}
+	})
+}
+
+func (c *checker) hasID(id uint64) bool {
+	_, err := c.txn.Get(c.s.db.ids, u64be(id))
+	return err == nil
+}
+
+func (c *checker) nodes() error {
+	c.liveNodes = map[NodeID]bool{}
+	return c.each(c.s.db.n, func(k, v []byte) {
+		if len(k) != 8 {
+			c.corrupt(dbNodes, k, "key is not 8 bytes")
+			return
+		}
+		var rec nodeRec
+		if err := c.s.decodeRecord(dbNodes, k, v, rec.decodeBody); err != nil {
+			c.problem(err)
+			return
+		}
+		if uint64(rec.rev) > c.rev || rec.createdRev > rec.rev {
+			c.corrupt(dbNodes, k, "revision %d (created %d) beyond latest %d", rec.rev, rec.createdRev, c.rev)
+		}
+		id := binary.BigEndian.Uint64(k)
+		if !c.hasID(id) {
+			c.corrupt(dbNodes, k, "node has no ids entry")
+		}
+		if !rec.tombstone() {
+			c.liveNodes[NodeID(id)] = true
+			c.stats.Nodes++
+		}
+	})
+}
+
+func (c *checker) kv() error {
+	return c.each(c.s.db.kv, func(k, v []byte) {
+		scope, ns, key, err := parseKVKey(k)
+		if err != nil || validKVKey(scope, ns, key) != nil {
+			c.corrupt(dbKV, k, "bad key")
+			return
+		}
+		var rec kvRec
+		if err := c.s.decodeRecord(dbKV, k, v, rec.decodeBody); err != nil {
+			c.problem(err)
+			return
+		}
+		if uint64(rec.rev) > c.rev {
+			c.corrupt(dbKV, k, "revision %d beyond latest %d", rec.rev, c.rev)
+		}
+		if !rec.tombstone() {
+			c.stats.KVs++
+		}
+	})
+}
+
+func (c *checker) log() error {
+	expect := uint64(1)
+	var lastTS uint64
+	err := c.each(c.s.db.log, func(k, v []byte) {
+		rec, err := c.s.decodeLog(k, v)
+		if err != nil {
+			c.problem(err)
+			if len(k) == 8 {
+				expect = binary.BigEndian.Uint64(k) + 1
+				c.logTS = append(c.logTS, 0)
+			}
+			return
+		}
+		if uint64(rec.rev) != expect {
+			c.corrupt(dbLog, k, "revision %d follows %d (gap or duplicate)", rec.rev, expect-1)
+		}
+		expect = uint64(rec.rev) + 1
+		if rec.ts <= lastTS {
+			c.corrupt(dbLog, k, "commit time %d not after the previous %d", rec.ts, lastTS)
+		}
+		lastTS = rec.ts
+		if len(rec.ops) == 0 {
+			c.corrupt(dbLog, k, "record with no operations")
+		}
+		for len(c.logTS) < int(rec.rev)-1 {
+			c.logTS = append(c.logTS, 0)
+		}
+		c.logTS = append(c.logTS, rec.ts)
+	})
+	if expect-1 != c.rev {
+		c.problem(fmt.Errorf("%w: log ends at revision %d, meta says %d", ErrCorrupt, expect-1, c.rev))
+	}
+	if lastTS != c.ts {
+		c.problem(fmt.Errorf("%w: last commit time %d, meta says %d", ErrCorrupt, lastTS, c.ts))
+	}
+	return err
+}
+
+func (c *checker) tsIndex() error {
+	n := 0
+	err := c.each(c.s.db.ts, func(k, v []byte) {
+		n++
+		rev, err := parseU64Value(v)
+		if err != nil || len(k) != 8 {
+			c.corrupt(dbTS, k, "bad entry")
+			return
+		}
+		if rev == 0 || rev > uint64(len(c.logTS)) || c.logTS[rev-1] != binary.BigEndian.Uint64(k) {
+			c.corrupt(dbTS, k, "points at revision %d whose log record has another time", rev)
+		}
+	})
+	if n != int(c.rev) {
+		c.problem(fmt.Errorf("%w: time index has %d entries for %d revisions", ErrCorrupt, n, c.rev))
+	}
+	return err
+}
+
+// adj verifies one adjacency keyspace and collects its entries.
+func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
+	var prev adjTuple
+	havePrev := false
+	var entries []adjacency.Entry
+	return c.each(dbi, func(k, v []byte) {
+		node, rel, peer, ok := parseAdjKey(k)
+		if !ok {
+			c.corrupt(dbName, k, "key is not 20 bytes")
+			return
+		}
+		if dbi == c.s.db.out {
+			c.stats.AdjacencyChunks++
+		}
+		var err error
+		entries, err = adjacency.Decode(v, entries[:0])
+		if err == nil && len(entries) == 0 {
+			err = errors.New("empty chunk")
+		}
+		if err != nil {
+			c.corrupt(dbName, k, "%v", err)
+			return
+		}
+		if entries[0].Rel != uint32(rel) || entries[0].Peer != uint64(peer) {
+			c.corrupt(dbName, k, "key does not match the chunk's first entry (rel %d, peer %016x)", entries[0].Rel, entries[0].Peer)
+		}
+		if havePrev && prev.node == uint64(node) {
+			if e := entries[0]; prev.rel == e.Rel && prev.peer == e.Peer {
+				c.corrupt(dbName, k, "edge split across chunks")
+			}
+		}
+		if !c.hasID(uint64(node)) {
+			c.corrupt(dbName, k, "node %016x has no ids entry", uint64(node))
+		}
+		for _, e := range entries {
+			if e.Rel == 0 || uint64(e.Rel) >= c.nextRel {
+				c.corrupt(dbName, k, "invalid relation id %d", e.Rel)
+			}
+			if e.Rev == 0 || e.Rev > c.rev {
+				c.corrupt(dbName, k, "entry revision %d outside 1..%d", e.Rev, c.rev)
+			}
+			*dst = append(*dst, adjTuple{node: uint64(node), peer: e.Peer, rev: e.Rev, rel: e.Rel, flags: e.Flags &^ adjacency.FlagWeight, weight: e.Weight})
+		}
+		if dbi == c.s.db.out {
+			sup, tomb := adjacency.Dead(entries)
+			c.stats.AdjacencyEntries += len(entries)
+			c.stats.Superseded += sup
+			c.stats.Tombstones += tomb
+		}
+		last := entries[len(entries)-1]
+		prev, havePrev = adjTuple{node: uint64(node), rel: last.Rel, peer: last.Peer}, true
+	})
+}
+
+// symmetry checks that in is exactly out with the endpoints swapped.
+func (c *checker) symmetry() error {
+	mirrored := make([]adjTuple, len(c.out))
+	for i, t := range c.out {
+		t.node, t.peer = t.peer, t.node
+		mirrored[i] = t
+	}
+	slices.SortFunc(mirrored, func(a, b adjTuple) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	i, j := 0, 0
+	for i < len(mirrored) || j < len(c.in) {
+		switch {
+		case j >= len(c.in) || (i < len(mirrored) && mirrored[i].less(c.in[j])):
+			t := mirrored[i]
+			c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "missing mirror of out entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
+			i++
+		case i >= len(mirrored) || c.in[j].less(mirrored[i]):
+			t := c.in[j]
+			c.corrupt(dbOut, adjKey(NodeID(t.peer), RelID(t.rel), NodeID(t.node)), "missing mirror of in entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
+			j++
+		default:
+			if mirrored[i].flags != c.in[j].flags || mirrored[i].weight != c.in[j].weight {
+				t := c.in[j]
+				c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "entry rev %d differs from its out mirror", t.rev)
+			}
+			i++
+			j++
+		}
+	}
+	c.in = nil
+	return nil
+}
+
+// edges checks the e records against the newest adjacency entry of each
+// edge, and finds missing endpoint nodes.
+func (c *checker) edges() error {
+	// newest out entry per edge, in (src, rel, dst) order
+	var newest []adjTuple
+	for i, t := range c.out {
+		if i+1 < len(c.out) && c.out[i+1].node == t.node && c.out[i+1].rel == t.rel && c.out[i+1].peer == t.peer {
+			continue
+		}
+		newest = append(newest, t)
+	}
+	c.out = nil
+	missing := map[uint64]bool{}
+	noteLive := func(t adjTuple) {
+		c.stats.Edges++
+		for _, id := range []uint64{t.node, t.peer} {
+			if !c.liveNodes[NodeID(id)] && !missing[id] {
+				missing[id] = true
+				key, err := (&ReadTxn{s: c.s, txn: c.txn}).keyOf(NodeID(id))
+				if err != nil {
+					c.corrupt(dbIDs, u64be(id), "edge endpoint has no ids entry")
+					continue
+				}
+				c.rep.MissingNodes = append(c.rep.MissingNodes, key)
+			}
+		}
+	}
+	i := 0
+	err := c.each(c.s.db.e, func(k, v []byte) {
+		src, rel, dst, ok := parseAdjKey(k)
+		if !ok {
+			c.corrupt(dbEdges, k, "key is not 20 bytes")
+			return
+		}
+		var rec edgeRec
+		if err := c.s.decodeRecord(dbEdges, k, v, rec.decodeBody); err != nil {
+			c.problem(err)
+			return
+		}
+		key := adjTuple{node: uint64(src), rel: uint32(rel), peer: uint64(dst)}
+		for i < len(newest) && newest[i].less(key) {
+			c.corrupt(dbOut, adjKey(NodeID(newest[i].node), RelID(newest[i].rel), NodeID(newest[i].peer)), "adjacency entry without an e record")
+			i++
+		}
+		if i < len(newest) && newest[i].node == key.node && newest[i].rel == key.rel && newest[i].peer == key.peer {
+			t := newest[i]
+			i++
+			tomb := t.flags&adjacency.FlagTombstone != 0
+			if Revision(t.rev) != rec.rev || tomb != rec.tombstone() || (!tomb && t.weight != rec.weight) {
+				c.corrupt(dbEdges, k, "record (rev %d, deleted %v, weight %v) disagrees with its newest adjacency entry (rev %d, deleted %v, weight %v)",
+					rec.rev, rec.tombstone(), rec.weight, t.rev, tomb, t.weight)
+			}
+			if !tomb {
+				noteLive(t)
+			}
+			return
+		}
+		if !rec.tombstone() || uint64(rec.rev) > c.horizon {
+			c.corrupt(dbEdges, k, "e record without adjacency entries")
+		}
+	})
+	for ; i < len(newest); i++ {
+		c.corrupt(dbOut, adjKey(NodeID(newest[i].node), RelID(newest[i].rel), NodeID(newest[i].peer)), "adjacency entry without an e record")
+	}
+	return err
+}
+
+// hist checks every history version decodes and belongs to an entity whose
+// current record is newer.
+func (c *checker) hist() error {
+	return c.each(c.s.db.hist, func(k, v []byte) {
+		if len(k) < 10 {
+			c.corrupt(dbHist, k, "key too short")
+			return
+		}
+		entity := k[1 : len(k)-8]
+		rev := Revision(binary.BigEndian.Uint64(k[len(k)-8:]))
+		dbi, key, ok := c.s.latestRecordKey(k[0], entity)
+		if !ok {
+			c.corrupt(dbHist, k, "bad kind or entity")
+			return
+		}
+		var decode func([]byte) error
+		switch k[0] {
+		case histNode:
+			var r nodeRec
+			decode = func(b []byte) error {
+				if err := r.decodeBody(b); err != nil {
+					return err
+				}
+				return checkRev(r.rev, rev)
+			}
+		case histEdge:
+			var r edgeRec
+			decode = func(b []byte) error {
+				if err := r.decodeBody(b); err != nil {
+					return err
+				}
+				return checkRev(r.rev, rev)
+			}
+		default:
+			var r kvRec
+			decode = func(b []byte) error {
+				if err := r.decodeBody(b); err != nil {
+					return err
+				}
+				return checkRev(r.rev, rev)
+			}
+		}
+		if err := c.s.decodeRecord(dbHist, k, v, decode); err != nil {
+			c.problem(err)
+			return
+		}
+		cur, err := c.txn.Get(dbi, key)
+		if err != nil {
+			c.corrupt(dbHist, k, "history of an entity with no current record")
+			return
+		}
+		latest, _, err := c.s.recordRev(dbHist, key, cur)
+		if err != nil {
+			c.problem(err)
+			return
+		}
+		if latest <= rev {
+			c.corrupt(dbHist, k, "history version %d not older than the current %d", rev, latest)
+		}
+	})
+}
+
+func checkRev(got, want Revision) error {
+	if got != want {
+		return fmt.Errorf("record revision %d under key revision %d", got, want)
+	}
+	return nil
+}
