@@ -13,11 +13,9 @@ import (
 type CompactStats struct {
 	ChunksBefore, ChunksAfter   int
 	EntriesBefore, EntriesAfter int
-	HistDropped                 int
-	// RecordsDropped counts tombstoned n/e/kv records at or below the
-	// horizon that were removed.
-	RecordsDropped int
-	Horizon        Revision
+	// HistDropped counts the history versions and the tombstoned n/e/kv
+	// records at or below the horizon that were removed.
+	HistDropped int
 }
 
 // SetRetention keeps the last n revisions readable (0: keep all history).
@@ -54,7 +52,6 @@ func (s *Store) Compact() (CompactStats, error) {
 				return err
 			}
 		}
-		st.Horizon = Revision(horizon)
 		if err := s.compactAdj(txn, s.db.out, dbOut, Revision(horizon), &st); err != nil {
 			return err
 		}
@@ -273,7 +270,7 @@ func (s *Store) dropTombstones(txn *lmdb.Txn, horizon Revision, st *CompactStats
 				return err
 			}
 		}
-		st.RecordsDropped += len(drop)
+		st.HistDropped += len(drop)
 	}
 	return nil
 }
