@@ -40,7 +40,11 @@ func runCompact(k *call) error {
 		return err
 	}
 	if k.out.json {
-		return k.out.record(compactJSON(cs))
+		return k.out.record(compactJSON{
+			ChunksBefore: cs.ChunksBefore, ChunksAfter: cs.ChunksAfter,
+			EntriesBefore: cs.EntriesBefore, EntriesAfter: cs.EntriesAfter,
+			HistDropped: cs.HistDropped,
+		})
 	}
 	return k.out.textf("compacted: adjacency chunks %d -> %d, entries %d -> %d, history versions dropped %d\n",
 		cs.ChunksBefore, cs.ChunksAfter, cs.EntriesBefore, cs.EntriesAfter, cs.HistDropped)

@@ -7,7 +7,6 @@ import (
 )
 
 func TestInit(t *testing.T) {
-	skipUntilStoreLands(t)
 	db := filepath.Join(t.TempDir(), "db")
 	r := memctl(t, "--db", db, "init")
 	if r.Code != 0 || r.Stdout != "initialized empty store at "+db+"\n" {
@@ -24,13 +23,11 @@ func TestInit(t *testing.T) {
 }
 
 func TestInitJSON(t *testing.T) {
-	skipUntilStoreLands(t)
 	db := filepath.Join(t.TempDir(), "db")
 	diffJSON(t, ok(t, "--db", db, "--json", "init"), []map[string]any{{"path": db}})
 }
 
 func TestMissingStore(t *testing.T) {
-	skipUntilStoreLands(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "none")
 	for _, args := range [][]string{
@@ -47,7 +44,6 @@ func TestMissingStore(t *testing.T) {
 }
 
 func TestDBFromEnvironment(t *testing.T) {
-	skipUntilStoreLands(t)
 	db := filepath.Join(t.TempDir(), "db")
 	environ := map[string]string{"MEMCTL_DB": db}
 	if r := runEnv(t, "", environ, "init"); r.Code != 0 {

@@ -54,7 +54,6 @@ var (
 )
 
 func TestGoldenSession(t *testing.T) {
-	skipUntilStoreLands(t)
 	db := filepath.Join(t.TempDir(), "db")
 	var transcript strings.Builder
 	for _, step := range session {

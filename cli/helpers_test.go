@@ -57,7 +57,6 @@ func ok(t *testing.T, args ...string) string {
 func newStore(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "db")
-	skipUntilStoreLands(t)
 	ok(t, "--db", db, "init")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -179,13 +178,3 @@ func containsLine(text, line string) bool {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
-
-// skipUntilStoreLands skips store-backed tests while lmdbstore is a stub.
-// TODO(cli): remove once lmdbstore's implementation is committed.
-func skipUntilStoreLands(t *testing.T) {
-	t.Helper()
-	r := memctl(t, "--db", filepath.Join(t.TempDir(), "probe"), "init")
-	if strings.Contains(r.Stderr, "not implemented yet") {
-		t.Skip("lmdbstore is not implemented yet")
-	}
-}

@@ -31,7 +31,6 @@ func buildMemctl(t *testing.T) string {
 // lock). Every acknowledged write must be present, each in its own
 // revision, and the store must pass check.
 func TestManyProcesses(t *testing.T) {
-	skipUntilStoreLands(t)
 	bin := buildMemctl(t)
 	db := filepath.Join(t.TempDir(), "db")
 	if out, err := exec.Command(bin, "--db", db, "init").CombinedOutput(); err != nil {

@@ -20,17 +20,32 @@ export MEMCTL_DB="$WORK/store"
 if [ -t 1 ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD= PLAIN=; fi
 heading() { printf '\n%s== %s ==%s\n' "$BOLD" "$*" "$PLAIN"; }
 note()    { printf '# %s\n' "$*"; }
+# show prints a command line as one would type it.
+show()    {
+	local a line='$ memctl'
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_:./=@+-]+$ ]]; then line+=" $a"; else line+=" '$a'"; fi
+	done
+	printf '%s\n' "$line"
+}
 # run shows a command, then runs it.
-run()     { printf '$ memctl %s\n' "$*"; "$MEMCTL" "$@"; }
-# revision prints the store's latest revision.
-revision() { "$MEMCTL" --json stats | sed -n 's/.*"revision":\([0-9]*\).*/\1/p'; }
+run()     { show "$@"; "$MEMCTL" "$@"; }
+# write shows and runs a write, and keeps the revision it committed in REV.
+write()   {
+	local out
+	show "$@"
+	out=$("$MEMCTL" "$@")
+	printf '%s\n' "$out"
+	REV=${out#rev }
+	REV=${REV%% *}
+}
 
 heading "1. A new store"
 run init
 
 heading "2. Run 1, task index: files, symbols and how they relate"
 note "One batch = one transaction = one revision (all or nothing)."
-"$MEMCTL" batch --run run-1 --task index <<'JSONL'
+INDEX_OPS=$(cat <<'JSONL'
 {"op":"put_node","key":"file:lmdbstore/store.go","payload":{"lang":"go","lines":612}}
 {"op":"put_node","key":"file:cli/app.go","payload":{"lang":"go","lines":140}}
 {"op":"put_node","key":"sym:lmdbstore.Open","type":"func"}
@@ -42,25 +57,29 @@ note "One batch = one transaction = one revision (all or nothing)."
 {"op":"put_edge","src":"sym:cli.Run","rel":"calls","dst":"sym:lmdbstore.Open","payload":{"line":31}}
 {"op":"put_edge","src":"file:cli/app.go","rel":"imports","dst":"file:lmdbstore/store.go"}
 JSONL
-INDEXED=$(revision)
-note "indexed at revision $INDEXED"
+)
+printf "\$ memctl batch --run run-1 --task index <<'JSONL'\n%s\nJSONL\n" "$INDEX_OPS"
+out=$("$MEMCTL" batch --run run-1 --task index <<<"$INDEX_OPS")
+printf '%s\n' "$out"
+INDEXED=${out#rev }
+INDEXED=${INDEXED%% *}
 
 heading "3. Run 1, task review: a decision, a constraint, a procedure"
-run put-kv repo decisions errors '{"rule":"wrap with %w; typed errors at boundaries"}' --run run-1 --task review
-run put-kv repo constraints lmdb-values '{"rule":"never store a zero-length value"}' --run run-1 --task review
-run put-kv repo procedures test '{"cmd":"make test"}' --run run-1 --task review
-run put-node decision:errors --payload '{"summary":"typed errors at boundaries"}' --run run-1 --task review
-run put-edge decision:errors decided_for file:lmdbstore/store.go --run run-1 --task review
-run put-node constraint:lmdb-values --payload '{"summary":"no empty LMDB values"}' --run run-1 --task review
-run put-edge constraint:lmdb-values constrains sym:lmdbstore.Store.Update --run run-1 --task review
+write put-kv repo decisions errors '{"rule":"wrap with %w; typed errors at boundaries"}' --run run-1 --task review
+write put-kv repo constraints lmdb-values '{"rule":"never store a zero-length value"}' --run run-1 --task review
+write put-kv repo procedures test '{"cmd":"make test"}' --run run-1 --task review
+write put-node decision:errors --payload '{"summary":"typed errors at boundaries"}' --run run-1 --task review
+write put-edge decision:errors decided_for file:lmdbstore/store.go --run run-1 --task review
+write put-node constraint:lmdb-values --payload '{"summary":"no empty LMDB values"}' --run run-1 --task review
+write put-edge constraint:lmdb-values constrains sym:lmdbstore.Store.Update --run run-1 --task review
 
 heading "4. Run 2, task refactor: the code moves on"
-BEFORE_REFACTOR=$(revision)
-run put-node sym:lmdbstore.Init --type func --run run-2 --task refactor
-run put-edge file:lmdbstore/store.go defines sym:lmdbstore.Init --run run-2 --task refactor
-run put-edge sym:cli.Run calls sym:lmdbstore.Init --weight 0.5 --run run-2 --task refactor
-run del-edge sym:cli.Run calls sym:lmdbstore.Open --run run-2 --task refactor
-run put-kv repo decisions errors '{"rule":"wrap with %w; typed errors; no panics"}' --run run-2 --task refactor
+BEFORE_REFACTOR=$REV
+write put-node sym:lmdbstore.Init --type func --run run-2 --task refactor
+write put-edge file:lmdbstore/store.go defines sym:lmdbstore.Init --run run-2 --task refactor
+write put-edge sym:cli.Run calls sym:lmdbstore.Init --weight 0.5 --run run-2 --task refactor
+write del-edge sym:cli.Run calls sym:lmdbstore.Open --run run-2 --task refactor
+write put-kv repo decisions errors '{"rule":"wrap with %w; typed errors; no panics"}' --run run-2 --task refactor
 
 heading "5. What is related to this file or symbol?"
 run get-out file:lmdbstore/store.go
