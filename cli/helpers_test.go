@@ -53,11 +53,18 @@ func ok(t *testing.T, args ...string) string {
 	return r.Stdout
 }
 
-// newStore initialises an empty store in a temp dir and returns its path.
-func newStore(t *testing.T) string {
+// initStore initialises an empty store in a temp dir and returns its path.
+func initStore(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "db")
 	ok(t, "--db", db, "init")
+	return db
+}
+
+// newStore is initStore plus a check when the test ends.
+func newStore(t *testing.T) string {
+	t.Helper()
+	db := initStore(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			return
