@@ -185,3 +185,6 @@ func containsLine(text, line string) bool {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// cmpDiff is cmp.Diff(want, got) for use in messages.
+func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
