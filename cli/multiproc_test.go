@@ -13,7 +13,7 @@ import (
 )
 
 // buildMemctl builds cmd/memctl into a temp dir and returns the binary.
-func buildMemctl(t *testing.T) string {
+func buildMemctl(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the memctl binary; skipped with -short")
