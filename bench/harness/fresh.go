@@ -2,15 +2,13 @@ package harness
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/memctl/memctl/bench/peers"
 )
 
 // childEnv carries a fresh-process query to a re-executed copy of this
@@ -47,57 +45,67 @@ func MaybeChild(newSys Factory) {
 	os.Exit(0)
 }
 
-// fresh spawns FreshRuns processes that each open sys's store and answer
-// one get-out, for the node with the median out-degree; cells: the child's
-// own open→answer time and the parent's spawn→exit time (medians).
-func (r *sizeRun) fresh(sys peers.System) {
-	name := sys.Name()
-	if c, ok := r.sr.Cells[WOut][name]; !ok || c.Err != nil {
-		err := fmt.Errorf("no store")
-		if ok {
-			err = c.Err
-		}
-		r.set(WFresh, name, Cell{Err: err})
-		r.set(WProcess, name, Cell{Err: err})
-		return
-	}
+// fresh spawns FreshRuns processes per system (taking turns) that each
+// open the system's store and answer one get-out, for a node with the
+// median out-degree. Cells: the child's own open→answer time and the
+// parent's spawn→exit time (medians). Stores must be closed in this process
+// first (bbolt locks its file).
+func (r *sizeRun) fresh(all []*entry) {
 	exe, err := os.Executable()
-	if err != nil {
-		r.set(WFresh, name, Cell{Err: err})
-		return
+	var es []*entry
+	for _, e := range all {
+		c, ok := r.sr.Cells[WOut][e.name]
+		switch {
+		case err != nil:
+			r.set(WFresh, e.name, Cell{Err: err})
+		case !ok || c.Err != nil || e.err != nil:
+			r.set(WFresh, e.name, Cell{Err: firstErr(e.err, c.Err, errors.New("no store"))})
+			r.set(WProcess, e.name, Cell{Err: firstErr(e.err, c.Err, errors.New("no store"))})
+		default:
+			es = append(es, e)
+		}
 	}
 	node := medianNode(r.t.outDeg)
-	arg := sys.FreshArg(r.g, node)
 	want := int(r.t.outDeg[node])
-	var inChild, wall []time.Duration
+	inChild := map[*entry][]time.Duration{}
+	wall := map[*entry][]time.Duration{}
+	failed := map[*entry]error{}
 	for i := 0; i < r.o.FreshRuns; i++ {
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), childEnv+"="+name, childDirEnv+"="+filepath.Join(r.dir, name), childArgEnv+"="+arg)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		t0 := time.Now()
-		err := cmd.Run()
-		el := time.Since(t0)
-		if err != nil {
-			e := fmt.Errorf("child: %v: %s", err, strings.TrimSpace(stderr.String()))
-			r.set(WFresh, name, Cell{Err: e})
-			r.set(WProcess, name, Cell{Err: e})
-			return
+		for _, e := range es {
+			if failed[e] != nil {
+				continue
+			}
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), childEnv+"="+e.name, childDirEnv+"="+e.dir, childArgEnv+"="+e.sys.FreshArg(r.g, node))
+			var out, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &stderr
+			t0 := time.Now()
+			err := cmd.Run()
+			el := time.Since(t0)
+			if err != nil {
+				failed[e] = fmt.Errorf("child: %v: %s", err, strings.TrimSpace(stderr.String()))
+				continue
+			}
+			var n int
+			var ns int64
+			if _, err := fmt.Sscan(out.String(), &n, &ns); err != nil || n != want {
+				failed[e] = &WrongAnswerError{WFresh, node, fmt.Sprintf("child said %q, want %d edges", out.String(), want)}
+				continue
+			}
+			inChild[e] = append(inChild[e], time.Duration(ns))
+			wall[e] = append(wall[e], el)
 		}
-		var n int
-		var ns int64
-		if _, err := fmt.Sscan(out.String(), &n, &ns); err != nil || n != want {
-			e := &WrongAnswerError{WFresh, node, fmt.Sprintf("child said %q, want %d edges", out.String(), want)}
-			r.set(WFresh, name, Cell{Err: e})
-			r.set(WProcess, name, Cell{Err: e})
-			return
-		}
-		inChild = append(inChild, time.Duration(ns))
-		wall = append(wall, el)
 	}
 	note := fmt.Sprintf("median of %d, degree %d", r.o.FreshRuns, want)
-	r.set(WFresh, name, Cell{Value: ms(median(inChild)), Note: note})
-	r.set(WProcess, name, Cell{Value: ms(median(wall)), Note: note})
+	for _, e := range es {
+		if failed[e] != nil {
+			r.set(WFresh, e.name, Cell{Err: failed[e]})
+			r.set(WProcess, e.name, Cell{Err: failed[e]})
+			continue
+		}
+		r.set(WFresh, e.name, Cell{Value: ms(median(inChild[e])), Note: note})
+		r.set(WProcess, e.name, Cell{Value: ms(median(wall[e])), Note: note})
+	}
 }
 
 func medianNode(deg []uint32) uint32 {

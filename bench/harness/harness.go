@@ -2,9 +2,11 @@
 // their answers against the generator's truth, and prints one table.
 //
 // Invariants: every system sees the same graph, the same batches, the same
-// durable writes and the same sequence of random nodes; a system whose
+// durable writes and the same sequence of random nodes (each reads as long
+// a prefix of it as its time allows); systems take turns within every
+// workload, so changes in the machine's load hit them alike; a system whose
 // answer differs from the truth gets "WRONG" in its cells instead of a
-// figure; one system's store is open at a time.
+// figure.
 package harness
 
 import (
@@ -40,11 +42,10 @@ type Options struct {
 	New     Factory
 	Dir     string // scratch root (a temporary directory when empty)
 	Keep    bool   // keep the stores after the run
-	// ProfileDir, when set, receives a CPU profile per (size, system,
-	// workload) for the systems in ProfileSystems.
-	ProfileDir     string
-	ProfileSystems []string
-	Log            io.Writer // progress (stderr)
+	// ProfileDir, when set, receives a CPU profile per size and workload
+	// (of every system: they run interleaved).
+	ProfileDir string
+	Log        io.Writer // progress (stderr)
 }
 
 // Workload names, in table order.
@@ -134,6 +135,17 @@ type sizeRun struct {
 	dir   string
 }
 
+// entry is one system during a size's run.
+type entry struct {
+	sys   peers.System
+	name  string
+	dir   string
+	from  string // source system of a derived one
+	err   error  // first failure: later workloads are skipped
+	check map[string]error
+	next  int // position in the random node sequence
+}
+
 func runSize(o Options, n int) (*SizeResult, error) {
 	t0 := time.Now()
 	g, err := gen.Generate(gen.Config{Nodes: n, EdgesPerNode: 8, Seed: o.Seed, ExtraEdges: o.Writes})
@@ -151,7 +163,6 @@ func runSize(o Options, n int) (*SizeResult, error) {
 	}
 	sr := &SizeResult{Nodes: len(g.Nodes), Edges: len(g.Edges) + len(p.writes), Cells: map[string]map[string]Cell{},
 		OutDeg: t.outDeg, InDeg: t.inDeg, DiffOps: t.diffOps, Batches: len(p.batches)}
-	sr.PitFrac = float64(len(g.Edges[:0])) // set below
 	pitEdges := 0
 	for _, b := range p.batches[:p.pitRev] {
 		pitEdges += len(b.Edges)
@@ -164,47 +175,27 @@ func runSize(o Options, n int) (*SizeResult, error) {
 		sr.Cells[w] = map[string]Cell{}
 	}
 	run := &sizeRun{o: o, g: g, p: p, t: t, sr: sr, nodes: nodes, dir: filepath.Join(o.Dir, fmt.Sprint(n))}
-	open := map[string]peers.System{}
+	var all []*entry
 	defer func() {
-		for _, s := range open {
-			s.Close()
+		for _, e := range all {
+			e.sys.Close()
 		}
 	}()
 	for _, name := range o.Systems {
-		if _, derived := o.Derived[name]; derived {
-			continue
-		}
 		sys, err := o.New(name)
 		if err != nil {
 			return nil, err
 		}
-		open[name] = sys
-		run.system(sys)
-		// Derived systems are built while their source is still open.
-		for _, dname := range o.Systems {
-			if o.Derived[dname] != name {
-				continue
-			}
-			dsys, err := o.New(dname)
-			if err != nil {
-				return nil, err
-			}
-			run.derived(dsys.(peers.Derived), sys)
-			dsys.Close()
-		}
-		// A fresh process must not share the store with an open handle
-		// (bbolt's file lock): close first.
-		sys.Close()
-		delete(open, name)
-		run.fresh(sys)
-		for _, dname := range o.Systems {
-			if o.Derived[dname] == name {
-				dsys, _ := o.New(dname)
-				run.fresh(dsys)
-			}
-		}
-		runtime.GC()
+		all = append(all, &entry{sys: sys, name: name, from: o.Derived[name]})
 	}
+	run.writes(all)
+	run.derive(all)
+	run.reads(all)
+	for _, e := range all {
+		e.sys.Close()
+	}
+	run.fresh(all)
+	runtime.GC()
 	return sr, nil
 }
 
@@ -220,6 +211,18 @@ func (r *sizeRun) set(w, sys string, c Cell) {
 	fmt.Fprintf(r.o.Log, "  %-12s %-22s %s\n", sys, w, msg)
 }
 
+// fail records e's first failure in every workload not measured yet.
+func (r *sizeRun) fail(e *entry, err error) {
+	if e.err == nil {
+		e.err = err
+	}
+	for _, w := range Workloads {
+		if _, done := r.sr.Cells[w][e.name]; !done && w != WFresh && w != WProcess {
+			r.set(w, e.name, Cell{Err: err})
+		}
+	}
+}
+
 func (r *sizeRun) sysDir(name string) (string, error) {
 	d := filepath.Join(r.dir, name)
 	if err := os.RemoveAll(d); err != nil {
@@ -228,14 +231,14 @@ func (r *sizeRun) sysDir(name string) (string, error) {
 	return d, os.MkdirAll(d, 0o755)
 }
 
-// profile runs fn under a CPU profile when one is asked for sys.
-func (r *sizeRun) profile(sys, w string, fn func()) {
-	if r.o.ProfileDir == "" || !slices.Contains(r.o.ProfileSystems, sys) {
+// profile runs fn under a CPU profile when a profile directory is set.
+// Systems run interleaved, so one profile holds every system's work.
+func (r *sizeRun) profile(w string, fn func()) {
+	if r.o.ProfileDir == "" {
 		fn()
 		return
 	}
-	name := fmt.Sprintf("%d-%s-%s.pprof", len(r.g.Nodes), sys, slug(w))
-	f, err := os.Create(filepath.Join(r.o.ProfileDir, name))
+	f, err := os.Create(filepath.Join(r.o.ProfileDir, fmt.Sprintf("%d-%s.pprof", len(r.g.Nodes), slug(w))))
 	if err != nil {
 		fn()
 		return
@@ -259,164 +262,233 @@ func slug(s string) string {
 	return string(b)
 }
 
-func (r *sizeRun) system(sys peers.System) {
-	name := sys.Name()
-	fail := func(from int, err error) {
-		for _, w := range Workloads[from:] {
-			if w == WFresh || w == WProcess {
-				continue
-			}
-			if _, done := r.sr.Cells[w][name]; !done {
-				r.set(w, name, Cell{Err: err})
-			}
+// live lists the entries that have not failed, optionally only the base
+// (non-derived) ones.
+func live(all []*entry, baseOnly bool) []*entry {
+	var out []*entry
+	for _, e := range all {
+		if e.err == nil && (!baseOnly || e.from == "") {
+			out = append(out, e)
 		}
 	}
-	dir, err := r.sysDir(name)
-	if err == nil {
-		err = sys.Create(dir, r.g)
+	return out
+}
+
+// writes creates every base system, bulk-loads them and applies the
+// durable single writes. Systems take turns batch by batch, so a change in
+// the machine's load during the run hits them all alike.
+func (r *sizeRun) writes(all []*entry) {
+	for _, e := range live(all, true) {
+		dir, err := r.sysDir(e.name)
+		if err == nil {
+			e.dir = dir
+			err = e.sys.Create(dir, r.g)
+		}
+		if err != nil {
+			r.fail(e, err)
+		}
 	}
-	if err != nil {
-		fail(0, err)
-		return
-	}
-	// Bulk load.
-	var loadErr error
-	t0 := time.Now()
-	r.profile(name, WBulk, func() {
+	spent := map[*entry]time.Duration{}
+	r.profile(WBulk, func() {
 		for _, b := range r.p.batches {
-			if loadErr = sys.Load(b); loadErr != nil {
-				return
+			for _, e := range live(all, true) {
+				t0 := time.Now()
+				err := e.sys.Load(b)
+				spent[e] += time.Since(t0)
+				if err != nil {
+					r.fail(e, err)
+				}
 			}
 		}
 	})
-	if loadErr != nil {
-		fail(0, loadErr)
-		return
+	for _, e := range live(all, true) {
+		r.set(WBulk, e.name, Cell{Value: float64(len(r.g.Edges)) / spent[e].Seconds(),
+			Note: fmt.Sprintf("%.1fs incl. %d nodes", spent[e].Seconds(), len(r.g.Nodes))})
 	}
-	el := time.Since(t0)
-	r.set(WBulk, name, Cell{Value: float64(len(r.g.Edges)) / el.Seconds(),
-		Note: fmt.Sprintf("%.1fs incl. %d nodes", el.Seconds(), len(r.g.Nodes))})
-	// Durable single writes.
-	t0 = time.Now()
-	r.profile(name, WPut, func() {
-		for _, e := range r.p.writes {
-			if loadErr = sys.PutEdge(e); loadErr != nil {
-				return
+	clear(spent)
+	r.profile(WPut, func() {
+		for _, w := range r.p.writes {
+			for _, e := range live(all, true) {
+				t0 := time.Now()
+				err := e.sys.PutEdge(w)
+				spent[e] += time.Since(t0)
+				if err != nil {
+					r.fail(e, err)
+				}
 			}
 		}
 	})
-	if loadErr != nil {
-		fail(1, loadErr)
-		return
-	}
-	r.set(WPut, name, Cell{Value: float64(len(r.p.writes)) / time.Since(t0).Seconds()})
-	if err := sys.Settle(); err != nil {
-		fail(2, err)
-		return
-	}
-	if b, err := peers.DiskBytes(dir); err != nil {
-		r.set(WBytes, name, Cell{Err: err})
-	} else {
-		r.set(WBytes, name, Cell{Value: float64(b) / float64(r.sr.Edges), Note: fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))})
-	}
-	r.reads(sys)
-}
-
-// derived builds a derived system from src and runs the read workloads.
-func (r *sizeRun) derived(sys peers.Derived, src peers.System) {
-	name := sys.Name()
-	dir, err := r.sysDir(name)
-	if err == nil {
-		t0 := time.Now()
-		err = sys.DeriveFrom(src, dir)
-		r.sr.ExportDuration = time.Since(t0)
-	}
-	if err != nil {
-		for _, w := range Workloads {
-			if w != WFresh && w != WProcess {
-				r.set(w, name, Cell{Err: err})
-			}
-		}
-		return
-	}
-	for _, w := range []string{WBulk, WPut} {
-		r.set(w, name, Cell{Err: peers.ErrNotSupported, Note: "read-only export"})
-	}
-	if b, err := peers.DiskBytes(dir); err == nil {
-		r.set(WBytes, name, Cell{Value: float64(b) / float64(r.sr.Edges),
-			Note: fmt.Sprintf("%.1f MiB, exported in %.2fs", float64(b)/(1<<20), r.sr.ExportDuration.Seconds())})
-	}
-	r.reads(sys)
-}
-
-// reads checks a sample of answers, then times each read workload.
-func (r *sizeRun) reads(sys peers.System) {
-	name := sys.Name()
-	check := r.verify(sys)
-	cnt := 0
-	count := func(uint32, uint64) { cnt++ }
-	type readW struct {
-		w  string
-		op func(node uint32) error
-	}
-	ws := []readW{
-		{WOut, func(v uint32) error { return sys.GetOut(v, count) }},
-		{WIn, func(v uint32) error { return sys.GetIn(v, count) }},
-		{WHop, func(v uint32) error { _, err := sys.ThreeHop(v); return err }},
-		{WPit, func(v uint32) error { return sys.GetOutAt(v, r.t.pitRev, count) }},
-	}
-	for _, rw := range ws {
-		if err := check[rw.w]; err != nil {
-			r.set(rw.w, name, Cell{Err: err})
+	for _, e := range live(all, true) {
+		r.set(WPut, e.name, Cell{Value: float64(len(r.p.writes)) / spent[e].Seconds()})
+		if err := e.sys.Settle(); err != nil {
+			r.fail(e, err)
 			continue
 		}
-		var c Cell
-		r.profile(name, rw.w, func() { c = r.timeOps(rw.op) })
-		r.set(rw.w, name, c)
-	}
-	if err := check[WDiff]; err != nil {
-		r.set(WDiff, name, Cell{Err: err})
-		return
-	}
-	var c Cell
-	r.profile(name, WDiff, func() {
-		var best time.Duration
-		for i := 0; i < 5; i++ {
-			t0 := time.Now()
-			if _, err := sys.DiffSince(r.t.diffRev); err != nil {
-				c = Cell{Err: err}
-				return
-			}
-			if d := time.Since(t0); i == 0 || d < best {
-				best = d
-			}
+		if b, err := peers.DiskBytes(e.dir); err != nil {
+			r.set(WBytes, e.name, Cell{Err: err})
+		} else {
+			r.set(WBytes, e.name, Cell{Value: float64(b) / float64(r.sr.Edges), Note: fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))})
 		}
-		c = Cell{Value: best.Seconds() * 1e3, Note: fmt.Sprintf("%d ops, best of 5", r.t.diffOps)}
-	})
-	r.set(WDiff, name, c)
+	}
 }
 
-// timeOps runs op over the random node sequence for about ReadTime and
-// returns ops per second. The first 256 ops warm up untimed.
-func (r *sizeRun) timeOps(op func(uint32) error) Cell {
-	i := 0
-	for ; i < 256; i++ {
-		if err := op(r.nodes[i%len(r.nodes)]); err != nil {
-			return Cell{Err: err}
+// derive builds every derived system from its (loaded) source.
+func (r *sizeRun) derive(all []*entry) {
+	byName := map[string]*entry{}
+	for _, e := range all {
+		byName[e.name] = e
+	}
+	for _, e := range all {
+		if e.from == "" {
+			continue
+		}
+		src := byName[e.from]
+		d, ok := e.sys.(peers.Derived)
+		switch {
+		case src == nil || src.err != nil:
+			r.fail(e, fmt.Errorf("source %s unavailable", e.from))
+			continue
+		case !ok:
+			r.fail(e, fmt.Errorf("%s cannot be derived", e.name))
+			continue
+		}
+		dir, err := r.sysDir(e.name)
+		if err == nil {
+			e.dir = dir
+			t0 := time.Now()
+			err = d.DeriveFrom(src.sys, dir)
+			r.sr.ExportDuration = time.Since(t0)
+		}
+		if err != nil {
+			r.fail(e, err)
+			continue
+		}
+		for _, w := range []string{WBulk, WPut} {
+			r.set(w, e.name, Cell{Err: peers.ErrNotSupported, Note: "read-only export"})
+		}
+		if b, err := peers.DiskBytes(dir); err == nil {
+			r.set(WBytes, e.name, Cell{Value: float64(b) / float64(r.sr.Edges),
+				Note: fmt.Sprintf("%.1f MiB, exported in %.2fs", float64(b)/(1<<20), r.sr.ExportDuration.Seconds())})
+		}
+	}
+}
+
+// readRounds is how many turns each system gets per read workload.
+const readRounds = 8
+
+// reads checks a sample of every system's answers, then times each read
+// workload with the systems taking turns.
+func (r *sizeRun) reads(all []*entry) {
+	for _, e := range live(all, false) {
+		e.check = r.verify(e.sys)
+	}
+	type readW struct {
+		w  string
+		op func(sys peers.System, node uint32) error
+	}
+	cnt := 0
+	count := func(uint32, uint64) { cnt++ }
+	ws := []readW{
+		{WOut, func(sys peers.System, v uint32) error { return sys.GetOut(v, count) }},
+		{WIn, func(sys peers.System, v uint32) error { return sys.GetIn(v, count) }},
+		{WHop, func(sys peers.System, v uint32) error { _, err := sys.ThreeHop(v); return err }},
+		{WPit, func(sys peers.System, v uint32) error { return sys.GetOutAt(v, r.t.pitRev, count) }},
+	}
+	for _, rw := range ws {
+		var es []*entry
+		for _, e := range live(all, false) {
+			if err := e.check[rw.w]; err != nil {
+				r.set(rw.w, e.name, Cell{Err: err})
+			} else {
+				es = append(es, e)
+			}
+		}
+		ops := map[*entry]int{}
+		spent := map[*entry]time.Duration{}
+		failed := map[*entry]error{}
+		for _, e := range es {
+			e.next = 0
+		}
+		r.profile(rw.w, func() {
+			for round := 0; round < readRounds; round++ {
+				for _, e := range es {
+					if failed[e] != nil {
+						continue
+					}
+					n, d, err := r.timeOps(e, round == 0, r.o.ReadTime/readRounds, func(v uint32) error { return rw.op(e.sys, v) })
+					ops[e] += n
+					spent[e] += d
+					failed[e] = err
+				}
+			}
+		})
+		for _, e := range es {
+			if failed[e] != nil {
+				r.set(rw.w, e.name, Cell{Err: failed[e]})
+			} else {
+				r.set(rw.w, e.name, Cell{Value: float64(ops[e]) / spent[e].Seconds()})
+			}
+		}
+	}
+	var es []*entry
+	for _, e := range live(all, false) {
+		if err := e.check[WDiff]; err != nil {
+			r.set(WDiff, e.name, Cell{Err: err})
+		} else {
+			es = append(es, e)
+		}
+	}
+	best := map[*entry]time.Duration{}
+	failed := map[*entry]error{}
+	r.profile(WDiff, func() {
+		for i := 0; i < 5; i++ {
+			for _, e := range es {
+				if failed[e] != nil {
+					continue
+				}
+				t0 := time.Now()
+				_, err := e.sys.DiffSince(r.t.diffRev)
+				d := time.Since(t0)
+				failed[e] = err
+				if b, ok := best[e]; !ok || d < b {
+					best[e] = d
+				}
+			}
+		}
+	})
+	for _, e := range es {
+		if failed[e] != nil {
+			r.set(WDiff, e.name, Cell{Err: failed[e]})
+		} else {
+			r.set(WDiff, e.name, Cell{Value: best[e].Seconds() * 1e3, Note: fmt.Sprintf("%d ops, best of 5", r.t.diffOps)})
+		}
+	}
+}
+
+// timeOps runs op over e's share of the random node sequence for about
+// budget and returns the ops done and the time they took. With warm, the
+// first 256 ops run untimed.
+func (r *sizeRun) timeOps(e *entry, warm bool, budget time.Duration, op func(uint32) error) (int, time.Duration, error) {
+	if warm {
+		for k := 0; k < 256; k++ {
+			if err := op(r.nodes[e.next%len(r.nodes)]); err != nil {
+				return 0, 0, err
+			}
+			e.next++
 		}
 	}
 	ops := 0
 	t0 := time.Now()
 	for {
-		for k := 0; k < 64; k++ {
-			if err := op(r.nodes[i%len(r.nodes)]); err != nil {
-				return Cell{Err: err}
+		for k := 0; k < 16; k++ {
+			if err := op(r.nodes[e.next%len(r.nodes)]); err != nil {
+				return 0, 0, err
 			}
-			i++
+			e.next++
 			ops++
 		}
-		if el := time.Since(t0); el >= r.o.ReadTime {
-			return Cell{Value: float64(ops) / el.Seconds()}
+		if el := time.Since(t0); el >= budget {
+			return ops, el, nil
 		}
 	}
 }

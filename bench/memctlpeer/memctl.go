@@ -10,6 +10,17 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 )
 
+// New returns a zero System by name: memctl, memctl-snap, or a peer.
+func New(name string) (peers.System, error) {
+	switch name {
+	case "memctl":
+		return &Memctl{}, nil
+	case "memctl-snap":
+		return &MemctlSnap{}, nil
+	}
+	return peers.New(name)
+}
+
 // Memctl is this store through its Go API: one Update per batch (default
 // options, so every commit is synced), one View per read, ScanOut/ScanIn
 // for the zero-allocation scans.
@@ -73,20 +84,17 @@ func (s *Memctl) PutEdge(e gen.Edge) error {
 	return err
 }
 
-// Settle resolves every node's id and every relation's id once, outside
-// the timed reads.
+// Settle computes every node's id and resolves every relation's id once,
+// outside the timed reads.
 func (s *Memctl) Settle() error {
 	s.ids = make([]lmdbstore.NodeID, len(s.g.Nodes))
 	s.idx = make(map[lmdbstore.NodeID]uint32, len(s.g.Nodes))
 	s.rels = make(map[lmdbstore.RelID]gen.Rel)
 	return s.st.View(func(r *lmdbstore.ReadTxn) error {
 		for i, n := range s.g.Nodes {
-			node, err := r.GetNode(n.Key, lmdbstore.At{})
-			if err != nil {
-				return fmt.Errorf("memctl: node %q: %w", n.Key, err)
-			}
-			s.ids[i] = node.ID
-			s.idx[node.ID] = uint32(i)
+			id := lmdbstore.IDOf(n.Key)
+			s.ids[i] = id
+			s.idx[id] = uint32(i)
 		}
 		for rel := gen.Rel(1); int(rel) <= gen.NumRels; rel++ {
 			rr, err := r.RelationByName(rel.Name())

@@ -14,22 +14,10 @@ import (
 
 	"github.com/memctl/memctl/bench/harness"
 	"github.com/memctl/memctl/bench/memctlpeer"
-	"github.com/memctl/memctl/bench/peers"
 )
 
-// newSystem is the factory of every system in the table.
-func newSystem(name string) (peers.System, error) {
-	switch name {
-	case "memctl":
-		return &memctlpeer.Memctl{}, nil
-	case "memctl-snap":
-		return &memctlpeer.MemctlSnap{}, nil
-	}
-	return peers.New(name)
-}
-
 func main() {
-	harness.MaybeChild(newSystem)
+	harness.MaybeChild(memctlpeer.New)
 	var (
 		sizes    = flag.String("sizes", "10000,100000", "comma-separated node counts")
 		large    = flag.Bool("large", false, "also run 1,000,000 nodes (8M edges; about 15 more minutes)")
@@ -41,14 +29,13 @@ func main() {
 		systems  = flag.String("systems", "memctl,memctl-snap,sqlite,bbolt,lmdb-raw", "systems, the first is the reference")
 		dir      = flag.String("dir", "", "scratch directory (default: a temporary one, removed)")
 		keep     = flag.Bool("keep", false, "keep the stores")
-		profDir  = flag.String("cpuprofile", "", "directory for CPU profiles per size, system and workload")
-		profSys  = flag.String("profile", "memctl", "systems to profile with -cpuprofile")
+		profDir  = flag.String("cpuprofile", "", "directory for CPU profiles per size and workload")
 	)
 	flag.Parse()
 	o := harness.Options{
 		Seed: *seed, BatchOps: *batch, Writes: *writes, ReadTime: *readTime, FreshRuns: *fresh,
 		Systems: strings.Split(*systems, ","), Derived: map[string]string{"memctl-snap": "memctl"},
-		New: newSystem, Dir: *dir, Keep: *keep, ProfileDir: *profDir, ProfileSystems: strings.Split(*profSys, ","),
+		New: memctlpeer.New, Dir: *dir, Keep: *keep, ProfileDir: *profDir,
 		Log: os.Stderr,
 	}
 	for _, s := range strings.Split(*sizes, ",") {
