@@ -28,8 +28,9 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
+# Peers (SQLite, bbolt, raw LMDB) on 10K and 100K nodes; PEERS_FLAGS=-large adds 1M.
 bench-peers:
-	cd bench && $(GO) run ./cmd/peers
+	cd bench && $(GO) run ./cmd/peers $(PEERS_FLAGS)
 
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
