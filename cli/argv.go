@@ -71,9 +71,11 @@ func interspersed(app *cli.App, args []string) []string {
 	}
 
 	var local, positional []string
+	sawDashes := false
 	for j := 0; j < len(tail); {
 		tok := tail[j]
 		if tok == "--" {
+			sawDashes = true
 			positional = append(positional, tail[j+1:]...)
 			break
 		}
@@ -103,7 +105,7 @@ func interspersed(app *cli.App, args []string) []string {
 	out = append(out, global...)
 	out = append(out, path...)
 	out = append(out, local...)
-	if len(positional) > 0 {
+	if len(positional) > 0 || sawDashes {
 		out = append(out, "--")
 		out = append(out, positional...)
 	}
