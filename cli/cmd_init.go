@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/urfave/cli/v2"
 )
@@ -27,7 +25,7 @@ func runInit(k *call) error {
 	}
 	s, err := lmdbstore.Init(path, opts)
 	if err != nil {
-		return fmt.Errorf("init %s: %w", path, err)
+		return err // the store's errors name the path
 	}
 	k.store = s
 	if k.out.json {

@@ -225,7 +225,7 @@ func (k *call) open(readOnly bool) (*lmdbstore.Store, error) {
 		if errors.Is(err, lmdbstore.ErrNotExist) {
 			return nil, fmt.Errorf("%w %s (create one with: memctl --db %s init)", lmdbstore.ErrNotExist, path, path)
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // the store's errors name the path
 	}
 	k.store = s
 	return s, nil
