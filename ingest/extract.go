@@ -1,0 +1,623 @@
+package ingest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"go/build/constraint"
+	"go/token"
+	"go/types"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// GoOptions configures ExtractGo.
+type GoOptions struct {
+	WalkOptions
+	// SyntaxOnly skips type-checking: every package is extracted from its
+	// syntax alone.
+	SyntaxOnly bool
+	// LoadEnv is appended to the environment of the go command that
+	// go/packages runs (after GOPROXY=off and GOTOOLCHAIN=local: ingest
+	// never downloads anything).
+	LoadEnv []string
+	// Progress, when set, is called as work advances.
+	Progress func(Progress)
+}
+
+// Progress reports how far a phase has come. Total 0 means unknown.
+type Progress struct {
+	Phase       string // "reading", "loading", "extracting", "writing"
+	Done, Total int
+}
+
+// Extraction modes, per package and for a whole ingest.
+const (
+	ModeTyped  = "typed"  // type-checked with go/packages
+	ModeSyntax = "syntax" // parsed only, names resolved by scope rules
+	ModeMixed  = "mixed"  // some packages of each
+)
+
+// GoResult is an extracted Go tree.
+type GoResult struct {
+	Graph    *Graph
+	Module   string // module path of the root
+	Files    int    // Go files read
+	Packages int    // packages found in the tree
+	// TypedPackages were type-checked; SyntaxPackages were not (the module
+	// did not load, the files are excluded by build constraints for this
+	// platform, or SyntaxOnly was set).
+	TypedPackages, SyntaxPackages int
+	// PackagesWithTypeErrors were type-checked but had errors (their type
+	// information is partial).
+	PackagesWithTypeErrors int
+	Mode                   string
+	// LoadErrors say why a module fell back to syntax-only extraction.
+	LoadErrors []string
+	// TreeHash identifies the inputs: every Go, go.mod and go.sum file's
+	// content hash, the toolchain and the options.
+	TreeHash string
+	Elapsed  time.Duration
+}
+
+// ExtractGo reads the Go tree under root and returns its graph.
+func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
+	start := time.Now()
+	report := func(p Progress) {
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	report(Progress{Phase: "reading"})
+	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") })
+	if err != nil {
+		return nil, err
+	}
+	toolchain := ""
+	if !opts.SyntaxOnly {
+		toolchain = goToolchain(t.Root, opts.LoadEnv)
+	}
+	x := newExtractor(t, opts)
+	res := &GoResult{
+		Module:   t.Modules[0].Path,
+		Files:    len(t.Files),
+		TreeHash: treeHash(t, opts, toolchain),
+	}
+	if !opts.SyntaxOnly {
+		for i, m := range t.Modules {
+			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
+			if err := x.loadTyped(m); err != nil {
+				res.LoadErrors = append(res.LoadErrors, fmt.Sprintf("%s: %v", m.Path, firstLine(err.Error())))
+			}
+		}
+	}
+	report(Progress{Phase: "extracting"})
+	x.extractSyntax()
+	x.finish()
+	res.Graph = x.g
+	res.Packages = len(x.pkgModes)
+	for _, m := range x.pkgModes {
+		if m == ModeTyped {
+			res.TypedPackages++
+		} else {
+			res.SyntaxPackages++
+		}
+	}
+	res.PackagesWithTypeErrors = len(x.typeErrors)
+	switch {
+	case res.SyntaxPackages == 0:
+		res.Mode = ModeTyped
+	case res.TypedPackages == 0:
+		res.Mode = ModeSyntax
+	default:
+		res.Mode = ModeMixed
+	}
+	res.Graph.AddNode(Node{Key: IngestGoKey, Type: TypeIngest, Payload: mustJSON(IngestPayload{
+		Module: res.Module, GoVersion: toolchain, Mode: res.Mode, Files: res.Files, TreeHash: res.TreeHash,
+	})})
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// goToolchain describes the go command that type-checking would use: its
+// version and target. It is part of the tree hash because it changes what
+// type-checking sees.
+func goToolchain(dir string, env []string) string {
+	cmd := exec.Command("go", "env", "GOVERSION", "GOOS", "GOARCH", "CGO_ENABLED", "GOFLAGS")
+	cmd.Dir = dir
+	cmd.Env = loadEnv(env)
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
+
+// treeHash is the hash of everything extraction depends on.
+func treeHash(t *tree, opts GoOptions, toolchain string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "ingest-go 1\ntoolchain %s\nvendor %t testdata %t hidden %t syntax-only %t\n",
+		toolchain, opts.IncludeVendor, opts.IncludeTestdata, opts.IncludeHidden, opts.SyntaxOnly)
+	for _, fs := range [][]*srcFile{t.ModFiles, t.Files} {
+		for _, f := range fs {
+			fmt.Fprintf(h, "%s\x00%s\n", f.Rel, f.Hash)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// target is what an identifier resolves to: a package-level symbol.
+type target struct {
+	key  string
+	kind string
+	pkg  string // import path of the symbol's package
+}
+
+// resolver resolves the identifiers of one file.
+type resolver interface {
+	// ident resolves an identifier used as an operand.
+	ident(id *ast.Ident) (target, bool)
+	// selector resolves x.Sel; skipX reports that x needs no resolution
+	// (it names an imported package).
+	selector(sel *ast.SelectorExpr) (t target, ok, skipX bool)
+	// importPath is the import path an import spec resolves to.
+	importPath(spec *ast.ImportSpec) string
+}
+
+// extractor accumulates the graph of one tree.
+type extractor struct {
+	t    *tree
+	opts GoOptions
+	g    *Graph
+	fset *token.FileSet // for files parsed by extractSyntax
+	// typedFset holds the files of type-checked packages; checked are
+	// the type-checked packages by path, across modules.
+	typedFset  *token.FileSet
+	checked    map[string]*types.Package
+	parseMu    sync.Mutex
+	parseCache map[string]*parseEntry
+
+	byRel    map[string]*srcFile
+	claimed  map[string]bool   // rel paths extracted by a typed package
+	treePkgs map[string]bool   // import paths of directories in the tree
+	tables   map[string]*table // import path → declarations
+	pkgModes map[string]string // import path → mode
+	// typeErrors are import paths of packages type-checked with errors.
+	typeErrors map[string]bool
+
+	symTest map[string]bool   // symbol key → declared in a _test.go file
+	symFile map[string]string // symbol key → file of its first declaration
+	// syntaxTypes are the types declared in files extracted without
+	// type information; implementsSyntax handles them.
+	syntaxTypes map[string]bool
+	imported    map[string]bool // import paths imported by some file
+	tests       []testEdge
+	initSeq     map[string]int // "importpath\x00file" → inits seen
+}
+
+type testEdge struct {
+	file, fn, target string
+}
+
+func newExtractor(t *tree, opts GoOptions) *extractor {
+	x := &extractor{
+		t: t, opts: opts, g: NewGraph(), fset: token.NewFileSet(), typedFset: token.NewFileSet(),
+		checked:     make(map[string]*types.Package),
+		parseCache:  make(map[string]*parseEntry),
+		byRel:       make(map[string]*srcFile, len(t.Files)),
+		claimed:     make(map[string]bool),
+		treePkgs:    make(map[string]bool),
+		tables:      make(map[string]*table),
+		pkgModes:    make(map[string]string),
+		typeErrors:  make(map[string]bool),
+		symTest:     make(map[string]bool),
+		symFile:     make(map[string]string),
+		syntaxTypes: make(map[string]bool),
+		imported:    make(map[string]bool),
+		initSeq:     make(map[string]int),
+	}
+	for _, f := range t.Files {
+		x.byRel[f.Rel] = f
+		ip := t.importPathOf(path.Dir(f.Rel))
+		x.treePkgs[ip] = true
+		x.treePkgs[ip+"_test"] = true
+	}
+	return x
+}
+
+// unitFile is one file of a package being extracted.
+type unitFile struct {
+	src  *srcFile
+	ast  *ast.File
+	fset *token.FileSet
+	res  resolver
+	mode string
+	// parseErr is the first syntax error of the file ("" if none).
+	parseErr string
+}
+
+func (f *unitFile) isTest() bool { return strings.HasSuffix(f.src.Rel, "_test.go") }
+
+func (f *unitFile) line(p token.Pos) int { return f.fset.PositionFor(p, false).Line }
+
+// addPackage records a package node (the first description of an import
+// path wins: typed packages are extracted before syntax-only ones).
+func (x *extractor) addPackage(importPath, name, dir, mode string) {
+	if _, ok := x.pkgModes[importPath]; ok {
+		return
+	}
+	x.pkgModes[importPath] = mode
+	x.g.AddNode(Node{Key: PackageKey(importPath), Type: TypePackage, Payload: mustJSON(PackagePayload{
+		ImportPath: importPath, Name: name, Dir: dir, Mode: mode,
+	})})
+}
+
+// extractFile adds the nodes and edges of one file of package importPath.
+func (x *extractor) extractFile(importPath string, f *unitFile) {
+	rel := f.src.Rel
+	fileKey := FileKey(rel)
+	payload := FilePayload{
+		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(f.src.Content),
+		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
+	}
+	x.g.AddNode(Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	x.g.AddEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})
+	x.addDirs(rel)
+	for _, imp := range f.ast.Imports {
+		p := f.res.importPath(imp)
+		if p == "" {
+			continue
+		}
+		x.imported[p] = true
+		x.g.AddEdge(Edge{Src: fileKey, Rel: RelImports, Dst: PackageKey(p)})
+	}
+	base := path.Base(rel)
+	for _, decl := range f.ast.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name == "_" {
+				continue
+			}
+			sym := SymbolPayload{Package: importPath, Name: d.Name.Name, Kind: KindFunc}
+			var key string
+			switch {
+			case d.Recv != nil && len(d.Recv.List) > 0:
+				recv := recvTypeName(d.Recv.List[0].Type)
+				if recv == "" {
+					continue
+				}
+				sym.Recv, sym.Kind = recv, KindMethod
+				key = MethodKey(importPath, recv, d.Name.Name)
+			case d.Name.Name == "init":
+				seq := importPath + "\x00" + rel
+				x.initSeq[seq]++
+				key = InitKey(importPath, base, x.initSeq[seq])
+			default:
+				key = SymbolKey(importPath, d.Name.Name)
+			}
+			x.addSymbol(key, fileKey, f, sym, d.Pos(), d.End())
+			isTestFn := f.isTest() && d.Recv == nil && isTestFuncName(d.Name.Name)
+			x.walk([]string{key}, d, f, isTestFn, strings.TrimSuffix(importPath, "_test"))
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				from, to := spec.Pos(), spec.End()
+				if !d.Lparen.IsValid() {
+					from, to = d.Pos(), d.End()
+				}
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == "_" {
+						continue
+					}
+					kind := KindType
+					if it, ok := s.Type.(*ast.InterfaceType); ok {
+						kind = KindInterface
+						x.addInterfaceMethods(importPath, s.Name.Name, it, fileKey, f)
+					}
+					key := SymbolKey(importPath, s.Name.Name)
+					x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: s.Name.Name, Kind: kind}, from, to)
+					x.walk([]string{key}, s, f, false, "")
+				case *ast.ValueSpec:
+					kind := KindVar
+					if d.Tok == token.CONST {
+						kind = KindConst
+					}
+					var keys []string
+					for _, n := range s.Names {
+						if n.Name == "_" {
+							continue
+						}
+						key := SymbolKey(importPath, n.Name)
+						x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Kind: kind}, from, to)
+						keys = append(keys, key)
+					}
+					if len(keys) > 0 {
+						x.walk(keys, s, f, false, "")
+					}
+				}
+			}
+		}
+	}
+}
+
+func (x *extractor) addInterfaceMethods(importPath, iface string, it *ast.InterfaceType, fileKey string, f *unitFile) {
+	if it.Methods == nil {
+		return
+	}
+	for _, m := range it.Methods.List {
+		for _, n := range m.Names {
+			if n.Name == "_" {
+				continue
+			}
+			key := MethodKey(importPath, iface, n.Name)
+			x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Recv: iface, Kind: KindMethod}, m.Pos(), m.End())
+		}
+	}
+}
+
+func (x *extractor) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload, from, to token.Pos) {
+	x.g.AddEdge(Edge{Src: fileKey, Rel: RelDefines, Dst: key})
+	if x.g.HasNode(key) {
+		return // declared again in a file for another platform: the first stays
+	}
+	p.Path = f.src.Rel
+	p.LineStart, p.LineEnd = f.line(from), f.line(to)
+	p.Exported = token.IsExported(p.Name)
+	p.Test = f.isTest()
+	x.g.AddNode(Node{Key: key, Type: TypeSymbol, Payload: mustJSON(p)})
+	x.symTest[key] = p.Test
+	if f.mode == ModeSyntax && p.Kind == KindType {
+		x.syntaxTypes[key] = true
+	}
+	x.symFile[key] = f.src.Rel
+}
+
+// addDirs adds the directory nodes above file rel and their contains edges.
+func (x *extractor) addDirs(rel string) {
+	child := FileKey(rel)
+	for dir := path.Dir(rel); ; dir = path.Dir(dir) {
+		key := DirKey(dir)
+		x.g.AddEdge(Edge{Src: key, Rel: RelContains, Dst: child})
+		if x.g.HasNode(key) {
+			return
+		}
+		x.g.AddNode(Node{Key: key, Type: TypeDirectory, Payload: mustJSON(DirPayload{Path: dir})})
+		if dir == "." {
+			return
+		}
+		child = key
+	}
+}
+
+// walk adds the calls and references edges of one declaration. srcs are the
+// symbols it declares. For a test function, calls into the package under
+// test are also recorded as tests edges.
+func (x *extractor) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
+	calls := make(map[*ast.Ident]bool)
+	skip := make(map[*ast.Ident]bool)
+	emit := func(t target, id *ast.Ident) {
+		var rel string
+		switch t.kind {
+		case KindFunc, KindMethod:
+			if !calls[id] {
+				return
+			}
+			rel = RelCalls
+		case KindType, KindInterface:
+			rel = RelReferences
+		default:
+			return
+		}
+		for _, src := range srcs {
+			if src == t.key {
+				continue
+			}
+			x.g.AddEdge(Edge{Src: src, Rel: rel, Dst: t.key})
+			if testFn && rel == RelCalls && t.pkg == underTest {
+				x.tests = append(x.tests, testEdge{file: f.src.Rel, fn: src, target: t.key})
+			}
+		}
+	}
+	ast.Inspect(decl, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id := calleeIdent(n.Fun); id != nil {
+				calls[id] = true
+			}
+		case *ast.SelectorExpr:
+			skip[n.Sel] = true
+			t, ok, skipX := f.res.selector(n)
+			if ok {
+				emit(t, n.Sel)
+			}
+			if skipX {
+				return false
+			}
+		case *ast.Ident:
+			if skip[n] {
+				return false
+			}
+			if t, ok := f.res.ident(n); ok {
+				emit(t, n)
+			}
+		case *ast.FuncDecl:
+			skip[n.Name] = true
+		case *ast.TypeSpec:
+			skip[n.Name] = true
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				skip[id] = true
+			}
+		case *ast.Field:
+			for _, id := range n.Names {
+				skip[id] = true
+			}
+		case *ast.CompositeLit:
+			for _, e := range n.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if id, ok := kv.Key.(*ast.Ident); ok {
+						skip[id] = true
+					}
+				}
+			}
+		case *ast.LabeledStmt:
+			skip[n.Label] = true
+		case *ast.BranchStmt:
+			if n.Label != nil {
+				skip[n.Label] = true
+			}
+		}
+		return true
+	})
+}
+
+// calleeIdent is the identifier naming the called function of a call's
+// Fun expression, or nil.
+func calleeIdent(fun ast.Expr) *ast.Ident {
+	for {
+		switch e := fun.(type) {
+		case *ast.ParenExpr:
+			fun = e.X
+		case *ast.IndexExpr:
+			fun = e.X
+		case *ast.IndexListExpr:
+			fun = e.X
+		case *ast.SelectorExpr:
+			return e.Sel
+		case *ast.Ident:
+			return e
+		default:
+			return nil
+		}
+	}
+}
+
+// recvTypeName is the type name of a receiver expression: T, *T, T[P], *T[P].
+func recvTypeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// isTestFuncName reports whether a top-level function of a _test.go file
+// is run by go test: TestX, BenchmarkX, FuzzX, ExampleX (X not lowercase).
+func isTestFuncName(name string) bool {
+	for _, prefix := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		if rest == "" {
+			return true
+		}
+		r, _ := utf8.DecodeRuneInString(rest)
+		if !unicode.IsLower(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// neverBuilt reports whether a file's //go:build line excludes it from
+// every build (as "//go:build ignore" does): false whether every tag is
+// set (except "ignore") or none is.
+func neverBuilt(src []byte) bool {
+	for len(src) > 0 {
+		line := src
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+		} else {
+			src = nil
+		}
+		s := strings.TrimSpace(string(line))
+		if s == "" || strings.HasPrefix(s, "//") && !constraint.IsGoBuild(s) {
+			continue
+		}
+		if !constraint.IsGoBuild(s) {
+			return false // past the header
+		}
+		expr, err := constraint.Parse(s)
+		if err != nil {
+			return false
+		}
+		all := expr.Eval(func(tag string) bool { return tag != "ignore" })
+		none := expr.Eval(func(string) bool { return false })
+		return !all && !none
+	}
+	return false
+}
+
+// finish adds what needs every package: external package nodes, tests
+// edges into non-test code, test file → file edges, and drops edges to
+// symbols outside the tree.
+func (x *extractor) finish() {
+	x.implementsSyntax()
+	for p := range x.imported {
+		if _, ok := x.pkgModes[p]; !ok && !x.g.HasNode(PackageKey(p)) {
+			x.g.AddNode(Node{Key: PackageKey(p), Type: TypePackage, Payload: mustJSON(PackagePayload{ImportPath: p, External: true})})
+		}
+	}
+	for _, te := range x.tests {
+		if !x.g.HasNode(te.target) || x.symTest[te.target] {
+			continue
+		}
+		x.g.AddEdge(Edge{Src: te.fn, Rel: RelTests, Dst: te.target})
+		if tf := x.symFile[te.target]; tf != "" {
+			x.g.AddEdge(Edge{Src: FileKey(te.file), Rel: RelTests, Dst: FileKey(tf)})
+		}
+	}
+	for rel := range x.byRel {
+		if base, ok := strings.CutSuffix(rel, "_test.go"); ok {
+			if _, ok := x.byRel[base+".go"]; ok && x.g.HasNode(FileKey(rel)) {
+				x.g.AddEdge(Edge{Src: FileKey(rel), Rel: RelTests, Dst: FileKey(base + ".go")})
+			}
+		}
+	}
+	x.g.dropDangling()
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

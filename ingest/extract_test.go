@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/ingest")
+
+// testdataDir is the repository's testdata/ingest.
+const testdataDir = "../testdata/ingest"
+
+// renderGraph prints a graph one node or edge per line, in order. The
+// ingest:go node's toolchain and tree hash are masked: they depend on the
+// machine.
+func renderGraph(g *Graph) string {
+	var b strings.Builder
+	for _, n := range g.Nodes() {
+		payload := string(n.Payload)
+		if n.Key == IngestGoKey {
+			var p IngestPayload
+			if err := json.Unmarshal(n.Payload, &p); err == nil {
+				p.GoVersion, p.TreeHash = "*", "*"
+				payload = string(mustJSON(p))
+			}
+		}
+		fmt.Fprintf(&b, "node %s %s %s\n", n.Key, n.Type, payload)
+	}
+	for _, e := range g.Edges() {
+		fmt.Fprintf(&b, "edge %s %s %s", e.Src, e.Rel, e.Dst)
+		if e.Weight != 0 {
+			fmt.Fprintf(&b, " %g", e.Weight)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// checkGolden compares got with testdata/ingest/name, or rewrites it.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(testdataDir, name)
+	if *rewrite {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -rewrite to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got; -rewrite to accept):\n%s", name, diff)
+	}
+}
+
+func TestExtractGoGolden(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		opts   GoOptions
+		mode   string
+	}{
+		{"basic.typed.golden", GoOptions{}, ModeTyped},
+		{"basic.syntax.golden", GoOptions{SyntaxOnly: true}, ModeSyntax},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			res, err := ExtractGo(filepath.Join(testdataDir, "basic"), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Mode != tc.mode || len(res.LoadErrors) != 0 {
+				t.Errorf("mode %q, load errors %q; want mode %q and none", res.Mode, res.LoadErrors, tc.mode)
+			}
+			checkGolden(t, tc.golden, renderGraph(res.Graph))
+		})
+	}
+}
+
+// A module the go command cannot load (a requirement missing from the
+// module cache, and no network) falls back to syntax-only extraction.
+func TestExtractGoFallsBackToSyntax(t *testing.T) {
+	res, err := ExtractGo(filepath.Join(testdataDir, "broken"), GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != ModeSyntax || res.TypedPackages != 0 || res.SyntaxPackages != 1 {
+		t.Errorf("mode %q, %d typed, %d syntax packages; want syntax, 0, 1", res.Mode, res.TypedPackages, res.SyntaxPackages)
+	}
+	if len(res.LoadErrors) == 0 {
+		t.Errorf("no load error reported")
+	}
+	checkGolden(t, "broken.golden", renderGraph(res.Graph))
+}

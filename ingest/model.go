@@ -1,0 +1,235 @@
+package ingest
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Node types written by ingest (lmdbstore.Node.Type).
+const (
+	TypeDirectory = "directory"
+	TypePackage   = "package"
+	TypeFile      = "file"
+	TypeSymbol    = "symbol"
+	TypeIngest    = "ingest"
+)
+
+// Relations written by ingest. contains and co_changed are not among the
+// store's built-in relations: the writer registers them on first use.
+const (
+	RelContains   = "contains"
+	RelDefines    = "defines"
+	RelImports    = "imports"
+	RelCalls      = "calls"
+	RelReferences = "references"
+	RelImplements = "implements"
+	RelTests      = "tests"
+	RelCoChanged  = "co_changed"
+)
+
+// GoRelations are the relations `ingest go` owns, in a fixed order.
+var GoRelations = []string{RelContains, RelDefines, RelImports, RelCalls, RelReferences, RelImplements, RelTests}
+
+// Symbol kinds (SymbolPayload.Kind).
+const (
+	KindFunc      = "func"
+	KindMethod    = "method"
+	KindType      = "type"
+	KindInterface = "interface"
+	KindConst     = "const"
+	KindVar       = "var"
+)
+
+// Canonical keys (SPEC.md §9). Paths are slash-separated and relative to
+// the ingested directory; the root directory is ".".
+
+// DirKey is the key of a directory.
+func DirKey(rel string) string { return "dir:" + rel }
+
+// PackageKey is the key of a package (its import path; an external test
+// package is "<import path>_test").
+func PackageKey(importPath string) string { return "pkg:" + importPath }
+
+// FileKey is the key of a file.
+func FileKey(rel string) string { return "file:" + rel }
+
+// SymbolKey is the key of a package-level func, type, const or var.
+func SymbolKey(importPath, name string) string { return "sym:" + importPath + "." + name }
+
+// MethodKey is the key of a method (concrete or of an interface); recv is
+// the receiver's type name without pointer or type parameters.
+func MethodKey(importPath, recv, name string) string {
+	return "sym:" + importPath + "." + recv + "." + name
+}
+
+// InitKey is the key of the n-th (1-based) func init of a file, which may
+// have several.
+func InitKey(importPath, fileBase string, n int) string {
+	return "sym:" + importPath + ".init@" + fileBase + "#" + strconv.Itoa(n)
+}
+
+// IngestGoKey is the node recording the state of the last `ingest go`.
+const IngestGoKey = "ingest:go"
+
+// Node is one node of an extracted graph.
+type Node struct {
+	Key     string
+	Type    string
+	Payload json.RawMessage // compact JSON object
+}
+
+// Edge is one edge of an extracted graph. Weight 0 means the relation's
+// default weight.
+type Edge struct {
+	Src, Rel, Dst string
+	Weight        float32
+}
+
+// Graph is an extracted graph: a set of nodes and a set of edges.
+type Graph struct {
+	nodes map[string]Node
+	edges map[edgeKey]float32
+}
+
+type edgeKey struct{ src, rel, dst string }
+
+// NewGraph returns an empty graph.
+func NewGraph() *Graph {
+	return &Graph{nodes: make(map[string]Node), edges: make(map[edgeKey]float32)}
+}
+
+// AddNode adds or replaces a node.
+func (g *Graph) AddNode(n Node) { g.nodes[n.Key] = n }
+
+// HasNode reports whether key is a node of g.
+func (g *Graph) HasNode(key string) bool { _, ok := g.nodes[key]; return ok }
+
+// Node returns the node with key.
+func (g *Graph) Node(key string) (Node, bool) { n, ok := g.nodes[key]; return n, ok }
+
+// AddEdge adds an edge; adding it again keeps the larger weight.
+func (g *Graph) AddEdge(e Edge) {
+	k := edgeKey{e.Src, e.Rel, e.Dst}
+	if w, ok := g.edges[k]; !ok || e.Weight > w {
+		g.edges[k] = e.Weight
+	}
+}
+
+// NumNodes and NumEdges count the graph.
+func (g *Graph) NumNodes() int { return len(g.nodes) }
+func (g *Graph) NumEdges() int { return len(g.edges) }
+
+// Nodes returns the nodes ordered by key.
+func (g *Graph) Nodes() []Node {
+	out := make([]Node, 0, len(g.nodes))
+	for _, n := range g.nodes {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Edges returns the edges ordered by (src, rel, dst).
+func (g *Graph) Edges() []Edge {
+	out := make([]Edge, 0, len(g.edges))
+	for k, w := range g.edges {
+		out = append(out, Edge{Src: k.src, Rel: k.rel, Dst: k.dst, Weight: w})
+	}
+	slices.SortFunc(out, compareEdges)
+	return out
+}
+
+func compareEdges(a, b Edge) int {
+	if c := cmp.Compare(a.Src, b.Src); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Dst, b.Dst)
+}
+
+// dropDangling removes edges whose endpoints are not nodes of g (calls to
+// code outside the tree, for instance).
+func (g *Graph) dropDangling() {
+	for k := range g.edges {
+		if !g.HasNode(k.src) || !g.HasNode(k.dst) {
+			delete(g.edges, k)
+		}
+	}
+}
+
+// Payloads. Field order is the JSON order; every payload is a compact JSON
+// object and never holds the time of the ingest itself.
+
+// DirPayload is the payload of a directory node.
+type DirPayload struct {
+	Path string `json:"path"`
+}
+
+// PackagePayload is the payload of a package node.
+type PackagePayload struct {
+	ImportPath string `json:"import_path"`
+	Name       string `json:"name,omitempty"`
+	Dir        string `json:"dir,omitempty"`
+	// Mode is "typed" when the package was type-checked, "syntax" when only
+	// parsed. Empty for external packages.
+	Mode string `json:"mode,omitempty"`
+	// External marks a package outside the tree that a file imports.
+	External bool `json:"external,omitempty"`
+}
+
+// FilePayload is the payload of a file node. The Go fields belong to
+// `ingest go`, Git to `ingest git`.
+type FilePayload struct {
+	Path       string          `json:"path"`
+	Package    string          `json:"package,omitempty"`
+	Hash       string          `json:"hash,omitempty"`
+	Bytes      int             `json:"bytes,omitempty"`
+	Lines      int             `json:"lines,omitempty"`
+	Test       bool            `json:"test,omitempty"`
+	Mode       string          `json:"mode,omitempty"`
+	ParseError string          `json:"parse_error,omitempty"`
+	Git        json.RawMessage `json:"git,omitempty"`
+}
+
+// GitPayload is the "git" field of a file payload.
+type GitPayload struct {
+	Changes     int    `json:"changes"`
+	FirstChange string `json:"first_change"`
+	LastChange  string `json:"last_change"`
+	LastCommit  string `json:"last_commit"`
+}
+
+// SymbolPayload is the payload of a symbol node.
+type SymbolPayload struct {
+	Package   string `json:"package"`
+	Name      string `json:"name"`
+	Recv      string `json:"recv,omitempty"`
+	Kind      string `json:"kind"`
+	Path      string `json:"path"`
+	LineStart int    `json:"line_start"`
+	LineEnd   int    `json:"line_end"`
+	Exported  bool   `json:"exported,omitempty"`
+	Test      bool   `json:"test,omitempty"`
+}
+
+// IngestPayload is the payload of the ingest:go node.
+type IngestPayload struct {
+	Module    string `json:"module"`
+	GoVersion string `json:"go_version"`
+	Mode      string `json:"mode"`
+	Files     int    `json:"files"`
+	TreeHash  string `json:"tree_hash"`
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // payload structs always marshal
+	}
+	return b
+}

@@ -1,0 +1,577 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// loadEnv is the environment of the go command run by go/packages:
+// nothing is downloaded, neither modules nor toolchains.
+func loadEnv(extra []string) []string {
+	env := append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local")
+	return append(env, extra...)
+}
+
+// listMode is what ingest asks of go/packages: the package graph and file
+// lists only. Type-checking is done here (checkAll), not by go/packages,
+// because ingest needs less than go/packages computes: only the packages
+// it extracts are checked with function bodies (everything they import,
+// and the plain package under a test variant, is checked without), and
+// only types.Info.Uses is recorded.
+const listMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+	packages.NeedImports | packages.NeedDeps
+
+// checkUnit is one package to type-check, as go/packages lists it (test
+// variants are units of their own, as the go command compiles them).
+type checkUnit struct {
+	id      string // go/packages ID, e.g. "net/http [net/http.test]"
+	path    string // package path; an external test package ends in _test
+	name    string
+	files   []string          // compiled Go files, absolute
+	imports map[string]string // import path as written → unit ID
+	extract bool              // in the tree, checked with bodies and extracted
+	deps    []*checkUnit
+	waiting int          // deps not checked yet
+	users   []*checkUnit // units that import this one
+
+	pkg        *types.Package
+	info       *types.Info
+	asts       []*ast.File
+	typeErrs   int
+	typedFiles []typedFile // the files it claimed, for extraction
+}
+
+// loadTyped lists module m with go/packages, type-checks it and extracts
+// every package whose files are in the tree and not claimed yet. An error
+// means the module did not load; its files are left to extractSyntax.
+func (x *extractor) loadTyped(m module) error {
+	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
+	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.LoadEnv), Tests: true}
+	t0 := time.Now()
+	roots, err := packages.Load(cfg, "./...")
+	if err != nil {
+		return err
+	}
+	debugf("%s: listed in %v", m.Path, time.Since(t0))
+	var all []*packages.Package
+	packages.Visit(roots, nil, func(p *packages.Package) { all = append(all, p) })
+	if len(all) == 0 {
+		return errors.New("no packages")
+	}
+	var listErrs []string
+	for _, p := range all {
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError {
+				listErrs = append(listErrs, e.Msg)
+			}
+		}
+	}
+
+	// Which units are extracted: an in-tree package's own test variant
+	// (its files plus in-package tests) rather than the package itself,
+	// and external test packages. Generated test mains are left out.
+	hasTestVariant := make(map[string]bool)
+	for _, p := range all {
+		if p.ID == p.PkgPath+" ["+p.PkgPath+".test]" {
+			hasTestVariant[p.PkgPath] = true
+		}
+	}
+	// A package whose own listing or any dependency's failed cannot be
+	// type-checked completely: it is extracted from syntax instead.
+	broken := make(map[string]bool)
+	for _, p := range all { // Visit lists dependencies first
+		broken[p.ID] = hasListError(p)
+		for _, ip := range p.Imports {
+			broken[p.ID] = broken[p.ID] || broken[ip.ID]
+		}
+	}
+	units := make(map[string]*checkUnit)
+	for _, p := range all {
+		if strings.HasSuffix(p.ID, ".test") || p.PkgPath == "unsafe" || x.checked[p.ID] != nil {
+			continue
+		}
+		inTree := x.inTree(p)
+		if inTree && broken[p.ID] {
+			continue // left to syntax-only extraction
+		}
+		extract := false
+		if inTree {
+			switch {
+			case p.ID == p.PkgPath+" ["+p.PkgPath+".test]":
+				extract = true
+			case p.ID == p.PkgPath:
+				extract = !hasTestVariant[p.PkgPath]
+			case strings.HasSuffix(p.PkgPath, "_test") && strings.HasSuffix(p.ID, ".test]"):
+				extract = true
+			}
+		}
+		u := &checkUnit{id: p.ID, path: p.PkgPath, name: p.Name, files: p.CompiledGoFiles, extract: extract,
+			imports: make(map[string]string, len(p.Imports))}
+		for imp, ip := range p.Imports {
+			u.imports[imp] = ip.ID
+		}
+		units[p.ID] = u
+	}
+	for _, u := range units {
+		for _, dep := range u.imports {
+			if d := units[dep]; d != nil && d != u {
+				u.deps = append(u.deps, d)
+			}
+		}
+	}
+	t0 = time.Now()
+	x.checkAll(units)
+	debugf("%s: %d units checked in %v", m.Path, len(units), time.Since(t0))
+	t0 = time.Now()
+	defer func() { debugf("%s: extracted in %v", m.Path, time.Since(t0)) }()
+
+	var done []*checkUnit
+	for _, u := range units {
+		if u.extract && u.pkg != nil {
+			done = append(done, u)
+		}
+	}
+	slices.SortFunc(done, func(a, b *checkUnit) int { return strings.Compare(a.id, b.id) })
+	var extracted []*checkUnit
+	for _, u := range done {
+		var files []typedFile
+		for _, f := range u.asts {
+			rel, ok := x.treeFile(x.typedFset, f)
+			if !ok || x.claimed[rel] {
+				continue
+			}
+			x.claimed[rel] = true
+			files = append(files, typedFile{rel: rel, ast: f})
+		}
+		if len(files) == 0 {
+			continue
+		}
+		slices.SortFunc(files, func(a, b typedFile) int { return strings.Compare(a.rel, b.rel) })
+		t := x.table(u.path, u.name)
+		for _, f := range files {
+			named, _ := fileImports(f.ast, func(p string) string {
+				if d := x.checked[u.imports[p]]; d != nil {
+					return d.Name()
+				}
+				return guessPackageName(p)
+			})
+			t.addDecls(f.ast, named)
+		}
+		u.asts = nil
+		extracted = append(extracted, u)
+		u.typedFiles = files
+	}
+	for i, u := range extracted {
+		if x.opts.Progress != nil {
+			x.opts.Progress(Progress{Phase: "extracting", Done: i, Total: len(extracted)})
+		}
+		x.addPackage(u.path, u.name, path.Dir(u.typedFiles[0].rel), ModeTyped)
+		if u.typeErrs > 0 {
+			x.typeErrors[u.path] = true
+		}
+		res := &typedResolver{unit: u}
+		for _, f := range u.typedFiles {
+			x.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
+		}
+		u.info = nil
+		u.typedFiles = nil
+	}
+	x.implementsTyped(extracted)
+	if len(extracted) == 0 && len(listErrs) > 0 {
+		return errors.New(listErrs[0])
+	}
+	return nil
+}
+
+// inTree reports whether a listed package's files are in the tree.
+func (x *extractor) inTree(p *packages.Package) bool {
+	for _, f := range p.GoFiles {
+		rel, err := filepath.Rel(x.t.Root, f)
+		if err == nil && !strings.HasPrefix(rel, "..") {
+			if _, ok := x.byRel[filepath.ToSlash(rel)]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasListError(p *packages.Package) bool {
+	for _, e := range p.Errors {
+		if e.Kind == packages.ListError {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAll parses and type-checks units on all CPUs, each after the units
+// it imports. A unit whose imports form a cycle (never in a valid tree)
+// is checked with the imports that are ready; the others fail to import.
+func (x *extractor) checkAll(units map[string]*checkUnit) {
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	var ready []*checkUnit
+	pending := 0
+	for _, u := range units {
+		u.waiting = len(u.deps)
+		for _, d := range u.deps {
+			d.users = append(d.users, u)
+		}
+	}
+	for _, path := range sortedKeys(units) {
+		u := units[path]
+		pending++
+		if u.waiting == 0 {
+			ready = append(ready, u)
+		}
+	}
+	running := 0
+	worker := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			for len(ready) == 0 && pending > 0 {
+				if running == 0 {
+					// A cycle: release the first unit still waiting.
+					for _, path := range sortedKeys(units) {
+						if u := units[path]; u.waiting > 0 {
+							u.waiting = 0
+							ready = append(ready, u)
+							break
+						}
+					}
+					continue
+				}
+				cond.Wait()
+			}
+			if pending == 0 {
+				cond.Broadcast()
+				return
+			}
+			u := ready[0]
+			ready = ready[1:]
+			running++
+			mu.Unlock()
+			x.check(u, &mu)
+			mu.Lock()
+			running--
+			pending--
+			for _, v := range u.users {
+				if v.waiting > 0 {
+					v.waiting--
+					if v.waiting == 0 {
+						ready = append(ready, v)
+					}
+				}
+			}
+			cond.Broadcast()
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); worker() }()
+	}
+	wg.Wait()
+}
+
+// check parses and type-checks one unit. mu guards x.checked.
+func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
+	usesC := false
+	for _, name := range u.files {
+		f := x.parsed(name)
+		if f == nil {
+			continue
+		}
+		for _, imp := range f.Imports {
+			usesC = usesC || imp.Path.Value == `"C"`
+		}
+		u.asts = append(u.asts, f)
+	}
+	conf := types.Config{
+		Importer: importerFunc(func(p string) (*types.Package, error) {
+			if p == "unsafe" {
+				return types.Unsafe, nil
+			}
+			if id := u.imports[p]; id != "" {
+				p = id
+			}
+			mu.Lock()
+			pkg := x.checked[p]
+			mu.Unlock()
+			if pkg == nil {
+				return nil, fmt.Errorf("package %s not checked", p)
+			}
+			return pkg, nil
+		}),
+		IgnoreFuncBodies: !u.extract,
+		FakeImportC:      usesC,
+		Error: func(err error) {
+			if u.typeErrs == 0 && os.Getenv("MEMCTL_INGEST_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "typeerr %s: %v\n", u.path, err)
+			}
+			u.typeErrs++
+		},
+		Sizes: types.SizesFor("gc", runtime.GOARCH),
+	}
+	var info *types.Info
+	if u.extract {
+		info = &types.Info{Uses: make(map[*ast.Ident]types.Object)}
+	}
+	pkg, _ := conf.Check(u.path, x.typedFset, u.asts, info)
+	if !u.extract {
+		u.asts = nil
+	}
+	u.pkg, u.info = pkg, info
+	mu.Lock()
+	x.checked[u.id] = pkg
+	mu.Unlock()
+}
+
+// parsed returns the syntax tree of a compiled Go file, parsing it on
+// first use. Trees are shared by every unit that compiles the file (test
+// variants): go/types only reads them.
+func (x *extractor) parsed(name string) *ast.File {
+	x.parseMu.Lock()
+	e := x.parseCache[name]
+	if e == nil {
+		e = &parseEntry{}
+		x.parseCache[name] = e
+	}
+	x.parseMu.Unlock()
+	e.once.Do(func() {
+		src, err := x.readSource(name)
+		if err != nil {
+			return
+		}
+		e.f, _ = parser.ParseFile(x.typedFset, name, src, parser.SkipObjectResolution)
+	})
+	return e.f
+}
+
+type parseEntry struct {
+	once sync.Once
+	f    *ast.File
+}
+
+// readSource reads a file of the tree from memory, others from disk.
+func (x *extractor) readSource(name string) ([]byte, error) {
+	if rel, err := filepath.Rel(x.t.Root, name); err == nil {
+		if f, ok := x.byRel[filepath.ToSlash(rel)]; ok {
+			return f.Content, nil
+		}
+	}
+	return os.ReadFile(name)
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+type typedFile struct {
+	rel string
+	ast *ast.File
+}
+
+// treeFile maps a parsed file to the tree file it came from. cgo-processed
+// files carry //line directives naming their source; other files are used
+// as they are.
+func (x *extractor) treeFile(fset *token.FileSet, f *ast.File) (string, bool) {
+	for _, adjusted := range []bool{false, true} {
+		name := fset.PositionFor(f.Package, adjusted).Filename
+		rel, err := filepath.Rel(x.t.Root, name)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if _, ok := x.byRel[rel]; ok {
+			return rel, !adjusted
+		}
+	}
+	return "", false
+}
+
+// typedResolver resolves names with go/types.
+type typedResolver struct {
+	unit *checkUnit
+}
+
+func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
+	p, err := strconv.Unquote(spec.Path.Value)
+	if err != nil {
+		return ""
+	}
+	if id := r.unit.imports[p]; id != "" {
+		path, _, _ := strings.Cut(id, " ")
+		return path
+	}
+	return p
+}
+
+func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
+	return objectTarget(r.unit.info.Uses[id])
+}
+
+func (r *typedResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
+	t, ok := objectTarget(r.unit.info.Uses[sel.Sel])
+	return t, ok, false
+}
+
+// objectTarget is the symbol an object denotes, if it is a package-level
+// func, method (concrete or abstract, of a named type) or type.
+func objectTarget(obj types.Object) (target, bool) {
+	if obj == nil || obj.Pkg() == nil {
+		return target{}, false
+	}
+	switch o := obj.(type) {
+	case *types.Func:
+		o = o.Origin()
+		sig, ok := o.Type().(*types.Signature)
+		if !ok {
+			return target{}, false
+		}
+		if recv := sig.Recv(); recv != nil {
+			named := namedOf(recv.Type())
+			if named == nil || named.Obj().Pkg() == nil {
+				return target{}, false
+			}
+			p := named.Obj().Pkg().Path()
+			return target{key: MethodKey(p, named.Obj().Name(), o.Name()), kind: KindMethod, pkg: p}, true
+		}
+		if o.Name() == "init" || o.Parent() != o.Pkg().Scope() {
+			return target{}, false
+		}
+		p := o.Pkg().Path()
+		return target{key: SymbolKey(p, o.Name()), kind: KindFunc, pkg: p}, true
+	case *types.TypeName:
+		if o.Parent() != o.Pkg().Scope() {
+			return target{}, false
+		}
+		kind := KindType
+		if _, ok := o.Type().Underlying().(*types.Interface); ok && !o.IsAlias() {
+			kind = KindInterface
+		}
+		p := o.Pkg().Path()
+		return target{key: SymbolKey(p, o.Name()), kind: kind, pkg: p}, true
+	}
+	return target{}, false
+}
+
+// namedOf is the named type of a receiver type (T or *T), or nil.
+func namedOf(t types.Type) *types.Named {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, _ := t.(*types.Named)
+	return n
+}
+
+// implementsTyped adds implements edges: a named non-interface type of a
+// unit implements an interface (with at least one method) of its own
+// package or of a package in the tree it imports, directly or not, when it
+// or a pointer to it does, as go/types decides.
+func (x *extractor) implementsTyped(units []*checkUnit) {
+	ifacesOf := make(map[*types.Package][]*types.TypeName)
+	ifaces := func(p *types.Package) []*types.TypeName {
+		if l, ok := ifacesOf[p]; ok {
+			return l
+		}
+		var l []*types.TypeName
+		if x.treePkgs[p.Path()] {
+			scope := p.Scope()
+			for _, name := range scope.Names() {
+				tn, ok := scope.Lookup(name).(*types.TypeName)
+				if !ok || tn.IsAlias() {
+					continue
+				}
+				named, ok := tn.Type().(*types.Named)
+				if !ok || named.TypeParams().Len() > 0 {
+					continue
+				}
+				it, ok := named.Underlying().(*types.Interface)
+				if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
+					continue
+				}
+				l = append(l, tn)
+			}
+		}
+		ifacesOf[p] = l
+		return l
+	}
+	for _, u := range units {
+		// Interfaces visible from the unit, indexed by their first method.
+		byMethod := make(map[string][]*types.TypeName)
+		seen := map[*types.Package]bool{}
+		var visit func(p *types.Package)
+		visit = func(p *types.Package) {
+			if seen[p] || !x.treePkgs[p.Path()] {
+				return
+			}
+			seen[p] = true
+			for _, tn := range ifaces(p) {
+				it := tn.Type().Underlying().(*types.Interface)
+				first := it.Method(0).Name() // methods are sorted
+				byMethod[first] = append(byMethod[first], tn)
+			}
+			for _, q := range p.Imports() {
+				visit(q)
+			}
+		}
+		visit(u.pkg)
+		scope := u.pkg.Scope()
+		for _, name := range scope.Names() {
+			tn, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok || tn.IsAlias() {
+				continue
+			}
+			named, ok := tn.Type().(*types.Named)
+			if !ok || named.TypeParams().Len() > 0 {
+				continue
+			}
+			if _, isIface := named.Underlying().(*types.Interface); isIface {
+				continue
+			}
+			ptr := types.NewPointer(named)
+			ms := types.NewMethodSet(ptr)
+			done := make(map[*types.TypeName]bool)
+			for i := 0; i < ms.Len(); i++ {
+				for _, iface := range byMethod[ms.At(i).Obj().Name()] {
+					if done[iface] {
+						continue
+					}
+					done[iface] = true
+					it := iface.Type().Underlying().(*types.Interface)
+					if types.Implements(named, it) || types.Implements(ptr, it) {
+						x.g.AddEdge(Edge{
+							Src: SymbolKey(u.path, name), Rel: RelImplements,
+							Dst: SymbolKey(iface.Pkg().Path(), iface.Name()),
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func debugf(format string, args ...any) {
+	if os.Getenv("MEMCTL_INGEST_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	}
+}

@@ -1,0 +1,254 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// WalkOptions says which directories a walk enters. By default it skips
+// vendor, testdata, and hidden directories (names starting with "." or "_",
+// which the go command ignores too).
+type WalkOptions struct {
+	IncludeVendor   bool
+	IncludeTestdata bool
+	IncludeHidden   bool
+}
+
+// module is a Go module found in the tree: a directory holding go.mod.
+type module struct {
+	Dir  string // slash path relative to the root, "." for the root
+	Path string // module path; "std" for GOROOT/src
+}
+
+// srcFile is one file found by the walk.
+type srcFile struct {
+	Rel     string // slash path relative to the root
+	Abs     string
+	Content []byte
+	Hash    string // "sha256:<hex>"
+}
+
+// tree is the result of a walk.
+type tree struct {
+	Root    string   // absolute
+	Dirs    []string // every directory entered, sorted; "." first
+	Files   []*srcFile
+	Modules []module // sorted by Dir; Modules[0] covers the root
+	// ModFiles are the go.mod/go.sum files (they change what type-checking
+	// sees, so they are part of the tree hash).
+	ModFiles []*srcFile
+}
+
+// walkTree lists the directories and the files accepted by keep below
+// root, reading and hashing the files on all CPUs.
+func walkTree(root string, opts WalkOptions, keep func(name string) bool) (*tree, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", root)
+	}
+	t := &tree{Root: abs}
+	err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(abs, p)
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		if d.IsDir() {
+			if rel != "." && skipDir(name, opts) {
+				return filepath.SkipDir
+			}
+			t.Dirs = append(t.Dirs, rel)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		switch {
+		case name == "go.mod" || name == "go.sum":
+			t.ModFiles = append(t.ModFiles, &srcFile{Rel: rel, Abs: p})
+		case keep(name):
+			t.Files = append(t.Files, &srcFile{Rel: rel, Abs: p})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := readAll(append(slices.Clone(t.Files), t.ModFiles...)); err != nil {
+		return nil, err
+	}
+	slices.Sort(t.Dirs)
+	byRel := func(a, b *srcFile) int { return strings.Compare(a.Rel, b.Rel) }
+	slices.SortFunc(t.Files, byRel)
+	slices.SortFunc(t.ModFiles, byRel)
+	t.Modules, err = findModules(abs, t.ModFiles)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func skipDir(name string, opts WalkOptions) bool {
+	switch {
+	case name == "vendor":
+		return !opts.IncludeVendor
+	case name == "testdata":
+		return !opts.IncludeTestdata
+	case strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_"):
+		return !opts.IncludeHidden
+	}
+	return false
+}
+
+// readAll reads and hashes files concurrently.
+func readAll(files []*srcFile) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(files))
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b, err := os.ReadFile(files[i].Abs)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				files[i].Content = b
+				files[i].Hash = contentHash(b)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// findModules returns the modules of the tree: one per go.mod inside it,
+// and for the root, the module enclosing it (searching parent directories),
+// or a pseudo-module named after the root directory when there is none.
+func findModules(root string, modFiles []*srcFile) ([]module, error) {
+	var mods []module
+	hasRoot := false
+	for _, f := range modFiles {
+		if path.Base(f.Rel) != "go.mod" {
+			continue
+		}
+		dir := path.Dir(f.Rel)
+		mp := modulePath(f.Content)
+		if mp == "" {
+			mp = path.Base(filepath.ToSlash(filepath.Join(root, filepath.FromSlash(dir))))
+		}
+		mods = append(mods, module{Dir: dir, Path: mp})
+		if dir == "." {
+			hasRoot = true
+		}
+	}
+	if !hasRoot {
+		mods = append(mods, module{Dir: ".", Path: enclosingModulePath(root)})
+	}
+	slices.SortFunc(mods, func(a, b module) int { return strings.Compare(a.Dir, b.Dir) })
+	return mods, nil
+}
+
+// enclosingModulePath is the import path of dir when it sits inside a
+// module above it, or the base name of dir when it does not.
+func enclosingModulePath(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			if mp := modulePath(b); mp != "" {
+				rel, _ := filepath.Rel(d, dir)
+				return joinImport(mp, filepath.ToSlash(rel))
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return filepath.Base(dir)
+}
+
+// modulePath reads the module directive of a go.mod file ("" if absent).
+func modulePath(gomod []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(gomod))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest = strings.TrimSpace(rest)
+			if i := strings.Index(rest, "//"); i >= 0 {
+				rest = strings.TrimSpace(rest[:i])
+			}
+			return strings.Trim(rest, `"`+"`")
+		}
+	}
+	return ""
+}
+
+// joinImport joins a module path and a relative directory. The standard
+// library's module "std" has no prefix.
+func joinImport(modPath, rel string) string {
+	switch {
+	case rel == "." || rel == "":
+		return modPath
+	case modPath == "std":
+		return rel
+	}
+	return modPath + "/" + rel
+}
+
+// moduleOf returns the module whose directory is the longest prefix of the
+// slash path rel.
+func (t *tree) moduleOf(rel string) module {
+	best := module{Dir: "."}
+	for _, m := range t.Modules {
+		if m.Dir == "." && best.Path == "" {
+			best = m
+			continue
+		}
+		if (rel == m.Dir || strings.HasPrefix(rel, m.Dir+"/")) && (best.Dir == "." || len(m.Dir) > len(best.Dir)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// importPathOf is the import path of the package in directory rel.
+func (t *tree) importPathOf(rel string) string {
+	m := t.moduleOf(rel)
+	if m.Dir == "." {
+		return joinImport(m.Path, rel)
+	}
+	if rel == m.Dir {
+		return m.Path
+	}
+	return joinImport(m.Path, strings.TrimPrefix(rel, m.Dir+"/"))
+}

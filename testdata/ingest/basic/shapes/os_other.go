@@ -1,0 +1,5 @@
+//go:build !windows
+
+package shapes
+
+func osName() string { return "other" }
