@@ -148,9 +148,6 @@ func parseBatchLine(n int, line []byte) (*batchOp, error) {
 		return nil, bad("unknown op %q (one of %s)", name, opNames())
 	}
 	allowed := append([]string{"op", "rev", "ts"}, fields...)
-	if name == "add_rel" {
-		allowed = append(allowed, "bidirectional", "inhibitory")
-	}
 	for _, key := range sortedKeys(raw) {
 		if !slices.Contains(allowed, key) {
 			return nil, bad("field %q is not allowed in %s", key, name)

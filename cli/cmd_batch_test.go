@@ -98,6 +98,9 @@ func TestBatchEmpty(t *testing.T) {
 // empty store reproduces its state.
 func TestBatchReplaysDiffSince(t *testing.T) {
 	src := newStore(t)
+	ok(t, "--db", src, "rel", "add", "owns", "--weight", "0.5", "--bidirectional", "--run", "r0")
+	ok(t, "--db", src, "rel", "add", "blocks", "--inhibitory")
+	ok(t, "--db", src, "put-edge", "team:core", "owns", "file:a.go")
 	edgeGraph(t, src)
 	ok(t, "--db", src, "put-node", "file:a.go", "--payload", `{"x":[1,2]}`, "--scope", "repo", "--run", "r3")
 	ok(t, "--db", src, "put-kv", "repo", "decisions", "errors", `{"rule":"wrap"}`, "--task", "t1")
@@ -112,7 +115,7 @@ func TestBatchReplaysDiffSince(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"get-out", "file:a.go"}, {"get-in", "sym:a.F"}, {"get-out", "sym:a.F"},
-		{"list-kv", "repo", "decisions"}, {"get-node", "file:a.go"},
+		{"list-kv", "repo", "decisions"}, {"get-node", "file:a.go"}, {"rel", "list"}, {"get-in", "file:a.go"},
 	} {
 		want := stripRevs(jsonLines(t, ok(t, append([]string{"--db", src, "--json"}, args...)...)))
 		got := stripRevs(jsonLines(t, ok(t, append([]string{"--db", dst, "--json"}, args...)...)))

@@ -51,15 +51,24 @@ func runDiffSince(k *call) error {
 	tw := k.out.table()
 	err = s.View(func(r *lmdbstore.ReadTxn) error {
 		return r.DiffSince(since, filter, func(op lmdbstore.Op) error {
+			var rel lmdbstore.Relation
+			if op.Kind == lmdbstore.OpAddRel {
+				// The log records a relation's name and weight; its flags
+				// never change after AddRelation, so read them now.
+				var err error
+				if rel, err = r.RelationByName(op.Rel); err != nil {
+					return err
+				}
+			}
 			if k.out.json {
-				line, err := opLine(op)
+				line, err := opLine(op, rel)
 				if err != nil {
 					return err
 				}
 				_, err = k.out.buf.Write(line)
 				return err
 			}
-			_, err := fmt.Fprintln(tw, opText(op))
+			_, err := fmt.Fprintln(tw, opText(op, rel))
 			return err
 		})
 	})
@@ -78,13 +87,18 @@ var opFields = map[string][]string{
 	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
 	"put_kv":   {"scope", "namespace", "key", "payload", "run_id", "task_id"},
 	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
-	"add_rel":  {"rel", "weight", "scope", "run_id", "task_id"},
+	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "scope", "run_id", "task_id"},
 }
 
 // opField is the value of field name of op, and whether to print it (an
-// edge's payload is printed only when present).
-func opField(op lmdbstore.Op, name string) (any, bool) {
+// edge's payload is printed only when present). rel is the relation an
+// add_rel op registered.
+func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
 	switch name {
+	case "bidirectional":
+		return rel.Bidirectional, true
+	case "inhibitory":
+		return rel.Inhibitory, true
 	case "key":
 		if op.Kind == lmdbstore.OpPutNode || op.Kind == lmdbstore.OpDelNode {
 			return op.NodeKey, true
@@ -119,7 +133,7 @@ func opField(op lmdbstore.Op, name string) (any, bool) {
 }
 
 // opLine is op as one JSON line: {"rev":…,"ts":…,"op":…, fields…}\n.
-func opLine(op lmdbstore.Op) ([]byte, error) {
+func opLine(op lmdbstore.Op, rel lmdbstore.Relation) ([]byte, error) {
 	name := op.Kind.String()
 	fields, ok := opFields[name]
 	if !ok {
@@ -128,7 +142,7 @@ func opLine(op lmdbstore.Op) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"rev":%d,"ts":%q,"op":%q`, op.Rev, formatTime(op.TS), name)
 	for _, f := range fields {
-		v, ok := opField(op, f)
+		v, ok := opField(op, rel, f)
 		if !ok {
 			continue
 		}
@@ -154,7 +168,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 
 // opText is op as one tab-separated text row:
 // rev N, time, op, subject, details.
-func opText(op lmdbstore.Op) string {
+func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 	var subject string
 	var details []string
 	switch op.Kind {
@@ -179,6 +193,12 @@ func opText(op lmdbstore.Op) string {
 	case lmdbstore.OpAddRel:
 		subject = op.Rel
 		details = append(details, "weight="+string(formatWeight(op.Weight)))
+		if rel.Bidirectional {
+			details = append(details, "bidirectional")
+		}
+		if rel.Inhibitory {
+			details = append(details, "inhibitory")
+		}
 	}
 	if op.Scope != "" && op.Kind != lmdbstore.OpPutKV && op.Kind != lmdbstore.OpDelKV {
 		details = append(details, "scope="+op.Scope)
