@@ -31,6 +31,10 @@ type GoOptions struct {
 	LoadEnv []string
 	// Progress, when set, is called as work advances.
 	Progress func(Progress)
+	// SkipIfTreeHash, when it equals the tree hash of the tree (see
+	// StoredTreeHash), makes ExtractGo return at once with Unchanged set
+	// and no graph.
+	SkipIfTreeHash string
 }
 
 // Progress reports how far a phase has come. Total 0 means unknown.
@@ -65,7 +69,10 @@ type GoResult struct {
 	// TreeHash identifies the inputs: every Go, go.mod and go.sum file's
 	// content hash, the toolchain and the options.
 	TreeHash string
-	Elapsed  time.Duration
+	// Unchanged: the tree hash equals GoOptions.SkipIfTreeHash; nothing
+	// was extracted and Graph is nil.
+	Unchanged bool
+	Elapsed   time.Duration
 }
 
 // ExtractGo reads the Go tree under root and returns its graph.
@@ -85,12 +92,17 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	if !opts.SyntaxOnly {
 		toolchain = goToolchain(t.Root, opts.LoadEnv)
 	}
-	x := newExtractor(t, opts)
 	res := &GoResult{
 		Module:   t.Modules[0].Path,
 		Files:    len(t.Files),
 		TreeHash: treeHash(t, opts, toolchain),
 	}
+	if opts.SkipIfTreeHash != "" && opts.SkipIfTreeHash == res.TreeHash {
+		res.Unchanged = true
+		res.Elapsed = time.Since(start)
+		return res, nil
+	}
+	x := newExtractor(t, opts)
 	if !opts.SyntaxOnly {
 		for i, m := range t.Modules {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})

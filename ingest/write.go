@@ -1,0 +1,300 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// WriteStats says what a write changed. Commit.Rev is 0 when nothing did.
+type WriteStats struct {
+	Commit       lmdbstore.Commit
+	NodesPut     int
+	NodesDeleted int
+	EdgesPut     int
+	EdgesDeleted int
+}
+
+// relationDefs are the relations ingest writes that the store does not
+// have built in. co_changed is symmetric: one edge per pair of files.
+var relationDefs = map[string]lmdbstore.Relation{
+	RelContains:  {Name: RelContains, DefaultWeight: 1},
+	RelCoChanged: {Name: RelCoChanged, DefaultWeight: 1, Bidirectional: true},
+}
+
+// ensureRelations returns the relations by name, registering the missing
+// ones (contains and co_changed) on first use.
+func ensureRelations(tx *lmdbstore.WriteTxn, names []string) (map[string]lmdbstore.Relation, error) {
+	out := make(map[string]lmdbstore.Relation, len(names))
+	for _, name := range names {
+		rel, err := tx.Reader().RelationByName(name)
+		if errors.Is(err, lmdbstore.ErrNotFound) || errors.Is(err, lmdbstore.ErrUnknownRelation) {
+			def, ok := relationDefs[name]
+			if !ok {
+				return nil, err
+			}
+			if _, err := tx.AddRelation(def); err != nil {
+				return nil, fmt.Errorf("register relation %s: %w", name, err)
+			}
+			rel, err = tx.Reader().RelationByName(name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[name] = rel
+	}
+	return out, nil
+}
+
+// ownedByGo reports whether `ingest go` owns a stored node.
+func ownedByGo(n lmdbstore.Node) bool {
+	switch {
+	case n.Key == IngestGoKey:
+		return true
+	case strings.HasPrefix(n.Key, "dir:"), strings.HasPrefix(n.Key, "pkg:"), strings.HasPrefix(n.Key, "sym:"):
+		return true
+	case strings.HasPrefix(n.Key, "file:"):
+		return hasField(n.Payload, "hash")
+	}
+	return false
+}
+
+// hasField reports whether a JSON object payload has a top-level field.
+func hasField(payload []byte, field string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(payload, &m) != nil {
+		return false
+	}
+	_, ok := m[field]
+	return ok
+}
+
+type idEdge struct {
+	src, dst lmdbstore.NodeID
+	rel      lmdbstore.RelID
+}
+
+// storedState is what the store holds of one owner's share of the graph.
+type storedState struct {
+	nodes map[string]lmdbstore.Node
+	edges map[idEdge]float32
+	// others are live nodes the owner does not own but may write fields
+	// of (file nodes, shared by ingest go and ingest git).
+	others map[string]lmdbstore.Node
+}
+
+// readState reads the nodes owned (per owns) and their out-edges of the
+// given relations.
+func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation) (*storedState, error) {
+	st := &storedState{nodes: make(map[string]lmdbstore.Node), edges: make(map[idEdge]float32),
+		others: make(map[string]lmdbstore.Node)}
+	err := r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
+		switch {
+		case owns(n):
+			n.Payload = bytes.Clone(n.Payload)
+			st.nodes[n.Key] = n
+		case strings.HasPrefix(n.Key, "file:"):
+			n.Payload = bytes.Clone(n.Payload)
+			st.others[n.Key] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	relIDs := make(map[lmdbstore.RelID]bool, len(rels))
+	for _, rel := range rels {
+		relIDs[rel.ID] = true
+	}
+	for _, n := range st.nodes {
+		err := r.ScanOut(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
+			if relIDs[e.Rel] {
+				st.edges[idEdge{src: n.ID, dst: e.Peer, rel: e.Rel}] = e.Weight
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// plan is the difference between a desired graph and the stored state.
+type plan struct {
+	putNodes []Node
+	delNodes []string
+	putEdges []Edge // weights resolved
+	delEdges []Edge
+}
+
+func (p *plan) ops() int {
+	return len(p.putNodes) + len(p.delNodes) + len(p.putEdges) + len(p.delEdges)
+}
+
+// diff computes what to write so that the store's owned share equals g.
+// mergeNode may rewrite a desired payload from the stored one (to keep the
+// fields another owner holds).
+func diff(r *lmdbstore.ReadTxn, g *Graph, st *storedState, rels map[string]lmdbstore.Relation,
+	mergeNode func(want Node, stored lmdbstore.Node) Node) (*plan, error) {
+	p := &plan{}
+	keyOf := make(map[lmdbstore.NodeID]string, len(st.nodes)+g.NumNodes())
+	for _, n := range g.Nodes() {
+		keyOf[lmdbstore.IDOf(n.Key)] = n.Key
+		stored, ok := st.nodes[n.Key]
+		if !ok {
+			stored, ok = st.others[n.Key]
+		}
+		if ok && mergeNode != nil {
+			n = mergeNode(n, stored)
+		}
+		if !ok || stored.Type != n.Type || !bytes.Equal(stored.Payload, n.Payload) {
+			p.putNodes = append(p.putNodes, n)
+		}
+	}
+	for _, key := range sortedKeys(st.nodes) {
+		keyOf[st.nodes[key].ID] = key
+		if !g.HasNode(key) {
+			p.delNodes = append(p.delNodes, key)
+		}
+	}
+	want := make(map[idEdge]bool, g.NumEdges())
+	for _, e := range g.Edges() {
+		rel, ok := rels[e.Rel]
+		if !ok {
+			return nil, fmt.Errorf("relation %s not registered", e.Rel)
+		}
+		if e.Weight == 0 {
+			e.Weight = rel.DefaultWeight
+		}
+		k := idEdge{src: lmdbstore.IDOf(e.Src), dst: lmdbstore.IDOf(e.Dst), rel: rel.ID}
+		want[k] = true
+		if w, ok := st.edges[k]; !ok || w != e.Weight {
+			p.putEdges = append(p.putEdges, e)
+		}
+	}
+	relName := make(map[lmdbstore.RelID]string, len(rels))
+	for name, rel := range rels {
+		relName[rel.ID] = name
+	}
+	for k := range st.edges {
+		if want[k] {
+			continue
+		}
+		dst, ok := keyOf[k.dst]
+		if !ok {
+			var err error
+			if dst, err = r.KeyOf(k.dst); err != nil {
+				return nil, err
+			}
+		}
+		p.delEdges = append(p.delEdges, Edge{Src: keyOf[k.src], Rel: relName[k.rel], Dst: dst})
+	}
+	slices.SortFunc(p.delEdges, compareEdges)
+	return p, nil
+}
+
+// apply writes a plan: edge deletions, node deletions, node puts, edge puts.
+func apply(tx *lmdbstore.WriteTxn, p *plan, progress func(Progress)) error {
+	total, done := p.ops(), 0
+	tick := func() {
+		done++
+		if progress != nil && (done%4096 == 0 || done == total) {
+			progress(Progress{Phase: "writing", Done: done, Total: total})
+		}
+	}
+	for _, e := range p.delEdges {
+		if err := tx.DeleteEdge(e.Src, e.Rel, e.Dst); err != nil {
+			return err
+		}
+		tick()
+	}
+	for _, key := range p.delNodes {
+		if err := tx.DeleteNode(key); err != nil {
+			return err
+		}
+		tick()
+	}
+	for _, n := range p.putNodes {
+		if err := tx.PutNode(lmdbstore.NodePut{Key: n.Key, Type: n.Type, Payload: n.Payload}); err != nil {
+			return err
+		}
+		tick()
+	}
+	for _, e := range p.putEdges {
+		if err := tx.PutEdge(lmdbstore.EdgePut{Src: e.Src, Rel: e.Rel, Dst: e.Dst, Weight: e.Weight}); err != nil {
+			return err
+		}
+		tick()
+	}
+	return nil
+}
+
+// StoredTreeHash is the tree hash recorded by the last `ingest go` into s
+// ("" if none). ExtractGo skips extraction when the tree still has it.
+func StoredTreeHash(s *lmdbstore.Store) (string, error) {
+	var hash string
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		n, err := r.GetNode(IngestGoKey, lmdbstore.At{})
+		if errors.Is(err, lmdbstore.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var p IngestPayload
+		if json.Unmarshal(n.Payload, &p) == nil {
+			hash = p.TreeHash
+		}
+		return nil
+	})
+	return hash, err
+}
+
+// WriteGo makes the store's `ingest go` share equal to g, in one write
+// transaction: one revision, or none when nothing differs.
+func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	var stats WriteStats
+	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+		rels, err := ensureRelations(tx, GoRelations)
+		if err != nil {
+			return err
+		}
+		st, err := readState(tx.Reader(), ownedByGo, rels)
+		if err != nil {
+			return err
+		}
+		p, err := diff(tx.Reader(), g, st, rels, keepGitField)
+		if err != nil {
+			return err
+		}
+		stats = WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
+		return apply(tx, p, progress)
+	})
+	stats.Commit = c
+	return stats, err
+}
+
+// keepGitField carries the "git" field of a stored file payload (owned by
+// `ingest git`) over to the payload `ingest go` wants.
+func keepGitField(want Node, stored lmdbstore.Node) Node {
+	if want.Type != TypeFile {
+		return want
+	}
+	var old FilePayload
+	if json.Unmarshal(stored.Payload, &old) != nil || len(old.Git) == 0 {
+		return want
+	}
+	var p FilePayload
+	if json.Unmarshal(want.Payload, &p) != nil {
+		return want
+	}
+	p.Git = old.Git
+	want.Payload = mustJSON(p)
+	return want
+}

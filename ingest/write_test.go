@@ -1,0 +1,182 @@
+package ingest
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// copyTree copies testdata/ingest/<name> into a fresh directory.
+func copyTree(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join(testdataDir, name)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func newStore(t *testing.T) *lmdbstore.Store {
+	t.Helper()
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func ingestGo(t *testing.T, s *lmdbstore.Store, dir string, meta lmdbstore.WriteMeta) WriteStats {
+	t.Helper()
+	res, err := ExtractGo(dir, GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := WriteGo(s, res.Graph, meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+// diffSince renders the operations after rev, one per line.
+func diffSince(t *testing.T, s *lmdbstore.Store, rev lmdbstore.Revision) []string {
+	t.Helper()
+	var out []string
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		return r.DiffSince(lmdbstore.AtRevision(rev), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
+			var line string
+			switch op.Kind {
+			case lmdbstore.OpPutNode, lmdbstore.OpDelNode:
+				line = fmt.Sprintf("%s %s", op.Kind, op.NodeKey)
+			case lmdbstore.OpPutEdge, lmdbstore.OpDelEdge:
+				line = fmt.Sprintf("%s %s %s %s", op.Kind, op.Src, op.Rel, op.Dst)
+			default:
+				line = op.Kind.String()
+			}
+			out = append(out, fmt.Sprintf("r%d %s run=%s task=%s", op.Rev, line, op.RunID, op.TaskID))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// storeGraph renders the store's live nodes and edges like renderGraph.
+func storeGraph(t *testing.T, s *lmdbstore.Store) *Graph {
+	t.Helper()
+	g := NewGraph()
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		err := r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
+			g.AddNode(Node{Key: n.Key, Type: n.Type, Payload: append([]byte(nil), n.Payload...)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return r.ScanEdges(lmdbstore.At{}, func(e lmdbstore.Edge) error {
+			src, _ := r.KeyOf(e.Src)
+			dst, _ := r.KeyOf(e.Dst)
+			rel, err := r.RelationByID(e.Rel)
+			if err != nil {
+				return err
+			}
+			w := e.Weight
+			if w == 1 {
+				w = 0
+			}
+			g.AddEdge(Edge{Src: src, Rel: rel.Name, Dst: dst, Weight: w})
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestWriteGoIncremental(t *testing.T) {
+	dir := copyTree(t, "basic")
+	s := newStore(t)
+
+	first := ingestGo(t, s, dir, lmdbstore.WriteMeta{RunID: "r1", TaskID: "t1"})
+	if first.Commit.Rev != 1 || first.NodesDeleted != 0 || first.EdgesDeleted != 0 {
+		t.Fatalf("first ingest: %+v", first)
+	}
+	res, err := ExtractGo(dir, GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(renderGraph(res.Graph), renderGraph(storeGraph(t, s))); diff != "" {
+		t.Fatalf("store differs from the extracted graph (-want +got):\n%s", diff)
+	}
+
+	// Unchanged tree: nothing written, with or without the tree-hash check.
+	if again := ingestGo(t, s, dir, lmdbstore.WriteMeta{RunID: "r2"}); again.Commit.Rev != 0 {
+		t.Errorf("unchanged tree wrote revision %d: %+v", again.Commit.Rev, again)
+	}
+	hash, err := StoredTreeHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ExtractGo(dir, GoOptions{SkipIfTreeHash: hash}); err != nil || !res.Unchanged || res.Graph != nil {
+		t.Errorf("ExtractGo with the stored tree hash: unchanged %v, err %v", res != nil && res.Unchanged, err)
+	}
+
+	// Drop the second init, add a function at the end of the file.
+	path := filepath.Join(dir, "shapes", "shape.go")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), "func init() {}\n", "// Perimeter is 4 sides.\nfunc Perimeter(s Square) float64 { return 4 * s.Side }\n", 1)
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := ingestGo(t, s, dir, lmdbstore.WriteMeta{RunID: "r3", TaskID: "t3"})
+	if second.Commit.Rev != 2 {
+		t.Fatalf("second ingest: %+v", second)
+	}
+	want := []string{
+		"r2 del_edge file:shapes/shape.go defines sym:example.com/basic/shapes.init@shape.go#2 run=r3 task=t3",
+		"r2 del_node sym:example.com/basic/shapes.init@shape.go#2 run=r3 task=t3",
+		"r2 put_node file:shapes/shape.go run=r3 task=t3",
+		"r2 put_node ingest:go run=r3 task=t3",
+		"r2 put_node sym:example.com/basic/shapes.Perimeter run=r3 task=t3",
+		"r2 put_edge file:shapes/shape.go defines sym:example.com/basic/shapes.Perimeter run=r3 task=t3",
+		"r2 put_edge sym:example.com/basic/shapes.Perimeter references sym:example.com/basic/shapes.Square run=r3 task=t3",
+	}
+	if diff := cmp.Diff(want, diffSince(t, s, 1)); diff != "" {
+		t.Errorf("diff-since 1 (-want +got):\n%s", diff)
+	}
+	res, err = ExtractGo(dir, GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(renderGraph(res.Graph), renderGraph(storeGraph(t, s))); diff != "" {
+		t.Fatalf("store differs from the re-extracted graph (-want +got):\n%s", diff)
+	}
+}
