@@ -1,0 +1,71 @@
+package fuzz
+
+// Regression tests for defects the suites found in packages this one does
+// not own. Each is named after the bug and fails until its owner fixes it.
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// The chunk decoder accepts an overlong uvarint (0xc8 0x00 for 72), so two
+// different byte strings decode to the same chunk and Verify cannot tell a
+// damaged-but-parseable chunk from the canonical one. Found by
+// FuzzAdjacencyChunk (testdata/fuzz/FuzzAdjacencyChunk/aa10e3dacd953e84).
+func TestAdjacencyAcceptsOverlongVarint(t *testing.T) {
+	in := []byte{adjacency.Version, 0x01, 0x30, 0xc8, 0x00, 0x30, 0x00}
+	if entries, err := adjacency.Decode(in, nil); !errors.Is(err, adjacency.ErrCorrupt) {
+		t.Errorf("Decode(%x) = %+v, %v; want ErrCorrupt (canonical form is %x)", in, entries, err, adjacency.Encode(nil, entries))
+	}
+}
+
+// The chunk decoder accepts FlagWeight with a weight of exactly 1.0, which
+// Encode never writes (1.0 is the implicit weight).
+func TestAdjacencyAcceptsRedundantWeight(t *testing.T) {
+	in := []byte{adjacency.Version, 0x01, 0x01, 0x01, 0x01, adjacency.FlagWeight}
+	in = binary.LittleEndian.AppendUint32(in, math.Float32bits(1))
+	if entries, err := adjacency.Decode(in, nil); !errors.Is(err, adjacency.ErrCorrupt) {
+		t.Errorf("Decode(%x) = %+v, %v; want ErrCorrupt (canonical form is %x)", in, entries, err, adjacency.Encode(nil, entries))
+	}
+}
+
+// The record decoders (lmdbstore/records.go decoder.uvarint) accept overlong
+// uvarints: an e value whose revision is written 0x80 0x00 decodes, and
+// re-encodes to different bytes. Found by FuzzStoreValue
+// (testdata/fuzz/FuzzStoreValue/360fd49aa80d8f42).
+func TestStoreRecordAcceptsOverlongVarint(t *testing.T) {
+	var dec lmdbstore.RecordDecoder
+	defer dec.Close()
+	key := make([]byte, 20)
+	// flags 0, rev 0x80 0x00 (overlong 0), created rev, created ts, updated ts,
+	// weight, scope, run, task, payload.
+	value := []byte{1, 0, 0x80, 0x00, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0}
+	if canonical, err := dec.DecodeValue("e", key, value); !errors.Is(err, lmdbstore.ErrCorrupt) {
+		t.Errorf("DecodeValue(e, %x) = %x, %v; want ErrCorrupt", value, canonical, err)
+	}
+}
+
+// A compressed value claims its decompressed length up front; the decoder
+// (lmdbstore/read.go decodeEnvelope, and decodeLog likewise) allocates that
+// many bytes before looking at the frame, so a 12-byte damaged value costs
+// a 1 GiB allocation. The claim should be bounded by what the frame can
+// hold (or the buffer grown as output arrives).
+func TestStoreCompressedLengthClaimAllocates(t *testing.T) {
+	var dec lmdbstore.RecordDecoder
+	defer dec.Close()
+	value := binary.AppendUvarint([]byte{2}, 1<<30)
+	value = append(value, 0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0)
+	var err error
+	n := allocated(func() { _, err = dec.DecodeValue("n", make([]byte, 8), value) })
+	if !errors.Is(err, lmdbstore.ErrCorrupt) {
+		t.Errorf("err = %v, want ErrCorrupt", err)
+	}
+	if n > allocBudget(len(value), 0) {
+		t.Errorf("decoding a %d-byte value allocated %d bytes", len(value), n)
+	}
+}
