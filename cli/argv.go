@@ -54,13 +54,25 @@ func interspersed(app *cli.App, args []string) []string {
 	i++
 	tail := rest[i:]
 	for {
-		sub, at := firstSubcommand(cmd, tail)
+		sub, at := firstSubcommand(cmd, app.Flags, tail)
 		if sub == nil {
 			break
 		}
-		// Tokens before the subcommand name belong to the parent: keep them
-		// in place (the parent sees them first).
-		path = append(path, tail[:at+1]...)
+		// Tokens before the subcommand name: the parent's flags stay in
+		// place (the parent parses them), global flags move to the front.
+		for j := 0; j < at; {
+			n := flagTokens(cmd.Flags, tail[j:at])
+			if n > 0 {
+				path = append(path, tail[j:j+n]...)
+			} else if n = flagTokens(app.Flags, tail[j:at]); n > 0 {
+				global = append(global, tail[j:j+n]...)
+			} else {
+				n = 1
+				path = append(path, tail[j])
+			}
+			j += n
+		}
+		path = append(path, tail[at])
 		cmd = sub
 		tail = tail[at+1:]
 	}
@@ -177,9 +189,10 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	return nil
 }
 
-// firstSubcommand finds the first positional token of toks and returns the
-// subcommand of cmd it names (nil if it names none) and its index.
-func firstSubcommand(cmd *cli.Command, toks []string) (*cli.Command, int) {
+// firstSubcommand finds the first positional token of toks (skipping flags
+// of cmd and global flags, with their values) and returns the subcommand of
+// cmd it names (nil if it names none) and its index.
+func firstSubcommand(cmd *cli.Command, globals []cli.Flag, toks []string) (*cli.Command, int) {
 	if len(cmd.Subcommands) == 0 {
 		return nil, 0
 	}
@@ -189,7 +202,11 @@ func firstSubcommand(cmd *cli.Command, toks []string) (*cli.Command, int) {
 			return nil, 0
 		}
 		if looksLikeFlag(tok) {
-			if n := flagTokens(cmd.Flags, toks[j:]); n == 2 {
+			n := flagTokens(cmd.Flags, toks[j:])
+			if n == 0 {
+				n = flagTokens(globals, toks[j:])
+			}
+			if n == 2 {
 				j++
 			}
 			continue

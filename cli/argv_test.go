@@ -21,6 +21,8 @@ func TestInterspersed(t *testing.T) {
 		{"put-node a --bogus", "put-node --bogus -- a"},
 		{"rel add owns --bidirectional --weight 0.5", "rel add --bidirectional --weight 0.5 -- owns"},
 		{"rel list --json", "--json rel list"},
+		{"rel --json add x", "--json rel add -- x"},
+		{"rel --db d list", "--db d rel list"},
 		{"nosuch a --db x", "nosuch a --db x"},
 		{"get-node -h", "get-node -h"},
 		{"diff-since 3 --task t1 --json", "--json diff-since --task t1 -- 3"},
