@@ -111,7 +111,7 @@ func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[st
 	for _, rel := range rels {
 		relIDs[rel.ID] = true
 	}
-	for _, n := range st.nodes {
+	for _, n := range st.all() {
 		err := r.ScanOut(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
 			if relIDs[e.Rel] {
 				st.edges[idEdge{src: n.ID, dst: e.Peer, rel: e.Rel}] = e.Weight
@@ -123,6 +123,18 @@ func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[st
 		}
 	}
 	return st, nil
+}
+
+// all is every node read, owned or not.
+func (st *storedState) all() []lmdbstore.Node {
+	out := make([]lmdbstore.Node, 0, len(st.nodes)+len(st.others))
+	for _, n := range st.nodes {
+		out = append(out, n)
+	}
+	for _, n := range st.others {
+		out = append(out, n)
+	}
+	return out
 }
 
 // plan is the difference between a desired graph and the stored state.
@@ -156,6 +168,9 @@ func diff(r *lmdbstore.ReadTxn, g *Graph, st *storedState, rels map[string]lmdbs
 		if !ok || stored.Type != n.Type || !bytes.Equal(stored.Payload, n.Payload) {
 			p.putNodes = append(p.putNodes, n)
 		}
+	}
+	for key, n := range st.others {
+		keyOf[n.ID] = key
 	}
 	for _, key := range sortedKeys(st.nodes) {
 		keyOf[st.nodes[key].ID] = key

@@ -1,0 +1,283 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// ErrNotGitRepo: `ingest git` was pointed at a directory outside any git
+// work tree, or git is not installed.
+var ErrNotGitRepo = errors.New("not a git work tree")
+
+// GitOptions configures ExtractGit.
+type GitOptions struct {
+	WalkOptions
+	// MaxCommitFiles: commits changing more files than this (mass
+	// renames, vendoring, reformatting) add no co_changed edges. They
+	// still count as changes. 0 means DefaultMaxCommitFiles.
+	MaxCommitFiles int
+	Progress       func(Progress)
+}
+
+// DefaultMaxCommitFiles is the default GitOptions.MaxCommitFiles.
+const DefaultMaxCommitFiles = 50
+
+// GitResult is the history of a work tree as a graph: one file node per
+// tracked file with at least one commit (payload: path and "git"), and
+// co_changed edges between files changed by the same commit, weighted by
+// the number of such commits (one edge per pair, from the smaller key).
+type GitResult struct {
+	Graph          *Graph
+	Commits        int // commits read (merges excluded)
+	SkippedCommits int // commits above MaxCommitFiles
+	Files          int // tracked files in the tree
+	Elapsed        time.Duration
+}
+
+// ExtractGit reads the history of the git work tree at root.
+func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
+	start := time.Now()
+	if opts.MaxCommitFiles <= 0 {
+		opts.MaxCommitFiles = DefaultMaxCommitFiles
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Phase: "reading"})
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("%w: git not found: %v", ErrNotGitRepo, err)
+	}
+	if out, err := gitOutput(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(string(out)) != "true" {
+		return nil, fmt.Errorf("%w: %s", ErrNotGitRepo, root)
+	}
+	// Tracked files, relative to root, that a walk would enter.
+	ls, err := gitOutput(root, "ls-files", "-z", "--full-name", "--", ".")
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := gitOutput(root, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, err
+	}
+	pre := strings.TrimSpace(string(prefix))
+	tracked := make(map[string]bool)
+	for _, p := range strings.Split(string(ls), "\x00") {
+		rel, ok := strings.CutPrefix(p, pre)
+		if p == "" || !ok || !walkable(rel, opts.WalkOptions) {
+			continue
+		}
+		tracked[rel] = true
+	}
+
+	cmd := exec.Command("git", "-c", "core.quotePath=false", "log", "--no-merges", "--name-only", "-z",
+		"--relative", "--format=%x1e%H %ct", "--", ".")
+	cmd.Dir = root
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	res := &GitResult{Graph: NewGraph(), Files: len(tracked)}
+	hist := make(map[string]*GitPayload)
+	first := make(map[string]int64)
+	last := make(map[string]int64)
+	pairs := make(map[[2]string]int)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	sc.Split(splitAt(0x1e))
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\x00")
+		head := strings.Fields(fields[0])
+		if len(head) != 2 {
+			continue
+		}
+		hash := head[0]
+		ct, err := strconv.ParseInt(head[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		res.Commits++
+		var files []string
+		changed := 0
+		for _, f := range fields[1:] {
+			f = strings.TrimLeft(f, "\n")
+			if f == "" {
+				continue
+			}
+			changed++
+			if tracked[f] {
+				files = append(files, f)
+			}
+		}
+		for _, f := range files {
+			h := hist[f]
+			if h == nil {
+				h = &GitPayload{}
+				hist[f] = h
+				first[f], last[f] = ct, ct
+				h.LastCommit = hash
+			}
+			h.Changes++
+			if ct > last[f] {
+				last[f] = ct
+				h.LastCommit = hash
+			}
+			first[f] = min(first[f], ct)
+		}
+		if changed > opts.MaxCommitFiles {
+			res.SkippedCommits++
+			continue
+		}
+		slices.Sort(files)
+		files = slices.Compact(files)
+		for i, a := range files {
+			for _, b := range files[i+1:] {
+				pairs[[2]string{a, b}]++
+			}
+		}
+		if opts.Progress != nil && res.Commits%1000 == 0 {
+			opts.Progress(Progress{Phase: "reading", Done: res.Commits})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		cmd.Wait()
+		return nil, err
+	}
+	if err := cmd.Wait(); err != nil {
+		if strings.Contains(stderr.String(), "does not have any commits") {
+			hist = nil // an empty repository has no history
+		} else {
+			return nil, fmt.Errorf("git log: %v: %s", err, firstLine(stderr.String()))
+		}
+	}
+	for f, h := range hist {
+		h.FirstChange = unixRFC3339(first[f])
+		h.LastChange = unixRFC3339(last[f])
+		res.Graph.AddNode(Node{Key: FileKey(f), Type: TypeFile, Payload: mustJSON(FilePayload{Path: f, Git: mustJSON(h)})})
+	}
+	for p, n := range pairs {
+		res.Graph.AddEdge(Edge{Src: FileKey(p[0]), Rel: RelCoChanged, Dst: FileKey(p[1]), Weight: float32(n)})
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func gitOutput(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, firstLine(stderr.String()))
+	}
+	return out, nil
+}
+
+// walkable reports whether a walk with opts would reach file rel.
+func walkable(rel string, opts WalkOptions) bool {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return true
+	}
+	for _, elem := range strings.Split(dir, "/") {
+		if skipDir(elem, opts) {
+			return false
+		}
+	}
+	return true
+}
+
+// splitAt is a bufio.SplitFunc for records separated by sep.
+func splitAt(sep byte) bufio.SplitFunc {
+	return func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, sep); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	}
+}
+
+// ownedByGit reports whether `ingest git` owns a stored node: a file node
+// `ingest go` did not write.
+func ownedByGit(n lmdbstore.Node) bool {
+	return strings.HasPrefix(n.Key, "file:") && !hasField(n.Payload, "hash")
+}
+
+// WriteGit makes the store's `ingest git` share equal to res, in one
+// write transaction: the "git" field of file payloads (kept beside the
+// fields `ingest go` wrote), file nodes for files only git knows, and
+// every co_changed edge.
+func WriteGit(s *lmdbstore.Store, res *GitResult, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	var stats WriteStats
+	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+		rels, err := ensureRelations(tx, []string{RelCoChanged})
+		if err != nil {
+			return err
+		}
+		st, err := readState(tx.Reader(), ownedByGit, rels)
+		if err != nil {
+			return err
+		}
+		// Files of `ingest go` that lost their history lose their "git"
+		// field; the rest of their payload stays.
+		want := NewGraph()
+		for _, n := range res.Graph.Nodes() {
+			want.AddNode(n)
+		}
+		for _, e := range res.Graph.Edges() {
+			want.AddEdge(e)
+		}
+		for key, n := range st.others {
+			if want.HasNode(key) {
+				continue
+			}
+			var p FilePayload
+			if json.Unmarshal(n.Payload, &p) == nil && len(p.Git) > 0 {
+				p.Git = nil
+				want.AddNode(Node{Key: key, Type: n.Type, Payload: mustJSON(p)})
+			}
+		}
+		p, err := diff(tx.Reader(), want, st, rels, setGitField)
+		if err != nil {
+			return err
+		}
+		stats = WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
+		return apply(tx, p, progress)
+	})
+	stats.Commit = c
+	return stats, err
+}
+
+// setGitField writes the wanted "git" field into the stored payload,
+// keeping the fields `ingest go` owns.
+func setGitField(want Node, stored lmdbstore.Node) Node {
+	var p, w FilePayload
+	if json.Unmarshal(stored.Payload, &p) != nil || json.Unmarshal(want.Payload, &w) != nil {
+		return want
+	}
+	p.Git = w.Git
+	if p.Path == "" {
+		p.Path = w.Path
+	}
+	return Node{Key: want.Key, Type: stored.Type, Payload: mustJSON(p)}
+}
+
+func unixRFC3339(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339) }

@@ -1,0 +1,173 @@
+package ingest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// gitRepo is a throwaway repository built with the git binary.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+	now int64 // commit time of the next commit (unix seconds)
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	r := &gitRepo{t: t, dir: t.TempDir(), now: 1_700_000_000}
+	r.git("init", "-q", "-b", "main")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = r.dir
+	date := fmt.Sprintf("@%d +0000", r.now)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files (content "" deletes) and commits them.
+func (r *gitRepo) commit(files map[string]string) string {
+	r.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(r.dir, filepath.FromSlash(name))
+		if content == "" {
+			r.git("rm", "-q", name)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		r.git("add", name)
+	}
+	r.git("commit", "-q", "-m", fmt.Sprintf("commit at %d", r.now))
+	r.now += 3600
+	return r.git("rev-parse", "HEAD")
+}
+
+func gitJSON(changes int, first, last int64, commit string) json.RawMessage {
+	return mustJSON(GitPayload{
+		Changes:     changes,
+		FirstChange: unixRFC3339(first),
+		LastChange:  unixRFC3339(last),
+		LastCommit:  commit,
+	})
+}
+
+func TestExtractGit(t *testing.T) {
+	r := newGitRepo(t)
+	t0 := r.now
+	r.commit(map[string]string{"go.mod": "module example.com/g\n", "a.go": "package g\n", "b.go": "package g\n"})
+	r.commit(map[string]string{"a.go": "package g // 2\n", "c.go": "package g\n"})
+	r.commit(map[string]string{"a.go": "package g // 3\n", "b.go": "package g // 3\n", "testdata/x.txt": "x"})
+	// Four files: above the limit of 3, so no co_changed edges.
+	c4 := r.commit(map[string]string{"a.go": "package g // 4\n", "b.go": "package g // 4\n", "d.txt": "d", "e.txt": "e"})
+	r.commit(map[string]string{"c.go": ""}) // c.go is gone from the tree
+
+	res, err := ExtractGit(r.dir, GitOptions{MaxCommitFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commits != 5 || res.SkippedCommits != 1 || res.Files != 5 {
+		t.Errorf("commits %d, skipped %d, files %d; want 5, 1, 5", res.Commits, res.SkippedCommits, res.Files)
+	}
+	hour := int64(3600)
+	want := NewGraph()
+	file := func(name string, git json.RawMessage) {
+		want.AddNode(Node{Key: FileKey(name), Type: TypeFile, Payload: mustJSON(FilePayload{Path: name, Git: git})})
+	}
+	file("a.go", gitJSON(4, t0, t0+3*hour, c4))
+	file("b.go", gitJSON(3, t0, t0+3*hour, c4))
+	file("d.txt", gitJSON(1, t0+3*hour, t0+3*hour, c4))
+	file("e.txt", gitJSON(1, t0+3*hour, t0+3*hour, c4))
+	file("go.mod", gitJSON(1, t0, t0, r.git("rev-list", "--max-parents=0", "HEAD")))
+	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:b.go", Weight: 2})
+	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: 1})
+	want.AddEdge(Edge{Src: "file:b.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: 1})
+	if diff := cmp.Diff(renderGraph(want), renderGraph(res.Graph)); diff != "" {
+		t.Errorf("git graph (-want +got):\n%s", diff)
+	}
+}
+
+// ingest go and ingest git share file nodes: each keeps the other's
+// fields, and re-running either on an unchanged tree writes nothing.
+func TestWriteGitAndGoTogether(t *testing.T) {
+	r := newGitRepo(t)
+	r.commit(map[string]string{"go.mod": "module example.com/g\n\ngo 1.22\n", "a.go": "package g\n\nfunc A() { B() }\n", "b.go": "package g\n\nfunc B() {}\n"})
+	r.commit(map[string]string{"a.go": "package g\n\n// A calls B.\nfunc A() { B() }\n", "b.go": "package g\n\n// B does nothing.\nfunc B() {}\n", "README": "hi\n"})
+	s := newStore(t)
+
+	gitRes, err := ExtractGit(r.dir, GitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, err := WriteGit(s, gitRes, lmdbstore.WriteMeta{RunID: "git1"}, nil)
+	if err != nil || g1.Commit.Rev == 0 {
+		t.Fatalf("first git ingest: %+v, %v", g1, err)
+	}
+	go1 := ingestGo(t, s, r.dir, lmdbstore.WriteMeta{RunID: "go1"})
+	if go1.Commit.Rev == 0 {
+		t.Fatalf("first go ingest wrote nothing")
+	}
+	if again := ingestGo(t, s, r.dir, lmdbstore.WriteMeta{}); again.Commit.Rev != 0 {
+		t.Errorf("unchanged go ingest wrote %+v", again)
+	}
+	if again, err := WriteGit(s, gitRes, lmdbstore.WriteMeta{}, nil); err != nil || again.Commit.Rev != 0 {
+		t.Errorf("unchanged git ingest wrote %+v, %v", again, err)
+	}
+
+	var a, readme FilePayload
+	err = s.View(func(rt *lmdbstore.ReadTxn) error {
+		for key, p := range map[string]*FilePayload{"file:a.go": &a, "file:README": &readme} {
+			n, err := rt.GetNode(key, lmdbstore.At{})
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(n.Payload, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash == "" || len(a.Git) == 0 || a.Package != "example.com/g" {
+		t.Errorf("file:a.go lost fields: %+v", a)
+	}
+	if readme.Hash != "" || len(readme.Git) == 0 {
+		t.Errorf("file:README: %+v", readme)
+	}
+	edges := storeGraph(t, s).Edges()
+	var co []string
+	for _, e := range edges {
+		if e.Rel == RelCoChanged {
+			co = append(co, fmt.Sprintf("%s %s %g", e.Src, e.Dst, e.Weight))
+		}
+	}
+	// storeGraph prints weight 1 as 0.
+	wantCo := []string{"file:README file:a.go 0", "file:README file:b.go 0", "file:a.go file:b.go 2", "file:a.go file:go.mod 0", "file:b.go file:go.mod 0"}
+	if diff := cmp.Diff(wantCo, co); diff != "" {
+		t.Errorf("co_changed edges (-want +got):\n%s", diff)
+	}
+}
