@@ -15,7 +15,7 @@ func putEdgeCommand(env Env) *cli.Command {
 			"registered relation (see `memctl rel list`).",
 		Args: []string{"SRC", "REL", "DST"},
 		Flags: append(writeFlags(true),
-			&cli.Float64Flag{Name: "weight", Usage: "edge `W`eight, finite and > 0 (default: the relation's default weight)"},
+			&cli.Float64Flag{Name: "weight", Usage: "edge weight `W`, finite and > 0", DefaultText: "the relation's default weight"},
 			payloadFlag()),
 		Run: runPutEdge,
 	})

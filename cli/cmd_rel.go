@@ -11,9 +11,10 @@ import (
 
 func relCommand(env Env) *cli.Command {
 	return &cli.Command{
-		Name:   "rel",
-		Usage:  "list or register relations",
-		Action: unknownCommand,
+		Name:            "rel",
+		Usage:           "list or register relations",
+		Action:          unknownCommand,
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{
 			verbCommand(env, verbSpec{
 				Name:  "list",
@@ -25,7 +26,7 @@ func relCommand(env Env) *cli.Command {
 				Usage: "register a new relation NAME",
 				Args:  []string{"NAME"},
 				Flags: append(writeFlags(true),
-					&cli.Float64Flag{Name: "weight", Value: 1, Usage: "default edge `W`eight of the relation"},
+					&cli.Float64Flag{Name: "weight", Value: 1, Usage: "default weight `W` of its edges"},
 					&cli.BoolFlag{Name: "bidirectional", Usage: "engines propagate along its in-edges too"},
 					&cli.BoolFlag{Name: "inhibitory", Usage: "engines subtract along it instead of adding"}),
 				Run: runRelAdd,

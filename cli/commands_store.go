@@ -102,11 +102,11 @@ func readFlags() []cli.Flag {
 // as an argument, so they leave out --scope.
 func writeFlags(withScope bool) []cli.Flag {
 	fs := []cli.Flag{
-		&cli.StringFlag{Name: "run", Usage: "run id recorded with the write"},
-		&cli.StringFlag{Name: "task", Usage: "task id recorded with the write"},
+		&cli.StringFlag{Name: "run", Usage: "run id `R` recorded with the write"},
+		&cli.StringFlag{Name: "task", Usage: "task id `T` recorded with the write"},
 	}
 	if withScope {
-		fs = append(fs, &cli.StringFlag{Name: "scope", Usage: "scope recorded with the write"})
+		fs = append(fs, &cli.StringFlag{Name: "scope", Usage: "scope `S` recorded with the write"})
 	}
 	return fs
 }
