@@ -42,7 +42,10 @@ type RelationRecord struct {
 
 // State is what the exporter reads. Nodes must be delivered in ascending ID
 // order (including Missing ones), edges in ascending (Src, Rel, Dst) order;
-// the exporter checks both and fails otherwise.
+// the exporter checks both and fails otherwise (ErrInvalidState). The
+// exporter makes two passes, so Nodes and Edges are each called twice and
+// must deliver the same sequence both times (a read transaction does).
+// Records and their slices are only used during the callback.
 type State interface {
 	Revision() uint64
 	CommitTime() int64 // unix nanoseconds of Revision

@@ -1,0 +1,143 @@
+package snapshot
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// WriteFile exports st to path. It writes under a temporary name in the
+// same directory, fsyncs it, renames it over path and fsyncs the directory,
+// so a crash leaves either the old file or the complete new one. Section
+// arrays are filled in place through a shared writable mapping of the
+// temporary file, so the writer's heap does not hold the edge arrays.
+func WriteFile(path string, st State, opts WriterOptions) (WriteStats, error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return WriteStats{}, err
+	}
+	out := &fileOutput{f: tmp}
+	ok := false
+	defer func() {
+		if !ok {
+			out.abort()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	stats, err := build(st, opts, out)
+	if err != nil {
+		return WriteStats{}, err
+	}
+	if err := out.flush(); err != nil {
+		return WriteStats{}, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return WriteStats{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return WriteStats{}, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return WriteStats{}, err
+	}
+	ok = true
+	return stats, syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// fileOutput writes the region through a MAP_SHARED writable mapping and
+// appends with a buffered writer after it.
+type fileOutput struct {
+	f      *os.File
+	mapped []byte
+	w      *bufio.Writer
+}
+
+func (o *fileOutput) region(size uint64) ([]byte, error) {
+	if err := o.f.Truncate(int64(size)); err != nil {
+		return nil, err
+	}
+	m, err := unix.Mmap(int(o.f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: mmap output: %w", err)
+	}
+	o.mapped = m
+	if _, err := o.f.Seek(int64(size), 0); err != nil {
+		return nil, err
+	}
+	o.w = bufio.NewWriterSize(o.f, 1<<20)
+	return m, nil
+}
+
+func (o *fileOutput) releaseRegion() error {
+	if o.mapped == nil {
+		return nil
+	}
+	m := o.mapped
+	o.mapped = nil
+	// fsync of the file later writes these dirty pages; msync first so an
+	// error surfaces here rather than being lost at munmap.
+	if err := unix.Msync(m, unix.MS_SYNC); err != nil {
+		_ = unix.Munmap(m)
+		return err
+	}
+	return unix.Munmap(m)
+}
+
+func (o *fileOutput) append(p []byte) error {
+	_, err := o.w.Write(p)
+	return err
+}
+
+func (o *fileOutput) flush() error {
+	if o.w == nil {
+		return nil
+	}
+	return o.w.Flush()
+}
+
+func (o *fileOutput) writeAt(p []byte, off uint64) error {
+	if err := o.flush(); err != nil {
+		return err
+	}
+	_, err := o.f.WriteAt(p, int64(off))
+	return err
+}
+
+func (o *fileOutput) truncate(size uint64) error {
+	if err := o.flush(); err != nil {
+		return err
+	}
+	if err := o.f.Truncate(int64(size)); err != nil {
+		return err
+	}
+	_, err := o.f.Seek(int64(size), 0)
+	return err
+}
+
+func (o *fileOutput) view() (*File, error) {
+	if err := o.flush(); err != nil {
+		return nil, err
+	}
+	return Open(o.f.Name())
+}
+
+func (o *fileOutput) abort() {
+	if o.mapped != nil {
+		_ = unix.Munmap(o.mapped)
+		o.mapped = nil
+	}
+	_ = o.f.Close()
+}
