@@ -39,6 +39,8 @@ func TestBadInputLeavesStoreUnchanged(t *testing.T) {
 		{args: []string{"put-node", "file:\xc3\x28"}, code: ExitUsage, msg: "not valid UTF-8"},
 		{args: []string{"put-edge", "a:1", "calls", "b:\xff"}, code: ExitUsage, msg: "DST is not valid UTF-8"},
 		{args: []string{"put-kv", "repo", "decisions\xfe", "x", "1"}, code: ExitUsage, msg: "NS is not valid UTF-8"},
+		{args: []string{"put-node", "a:1", "--run", "r\xff"}, code: ExitUsage, msg: "--run is not valid UTF-8"},
+		{args: []string{"put-node", "a:1", "--payload", "\"\xff\""}, code: ExitUsage, msg: "--payload is not valid UTF-8"},
 		{args: []string{"put-node", ""}, code: ExitUsage},
 		{args: []string{"put-edge", "", "calls", "a:2"}, code: ExitUsage},
 		// views

@@ -165,6 +165,12 @@ func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
 			return usageErr("%s: %s is not valid UTF-8", name, spec.Args[i])
 		}
 	}
+	// Flag values end up in the store too (paths need not be UTF-8).
+	for _, f := range c.LocalFlagNames() {
+		if v := c.String(f); !utf8.ValidString(v) {
+			return usageErr("%s: --%s is not valid UTF-8", name, f)
+		}
+	}
 	k := &call{ctx: c, env: env, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json"))}
 	defer func() {
 		if cerr := k.close(); err == nil && cerr != nil {
