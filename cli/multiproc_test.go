@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,8 @@ func buildMemctl(t testing.TB) string {
 func TestManyProcesses(t *testing.T) {
 	bin := buildMemctl(t)
 	db := filepath.Join(t.TempDir(), "db")
+	tele := filepath.Join(t.TempDir(), "telemetry.jsonl")
+	t.Setenv("MEMCTL_TELEMETRY", tele) // inherited by every memctl process
 	if out, err := exec.Command(bin, "--db", db, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
@@ -145,6 +149,27 @@ func TestManyProcesses(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "--db", db, "check").CombinedOutput(); err != nil {
 		t.Errorf("check after concurrent run: %v\n%s", err, out)
+	}
+
+	// Telemetry appended by all those processes: whole lines only (a killed
+	// process may leave none, never half of one), a write event per
+	// acknowledged put-edge.
+	data, err := os.ReadFile(tele)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("telemetry line %d is not a JSON object: %v\n%q", i+1, err, line)
+		}
+		if ev["event"] == "write" {
+			writes++
+		}
+	}
+	if writes < len(revs) {
+		t.Errorf("telemetry has %d write events for %d acknowledged writes", writes, len(revs))
 	}
 }
 
