@@ -1,6 +1,39 @@
 package cli
 
-import "github.com/urfave/cli/v2"
+// The ingest commands turn code into memory: `memctl ingest go DIR` (Go
+// packages, files and symbols) and `memctl ingest git DIR` (co-change
+// history). Both write at most one revision and nothing when the tree has
+// not changed. SPEC.md §9 documents keys, payloads and output.
 
-// STUB: owned by the ingest implementer.
-func ingestCommands(env Env) []*cli.Command { return nil }
+import (
+	"github.com/memctl/memctl/ingest"
+	"github.com/urfave/cli/v2"
+)
+
+func ingestCommands(env Env) []*cli.Command {
+	return []*cli.Command{{
+		Name:  "ingest",
+		Usage: "turn a code tree into memory (ingest go DIR, ingest git DIR)",
+		Subcommands: []*cli.Command{
+			ingestGoCommand(env),
+			ingestGitCommand(env),
+		},
+	}}
+}
+
+// walkFlags choose which directories an ingest enters.
+func walkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "include-vendor", Usage: "also enter vendor directories"},
+		&cli.BoolFlag{Name: "include-testdata", Usage: "also enter testdata directories"},
+		&cli.BoolFlag{Name: "include-hidden", Usage: "also enter directories starting with . or _"},
+	}
+}
+
+func walkOptions(k *call) ingest.WalkOptions {
+	return ingest.WalkOptions{
+		IncludeVendor:   k.ctx.Bool("include-vendor"),
+		IncludeTestdata: k.ctx.Bool("include-testdata"),
+		IncludeHidden:   k.ctx.Bool("include-hidden"),
+	}
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/memctl/memctl/ingest"
+	"github.com/urfave/cli/v2"
+)
+
+func ingestGoCommand(env Env) *cli.Command {
+	return verbCommand(env, verbSpec{
+		Name:  "go",
+		Usage: "ingest the Go module tree DIR: directories, packages, files, symbols and their relations",
+		Description: "Type-checks the tree when the go command can load it and falls back to syntax\n" +
+			"only when it cannot. Writes what changed since the last ingest as one revision;\n" +
+			"an unchanged tree writes nothing. Keys and payloads: SPEC.md §9.",
+		Args: []string{"DIR"},
+		Flags: append(append(writeFlags(true), walkFlags()...),
+			&cli.BoolFlag{Name: "syntax-only", Usage: "do not type-check: resolve names from syntax alone"},
+			&cli.BoolFlag{Name: "force", Usage: "re-read the tree even if its hash matches the last ingest"},
+		),
+		Run: runIngestGo,
+	})
+}
+
+// ingestGoJSON is the --json summary of `ingest go` (SPEC.md §9).
+type ingestGoJSON struct {
+	Dir            string   `json:"dir"`
+	Module         string   `json:"module"`
+	Files          int      `json:"files"`
+	Packages       int      `json:"packages"`
+	TypedPackages  int      `json:"typed_packages"`
+	SyntaxPackages int      `json:"syntax_packages"`
+	Mode           string   `json:"mode"`
+	Unchanged      bool     `json:"unchanged"`
+	Nodes          int      `json:"nodes"`
+	Edges          int      `json:"edges"`
+	Rev            uint64   `json:"rev"`
+	NodesPut       int      `json:"nodes_put"`
+	NodesDeleted   int      `json:"nodes_deleted"`
+	EdgesPut       int      `json:"edges_put"`
+	EdgesDeleted   int      `json:"edges_deleted"`
+	Seconds        float64  `json:"seconds"`
+	LoadErrors     []string `json:"load_errors"`
+}
+
+func runIngestGo(k *call) error {
+	start := time.Now()
+	dir := k.args[0]
+	s, err := k.open(false)
+	if err != nil {
+		return err
+	}
+	bar := newProgressBar(k.env)
+	defer bar.done()
+	opts := ingest.GoOptions{
+		WalkOptions: walkOptions(k),
+		SyntaxOnly:  k.ctx.Bool("syntax-only"),
+		Progress:    bar.update,
+	}
+	if !k.ctx.Bool("force") {
+		if opts.SkipIfTreeHash, err = ingest.StoredTreeHash(s); err != nil {
+			return err
+		}
+	}
+	res, err := ingest.ExtractGo(dir, opts)
+	if err != nil {
+		return usageErr("ingest go %s: %v", dir, err)
+	}
+	var stats ingest.WriteStats
+	out := ingestGoJSON{
+		Dir: dir, Module: res.Module, Files: res.Files, Packages: res.Packages,
+		TypedPackages: res.TypedPackages, SyntaxPackages: res.SyntaxPackages, Mode: res.Mode,
+		Unchanged: res.Unchanged, LoadErrors: res.LoadErrors,
+	}
+	if out.LoadErrors == nil {
+		out.LoadErrors = []string{}
+	}
+	if !res.Unchanged {
+		stats, err = ingest.WriteGo(s, res.Graph, k.meta(), bar.update)
+		if err != nil {
+			return err
+		}
+		out.Nodes, out.Edges = res.Graph.NumNodes(), res.Graph.NumEdges()
+	}
+	bar.done()
+	out.Rev = uint64(stats.Commit.Rev)
+	out.NodesPut, out.NodesDeleted = stats.NodesPut, stats.NodesDeleted
+	out.EdgesPut, out.EdgesDeleted = stats.EdgesPut, stats.EdgesDeleted
+	out.Seconds = time.Since(start).Seconds()
+	for _, e := range res.LoadErrors {
+		fmt.Fprintf(k.env.Stderr, "memctl: ingest go: syntax-only fallback: %s\n", e)
+	}
+	if k.out.json {
+		return k.out.record(out)
+	}
+	if res.Unchanged {
+		return k.out.textf("ingest go %s: %d files unchanged since the last ingest; nothing written; %.2fs\n",
+			dir, out.Files, out.Seconds)
+	}
+	return k.out.textf("ingest go %s: %d files, %d packages (%s), %d nodes, %d edges; %s; %.2fs\n",
+		dir, out.Files, out.Packages, modeText(res), out.Nodes, out.Edges, writeText(stats), out.Seconds)
+}
+
+// modeText says how the packages were read.
+func modeText(res *ingest.GoResult) string {
+	switch res.Mode {
+	case ingest.ModeTyped:
+		return "type-checked"
+	case ingest.ModeSyntax:
+		return "syntax-only"
+	}
+	return fmt.Sprintf("%d type-checked, %d syntax-only", res.TypedPackages, res.SyntaxPackages)
+}
+
+// writeText says what a write changed.
+func writeText(st ingest.WriteStats) string {
+	if st.Commit.Rev == 0 {
+		return "nothing changed"
+	}
+	return fmt.Sprintf("rev %d: %d nodes written, %d deleted, %d edges written, %d deleted",
+		st.Commit.Rev, st.NodesPut, st.NodesDeleted, st.EdgesPut, st.EdgesDeleted)
+}

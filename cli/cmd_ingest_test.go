@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/ingest"
+)
+
+// copyIngestTree copies testdata/ingest/<name> to a temp dir.
+func copyIngestTree(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "ingest", name)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestIngestGoCommand(t *testing.T) {
+	db := newStore(t)
+	dir := copyIngestTree(t, "basic")
+	want, err := ingest.ExtractGo(dir, ingest.GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var first ingestGoJSON
+	if err := json.Unmarshal([]byte(ok(t, "--db", db, "--json", "ingest", "go", dir, "--run", "r1", "--task", "t1")), &first); err != nil {
+		t.Fatal(err)
+	}
+	first.Seconds = 0
+	wantFirst := ingestGoJSON{
+		Dir: dir, Module: "example.com/basic", Files: 7, Packages: 3, TypedPackages: 3, Mode: "typed",
+		Nodes: want.Graph.NumNodes(), Edges: want.Graph.NumEdges(), Rev: 1,
+		NodesPut: want.Graph.NumNodes(), EdgesPut: want.Graph.NumEdges(), LoadErrors: []string{},
+	}
+	if diff := cmp.Diff(wantFirst, first); diff != "" {
+		t.Errorf("first ingest (-want +got):\n%s", diff)
+	}
+
+	// Unchanged: the tree hash matches, nothing is read or written.
+	out := ok(t, "--db", db, "ingest", "go", dir)
+	if !regexp.MustCompile(`^ingest go \S+: 7 files unchanged since the last ingest; nothing written; \d+\.\d\ds\n$`).MatchString(out) {
+		t.Errorf("unchanged ingest printed %q", out)
+	}
+	// --force re-reads it, and still writes nothing.
+	out = ok(t, "--db", db, "ingest", "go", dir, "--force")
+	if !regexp.MustCompile(`^ingest go \S+: 7 files, 3 packages \(type-checked\), \d+ nodes, \d+ edges; nothing changed; \d+\.\d\ds\n$`).MatchString(out) {
+		t.Errorf("forced ingest printed %q", out)
+	}
+	// The symbols are there, with provenance.
+	node := ok(t, "--db", db, "--json", "get-node", "sym:example.com/basic/shapes.NewSquare")
+	if !strings.Contains(node, `"line_start":33`) || !strings.Contains(node, `"run_id":"r1"`) {
+		t.Errorf("get-node: %s", node)
+	}
+	// Syntax-only changes the mode fields and one call edge, as a new revision.
+	out = ok(t, "--db", db, "ingest", "go", dir, "--syntax-only", "--run", "r2")
+	if !regexp.MustCompile(`\(syntax-only\), \d+ nodes, \d+ edges; rev 2: \d+ nodes written, 0 deleted, \d+ edges written, [1-9]\d* deleted;`).MatchString(out) {
+		t.Errorf("syntax-only ingest printed %q", out)
+	}
+}
+
+func TestIngestGoBadDir(t *testing.T) {
+	db := newStore(t)
+	r := memctl(t, "--db", db, "ingest", "go", filepath.Join(t.TempDir(), "missing"))
+	if r.Code != ExitUsage || !strings.HasPrefix(r.Stderr, "memctl: ingest go ") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one error line", r.Code, r.Stderr)
+	}
+}
+
+func TestIngestGitCommand(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	db := newStore(t)
+	dir := copyIngestTree(t, "basic")
+	r := memctl(t, "--db", db, "ingest", "git", dir)
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, "not a git work tree") {
+		t.Errorf("outside a repository: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "one")
+	out := ok(t, "--db", db, "ingest", "git", dir)
+	// 8 files: go.mod, gen.go and the 6 under shapes/ and cmd/ (testdata,
+	// .hidden and _tools are not walked): 28 pairs.
+	if !regexp.MustCompile(`^ingest git \S+: 1 commits \(0 above --max-commit-files\), 8 files with history, 28 co_changed edges; rev 1: 8 nodes written, 0 deleted, 28 edges written, 0 deleted; `).MatchString(out) {
+		t.Errorf("ingest git printed %q", out)
+	}
+	// The commit changed 11 files (the skipped directories count too).
+	out = ok(t, "--db", db, "ingest", "git", dir, "--max-commit-files", "10")
+	if !strings.Contains(out, "1 commits (1 above --max-commit-files), 8 files with history, 0 co_changed edges; rev 2: 0 nodes written, 0 deleted, 0 edges written, 28 deleted") {
+		t.Errorf("with a limit of 10: %q", out)
+	}
+}
+
+func TestIngestProgressBar(t *testing.T) {
+	db := newStore(t)
+	dir := copyIngestTree(t, "basic")
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"memctl", "--db", db, "ingest", "go", dir}, Env{
+		Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) string { return "" }, StderrIsTerminal: true,
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if s := stderr.String(); !strings.Contains(s, "reading...") || !strings.HasSuffix(s, "\r\033[K") {
+		t.Errorf("progress on a terminal: %q", s)
+	}
+}
