@@ -373,8 +373,10 @@ func (r *sizeRun) derive(all []*entry) {
 	}
 }
 
-// readRounds is how many turns each system gets per read workload.
-const readRounds = 8
+// readRounds is how many turns each system gets per read workload. A
+// system's figure is the median of its per-turn rates, so a burst of load
+// from elsewhere on the machine spoils a turn or two, not the figure.
+const readRounds = 24
 
 // reads checks a sample of every system's answers, then times each read
 // workload with the systems taking turns.
@@ -403,8 +405,7 @@ func (r *sizeRun) reads(all []*entry) {
 				es = append(es, e)
 			}
 		}
-		ops := map[*entry]int{}
-		spent := map[*entry]time.Duration{}
+		rates := map[*entry][]float64{}
 		failed := map[*entry]error{}
 		for _, e := range es {
 			e.next = 0
@@ -416,8 +417,7 @@ func (r *sizeRun) reads(all []*entry) {
 						continue
 					}
 					n, d, err := r.timeOps(e, round == 0, r.o.ReadTime/readRounds, func(v uint32) error { return rw.op(e.sys, v) })
-					ops[e] += n
-					spent[e] += d
+					rates[e] = append(rates[e], float64(n)/d.Seconds())
 					failed[e] = err
 				}
 			}
@@ -426,7 +426,9 @@ func (r *sizeRun) reads(all []*entry) {
 			if failed[e] != nil {
 				r.set(rw.w, e.name, Cell{Err: failed[e]})
 			} else {
-				r.set(rw.w, e.name, Cell{Value: float64(ops[e]) / spent[e].Seconds()})
+				rs := rates[e]
+				slices.Sort(rs)
+				r.set(rw.w, e.name, Cell{Value: rs[len(rs)/2], Note: fmt.Sprintf("median of %d turns, %.3g–%.3g", len(rs), rs[0], rs[len(rs)-1])})
 			}
 		}
 	}

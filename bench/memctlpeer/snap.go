@@ -2,31 +2,244 @@ package memctlpeer
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/memctl/memctl/bench/gen"
 	"github.com/memctl/memctl/bench/peers"
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
 )
 
 // MemctlSnap is memctl's exported mmap snapshot read through csr/: the
-// read workloads only.
-type MemctlSnap struct{}
+// read workloads only (a snapshot is one revision: no point-in-time read,
+// no diff). Every read starts from the node's id and pays the id → index
+// lookup, as a caller holding a key would.
+type MemctlSnap struct {
+	gr   *csr.Graph
+	ids  []uint64 // generator index -> NodeID
+	idx  map[uint64]uint32
+	rels map[uint32]gen.Rel
+	// three-hop scratch: seen[i] == epoch marks node i visited
+	seen      []uint32
+	epoch     uint32
+	cur, next []uint32
+}
 
-var errNoSnapshot = fmt.Errorf("snapshot exporter not available yet: %w", peers.ErrNotSupported)
+const snapFile = "graph.snap"
 
-func (s *MemctlSnap) Name() string                               { return "memctl-snap" }
-func (s *MemctlSnap) Create(string, *gen.Graph) error            { return peers.ErrNotSupported }
-func (s *MemctlSnap) Load(peers.Batch) error                     { return peers.ErrNotSupported }
-func (s *MemctlSnap) PutEdge(gen.Edge) error                     { return peers.ErrNotSupported }
-func (s *MemctlSnap) Settle() error                              { return nil }
-func (s *MemctlSnap) DeriveFrom(peers.System, string) error      { return errNoSnapshot }
-func (s *MemctlSnap) GetOut(uint32, peers.EdgeFunc) error        { return errNoSnapshot }
-func (s *MemctlSnap) GetIn(uint32, peers.EdgeFunc) error         { return errNoSnapshot }
-func (s *MemctlSnap) ThreeHop(uint32) (int, error)               { return 0, errNoSnapshot }
+func (s *MemctlSnap) Name() string                    { return "memctl-snap" }
+func (s *MemctlSnap) Create(string, *gen.Graph) error { return peers.ErrNotSupported }
+func (s *MemctlSnap) Load(peers.Batch) error          { return peers.ErrNotSupported }
+func (s *MemctlSnap) PutEdge(gen.Edge) error          { return peers.ErrNotSupported }
+func (s *MemctlSnap) Settle() error                   { return nil }
+
+// DeriveFrom exports src's latest state to dir/graph.snap in one read
+// transaction and maps it.
+func (s *MemctlSnap) DeriveFrom(src peers.System, dir string) error {
+	m, ok := src.(*Memctl)
+	if !ok || m.st == nil {
+		return fmt.Errorf("memctl-snap: source is not an open memctl store")
+	}
+	path := filepath.Join(dir, snapFile)
+	err := m.st.View(func(r *lmdbstore.ReadTxn) error {
+		_, err := snapshot.WriteFile(path, &storeState{r: r}, snapshot.WriterOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("memctl-snap: export: %w", err)
+	}
+	if s.gr, err = csr.Open(path); err != nil {
+		return err
+	}
+	s.ids = make([]uint64, len(m.ids))
+	s.idx = make(map[uint64]uint32, len(m.ids))
+	for i, id := range m.ids {
+		s.ids[i] = uint64(id)
+		s.idx[uint64(id)] = uint32(i)
+	}
+	s.rels = make(map[uint32]gen.Rel)
+	for r := 0; r <= s.gr.NumRelations()+16; r++ {
+		rel, err := s.gr.Relation(uint32(r))
+		if err != nil {
+			continue
+		}
+		for g := gen.Rel(1); int(g) <= gen.NumRels; g++ {
+			if g.Name() == rel.Name {
+				s.rels[rel.ID] = g
+			}
+		}
+	}
+	s.seen = make([]uint32, s.gr.NumNodes())
+	return nil
+}
+
+func (s *MemctlSnap) index(node uint32) (csr.NodeIndex, error) {
+	i, ok, err := s.gr.Lookup(s.ids[node])
+	if err == nil && !ok {
+		err = fmt.Errorf("memctl-snap: node %016x not in snapshot", s.ids[node])
+	}
+	return i, err
+}
+
+func (s *MemctlSnap) GetOut(node uint32, fn peers.EdgeFunc) error {
+	i, err := s.index(node)
+	if err != nil {
+		return err
+	}
+	targets, rels, _, err := s.gr.Out(i)
+	for k, t := range targets {
+		fn(rels[k], uint64(t))
+	}
+	return err
+}
+
+func (s *MemctlSnap) GetIn(node uint32, fn peers.EdgeFunc) error {
+	i, err := s.index(node)
+	if err != nil {
+		return err
+	}
+	sources, rels, _, err := s.gr.In(i)
+	for k, t := range sources {
+		fn(rels[k], uint64(t))
+	}
+	return err
+}
+
+// ThreeHop walks dense indices with an epoch-stamped visited array: no map,
+// no allocation once the scratch has grown.
+func (s *MemctlSnap) ThreeHop(node uint32) (int, error) {
+	start, err := s.index(node)
+	if err != nil {
+		return 0, err
+	}
+	s.epoch++
+	if s.epoch == 0 {
+		clear(s.seen)
+		s.epoch = 1
+	}
+	s.seen[start] = s.epoch
+	n := 1
+	s.cur = append(s.cur[:0], start)
+	for depth := 0; depth < 3 && len(s.cur) > 0; depth++ {
+		s.next = s.next[:0]
+		for _, v := range s.cur {
+			targets, _, _, err := s.gr.Out(v)
+			if err != nil {
+				return 0, err
+			}
+			for _, t := range targets {
+				if int(t) >= len(s.seen) {
+					return 0, fmt.Errorf("memctl-snap: target %d out of range", t)
+				}
+				if s.seen[t] != s.epoch {
+					s.seen[t] = s.epoch
+					s.next = append(s.next, t)
+					n++
+				}
+			}
+		}
+		s.cur, s.next = s.next, s.cur
+	}
+	return n, nil
+}
+
 func (s *MemctlSnap) GetOutAt(uint32, int, peers.EdgeFunc) error { return peers.ErrNotSupported }
 func (s *MemctlSnap) DiffSince(int) (int, error)                 { return 0, peers.ErrNotSupported }
-func (s *MemctlSnap) FreshArg(*gen.Graph, uint32) string         { return "" }
-func (s *MemctlSnap) FreshQuery(string, string) (int, error)     { return 0, errNoSnapshot }
-func (s *MemctlSnap) Close() error                               { return nil }
-func (s *MemctlSnap) Decode(uint32, uint64) (gen.Rel, uint32, error) {
-	return 0, 0, errNoSnapshot
+
+func (s *MemctlSnap) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
+	r, ok := s.rels[rel]
+	if !ok {
+		return 0, 0, fmt.Errorf("memctl-snap: unknown relation %d", rel)
+	}
+	id, err := s.gr.NodeID(csr.NodeIndex(peer))
+	if err != nil {
+		return 0, 0, err
+	}
+	i, ok := s.idx[id]
+	if !ok {
+		return 0, 0, fmt.Errorf("memctl-snap: unknown node id %016x", id)
+	}
+	return r, i, nil
+}
+
+func (s *MemctlSnap) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
+
+// FreshQuery maps the snapshot and answers get-out by canonical key.
+func (s *MemctlSnap) FreshQuery(dir, key string) (int, error) {
+	gr, err := csr.Open(filepath.Join(dir, snapFile))
+	if err != nil {
+		return 0, err
+	}
+	defer gr.Close()
+	i, ok, err := gr.LookupKey(key)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("memctl-snap: no node %q", key)
+	}
+	targets, _, _, err := gr.Out(i)
+	return len(targets), err
+}
+
+func (s *MemctlSnap) Close() error {
+	if s.gr == nil {
+		return nil
+	}
+	err := s.gr.Close()
+	s.gr = nil
+	return err
+}
+
+// storeState hands one read transaction's latest state to the exporter.
+type storeState struct {
+	r     *lmdbstore.ReadTxn
+	times map[lmdbstore.Revision]int64
+}
+
+func (st *storeState) Revision() uint64 { return uint64(st.r.Revision()) }
+
+func (st *storeState) CommitTime() int64 { return st.ts(st.r.Revision()) }
+
+func (st *storeState) ts(rev lmdbstore.Revision) int64 {
+	if st.times == nil {
+		st.times = map[lmdbstore.Revision]int64{}
+	}
+	if t, ok := st.times[rev]; ok {
+		return t
+	}
+	t, err := st.r.RevisionTime(rev)
+	if err != nil {
+		return 0
+	}
+	st.times[rev] = t.UnixNano()
+	return t.UnixNano()
+}
+
+func (st *storeState) Relations() ([]snapshot.RelationRecord, error) {
+	rels, err := st.r.Relations()
+	out := make([]snapshot.RelationRecord, 0, len(rels))
+	for _, r := range rels {
+		out = append(out, snapshot.RelationRecord{ID: uint32(r.ID), Name: r.Name, DefaultWeight: r.DefaultWeight,
+			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory})
+	}
+	return out, err
+}
+
+// Nodes delivers every live node; the generator's edges only join nodes it
+// wrote, so there are no missing endpoints to report.
+func (st *storeState) Nodes(fn func(snapshot.NodeRecord) error) error {
+	return st.r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
+		return fn(snapshot.NodeRecord{ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID,
+			TaskID: n.TaskID, CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(),
+			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload})
+	})
+}
+
+func (st *storeState) Edges(fn func(snapshot.EdgeRecord) error) error {
+	return st.r.ScanEdges(lmdbstore.At{}, func(e lmdbstore.Edge) error {
+		return fn(snapshot.EdgeRecord{Src: uint64(e.Src), Dst: uint64(e.Dst), Rel: uint32(e.Rel), Weight: e.Weight,
+			Rev: uint64(e.Rev), TS: st.ts(e.Rev)})
+	})
 }

@@ -24,7 +24,7 @@ func main() {
 		seed     = flag.Uint64("seed", 1, "generator seed")
 		batch    = flag.Int("batch", 10000, "operations per bulk-load transaction")
 		writes   = flag.Int("writes", 200, "single-edge durable writes")
-		readTime = flag.Duration("readtime", time.Second, "time per read workload and system")
+		readTime = flag.Duration("readtime", 1500*time.Millisecond, "time per read workload and system")
 		fresh    = flag.Int("fresh", 11, "fresh processes per system")
 		systems  = flag.String("systems", "memctl,memctl-snap,sqlite,bbolt,lmdb-raw", "systems, the first is the reference")
 		dir      = flag.String("dir", "", "scratch directory (default: a temporary one, removed)")
