@@ -102,7 +102,7 @@ func (s *Store) compactAdj(txn *lmdb.Txn, dbi lmdb.DBI, dbName string, horizon R
 		st.ChunksBefore += len(keys)
 		st.EntriesBefore += before
 		entries = adjacency.Compact(entries, uint64(horizon))
-		parts := splitChunks(entries)
+		parts := splitChunks(entries, s.chunkMax)
 		st.ChunksAfter += len(parts)
 		st.EntriesAfter += len(entries)
 		if len(entries) == before && len(parts) == len(keys) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/klauspost/compress/zstd"
+	"github.com/memctl/memctl/adjacency"
 )
 
 // Environment constants shared by every memctl binary (LMDB-NOTES: the first
@@ -79,6 +80,9 @@ type Store struct {
 	hash   func(string) NodeID
 	clock  func() time.Time
 	maxMap int64
+	// chunkMax is adjacency.MaxChunkEntries; tests lower it to exercise
+	// chunk splits on small graphs.
+	chunkMax int
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice
@@ -224,7 +228,8 @@ func (s *Store) loadRelations() error {
 }
 
 func openEnv(path string, opts Options) (*Store, error) {
-	s := &Store{path: path, opts: opts, hash: IDOf, clock: opts.Clock, maxMap: opts.MaxMapSize}
+	s := &Store{path: path, opts: opts, hash: IDOf, clock: opts.Clock, maxMap: opts.MaxMapSize,
+		chunkMax: adjacency.MaxChunkEntries}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -371,12 +376,12 @@ func (s *Store) growMap() error {
 // recoverable conditions.
 func (s *Store) view(fn func(*lmdb.Txn) error) error {
 	for attempt := 0; ; attempt++ {
-		s.resize.RLock()
-		err := s.env.View(func(txn *lmdb.Txn) error {
-			txn.RawRead = true
-			return fn(txn)
+		err := s.withMap(func() error {
+			return s.env.View(func(txn *lmdb.Txn) error {
+				txn.RawRead = true
+				return fn(txn)
+			})
 		})
-		s.resize.RUnlock()
 		if err == nil {
 			return nil
 		}
@@ -402,12 +407,12 @@ func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
 	s.writer.Lock()
 	defer s.writer.Unlock()
 	for attempt := 0; ; attempt++ {
-		s.resize.RLock()
-		err := s.env.Update(func(txn *lmdb.Txn) error {
-			txn.RawRead = true
-			return fn(txn)
+		err := s.withMap(func() error {
+			return s.env.Update(func(txn *lmdb.Txn) error {
+				txn.RawRead = true
+				return fn(txn)
+			})
 		})
-		s.resize.RUnlock()
 		if err == nil {
 			return false, nil
 		}
@@ -422,6 +427,14 @@ func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
 			return false, rerr
 		}
 	}
+}
+
+// withMap runs fn holding the map shared (no resize while it runs), and
+// releases it even if fn panics or calls runtime.Goexit (t.Fatal).
+func (s *Store) withMap(fn func() error) error {
+	s.resize.RLock()
+	defer s.resize.RUnlock()
+	return fn()
 }
 
 // errAbort ends a write transaction that wrote nothing worth committing.

@@ -717,7 +717,7 @@ func (tx *WriteTxn) adjInsert(dbi lmdb.DBI, dbName string, node NodeID, e adjace
 	entries = adjacency.Insert(entries, e)
 	if tx.horizon > 0 {
 		sup, tomb := adjacency.Dead(entries)
-		if len(entries) > adjacency.MaxChunkEntries || float64(sup+tomb) >= adjacency.DeadRatioThreshold*float64(len(entries)) {
+		if len(entries) > tx.s.chunkMax || float64(sup+tomb) >= adjacency.DeadRatioThreshold*float64(len(entries)) {
 			entries = adjacency.Compact(entries, uint64(tx.horizon))
 		}
 	}
@@ -729,7 +729,7 @@ func (tx *WriteTxn) adjInsert(dbi lmdb.DBI, dbName string, node NodeID, e adjace
 // as splitChunks says.
 func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries []adjacency.Entry) error {
 	keep := false
-	for _, part := range splitChunks(entries) {
+	for _, part := range splitChunks(entries, tx.s.chunkMax) {
 		k := adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer))
 		if bytes.Equal(k, oldKey) {
 			keep = true
@@ -750,8 +750,7 @@ func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries 
 // MaxChunkEntries stay one chunk; up to twice that split in halves; longer
 // runs (Compact) are cut into chunks of about 3/4 of the maximum, leaving
 // room to insert. Cuts fall only between edges.
-func splitChunks(entries []adjacency.Entry) [][]adjacency.Entry {
-	const max = adjacency.MaxChunkEntries
+func splitChunks(entries []adjacency.Entry, max int) [][]adjacency.Entry {
 	var parts [][]adjacency.Entry
 	for len(entries) > max {
 		var p int

@@ -1,0 +1,9 @@
+package lmdbstore
+
+// Test hooks: unexported knobs tests turn on a fresh store.
+
+// SetHashForTest replaces the id hash (to inject collisions).
+func (s *Store) setHashForTest(h func(string) NodeID) { s.hash = h }
+
+// setChunkMaxForTest lowers the chunk size so small graphs split chunks.
+func (s *Store) setChunkMaxForTest(n int) { s.chunkMax = n }

@@ -1,0 +1,447 @@
+package lmdbstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The model is the plain definition of the store's semantics: a full copy
+// of the state after every revision.
+
+type mNode struct {
+	Type, Payload, Scope, Run, Task string
+	Rev, CreatedRev                 Revision
+}
+
+type mEdgeKey struct{ Src, Rel, Dst string }
+
+type mEdge struct {
+	Weight float32
+	Rev    Revision
+}
+
+type mKVKey struct{ Scope, NS, Key string }
+
+type mKV struct {
+	Payload, Run, Task string
+	Rev                Revision
+}
+
+type mState struct {
+	Nodes map[string]mNode
+	Edges map[mEdgeKey]mEdge
+	KV    map[mKVKey]mKV
+}
+
+func (s mState) clone() mState {
+	return mState{maps.Clone(s.Nodes), maps.Clone(s.Edges), maps.Clone(s.KV)}
+}
+
+type model struct {
+	states  []mState // index: revision
+	times   []time.Time
+	horizon Revision
+	retain  uint64
+}
+
+var (
+	modelNodeKeys = []string{"file:a", "file:b", "sym:c", "sym:d", "dec:e", "x", "file:g", "sym:h"}
+	modelRels     = []string{"calls", "imports", "defines", "tests"}
+	modelKVKeys   = []string{"k1", "k2", "k3", "k4"}
+	modelNS       = []string{"decisions", "constraints"}
+)
+
+// TestStoreMatchesModel runs random transactions with random compactions
+// and compares every read at every readable revision with the model.
+func TestStoreMatchesModel(t *testing.T) {
+	seeds := 6
+	txns := 120
+	if testing.Short() {
+		seeds, txns = 2, 60
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			runModel(t, uint64(seed), txns)
+		})
+	}
+}
+
+func runModel(t *testing.T, seed uint64, txns int) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	s := newStore(t, Options{})
+	if seed%2 == 1 {
+		s.setChunkMaxForTest(3) // many chunks, splits and merges
+	}
+	m := &model{states: []mState{{map[string]mNode{}, map[mEdgeKey]mEdge{}, map[mKVKey]mKV{}}}, times: []time.Time{{}}}
+	for range txns {
+		cur := m.states[len(m.states)-1].clone()
+		rev := Revision(len(m.states))
+		meta := WriteMeta{Scope: "repo", RunID: fmt.Sprint("run", r.IntN(3)), TaskID: fmt.Sprint("task", r.IntN(3))}
+		abort := r.IntN(10) == 0
+		applied := 0
+		c, err := s.Update(meta, func(tx *WriteTxn) error {
+			cur = m.states[len(m.states)-1].clone() // Update may re-run fn
+			applied = 0
+			for range 1 + r.IntN(4) {
+				if err := modelOp(r, tx, cur, rev, meta); err != nil {
+					return err
+				}
+				applied++
+			}
+			if abort {
+				return errors.New("abort")
+			}
+			return nil
+		})
+		if abort {
+			if err == nil {
+				t.Fatalf("aborted transaction committed")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		if applied == 0 || c.Rev == 0 {
+			continue
+		}
+		if c.Rev != rev {
+			t.Fatalf("commit rev %d, want %d", c.Rev, rev)
+		}
+		m.states = append(m.states, cur)
+		m.times = append(m.times, c.Time)
+		if r.IntN(8) == 0 {
+			if r.IntN(2) == 0 {
+				m.retain = uint64(r.IntN(6))
+				if err := s.SetRetention(m.retain); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Compact(); err != nil {
+				t.Fatalf("Compact: %v", err)
+			}
+			latest := uint64(len(m.states) - 1)
+			if m.retain > 0 && latest >= m.retain && Revision(latest-m.retain+1) > m.horizon {
+				m.horizon = Revision(latest - m.retain + 1)
+			}
+			mustCheck(t, s)
+		}
+	}
+	compareAll(t, s, m)
+}
+
+// modelOp applies one random operation to the store and to the model. An
+// operation the store refuses with ErrNotFound is skipped by both.
+func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta) error {
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	switch r.IntN(10) {
+	case 0, 1:
+		key := pick(modelNodeKeys)
+		payload := fmt.Sprintf(`{"v":%d}`, r.IntN(100))
+		if err := tx.PutNode(NodePut{Key: key, Payload: json.RawMessage(payload)}); err != nil {
+			return err
+		}
+		typ := ""
+		if i := indexByte(key, ':'); i >= 0 {
+			typ = key[:i]
+		}
+		n := mNode{Type: typ, Payload: payload, Scope: meta.Scope, Run: meta.RunID, Task: meta.TaskID, Rev: rev, CreatedRev: rev}
+		if old, ok := st.Nodes[key]; ok {
+			n.CreatedRev = old.CreatedRev
+		}
+		st.Nodes[key] = n
+	case 2:
+		key := pick(modelNodeKeys)
+		err := tx.DeleteNode(key)
+		if _, ok := st.Nodes[key]; !ok {
+			if !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("DeleteNode of a missing node: %v", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		delete(st.Nodes, key)
+	case 3, 4, 5:
+		k := mEdgeKey{pick(modelNodeKeys), pick(modelRels), pick(modelNodeKeys)}
+		w := []float32{0, 0.5, 2, 1}[r.IntN(4)]
+		if err := tx.PutEdge(EdgePut{Src: k.Src, Rel: k.Rel, Dst: k.Dst, Weight: w}); err != nil {
+			return err
+		}
+		if w == 0 {
+			w = 1
+		}
+		st.Edges[k] = mEdge{Weight: w, Rev: rev}
+	case 6, 7:
+		k := mEdgeKey{pick(modelNodeKeys), pick(modelRels), pick(modelNodeKeys)}
+		if r.IntN(2) == 0 && len(st.Edges) > 0 { // usually delete one that exists
+			keys := sortedEdgeKeys(st.Edges)
+			k = keys[r.IntN(len(keys))]
+		}
+		err := tx.DeleteEdge(k.Src, k.Rel, k.Dst)
+		if _, ok := st.Edges[k]; !ok {
+			if !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("DeleteEdge of a missing edge: %v", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		delete(st.Edges, k)
+	case 8:
+		k := mKVKey{"repo", pick(modelNS), pick(modelKVKeys)}
+		payload := fmt.Sprintf(`"p%d"`, r.IntN(100))
+		if err := tx.PutKV(KVPut{Namespace: k.NS, Key: k.Key, Payload: json.RawMessage(payload)}); err != nil {
+			return err
+		}
+		st.KV[k] = mKV{Payload: payload, Run: meta.RunID, Task: meta.TaskID, Rev: rev}
+	case 9:
+		k := mKVKey{"repo", pick(modelNS), pick(modelKVKeys)}
+		err := tx.DeleteKV(k.Scope, k.NS, k.Key)
+		if _, ok := st.KV[k]; !ok {
+			if !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("DeleteKV of a missing entry: %v", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		delete(st.KV, k)
+	}
+	return nil
+}
+
+func indexByte(s string, c byte) int {
+	for i := range len(s) {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func sortedEdgeKeys(m map[mEdgeKey]mEdge) []mEdgeKey {
+	keys := make([]mEdgeKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Src != b.Src {
+			return a.Src < b.Src
+		}
+		if a.Rel != b.Rel {
+			return a.Rel < b.Rel
+		}
+		return a.Dst < b.Dst
+	})
+	return keys
+}
+
+type gotEdge struct {
+	Src, Rel, Dst string
+	Rev           Revision
+	Weight        float32
+}
+
+// modelAdj lists what GetOut (out=true) or GetIn of key with rel filter
+// must return, in the store's order: (relation id, peer id).
+func modelAdj(r *ReadTxn, st mState, key, rel string, out bool) []gotEdge {
+	var es []gotEdge
+	for k, e := range st.Edges {
+		if rel != "" && k.Rel != rel {
+			continue
+		}
+		if (out && k.Src == key) || (!out && k.Dst == key) {
+			es = append(es, gotEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
+		}
+	}
+	relID := func(name string) RelID {
+		x, _ := r.RelationByName(name)
+		return x.ID
+	}
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Rel != b.Rel {
+			return relID(a.Rel) < relID(b.Rel)
+		}
+		if out {
+			return IDOf(a.Dst) < IDOf(b.Dst)
+		}
+		return IDOf(a.Src) < IDOf(b.Src)
+	})
+	return es
+}
+
+func toGot(t *testing.T, r *ReadTxn, es []Edge) []gotEdge {
+	t.Helper()
+	var out []gotEdge
+	for _, e := range es {
+		src, err := r.KeyOf(e.Src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := r.KeyOf(e.Dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := r.RelationByID(e.Rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, gotEdge{src, rel.Name, dst, e.Rev, e.Weight})
+	}
+	return out
+}
+
+func compareAll(t *testing.T, s *Store, m *model) {
+	t.Helper()
+	err := s.View(func(r *ReadTxn) error {
+		latest := Revision(len(m.states) - 1)
+		if r.Revision() != latest {
+			t.Fatalf("store at revision %d, model at %d", r.Revision(), latest)
+		}
+		for rev := Revision(0); rev <= latest; rev++ {
+			at := AtRevision(rev)
+			if m.horizon > 0 && rev < m.horizon {
+				_, err := r.GetOut("file:a", "", at)
+				wantErr(t, err, ErrBeforeHorizon)
+				_, err = r.GetNode("file:a", at)
+				wantErr(t, err, ErrBeforeHorizon)
+				continue
+			}
+			if rev > 0 {
+				got, err := r.Resolve(AtTime(m.times[rev]))
+				if err != nil || got != rev {
+					t.Fatalf("Resolve(AtTime(commit time of %d)) = %d, %v", rev, got, err)
+				}
+			}
+			compareAt(t, r, m.states[rev], at, fmt.Sprintf("rev %d", rev))
+		}
+		compareAt(t, r, m.states[latest], At{}, "latest")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func compareAt(t *testing.T, r *ReadTxn, st mState, at At, where string) {
+	t.Helper()
+	for _, key := range modelNodeKeys {
+		for _, rel := range append([]string{""}, modelRels[:2]...) {
+			for _, out := range []bool{true, false} {
+				var got []Edge
+				var err error
+				if out {
+					got, err = r.GetOut(key, rel, at)
+				} else {
+					got, err = r.GetIn(key, rel, at)
+				}
+				if err != nil {
+					t.Fatalf("%s: GetOut/In(%s, %q): %v", where, key, rel, err)
+				}
+				if diff := cmp.Diff(modelAdj(r, st, key, rel, out), toGot(t, r, got), cmpOpts...); diff != "" {
+					t.Fatalf("%s: adjacency of %s rel %q out=%v (-model +store):\n%s", where, key, rel, out, diff)
+				}
+			}
+		}
+		n, err := r.GetNode(key, at)
+		want, ok := st.Nodes[key]
+		if !ok {
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("%s: GetNode(%s) = %+v, %v; want not found", where, key, n, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: GetNode(%s): %v", where, key, err)
+		}
+		got := mNode{Type: n.Type, Payload: string(n.Payload), Scope: n.Scope, Run: n.RunID, Task: n.TaskID, Rev: n.Rev, CreatedRev: n.CreatedRev}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: GetNode(%s) (-model +store):\n%s", where, key, diff)
+		}
+	}
+	// every edge, in (src id, rel id, dst id) order
+	var all []gotEdge
+	var scanned []Edge
+	if err := r.ScanEdges(at, func(e Edge) error { scanned = append(scanned, e); return nil }); err != nil {
+		t.Fatalf("%s: ScanEdges: %v", where, err)
+	}
+	for k, e := range st.Edges {
+		all = append(all, gotEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
+	}
+	relID := func(name string) RelID { x, _ := r.RelationByName(name); return x.ID }
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if IDOf(a.Src) != IDOf(b.Src) {
+			return IDOf(a.Src) < IDOf(b.Src)
+		}
+		if a.Rel != b.Rel {
+			return relID(a.Rel) < relID(b.Rel)
+		}
+		return IDOf(a.Dst) < IDOf(b.Dst)
+	})
+	if diff := cmp.Diff(all, toGot(t, r, scanned), cmpOpts...); diff != "" {
+		t.Fatalf("%s: ScanEdges (-model +store):\n%s", where, diff)
+	}
+	var nodes []string
+	if err := r.ScanNodes(at, func(n Node) error { nodes = append(nodes, n.Key); return nil }); err != nil {
+		t.Fatalf("%s: ScanNodes: %v", where, err)
+	}
+	var wantNodes []string
+	for k := range st.Nodes {
+		wantNodes = append(wantNodes, k)
+	}
+	sort.Slice(wantNodes, func(i, j int) bool { return IDOf(wantNodes[i]) < IDOf(wantNodes[j]) })
+	if diff := cmp.Diff(wantNodes, nodes, cmpOpts...); diff != "" {
+		t.Fatalf("%s: ScanNodes (-model +store):\n%s", where, diff)
+	}
+	for _, ns := range modelNS {
+		list, err := r.ListKV("repo", ns, at)
+		if err != nil {
+			t.Fatalf("%s: ListKV: %v", where, err)
+		}
+		var got, want []mKV
+		var gotKeys, wantKeys []string
+		for _, kv := range list {
+			got = append(got, mKV{string(kv.Payload), kv.RunID, kv.TaskID, kv.Rev})
+			gotKeys = append(gotKeys, kv.Key)
+		}
+		for _, key := range modelKVKeys {
+			e, ok := st.KV[mKVKey{"repo", ns, key}]
+			kv, err := r.GetKV("repo", ns, key, at)
+			if !ok {
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("%s: GetKV(%s/%s) = %+v, %v; want not found", where, ns, key, kv, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: GetKV: %v", where, err)
+			}
+			if diff := cmp.Diff(e, mKV{string(kv.Payload), kv.RunID, kv.TaskID, kv.Rev}); diff != "" {
+				t.Fatalf("%s: GetKV(%s/%s) (-model +store):\n%s", where, ns, key, diff)
+			}
+			want = append(want, e)
+			wantKeys = append(wantKeys, key)
+		}
+		if diff := cmp.Diff(wantKeys, gotKeys, cmpOpts...); diff != "" {
+			t.Fatalf("%s: ListKV keys (-model +store):\n%s", where, diff)
+		}
+		if diff := cmp.Diff(want, got, cmpOpts...); diff != "" {
+			t.Fatalf("%s: ListKV (-model +store):\n%s", where, diff)
+		}
+	}
+}
