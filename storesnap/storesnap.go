@@ -1,0 +1,357 @@
+// Package storesnap bridges the store and the snapshot format: Export adapts
+// one lmdbstore read transaction to snapshot.State (so snapshot/ never
+// imports the store, and the reading side stays pure Go), and Import builds
+// a new store from a snapshot's state.
+//
+// Invariants:
+//   - An export reads one read transaction at one resolved revision: every
+//     pass of the writer sees the same committed state.
+//   - Missing nodes (ids referenced by live edges with no live node at that
+//     revision) are delivered as snapshot.NodeRecord{Missing: true} with the
+//     key the store registered for the id.
+//   - Import reproduces the snapshot's relation ids (it refuses a snapshot
+//     whose relations a fresh store cannot reproduce), so export → import →
+//     export gives the same logical content (byte-identical with Logical).
+package storesnap
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
+)
+
+// ErrImport: the snapshot cannot be reproduced in a store (relation ids or
+// attributes a fresh store cannot give). Errors from the store and the
+// snapshot reader keep their own sentinels.
+var ErrImport = errors.New("snapshot cannot be imported")
+
+// Export writes the state of s at `at` to path (atomically, see
+// snapshot.WriteFile) and returns the stats and the revision exported.
+func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
+	var stats snapshot.WriteStats
+	var rev lmdbstore.Revision
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		st, err := NewState(r, at)
+		if err != nil {
+			return err
+		}
+		rev = lmdbstore.Revision(st.Revision())
+		stats, err = snapshot.WriteFile(path, st, opts)
+		return err
+	})
+	return stats, rev, err
+}
+
+// ExportBytes is Export into memory (tests).
+func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOptions) ([]byte, error) {
+	var out []byte
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		st, err := NewState(r, at)
+		if err != nil {
+			return err
+		}
+		out, _, err = snapshot.Write(st, opts)
+		return err
+	})
+	return out, err
+}
+
+// State is a snapshot.State over one read transaction at one revision.
+// It is valid only inside the transaction.
+type State struct {
+	r       *lmdbstore.ReadTxn
+	rev     lmdbstore.Revision
+	at      lmdbstore.At // AtRevision(rev): never re-resolved
+	ts      int64
+	missing []uint64 // sorted ids of missing nodes, found on first use
+	found   bool
+	times   map[lmdbstore.Revision]int64
+}
+
+// NewState resolves at to a revision (ErrBeforeHorizon / ErrNotFound as the
+// store reports them) and returns the state at it.
+func NewState(r *lmdbstore.ReadTxn, at lmdbstore.At) (*State, error) {
+	rev, err := r.Resolve(at)
+	if err != nil {
+		return nil, err
+	}
+	st := &State{r: r, rev: rev, at: lmdbstore.AtRevision(rev), times: map[lmdbstore.Revision]int64{}}
+	if rev > 0 {
+		if st.ts, err = st.time(rev); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (st *State) time(rev lmdbstore.Revision) (int64, error) {
+	if ts, ok := st.times[rev]; ok {
+		return ts, nil
+	}
+	t, err := st.r.RevisionTime(rev)
+	if err != nil {
+		return 0, fmt.Errorf("commit time of revision %d: %w", rev, err)
+	}
+	st.times[rev] = t.UnixNano()
+	return t.UnixNano(), nil
+}
+
+func (st *State) Revision() uint64  { return uint64(st.rev) }
+func (st *State) CommitTime() int64 { return st.ts }
+
+func (st *State) Relations() ([]snapshot.RelationRecord, error) {
+	rels, err := st.r.Relations()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]snapshot.RelationRecord, 0, len(rels))
+	for _, r := range rels {
+		out = append(out, snapshot.RelationRecord{
+			ID: uint32(r.ID), Name: r.Name, DefaultWeight: r.DefaultWeight,
+			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory,
+		})
+	}
+	slices.SortFunc(out, func(a, b snapshot.RelationRecord) int { return int(a.ID) - int(b.ID) })
+	return out, nil
+}
+
+// findMissing collects the ids of edge endpoints with no live node: the
+// live ids (8 bytes per node), then one pass over the edges.
+func (st *State) findMissing() error {
+	if st.found {
+		return nil
+	}
+	var live []uint64
+	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+		live = append(live, uint64(n.ID))
+		return nil
+	}); err != nil {
+		return err
+	}
+	set := map[uint64]struct{}{}
+	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		for _, id := range [2]uint64{uint64(e.Src), uint64(e.Dst)} {
+			if _, ok := slices.BinarySearch(live, id); !ok {
+				set[id] = struct{}{}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	st.missing = make([]uint64, 0, len(set))
+	for id := range set {
+		st.missing = append(st.missing, id)
+	}
+	slices.Sort(st.missing)
+	st.found = true
+	return nil
+}
+
+// Nodes merges the live nodes (ascending id) with the missing ones.
+func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
+	if err := st.findMissing(); err != nil {
+		return err
+	}
+	mi := 0
+	emitMissingBelow := func(limit uint64, all bool) error {
+		for mi < len(st.missing) && (all || st.missing[mi] < limit) {
+			id := st.missing[mi]
+			key, err := st.r.KeyOf(lmdbstore.NodeID(id))
+			if err != nil {
+				return fmt.Errorf("key of missing node %016x: %w", id, err)
+			}
+			if err := fn(snapshot.NodeRecord{ID: id, Key: key, Missing: true}); err != nil {
+				return err
+			}
+			mi++
+		}
+		return nil
+	}
+	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+		if err := emitMissingBelow(uint64(n.ID), false); err != nil {
+			return err
+		}
+		return fn(snapshot.NodeRecord{
+			ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
+			CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(),
+			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload,
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return emitMissingBelow(0, true)
+}
+
+func (st *State) Edges(fn func(snapshot.EdgeRecord) error) error {
+	return st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		ts, err := st.time(e.Rev)
+		if err != nil {
+			return err
+		}
+		return fn(snapshot.EdgeRecord{Src: uint64(e.Src), Dst: uint64(e.Dst), Rel: uint32(e.Rel), Weight: e.Weight, Rev: uint64(e.Rev), TS: ts})
+	})
+}
+
+// ImportStats counts what Import wrote.
+type ImportStats struct {
+	Nodes, Edges, Relations int
+	Revisions               int // commits made
+}
+
+// importBatch bounds the operations per write transaction.
+const importBatch = 20000
+
+// Import writes f's state into s, which should be empty (a fresh store):
+// relations first (reproducing their ids), then nodes in id order, then
+// edges. Missing nodes are not written (they reappear as missing endpoints).
+// Node scope, run and task ids are kept; revisions and times are the new
+// store's. The snapshot should have passed Verify.
+func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
+	var stats ImportStats
+	if err := importRelations(f, s, &stats); err != nil {
+		return stats, err
+	}
+	n := uint32(f.NumNodes())
+	str := func(id uint32) string {
+		v, _ := f.String(id)
+		return v
+	}
+	for start := uint32(0); start < n; {
+		end := min(n, start+importBatch)
+		c, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			for i := start; i < end; i++ {
+				row := f.NodeRows()[i]
+				if row.Flags&snapshot.NodeFlagMissing != 0 {
+					continue
+				}
+				key, err := f.Key(i)
+				if err != nil {
+					return err
+				}
+				payload, err := f.Payload(i)
+				if err != nil {
+					return err
+				}
+				if err := tx.PutNode(lmdbstore.NodePut{
+					Key: key, Type: str(row.Type), Payload: payload,
+					Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
+				}); err != nil {
+					return fmt.Errorf("node %q: %w", key, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return stats, err
+		}
+		for i := start; i < end; i++ {
+			if f.NodeRows()[i].Flags&snapshot.NodeFlagMissing == 0 {
+				stats.Nodes++
+			}
+		}
+		if c.Rev != 0 {
+			stats.Revisions++
+		}
+		start = end
+	}
+	relName := map[uint32]string{}
+	for _, r := range f.Relations() {
+		relName[r.ID] = str(r.Name)
+	}
+	// Edges, in forward order, batched by source ranges.
+	for src := uint32(0); src < n; {
+		var ops int
+		next := src
+		c, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			ops = 0
+			next = src
+			for ; next < n && ops < importBatch; next++ {
+				lo, hi, err := f.OutRange(next)
+				if err != nil {
+					return err
+				}
+				srcKey, err := f.Key(next)
+				if err != nil {
+					return err
+				}
+				for p := lo; p < hi; p++ {
+					dstKey, err := f.Key(f.FwdTargets()[p])
+					if err != nil {
+						return err
+					}
+					if err := tx.PutEdge(lmdbstore.EdgePut{Src: srcKey, Rel: relName[f.FwdRels()[p]], Dst: dstKey, Weight: f.FwdWeights()[p]}); err != nil {
+						return fmt.Errorf("edge %s -%s-> %s: %w", srcKey, relName[f.FwdRels()[p]], dstKey, err)
+					}
+					ops++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return stats, err
+		}
+		stats.Edges += ops
+		if c.Rev != 0 {
+			stats.Revisions++
+		}
+		src = next
+	}
+	return stats, nil
+}
+
+// importRelations checks the store's existing relations (the built-ins)
+// agree with the snapshot's, and adds the others so they get the same ids.
+func importRelations(f *snapshot.File, s *lmdbstore.Store, stats *ImportStats) error {
+	var existing []lmdbstore.Relation
+	if err := s.View(func(r *lmdbstore.ReadTxn) error {
+		var err error
+		existing, err = r.Relations()
+		return err
+	}); err != nil {
+		return err
+	}
+	have := map[lmdbstore.RelID]lmdbstore.Relation{}
+	for _, r := range existing {
+		have[r.ID] = r
+	}
+	var add []lmdbstore.Relation
+	for _, row := range f.Relations() {
+		name, err := f.String(row.Name)
+		if err != nil {
+			return err
+		}
+		want := lmdbstore.Relation{
+			ID: lmdbstore.RelID(row.ID), Name: name, DefaultWeight: row.DefaultWeight,
+			Bidirectional: row.Flags&snapshot.RelBidirectional != 0, Inhibitory: row.Flags&snapshot.RelInhibitory != 0,
+		}
+		if got, ok := have[want.ID]; ok {
+			if got != want {
+				return fmt.Errorf("%w: relation %d is %+v in the snapshot and %+v in the store", ErrImport, want.ID, want, got)
+			}
+			continue
+		}
+		add = append(add, want)
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		for _, want := range add {
+			id, err := tx.AddRelation(want)
+			if err != nil {
+				return err
+			}
+			if id != want.ID {
+				return fmt.Errorf("%w: relation %q gets id %d in this store, %d in the snapshot", ErrImport, want.Name, id, want.ID)
+			}
+		}
+		return nil
+	})
+	stats.Relations = len(add)
+	return err
+}

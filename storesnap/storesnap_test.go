@@ -1,0 +1,449 @@
+package storesnap_test
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
+)
+
+func newStore(t testing.TB) *lmdbstore.Store {
+	t.Helper()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{
+		NoSync: true,
+		Clock: func() time.Time {
+			n++
+			return base.Add(time.Duration(n) * time.Millisecond)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// op is one write; a commit is a list of ops.
+type op struct {
+	kind     string // node, delnode, edge, deledge, rel, compact
+	key      string
+	typ      string
+	payload  string
+	scope    string
+	src, dst string
+	rel      string
+	weight   float32
+	bidir    bool
+	inhibit  bool
+}
+
+func apply(t testing.TB, s *lmdbstore.Store, commit []op) {
+	t.Helper()
+	if len(commit) == 1 && commit[0].kind == "compact" {
+		if _, err := s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	_, err := s.Update(lmdbstore.WriteMeta{RunID: "run", TaskID: "task"}, func(tx *lmdbstore.WriteTxn) error {
+		for _, o := range commit {
+			var err error
+			switch o.kind {
+			case "node":
+				err = tx.PutNode(lmdbstore.NodePut{Key: o.key, Type: o.typ, Payload: json.RawMessage(o.payload), Scope: o.scope})
+			case "delnode":
+				err = tx.DeleteNode(o.key)
+			case "edge":
+				err = tx.PutEdge(lmdbstore.EdgePut{Src: o.src, Rel: o.rel, Dst: o.dst, Weight: o.weight})
+			case "deledge":
+				err = tx.DeleteEdge(o.src, o.rel, o.dst)
+			case "rel":
+				_, err = tx.AddRelation(lmdbstore.Relation{Name: o.rel, DefaultWeight: o.weight, Bidirectional: o.bidir, Inhibitory: o.inhibit})
+			}
+			if err != nil && !isNotFound(err) {
+				return fmt.Errorf("%+v: %w", o, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, lmdbstore.ErrNotFound) }
+
+var relNames = []string{"calls", "imports", "uses", "blocks"}
+
+// randomHistory is a list of commits: relations first, then random node and
+// edge puts and deletes, with compactions in between.
+func randomHistory(rng *rand.Rand, commits int) [][]op {
+	h := [][]op{{
+		{kind: "rel", rel: "uses", weight: 0.5, bidir: true},
+		{kind: "rel", rel: "blocks", weight: 0.25, inhibit: true},
+	}}
+	key := func() string { return fmt.Sprintf("%s:k%d", []string{"file", "sym", "dec"}[rng.IntN(3)], rng.IntN(25)) }
+	for c := 0; c < commits; c++ {
+		if rng.IntN(8) == 0 {
+			h = append(h, []op{{kind: "compact"}})
+			continue
+		}
+		var commit []op
+		for k := 1 + rng.IntN(6); k > 0; k-- {
+			switch r := rng.IntN(10); {
+			case r < 4:
+				var payload string
+				switch rng.IntN(3) {
+				case 1:
+					payload = fmt.Sprintf(`{"v":%d}`, rng.IntN(50))
+				case 2:
+					payload = fmt.Sprintf(`{"text":%q}`, bytes.Repeat([]byte("abc "), 100+rng.IntN(50)))
+				}
+				commit = append(commit, op{kind: "node", key: key(), payload: payload, scope: []string{"", "repo"}[rng.IntN(2)]})
+			case r < 5:
+				commit = append(commit, op{kind: "delnode", key: key()})
+			case r < 9:
+				commit = append(commit, op{kind: "edge", src: key(), dst: key(), rel: relNames[rng.IntN(len(relNames))], weight: float32(rng.IntN(5)) / 4})
+			default:
+				commit = append(commit, op{kind: "deledge", src: key(), dst: key(), rel: relNames[rng.IntN(len(relNames))]})
+			}
+		}
+		h = append(h, commit)
+	}
+	return h
+}
+
+// storeView is what the store says at one revision, in the reader's terms.
+type viewNode struct {
+	ID                   uint64
+	Key, Type, Scope     string
+	RunID, TaskID        string
+	CreatedTS, UpdatedTS int64
+	CreatedRev, Rev      uint64
+	Payload              string
+	Missing              bool
+	Out, In              []viewEdge
+}
+
+type viewEdge struct {
+	Peer   uint64
+	Rel    uint32
+	Weight float32
+	Rev    uint64
+	TS     int64
+}
+
+func sortView(es []viewEdge) {
+	slices.SortFunc(es, func(a, b viewEdge) int {
+		return cmp.Or(cmp.Compare(a.Rel, b.Rel), cmp.Compare(a.Peer, b.Peer))
+	})
+}
+
+func storeAt(t *testing.T, s *lmdbstore.Store, rev lmdbstore.Revision) map[uint64]*viewNode {
+	out := map[uint64]*viewNode{}
+	at := lmdbstore.AtRevision(rev)
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		get := func(id lmdbstore.NodeID) *viewNode {
+			if n, ok := out[uint64(id)]; ok {
+				return n
+			}
+			key, err := r.KeyOf(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := &viewNode{ID: uint64(id), Key: key, Missing: true}
+			out[uint64(id)] = n
+			return n
+		}
+		if err := r.ScanNodes(at, func(n lmdbstore.Node) error {
+			out[uint64(n.ID)] = &viewNode{ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
+				CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(), CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev),
+				Payload: string(n.Payload)}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return r.ScanEdges(at, func(e lmdbstore.Edge) error {
+			tm, err := r.RevisionTime(e.Rev)
+			if err != nil {
+				return err
+			}
+			src, dst := get(e.Src), get(e.Dst)
+			src.Out = append(src.Out, viewEdge{uint64(e.Dst), uint32(e.Rel), e.Weight, uint64(e.Rev), tm.UnixNano()})
+			dst.In = append(dst.In, viewEdge{uint64(e.Src), uint32(e.Rel), e.Weight, uint64(e.Rev), tm.UnixNano()})
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range out {
+		sortView(n.Out)
+		sortView(n.In)
+	}
+	return out
+}
+
+func snapshotView(t *testing.T, b []byte) map[uint64]*viewNode {
+	g, err := csr.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]*viewNode{}
+	for i := uint32(0); i < uint32(g.NumNodes()); i++ {
+		n, err := g.Node(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := g.Payload(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &viewNode{ID: n.ID, Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
+			CreatedTS: n.CreatedTS, UpdatedTS: n.UpdatedTS, CreatedRev: n.CreatedRev, Rev: n.Rev, Payload: string(p), Missing: n.Missing}
+		tg, rels, ws, _ := g.Out(i)
+		revs, _ := g.OutRevs(i)
+		for k := range tg {
+			id, _ := g.NodeID(tg[k])
+			ts, _ := g.RevisionTime(revs[k])
+			v.Out = append(v.Out, viewEdge{id, rels[k], ws[k], revs[k], ts})
+		}
+		srcs, rels, ws, _ := g.In(i)
+		for k := range srcs {
+			id, _ := g.NodeID(srcs[k])
+			rev, _, _ := g.EdgeRev(srcs[k], rels[k], i)
+			ts, _ := g.RevisionTime(rev)
+			v.In = append(v.In, viewEdge{id, rels[k], ws[k], rev, ts})
+		}
+		sortView(v.Out)
+		sortView(v.In)
+		out[n.ID] = v
+	}
+	return out
+}
+
+func latestRev(t *testing.T, s *lmdbstore.Store) lmdbstore.Revision {
+	var rev lmdbstore.Revision
+	if err := s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+func export(t *testing.T, s *lmdbstore.Store, at lmdbstore.At, logical bool) []byte {
+	t.Helper()
+	b, err := storesnap.ExportBytes(s, at, snapshot.WriterOptions{Logical: logical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func logicalHash(t *testing.T, b []byte) [32]byte {
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.LogicalHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestRoundTripRandomHistories: store → export at a random revision →
+// reader equals the store's nodes, out-edges and in-edges at that revision.
+func TestRoundTripRandomHistories(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for iter := 0; iter < 6; iter++ {
+		s := newStore(t)
+		for _, c := range randomHistory(rng, 40) {
+			apply(t, s, c)
+		}
+		last := latestRev(t, s)
+		for k := 0; k < 5; k++ {
+			rev := lmdbstore.Revision(rng.IntN(int(last) + 1))
+			want := storeAt(t, s, rev)
+			got := snapshotView(t, export(t, s, lmdbstore.AtRevision(rev), false))
+			if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("history %d, revision %d (-store +snapshot):\n%s", iter, rev, diff)
+			}
+		}
+	}
+}
+
+// TestPointInTimeEqualsReplay: the export at revision R equals the export
+// of a store that only saw the history up to R (logical bytes).
+func TestPointInTimeEqualsReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for iter := 0; iter < 4; iter++ {
+		h := randomHistory(rng, 30)
+		s := newStore(t)
+		revAfter := []lmdbstore.Revision{} // revision after each commit prefix
+		for _, c := range h {
+			apply(t, s, c)
+			revAfter = append(revAfter, latestRev(t, s))
+		}
+		cut := rng.IntN(len(h))
+		replay := newStore(t)
+		for _, c := range h[:cut+1] {
+			apply(t, replay, c)
+		}
+		a := export(t, s, lmdbstore.AtRevision(revAfter[cut]), true)
+		b := export(t, replay, lmdbstore.At{}, true)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("history %d: export at revision %d differs from the replayed store's", iter, revAfter[cut])
+		}
+	}
+}
+
+// TestThreeInsertionOrders builds one graph in three orders (with deletes
+// and compactions in between) and compares SHA-256 of the logical exports
+// and the logical hash of the normal exports.
+func TestThreeInsertionOrders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	var nodes, edges []op
+	for i := 0; i < 40; i++ {
+		nodes = append(nodes, op{kind: "node", key: fmt.Sprintf("file:n%02d", i), payload: fmt.Sprintf(`{"i":%d}`, i), scope: "repo"})
+	}
+	nodes = append(nodes, op{kind: "node", key: "doc:big", payload: fmt.Sprintf(`{"t":%q}`, bytes.Repeat([]byte("memctl "), 200))})
+	for i := 0; i < 120; i++ {
+		edges = append(edges, op{kind: "edge", src: fmt.Sprintf("file:n%02d", rng.IntN(40)), dst: fmt.Sprintf("file:n%02d", rng.IntN(45)),
+			rel: relNames[rng.IntN(len(relNames))], weight: float32(1+rng.IntN(4)) / 4})
+	}
+	rels := []op{
+		{kind: "rel", rel: "uses", weight: 0.5, bidir: true},
+		{kind: "rel", rel: "blocks", weight: 0.25, inhibit: true},
+	}
+	build := func(order int) *lmdbstore.Store {
+		s := newStore(t)
+		apply(t, s, rels)
+		r := rand.New(rand.NewPCG(uint64(order), 99))
+		ns, es := slices.Clone(nodes), slices.Clone(edges)
+		r.Shuffle(len(ns), func(i, j int) { ns[i], ns[j] = ns[j], ns[i] })
+		r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+		all := append(ns, es...)
+		if order == 2 {
+			all = append(es, ns...) // edges before their nodes exist
+		}
+		for len(all) > 0 {
+			k := min(len(all), 1+r.IntN(15))
+			batch := all[:k]
+			all = all[k:]
+			// Noise that cancels: a temporary node and edge, deleted later;
+			// an edge written with another weight first.
+			noise := []op{
+				{kind: "node", key: fmt.Sprintf("tmp:%d", len(all)), payload: `{"tmp":true}`},
+				{kind: "edge", src: "file:n00", rel: "calls", dst: fmt.Sprintf("tmp:%d", len(all)), weight: 1},
+			}
+			apply(t, s, append(noise, batch...))
+			apply(t, s, []op{
+				{kind: "deledge", src: "file:n00", rel: "calls", dst: fmt.Sprintf("tmp:%d", len(all))},
+				{kind: "delnode", key: fmt.Sprintf("tmp:%d", len(all))},
+			})
+			if r.IntN(3) == 0 {
+				apply(t, s, []op{{kind: "compact"}})
+			}
+		}
+		// Re-put every edge and node at the end, so a write order that put
+		// an edge twice with different weights ends in the same state.
+		apply(t, s, edges)
+		apply(t, s, nodes)
+		return s
+	}
+	var logicalSums [][32]byte
+	var hashes [][32]byte
+	var revs []uint64
+	for order := 0; order < 3; order++ {
+		s := build(order)
+		logicalSums = append(logicalSums, sha256.Sum256(export(t, s, lmdbstore.At{}, true)))
+		normal := export(t, s, lmdbstore.At{}, false)
+		hashes = append(hashes, logicalHash(t, normal))
+		f, _ := snapshot.FromBytes(normal)
+		revs = append(revs, f.Header().Revision)
+	}
+	if revs[0] == revs[1] && revs[1] == revs[2] {
+		t.Log("all three orders ended at the same revision; the test still compares bytes")
+	}
+	for i := 1; i < 3; i++ {
+		if logicalSums[i] != logicalSums[0] {
+			t.Fatalf("order %d: SHA-256 of the logical export differs", i)
+		}
+		if hashes[i] != hashes[0] {
+			t.Fatalf("order %d: snapshot hash of the normal export differs", i)
+		}
+	}
+}
+
+// TestExportImportExport: export → import into a fresh store → export is
+// byte-identical for logical exports and hash-identical otherwise.
+func TestExportImportExport(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	s := newStore(t)
+	for _, c := range randomHistory(rng, 60) {
+		apply(t, s, c)
+	}
+	first := export(t, s, lmdbstore.At{}, false)
+	firstLogical := export(t, s, lmdbstore.At{}, true)
+	f, err := snapshot.FromBytes(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := newStore(t)
+	stats, err := storesnap.Import(f, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Edges != f.NumEdges() {
+		t.Fatalf("imported %d edges of %d", stats.Edges, f.NumEdges())
+	}
+	if again := export(t, fresh, lmdbstore.At{}, true); !bytes.Equal(again, firstLogical) {
+		t.Fatal("logical export after import differs")
+	}
+	if logicalHash(t, export(t, fresh, lmdbstore.At{}, false)) != logicalHash(t, first) {
+		t.Fatal("snapshot hash after import differs")
+	}
+}
+
+func TestExportFileAndEmptyStore(t *testing.T) {
+	s := newStore(t)
+	path := filepath.Join(t.TempDir(), "empty.snap")
+	stats, rev, err := storesnap.Export(s, path, lmdbstore.At{}, snapshot.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev != 0 || stats.Nodes != 0 {
+		t.Fatalf("rev %d stats %+v", rev, stats)
+	}
+	g, err := csr.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if g.NumRelations() == 0 {
+		t.Fatal("built-in relations not exported")
+	}
+}
