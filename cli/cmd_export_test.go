@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExportFlags(t *testing.T) {
+	db := snapshotStore(t)
+	wantFailure(t, memctl(t, "--db", db, "export"), ExitUsage, "--out")
+	wantFailure(t, memctl(t, "--db", db, "export", "--out", filepath.Join(t.TempDir(), "x"), "--at-rev", "1", "--at", "2026-01-01T00:00:00Z"), ExitUsage)
+	wantFailure(t, memctl(t, "--db", db, "export", "--out", filepath.Join(t.TempDir(), "x"), "--at-rev", "999"), ExitNotFound)
+
+	at2 := exportTo(t, db, "--at-rev", "2", "--json")
+	info := jsonLines(t, ok(t, "--json", "snapshot", "info", at2))[0]
+	if info["revision"] != n("2") || info["nodes"] != n("1") || info["pagerank"] != true {
+		t.Errorf("info of the rev-2 export: %v", info)
+	}
+	logical := exportTo(t, db, "--logical", "--no-pagerank")
+	info = jsonLines(t, ok(t, "--json", "snapshot", "info", logical))[0]
+	if info["revision"] != n("0") || info["logical"] != true || info["pagerank"] != false {
+		t.Errorf("info of the logical export: %v", info)
+	}
+	// Same graph, same hash, whatever the history metadata.
+	h1 := strings.Fields(ok(t, "snapshot", "hash", exportTo(t, db)))[0]
+	h2 := strings.Fields(ok(t, "snapshot", "hash", logical))[0]
+	if h1 != h2 || len(h1) != 64 {
+		t.Errorf("hashes %q and %q", h1, h2)
+	}
+	out := ok(t, "--db", db, "export", "--out", filepath.Join(t.TempDir(), "y.snap"))
+	if !strings.HasPrefix(out, "exported rev 7 to ") || !strings.Contains(out, "3 nodes (1 missing), 3 edges") {
+		t.Errorf("export printed %q", out)
+	}
+}
+
+func TestExportProgressOnlyForLargeStores(t *testing.T) {
+	db := snapshotStore(t)
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"memctl", "--db", db, "export", "--out", filepath.Join(t.TempDir(), "p.snap")},
+		Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, StderrIsTerminal: true})
+	if code != 0 || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q (a small store draws no progress bar)", code, stderr.String())
+	}
+}
