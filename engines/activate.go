@@ -104,18 +104,19 @@ type Seed struct {
 }
 
 // activationRun carries one query's parameters, its scratch and the
-// generations it took. Scratch roles: f1 = activation E (gen act); f2 = the
-// value a node fires with, F (gen fire; a stamp means "has fired"); i1 = the
+// generations it took. Scratch roles: f1 = activation E (gen actGen); f2 = the
+// value a node fires with, F (gen fireGen; a stamp means "has fired"); s.fired
+// lists the fired nodes that have usable inhibitory edges; i1 = the
 // wavefront's step-buffer slot (gen of the step) or the heap's smallest
-// settled depth (gen fire); f3 = inhibition received (gen of that phase).
+// settled depth (gen fireGen); f3 = inhibition received (gen of that phase).
 type activationRun struct {
-	e    *Engine
-	s    *scratch
-	p    ActivationParams
-	mask []uint8
-	bidi bool // some usable relation is bidirectional
-	act  uint32
-	fire uint32
+	e       *Engine
+	s       *scratch
+	p       ActivationParams
+	mask    []uint8
+	bidi    bool // some usable relation is bidirectional
+	actGen  uint32
+	fireGen uint32
 }
 
 // Activate runs spreading activation from seeds and returns the TopK
@@ -146,8 +147,8 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 			r.bidi = true
 		}
 	}
-	r.act = s.nextGen()
-	r.fire = s.nextGen()
+	r.actGen = s.nextGen()
+	r.fireGen = s.nextGen()
 	s.touched = s.touched[:0]
 	s.fired = s.fired[:0]
 
@@ -192,9 +193,9 @@ func (e *Engine) chooseStrategy(seeds int) Strategy {
 // did.
 func (r *activationRun) raise(v uint32, x float64) bool {
 	s := r.s
-	old, ok := s.f1.get(v, r.act)
+	old, ok := s.f1.get(v, r.actGen)
 	if !ok {
-		s.f1.set(v, r.act, x)
+		s.f1.set(v, r.actGen, x)
 		s.touched = append(s.touched, v)
 		return true
 	}
@@ -205,19 +206,19 @@ func (r *activationRun) raise(v uint32, x float64) bool {
 	return false
 }
 
-// markFired records that u fires with x. The first firing adds u to the
-// fired list; F(u) is the largest value u fires with.
-func (r *activationRun) markFired(u uint32, x float64) {
+// markFired records that u fires with x and reports whether this is its
+// first firing. F(u) is the largest value u fires with.
+func (r *activationRun) markFired(u uint32, x float64) bool {
 	s := r.s
-	old, ok := s.f2.get(u, r.fire)
+	old, ok := s.f2.get(u, r.fireGen)
 	if !ok {
-		s.fired = append(s.fired, u)
-		s.f2.set(u, r.fire, x)
-		return
+		s.f2.set(u, r.fireGen, x)
+		return true
 	}
 	if x > old {
 		s.f2.v[u] = x
 	}
+	return false
 }
 
 func (r *activationRun) seedValue(sd Seed) (float64, bool) {
@@ -228,45 +229,65 @@ func (r *activationRun) seedValue(sd Seed) (float64, bool) {
 	return min(x, r.p.SaturationCap), true
 }
 
-// signals calls visit(target, x × weight × decay) for u's usable edges whose
-// relation is inhibitory (inhibitory true) or excitatory (false): out-edges,
-// and in-edges of bidirectional relations. Zero signals are skipped.
-func (r *activationRun) signals(u uint32, x float64, inhibitory bool, visit func(t uint32, y float64)) error {
+// arrival is a signal y reaching node.
+type arrival struct {
+	node uint32
+	y    float64
+}
+
+// fire lists in s.arrivals the signals x × decay × weight that u sends
+// along its usable edges of one polarity (inhibitory or excitatory):
+// out-edges, and in-edges of bidirectional relations. Zero signals are
+// skipped. It also reports whether u has usable edges of the other
+// polarity. Neighbour indices and relation ids are checked here, in the
+// loop that reads them.
+func (r *activationRun) fire(u uint32, x float64, inhibitory bool) (arr []arrival, other bool, err error) {
 	want := uint8(0)
 	if inhibitory {
 		want = relInhibitory
 	}
-	ts, rs, ws, err := r.e.out(u)
-	if err != nil {
-		return err
-	}
+	arr = r.s.arrivals[:0]
+	defer func() { r.s.arrivals = arr[:0] }()
 	xd := x * r.p.Decay
-	for i, t := range ts {
-		m := r.mask[rs[i]]
-		if m == 0 || m&relInhibitory != want {
-			continue
+	for pass := 0; pass < 2; pass++ {
+		var ts, rs []uint32
+		var ws []float32
+		var need uint8 // relation bits an edge of this pass needs
+		if pass == 0 {
+			ts, rs, ws, err = r.e.g.Out(u)
+		} else {
+			if !r.bidi {
+				break
+			}
+			ts, rs, ws, err = r.e.g.In(u)
+			need = relBidirectional
 		}
-		if y := xd * edgeWeight(ws[i]); y > 0 {
-			visit(t, y)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(rs) != len(ts) || len(ws) != len(ts) {
+			return nil, false, corruptf("node %d: edge arrays of unequal length", u)
+		}
+		limit := uint32(r.e.numNodes)
+		for i, t := range ts {
+			rel := rs[i]
+			if t >= limit || int(rel) >= len(r.mask) || r.e.relFlags[rel] == 0 {
+				return nil, false, r.e.badEdge(u, pass == 1, i, t, rel)
+			}
+			m := r.mask[rel]
+			if m == 0 || m&need != need {
+				continue
+			}
+			if m&relInhibitory != want {
+				other = true
+				continue
+			}
+			if y := xd * edgeWeight(ws[i]); y > 0 {
+				arr = append(arr, arrival{t, y})
+			}
 		}
 	}
-	if !r.bidi {
-		return nil
-	}
-	ss, rs, ws, err := r.e.in(u)
-	if err != nil {
-		return err
-	}
-	for i, t := range ss {
-		m := r.mask[rs[i]]
-		if m&relBidirectional == 0 || m&relInhibitory != want {
-			continue
-		}
-		if y := xd * edgeWeight(ws[i]); y > 0 {
-			visit(t, y)
-		}
-	}
-	return nil
+	return arr, other, nil
 }
 
 // wavefront computes E depth by depth. At step k (1..MaxDepth) every node
@@ -282,20 +303,8 @@ func (r *activationRun) wavefront(seeds []Seed) error {
 			s.frontier = append(s.frontier, sd.Node)
 		}
 	}
-	var step uint32
-	visit := func(t uint32, y float64) {
-		if slot, ok := s.i1.get(t, step); ok {
-			if y > s.stepVal[slot] {
-				s.stepVal[slot] = y
-			}
-			return
-		}
-		s.i1.set(t, step, int32(len(s.nextList)))
-		s.nextList = append(s.nextList, t)
-		s.stepVal = append(s.stepVal, y)
-	}
 	for depth := 1; depth <= r.p.MaxDepth && len(s.frontier) > 0; depth++ {
-		step = s.nextGen()
+		step := s.nextGen()
 		s.nextList = s.nextList[:0]
 		s.stepVal = s.stepVal[:0]
 		for _, u := range s.frontier {
@@ -303,9 +312,24 @@ func (r *activationRun) wavefront(seeds []Seed) error {
 			if x < r.p.Threshold {
 				continue
 			}
-			r.markFired(u, x)
-			if err := r.signals(u, x, false, visit); err != nil {
+			first := r.markFired(u, x)
+			arr, inhib, err := r.fire(u, x, false)
+			if err != nil {
 				return err
+			}
+			if first && inhib {
+				s.fired = append(s.fired, u)
+			}
+			for _, a := range arr {
+				if slot, ok := s.i1.get(a.node, step); ok {
+					if a.y > s.stepVal[slot] {
+						s.stepVal[slot] = a.y
+					}
+					continue
+				}
+				s.i1.set(a.node, step, int32(len(s.nextList)))
+				s.nextList = append(s.nextList, a.node)
+				s.stepVal = append(s.stepVal, a.y)
 			}
 		}
 		s.frontier = s.frontier[:0]
@@ -384,7 +408,7 @@ func (r *activationRun) heap(seeds []Seed) error {
 	// dominated reports whether v already fired from a label with at most
 	// depth hops.
 	dominated := func(v uint32, depth int32) bool {
-		d, ok := s.i1.get(v, r.fire)
+		d, ok := s.i1.get(v, r.fireGen)
 		return ok && d <= depth
 	}
 	for _, sd := range seeds {
@@ -397,24 +421,27 @@ func (r *activationRun) heap(seeds []Seed) error {
 			push(label{x: x, depth: 0, node: sd.Node})
 		}
 	}
-	var cur label
-	visit := func(t uint32, y float64) {
-		r.raise(t, y)
-		d := cur.depth + 1
-		if y >= r.p.Threshold && d < maxDepth && !dominated(t, d) {
-			push(label{x: y, depth: d, node: t})
-		}
-	}
 	for len(h) > 0 {
-		cur = pop()
+		cur := pop()
 		if dominated(cur.node, cur.depth) {
 			continue
 		}
-		r.markFired(cur.node, cur.x)
-		s.i1.set(cur.node, r.fire, cur.depth)
-		if err := r.signals(cur.node, cur.x, false, visit); err != nil {
+		first := r.markFired(cur.node, cur.x)
+		s.i1.set(cur.node, r.fireGen, cur.depth)
+		arr, inhib, err := r.fire(cur.node, cur.x, false)
+		if err != nil {
 			s.labels = h[:0]
 			return err
+		}
+		if first && inhib {
+			s.fired = append(s.fired, cur.node)
+		}
+		d := cur.depth + 1
+		for _, a := range arr {
+			r.raise(a.node, a.y)
+			if a.y >= r.p.Threshold && d < maxDepth && !dominated(a.node, d) {
+				push(label{x: a.y, depth: d, node: a.node})
+			}
 		}
 	}
 	s.labels = h[:0]
@@ -422,7 +449,7 @@ func (r *activationRun) heap(seeds []Seed) error {
 }
 
 // inhibit applies the inhibitory phase shared by both strategies: every
-// fired node u sends F(u) × weight × decay × inhibitory factor along its
+// fired node u with usable inhibitory edges (listed in s.fired) sends F(u) × weight × decay × inhibitory factor along its
 // inhibitory edges; a node's activation becomes max(0, E − received). Fired
 // nodes are visited in index order so the sums are the same bits whichever
 // strategy ran.
@@ -430,33 +457,27 @@ func (r *activationRun) inhibit() error {
 	if r.p.InhibitoryFactor == 0 {
 		return nil
 	}
-	any := false
-	for _, m := range r.mask {
-		if m&relInhibitory != 0 {
-			any = true
-		}
-	}
-	if !any {
+	s := r.s
+	if len(s.fired) == 0 {
 		return nil
 	}
-	s := r.s
 	slices.Sort(s.fired)
 	recv := s.nextGen()
 	var hit []uint32
 	for _, u := range s.fired {
-		x := s.f2.v[u] * r.p.InhibitoryFactor
-		err := r.signals(u, x, true, func(t uint32, y float64) {
-			if _, ok := s.f1.get(t, r.act); !ok {
-				return // never excited: stays at 0
-			}
-			old, ok := s.f3.get(t, recv)
-			if !ok {
-				hit = append(hit, t)
-			}
-			s.f3.set(t, recv, old+y)
-		})
+		arr, _, err := r.fire(u, s.f2.v[u]*r.p.InhibitoryFactor, true)
 		if err != nil {
 			return err
+		}
+		for _, a := range arr {
+			if _, ok := s.f1.get(a.node, r.actGen); !ok {
+				continue // never excited: stays at 0
+			}
+			old, ok := s.f3.get(a.node, recv)
+			if !ok {
+				hit = append(hit, a.node)
+			}
+			s.f3.set(a.node, recv, old+a.y)
 		}
 	}
 	for _, t := range hit {

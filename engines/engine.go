@@ -60,6 +60,7 @@ func New(g *csr.Graph) (*Engine, error) {
 		return nil, err
 	}
 	e.graph = g
+	e.keys = g
 	return e, nil
 }
 
@@ -166,6 +167,18 @@ func (e *Engine) checkEdges(n uint32, dir string, nodes, rels []uint32, weights 
 		}
 	}
 	return nil
+}
+
+// badEdge describes the bad entry i of node n's out- (or in-) edges.
+func (e *Engine) badEdge(n uint32, in bool, i int, t, rel uint32) error {
+	dir := "out"
+	if in {
+		dir = "in"
+	}
+	if t >= uint32(e.numNodes) {
+		return corruptf("node %d: %s-edge %d points to node %d, beyond %d nodes", n, dir, i, t, e.numNodes)
+	}
+	return corruptf("node %d: %s-edge %d has unknown relation %d", n, dir, i, rel)
 }
 
 func (e *Engine) checkNode(n uint32) error {

@@ -17,15 +17,4 @@ func corruptf(format string, args ...any) error {
 }
 
 // relationTable reads the snapshot's relation table.
-func relationTable(g *csr.Graph) ([]csr.Relation, error) {
-	n := g.NumRelations()
-	rels := make([]csr.Relation, 0, n)
-	for i := 0; i < n; i++ {
-		r, err := g.Relation(uint32(i))
-		if err != nil {
-			return nil, err
-		}
-		rels = append(rels, r)
-	}
-	return rels, nil
-}
+func relationTable(g *csr.Graph) ([]csr.Relation, error) { return g.Relations() }

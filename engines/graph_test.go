@@ -88,11 +88,11 @@ func snapshotBytes(t testing.TB, g testGraph, opts snapshot.WriterOptions) []byt
 // engineFromBytes mounts a snapshot image and builds an engine over it.
 func engineFromBytes(t testing.TB, b []byte) (*Engine, error) {
 	t.Helper()
-	f, err := snapshot.FromBytes(b)
+	g, err := csr.FromBytes(b)
 	if err != nil {
 		return nil, err
 	}
-	return newEngineOverFile(f)
+	return New(g)
 }
 
 // buildEngine writes g as a snapshot and mounts it.

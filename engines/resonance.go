@@ -212,7 +212,7 @@ func (e *Engine) resonate(seeds []Seed, p ResonanceParams, done func(s *scratch,
 		if k == 0 {
 			continue
 		}
-		a := pl.amp * p.Damping * share / float64(k)
+		a := pl.amp * p.Damping * share
 		for i, t := range outs {
 			if usable(t, outRels[i], outW[i]) {
 				w := edgeWeight(outW[i])

@@ -18,6 +18,7 @@ type scratch struct {
 	nextList []uint32
 	stepVal  []float64
 	fired    []uint32
+	arrivals []arrival
 	labels   []label
 	pulses   []pulse
 }

@@ -1,10 +1,12 @@
 package engines
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/snapshot"
 )
 
 // MatchKind is how a query string matched a node, in priority order.
@@ -65,13 +67,14 @@ type SeedMatch struct {
 }
 
 // keyIndex is the part of *csr.Graph seed finding reads: exact lookup, the
-// node indices in key order, and the trigram postings.
+// node indices in key order with prefix ranges over it, and the trigram
+// postings.
 type keyIndex interface {
-	NumNodes() int
 	Key(n csr.NodeIndex) (string, error)
 	LookupKey(key string) (csr.NodeIndex, bool, error)
-	KeyOrder() []uint32
-	Postings(tri uint32) ([]uint32, error)
+	KeyOrder() ([]uint32, error)
+	PrefixRange(prefix string) (lo, hi int, err error)
+	TrigramPostings(tri [3]byte) ([]uint32, error)
 }
 
 // FindSeeds resolves each query string to nodes by the first level of the
@@ -125,7 +128,7 @@ func int64Cmp(a, b int64) int {
 // resolve runs the cascade for one query string.
 func (e *Engine) resolve(q string, p SeedParams) ([]SeedMatch, error) {
 	if n, ok, err := e.keys.LookupKey(q); err != nil {
-		return nil, err
+		return nil, indexErr(err)
 	} else if ok {
 		return []SeedMatch{{Query: q, Node: n, Kind: MatchExact, Score: ExactScore}}, nil
 	}
@@ -143,62 +146,50 @@ func (e *Engine) resolve(q string, p SeedParams) ([]SeedMatch, error) {
 	return e.fuzzyMatches(q, p)
 }
 
-// prefixMatches binary-searches the key order for the first key >= q and
-// takes up to limit keys that start with q, in key order.
-func (e *Engine) prefixMatches(q string, limit int) ([]SeedMatch, error) {
-	order := e.keys.KeyOrder()
-	var firstErr error
-	keyAt := func(i int) string {
-		n := order[i]
-		if int(n) >= e.numNodes {
-			if firstErr == nil {
-				firstErr = corruptf("key order entry %d is node %d, beyond %d nodes", i, n, e.numNodes)
-			}
-			return ""
-		}
-		k, err := e.keys.Key(n)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return k
+// indexErr converts an out-of-range error from a lookup that took its node
+// indices from the file (the key order) into a corruption error: only
+// damaged index data can produce one there.
+func indexErr(err error) error {
+	if errors.Is(err, snapshot.ErrOutOfRange) {
+		return corruptf("key order index: %v", err)
 	}
-	lo, hi := 0, len(order)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if keyAt(mid) < q {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	return err
+}
+
+// prefixMatches takes up to limit keys starting with q, in key order.
+func (e *Engine) prefixMatches(q string, limit int) ([]SeedMatch, error) {
+	order, err := e.keys.KeyOrder()
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, err := e.keys.PrefixRange(q)
+	if err != nil {
+		return nil, indexErr(err)
+	}
+	if lo < 0 || hi > len(order) || lo > hi {
+		return nil, corruptf("prefix range [%d, %d) outside key order of %d", lo, hi, len(order))
 	}
 	var out []SeedMatch
-	for i := lo; i < len(order) && len(out) < limit; i++ {
-		if !strings.HasPrefix(keyAt(i), q) {
-			break
+	for _, n := range order[lo:min(hi, lo+limit)] {
+		if int(n) >= e.numNodes {
+			return nil, corruptf("key order names node %d, beyond %d nodes", n, e.numNodes)
 		}
-		out = append(out, SeedMatch{Query: q, Node: order[i], Kind: MatchPrefix, Score: PrefixScore})
-	}
-	if firstErr != nil {
-		return nil, firstErr
+		out = append(out, SeedMatch{Query: q, Node: n, Kind: MatchPrefix, Score: PrefixScore})
 	}
 	return out, nil
 }
 
-// queryTrigrams returns the distinct trigrams of q, lower-cased the way the
-// index stores them, sorted.
-func queryTrigrams(q string) []uint32 {
-	var t []uint32
-	for i := 0; i+3 <= len(q); i++ {
-		t = append(t, trigramOf(q[i], q[i+1], q[i+2]))
-	}
-	slices.Sort(t)
-	return slices.Compact(t)
-}
+// queryTrigrams returns the distinct byte trigrams of q with ASCII letters
+// lower-cased (as the index stores them), sorted.
+func queryTrigrams(q string) [][3]byte { return appendTrigrams(nil, q) }
 
-// trigramOf packs three bytes, ASCII letters lower-cased (SPEC.md §7,
-// trigram index).
-func trigramOf(a, b, c byte) uint32 {
-	return uint32(lowerASCII(a))<<16 | uint32(lowerASCII(b))<<8 | uint32(lowerASCII(c))
+func bytesCmp(a, b [3]byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return int(a[i]) - int(b[i])
+		}
+	}
+	return 0
 }
 
 func lowerASCII(b byte) byte {
@@ -217,14 +208,14 @@ func lowerASCIIString(s string) string {
 	}, s)
 }
 
-func (e *Engine) postings(tri uint32) ([]uint32, error) {
-	ps, err := e.keys.Postings(tri)
+func (e *Engine) postings(tri [3]byte) ([]uint32, error) {
+	ps, err := e.keys.TrigramPostings(tri)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range ps {
 		if int(n) >= e.numNodes {
-			return nil, corruptf("trigram %06x posting names node %d, beyond %d nodes", tri, n, e.numNodes)
+			return nil, corruptf("postings of trigram %q name node %d, beyond %d nodes", tri[:], n, e.numNodes)
 		}
 	}
 	return ps, nil
@@ -281,21 +272,39 @@ next:
 	return out, nil
 }
 
-// fuzzyMatches counts, per node, how many of q's trigrams its key shares
-// (one pass over each posting list), and scores candidates by the Jaccard
-// similarity of the two trigram sets.
+// fuzzyMatches finds the keys most similar to q by trigram Jaccard
+// similarity. Candidates come from the posting lists of q's rarer trigrams
+// (a trigram is common when more than max(64, nodes/16) keys have it; if all
+// of q's trigrams are common, all are used), counted per node; candidates
+// are then examined in decreasing count, each scored exactly from its key,
+// until no remaining count can reach the similarity bound or beat the
+// current PerQuery-th best.
 func (e *Engine) fuzzyMatches(q string, p SeedParams) ([]SeedMatch, error) {
 	tris := queryTrigrams(q)
-	s := e.getScratch()
-	defer e.putScratch(s)
-	s.i1.need(s.n)
-	gen := s.nextGen() // i1 = shared trigram count
-	s.touched = s.touched[:0]
+	commonLen := max(64, e.numNodes/16)
+	var rare [][]uint32
+	var all [][]uint32
 	for _, t := range tris {
 		ps, err := e.postings(t)
 		if err != nil {
 			return nil, err
 		}
+		all = append(all, ps)
+		if len(ps) <= commonLen {
+			rare = append(rare, ps)
+		}
+	}
+	if len(rare) == 0 {
+		rare = all
+	}
+	nCommon := len(tris) - len(rare)
+
+	s := e.getScratch()
+	defer e.putScratch(s)
+	s.i1.need(s.n)
+	gen := s.nextGen() // i1 = number of rare trigrams shared
+	s.touched = s.touched[:0]
+	for _, ps := range rare {
 		for _, n := range ps {
 			c, ok := s.i1.get(n, gen)
 			if !ok {
@@ -304,23 +313,33 @@ func (e *Engine) fuzzyMatches(q string, p SeedParams) ([]SeedMatch, error) {
 			s.i1.set(n, gen, c+1)
 		}
 	}
-	// A node sharing fewer than minShared trigrams cannot reach the
-	// similarity bound, whatever its key: skip it without reading the key.
-	minShared := int32(p.MinSimilarity * float64(len(tris)))
-	var cands []Scored
+	buckets := make([][]uint32, len(rare)+1)
 	for _, n := range s.touched {
-		shared := s.i1.v[n]
-		if shared < minShared {
-			continue
+		c := s.i1.v[n]
+		buckets[c] = append(buckets[c], n)
+	}
+	var cands []Scored
+	var keyTris [][3]byte
+	for c := len(rare); c >= 1; c-- {
+		bound := float64(c+nCommon) / float64(len(tris))
+		if bound < p.MinSimilarity {
+			break
 		}
-		k, err := e.keys.Key(n)
-		if err != nil {
-			return nil, err
+		if len(cands) >= p.PerQuery && bound < topK(cands, p.PerQuery)[p.PerQuery-1].Score {
+			break
 		}
-		kt := len(queryTrigrams(k))
-		sim := float64(shared) / float64(len(tris)+kt-int(shared))
-		if sim >= p.MinSimilarity {
-			cands = append(cands, Scored{Node: n, Score: sim})
+		slices.Sort(buckets[c])
+		for _, n := range buckets[c] {
+			k, err := e.keys.Key(n)
+			if err != nil {
+				return nil, err
+			}
+			keyTris = appendTrigrams(keyTris[:0], k)
+			shared := sharedCount(tris, keyTris)
+			sim := float64(shared) / float64(len(tris)+len(keyTris)-shared)
+			if sim >= p.MinSimilarity {
+				cands = append(cands, Scored{Node: n, Score: sim})
+			}
 		}
 	}
 	var out []SeedMatch
@@ -328,4 +347,30 @@ func (e *Engine) fuzzyMatches(q string, p SeedParams) ([]SeedMatch, error) {
 		out = append(out, SeedMatch{Query: q, Node: c.Node, Kind: MatchFuzzy, Score: FuzzyScore * c.Score})
 	}
 	return out, nil
+}
+
+// appendTrigrams appends the distinct case-folded trigrams of k, sorted.
+func appendTrigrams(dst [][3]byte, k string) [][3]byte {
+	for i := 0; i+3 <= len(k); i++ {
+		dst = append(dst, [3]byte{lowerASCII(k[i]), lowerASCII(k[i+1]), lowerASCII(k[i+2])})
+	}
+	slices.SortFunc(dst, bytesCmp)
+	return slices.Compact(dst)
+}
+
+// sharedCount is the size of the intersection of two sorted trigram sets.
+func sharedCount(a, b [][3]byte) int {
+	n := 0
+	for len(a) > 0 && len(b) > 0 {
+		switch c := bytesCmp(a[0], b[0]); {
+		case c == 0:
+			n++
+			a, b = a[1:], b[1:]
+		case c < 0:
+			a = a[1:]
+		default:
+			b = b[1:]
+		}
+	}
+	return n
 }

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/memctl/memctl/engines"
+	"github.com/urfave/cli/v2"
+)
+
+func impactCommand(env Env) *cli.Command {
+	return &cli.Command{
+		Name:      "impact",
+		Usage:     "list the blast radius of the node KEY in a snapshot",
+		ArgsUsage: "KEY",
+		Description: "Walks in-edges (who depends on KEY) by default, out-edges or both, up to --depth\n" +
+			"hops; each hop multiplies the score by 0.55 × edge weight (SPEC.md §8.5).",
+		Flags: []cli.Flag{
+			snapshotFlag(),
+			topFlag(0),
+			&cli.IntFlag{Name: "depth", Value: engines.DefaultImpactDepth, Usage: "walk at most `D` hops (1..20)"},
+			&cli.StringFlag{Name: "direction", Value: "in", Usage: "`DIR`: in (dependents), out (dependencies) or both"},
+			relFlag(),
+		},
+		Action: engineAction(env, 1, 1, "exactly one KEY", runImpact),
+	}
+}
+
+// affectedJSON is one node of a blast radius as --json prints it.
+type affectedJSON struct {
+	Key      string      `json:"key"`
+	Distance int         `json:"distance"`
+	Score    json.Number `json:"score"`
+}
+
+func runImpact(k *engineCall) error {
+	p := engines.DefaultImpactParams()
+	p.Depth = k.ctx.Int("depth")
+	p.TopK = k.ctx.Int("top")
+	dir, err := engines.ParseDirection(k.ctx.String("direction"))
+	if err != nil {
+		return err
+	}
+	p.Direction = dir
+	if p.Relations, err = k.relations(); err != nil {
+		return err
+	}
+	origin, ok, err := k.graph.LookupKey(k.args[0])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return withCode(ExitNotFound, fmt.Errorf("no node with key %q", k.args[0]))
+	}
+	as, err := k.eng.Impact(origin, p)
+	if err != nil {
+		return err
+	}
+	tw := k.out.table()
+	for _, a := range as {
+		key, err := k.graph.Key(a.Node)
+		if err != nil {
+			return err
+		}
+		if k.out.json {
+			if err := k.out.record(affectedJSON{Key: key, Distance: a.Distance, Score: formatScore(a.Score)}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", a.Distance, textScore(a.Score), textCell(key))
+	}
+	if k.out.json {
+		return nil
+	}
+	return tw.Flush()
+}

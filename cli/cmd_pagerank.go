@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"github.com/memctl/memctl/engines"
+	"github.com/urfave/cli/v2"
+)
+
+func pagerankCommand(env Env) *cli.Command {
+	return &cli.Command{
+		Name:  "pagerank",
+		Usage: "rank every node of a snapshot by PageRank",
+		Description: "Uses the PageRank section stored at export when present (unweighted defaults);\n" +
+			"computes it otherwise, or always with --weighted (SPEC.md §8.4).",
+		Flags: []cli.Flag{
+			snapshotFlag(),
+			topFlag(20),
+			&cli.BoolFlag{Name: "weighted", Usage: "split rank over out-edges by edge weight"},
+		},
+		Action: engineAction(env, 0, 0, "no arguments", runPagerank),
+	}
+}
+
+func runPagerank(k *engineCall) error {
+	ranks, err := engines.StoredOrComputedPageRank(k.eng, k.ctx.Bool("weighted"))
+	if err != nil {
+		return err
+	}
+	return k.scored(engines.TopRanks(ranks, k.ctx.Int("top")))
+}
