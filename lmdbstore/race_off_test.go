@@ -1,0 +1,5 @@
+//go:build !race
+
+package lmdbstore
+
+const raceEnabled = false
