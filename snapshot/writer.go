@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"unsafe"
@@ -92,6 +93,7 @@ type builder struct {
 
 	rels      []RelationRecord
 	ids       []uint64
+	idx       *idIndex // over ids, built after the node pass
 	cursor    []uint64 // in-degrees after pass 1, then reverse-CSR fill cursors
 	missing   int
 	m         uint64
@@ -235,16 +237,21 @@ func (b *builder) scan() error {
 		return err
 	}
 	b.cursor = make([]uint64, len(b.ids)+1)
+	b.idx = newIDIndex(b.ids)
 	var prev EdgeRecord
+	src := 0 // edges come in source order: follow the sources by merging
 	err = b.st.Edges(func(e EdgeRecord) error {
 		if b.m > 0 && !edgeLess(prev, e) {
 			return invalid("edges not strictly ascending by (src, rel, dst): %d/%d/%d after %d/%d/%d", e.Src, e.Rel, e.Dst, prev.Src, prev.Rel, prev.Dst)
 		}
 		prev = e
-		if _, ok := slices.BinarySearch(b.ids, e.Src); !ok {
+		for src < len(b.ids) && b.ids[src] < e.Src {
+			src++
+		}
+		if src == len(b.ids) || b.ids[src] != e.Src {
 			return invalid("edge source %d is not a delivered node", e.Src)
 		}
-		d, ok := slices.BinarySearch(b.ids, e.Dst)
+		d, ok := b.idx.find(e.Dst)
 		if !ok {
 			return invalid("edge target %d is not a delivered node", e.Dst)
 		}
@@ -295,6 +302,44 @@ func (b *builder) scan() error {
 	b.triTotal = b.triCursor[len(b.triKeys)]
 	b.triCount = nil
 	return nil
+}
+
+// idIndex finds a node id's index in the sorted id array: a table of
+// 2^16 bucket starts by the id's top bits narrows the binary search to a
+// few entries for hashed (uniform) ids. 256 KiB, whatever the graph size.
+type idIndex struct {
+	ids   []uint64
+	shift uint
+	start []uint32 // start[b]: first index whose id>>shift >= b; len 1<<16+1
+}
+
+const idBucketBits = 16
+
+func newIDIndex(ids []uint64) *idIndex {
+	x := &idIndex{ids: ids, start: make([]uint32, 1<<idBucketBits+1)}
+	if len(ids) > 0 {
+		if l := bits.Len64(ids[len(ids)-1]); l > idBucketBits {
+			x.shift = uint(l - idBucketBits)
+		}
+	}
+	j := 0
+	for b := 0; b <= 1<<idBucketBits; b++ {
+		for j < len(ids) && ids[j]>>x.shift < uint64(b) {
+			j++
+		}
+		x.start[b] = uint32(j)
+	}
+	return x
+}
+
+func (x *idIndex) find(id uint64) (int, bool) {
+	b := id >> x.shift
+	if b >= 1<<idBucketBits {
+		return len(x.ids), false
+	}
+	lo, hi := int(x.start[b]), int(x.start[b+1])
+	i, ok := slices.BinarySearch(x.ids[lo:hi], id)
+	return lo + i, ok
 }
 
 func edgeLess(a, b EdgeRecord) bool {
@@ -558,7 +603,7 @@ func (b *builder) writeEdges() error {
 		if src >= n || b.ids[src] != e.Src {
 			return invalid("the state changed between passes (edge source %d)", e.Src)
 		}
-		d, ok := slices.BinarySearch(b.ids, e.Dst)
+		d, ok := b.idx.find(e.Dst)
 		if !ok {
 			return invalid("the state changed between passes (edge target %d)", e.Dst)
 		}
