@@ -161,6 +161,22 @@ func (it *Iterator) Reset(b []byte) {
 // Len is the entry count of the chunk (0 after an error in Reset).
 func (it *Iterator) Len() int { return it.count }
 
+// uvarintAt decodes the uvarint at b[off:], with a fast path for the
+// one-byte values that dominate (relation deltas, small revisions).
+func uvarintAt(b []byte, off int) (uint64, int) {
+	if off < len(b) && b[off] < 0x80 {
+		return uint64(b[off]), off + 1
+	}
+	if off >= len(b) {
+		return 0, -1
+	}
+	v, n := binary.Uvarint(b[off:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return v, off + n
+}
+
 // Next decodes the next entry; it returns false at the end or on error.
 func (it *Iterator) Next() bool {
 	if it.err != nil {
@@ -172,49 +188,45 @@ func (it *Iterator) Next() bool {
 		}
 		return false
 	}
-	first := it.remaining == it.count
 	b := it.b
 	start := it.off
-	relDelta, w := binary.Uvarint(b[it.off:])
-	if w <= 0 || relDelta > math.MaxUint32 {
-		it.err = &CorruptError{it.off, "bad relation"}
+	relDelta, off := uvarintAt(b, start)
+	if off < 0 || relDelta > math.MaxUint32 {
+		it.err = &CorruptError{start, "bad relation"}
 		return false
 	}
-	it.off += w
-	peer, w := binary.Uvarint(b[it.off:])
-	if w <= 0 {
-		it.err = &CorruptError{it.off, "bad peer"}
+	peer, off2 := uvarintAt(b, off)
+	if off2 < 0 {
+		it.err = &CorruptError{off, "bad peer"}
 		return false
 	}
-	it.off += w
-	rev, w := binary.Uvarint(b[it.off:])
-	if w <= 0 {
-		it.err = &CorruptError{it.off, "bad revision"}
+	rev, off3 := uvarintAt(b, off2)
+	if off3 < 0 {
+		it.err = &CorruptError{off2, "bad revision"}
 		return false
 	}
-	it.off += w
-	if it.off >= len(b) {
-		it.err = &CorruptError{it.off, "missing flags"}
+	if off3 >= len(b) {
+		it.err = &CorruptError{off3, "missing flags"}
 		return false
 	}
-	flags := b[it.off]
-	it.off++
+	flags := b[off3]
+	off = off3 + 1
 	if flags&^knownFlags != 0 {
-		it.err = &CorruptError{it.off - 1, fmt.Sprintf("unknown flags %#x", flags)}
+		it.err = &CorruptError{off3, fmt.Sprintf("unknown flags %#x", flags)}
 		return false
 	}
 	weight := float32(1)
 	if flags&FlagWeight != 0 {
-		if len(b)-it.off < 4 {
-			it.err = &CorruptError{it.off, "truncated weight"}
+		if len(b)-off < 4 {
+			it.err = &CorruptError{off, "truncated weight"}
 			return false
 		}
-		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[it.off:]))
-		it.off += 4
+		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
+		off += 4
 	}
-	prev := it.cur
-	var e Entry
-	if first {
+	prev := &it.cur
+	e := Entry{Rev: rev, Flags: flags, Weight: weight}
+	if it.remaining == it.count { // first entry: absolute values
 		e.Rel = uint32(relDelta)
 		e.Peer = peer
 	} else {
@@ -230,22 +242,20 @@ func (it *Iterator) Next() bool {
 				return false
 			}
 			e.Peer = prev.Peer + peer
+			if peer == 0 && rev <= prev.Rev {
+				it.err = &CorruptError{start, "entries out of order"}
+				return false
+			}
 		} else {
 			e.Peer = peer
 		}
 	}
-	e.Rev = rev
-	e.Flags = flags
-	e.Weight = weight
 	if e.Rel == 0 {
 		it.err = &CorruptError{start, "relation 0"}
 		return false
 	}
-	if !first && !prev.Less(e) {
-		it.err = &CorruptError{start, "entries out of order"}
-		return false
-	}
 	it.cur = e
+	it.off = off
 	it.remaining--
 	return true
 }

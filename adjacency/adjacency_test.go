@@ -214,3 +214,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkIterate(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var es []Entry
+	for i := range 128 {
+		es = append(es, Entry{Rel: 3, Peer: r.Uint64(), Rev: uint64(1 + i), Weight: 1})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Less(es[j]) })
+	v := Encode(nil, es)
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		var it Iterator
+		it.Reset(v)
+		n := 0
+		for it.Next() {
+			n++
+		}
+		if n != 128 {
+			b.Fatal(n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*128), "ns/entry")
+}

@@ -466,6 +466,7 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 		if err != nil {
 			return err
 		}
+		defer tx.close()
 		if err := fn(tx); err != nil {
 			return err
 		}

@@ -36,7 +36,19 @@ type WriteTxn struct {
 	err    error
 	r      ReadTxn
 
-	scratch []adjacency.Entry
+	scratch       []adjacency.Entry
+	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
+	knownIDs      map[NodeID]string
+}
+
+// close releases the transaction's cursors (before commit or abort).
+func (tx *WriteTxn) close() {
+	if tx.outCur != nil {
+		tx.outCur.Close()
+	}
+	if tx.inCur != nil {
+		tx.inCur.Close()
+	}
 }
 
 func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
@@ -134,6 +146,12 @@ func validWeight(w float32) error {
 // time. A different key under the same id is a collision (sticky).
 func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 	id := tx.s.hash(key)
+	if known, ok := tx.knownIDs[id]; ok && known == key {
+		return id, nil
+	}
+	if tx.knownIDs == nil {
+		tx.knownIDs = map[NodeID]string{}
+	}
 	k := nodeKey(id)
 	v, err := tx.txn.Get(tx.s.db.ids, k)
 	switch {
@@ -144,6 +162,7 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 		if string(v[1:]) != key {
 			return 0, tx.fail(&CollisionError{ID: id, Key: key, Existing: string(v[1:])})
 		}
+		tx.knownIDs[id] = key
 		return id, nil
 	case lmdb.IsNotFound(err):
 		val := make([]byte, 0, 1+len(key))
@@ -151,6 +170,7 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 		if err := tx.txn.Put(tx.s.db.ids, k, val, 0); err != nil {
 			return 0, tx.fail(err)
 		}
+		tx.knownIDs[id] = key
 		return id, nil
 	default:
 		return 0, tx.fail(err)
@@ -421,11 +441,11 @@ func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) e
 		entry.Weight = 1
 	}
 	entry.Peer = uint64(dst)
-	if err := tx.adjInsert(tx.s.db.out, dbOut, src, entry); err != nil {
+	if err := tx.adjInsert(&tx.outCur, tx.s.db.out, dbOut, src, entry); err != nil {
 		return tx.fail(err)
 	}
 	entry.Peer = uint64(src)
-	if err := tx.adjInsert(tx.s.db.in, dbIn, dst, entry); err != nil {
+	if err := tx.adjInsert(&tx.inCur, tx.s.db.in, dbIn, dst, entry); err != nil {
 		return tx.fail(err)
 	}
 	return nil
@@ -677,12 +697,16 @@ func sameNode(k []byte, node NodeID) bool {
 // adjInsert adds one entry to node's adjacency list in dbi: it rewrites only
 // the chunk the entry falls in (SPEC.md §3), compacting it inline and
 // splitting it when it passes the thresholds.
-func (tx *WriteTxn) adjInsert(dbi lmdb.DBI, dbName string, node NodeID, e adjacency.Entry) error {
-	cur, err := tx.txn.OpenCursor(dbi)
-	if err != nil {
-		return err
+func (tx *WriteTxn) adjInsert(slot **lmdb.Cursor, dbi lmdb.DBI, dbName string, node NodeID, e adjacency.Entry) error {
+	// LMDB keeps a write transaction's cursors valid across its writes.
+	if *slot == nil {
+		c, err := tx.txn.OpenCursor(dbi)
+		if err != nil {
+			return err
+		}
+		*slot = c
 	}
-	defer cur.Close()
+	cur := *slot
 	probe := adjKey(node, RelID(e.Rel), NodeID(e.Peer))
 	var chunkKey, val []byte
 	k, v, err := cur.Get(probe, nil, lmdb.SetRange)

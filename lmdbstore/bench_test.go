@@ -1,0 +1,204 @@
+package lmdbstore
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+)
+
+func benchStore(b *testing.B, opts Options) *Store {
+	b.Helper()
+	if opts.MapSize == 0 {
+		opts.MapSize = 1 << 30
+	}
+	s, err := Init(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkPutEdge: throughput of put-edge, batched (1,000 per transaction)
+// and one per transaction (synced commits, and NoSync).
+func BenchmarkPutEdge(b *testing.B) {
+	b.Run("batched-1000", func(b *testing.B) {
+		s := benchStore(b, Options{NoSync: true})
+		j := 0
+		for b.Loop() {
+			if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+				for k := j; k < j+1000; k++ {
+					if err := tx.PutEdge(EdgePut{Src: fmt.Sprint("src", k%5000), Rel: "calls", Dst: fmt.Sprint("dst", k)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			j += 1000
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(j), "ns/edge")
+	})
+	for _, sync := range []bool{true, false} {
+		name := "one-per-txn-synced"
+		if !sync {
+			name = "one-per-txn-nosync"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, Options{NoSync: !sync})
+			j := 0
+			for b.Loop() {
+				if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+					return tx.PutEdge(EdgePut{Src: fmt.Sprint("src", j%5000), Rel: "calls", Dst: fmt.Sprint("dst", j)})
+				}); err != nil {
+					b.Fatal(err)
+				}
+				j++
+			}
+		})
+	}
+}
+
+// BenchmarkGetOut scans the out-list of a node of degree 10, 1,000 and
+// 100,000 (one View per scan), against a raw LMDB Get of a value holding
+// the same chunk bytes, read in a View of its own.
+func BenchmarkGetOut(b *testing.B) {
+	for _, degree := range []int{10, 1_000, 100_000} {
+		s := benchStore(b, Options{NoSync: true})
+		for start := 0; start < degree; start += 10_000 {
+			if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+				for i := start; i < min(start+10_000, degree); i++ {
+					if err := tx.PutEdge(EdgePut{Src: "hub", Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// The baseline: the node's chunk values concatenated under one key.
+		var raw []byte
+		var rawDBI lmdb.DBI
+		hub := IDOf("hub")
+		if _, err := s.update(func(txn *lmdb.Txn) error {
+			cur, err := txn.OpenCursor(s.db.out)
+			if err != nil {
+				return err
+			}
+			defer cur.Close()
+			for k, v, err := cur.Get(adjKey(hub, 0, 0), nil, lmdb.SetRange); err == nil && sameNode(k, hub); k, v, err = cur.Get(nil, nil, lmdb.Next) {
+				raw = append(raw, v...)
+			}
+			rawDBI, err = txn.OpenDBI("bench", lmdb.Create)
+			if err != nil {
+				return err
+			}
+			return txn.Put(rawDBI, []byte("hub"), raw, 0)
+		}); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("degree=%d/scan", degree), func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				if err := s.View(func(r *ReadTxn) error {
+					return r.ScanOut(hub, 0, At{}, func(EdgeRef) bool { n++; return true })
+				}); err != nil || n != degree {
+					b.Fatalf("scanned %d, %v", n, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("degree=%d/scan-at-rev", degree), func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				if err := s.View(func(r *ReadTxn) error {
+					return r.ScanOut(hub, 3, AtRevision(r.Revision()), func(EdgeRef) bool { n++; return true })
+				}); err != nil || n != degree {
+					b.Fatalf("scanned %d, %v", n, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("degree=%d/raw-get", degree), func(b *testing.B) {
+			for b.Loop() {
+				var sum byte
+				if err := s.view(func(txn *lmdb.Txn) error {
+					v, err := txn.Get(rawDBI, []byte("hub"))
+					if len(v) > 0 {
+						sum += v[len(v)-1]
+					}
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+				_ = sum
+			}
+		})
+	}
+}
+
+// BenchmarkAppend: one put-edge transaction onto a node with 1,000,000
+// out-edges against one onto a node with 10 (NoSync, so the commit's
+// fsync does not hide the difference).
+func BenchmarkAppend(b *testing.B) {
+	s := benchStore(b, Options{NoSync: true, MapSize: 4 << 30})
+	const hubDegree = 1_000_000
+	for start := 0; start < hubDegree; start += 50_000 {
+		if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+			for i := start; i < start+50_000; i++ {
+				if err := tx.PutEdge(EdgePut{Src: "hub", Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+					return err
+				}
+			}
+			for i := start / 50_000 * 10; i < start/50_000*10+10 && i < 10; i++ {
+				if err := tx.PutEdge(EdgePut{Src: "leaf", Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	j := 0
+	for _, src := range []string{"hub", "leaf"} {
+		b.Run("to-"+src, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+					return tx.PutEdge(EdgePut{Src: src, Rel: "calls", Dst: fmt.Sprint("new", j)})
+				}); err != nil {
+					b.Fatal(err)
+				}
+				j++
+			}
+		})
+	}
+}
+
+// BenchmarkOpen opens and closes a store holding 10,000 edges.
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Init(dir, Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+		for i := range 10_000 {
+			if err := tx.PutEdge(EdgePut{Src: fmt.Sprint("s", i%100), Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	for b.Loop() {
+		s, err := Open(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
