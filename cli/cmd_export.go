@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
@@ -59,7 +58,7 @@ func runExport(k *call) error {
 	opts := snapshot.WriterOptions{Logical: k.ctx.Bool("logical")}
 	withPageRank := !k.ctx.Bool("no-pagerank")
 	if withPageRank {
-		opts.Extra = pageRankSection
+		opts.Extra = engines.PageRankSection // default parameters, unweighted
 	}
 	var bar *exportProgress
 	if k.env.StderrIsTerminal && k.env.Stderr != nil {
@@ -81,20 +80,6 @@ func runExport(k *call) error {
 	}
 	return k.out.textf("exported rev %d to %s: %d nodes (%d missing), %d edges, %d bytes\n",
 		rev, path, stats.Nodes, stats.MissingNodes, stats.Edges, stats.Bytes)
-}
-
-// pageRankSection is the export hook: the engines' PageRank with default
-// parameters over the finished core file, as the optional section.
-func pageRankSection(f *snapshot.File) ([]snapshot.ExtraSection, error) {
-	e, err := engines.New(csr.New(f))
-	if err != nil {
-		return nil, err
-	}
-	ranks, _, err := e.PageRank(engines.DefaultPageRankParams())
-	if err != nil {
-		return nil, err
-	}
-	return []snapshot.ExtraSection{{Kind: snapshot.KindPageRank, Data: snapshot.Float64Bytes(ranks)}}, nil
 }
 
 // exportProgress draws "export: edges  42% (4200000/10000000)" on one
