@@ -67,6 +67,7 @@ func WriteTable(w io.Writer, res *Result) {
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 	}
+	fmt.Fprint(w, workloadNotes)
 	for _, sr := range res.Sizes {
 		fmt.Fprintf(w, "%s nodes, %s edges (%.2f/node), %d load transactions: out-degree %s; in-degree %s; "+
 			"3-hop reach %s nodes; old rev = %.0f%% of edges loaded; diff-since returns %d ops.\n",
@@ -117,3 +118,17 @@ func human(v float64) string {
 	}
 	return fmt.Sprintf("%.3g", v)
 }
+
+// workloadNotes says what each row measures, once, under the table.
+const workloadNotes = `Rows: bulk load = every node, then every edge, in transactions of -batch operations, each durable
+(edges/s, node writes included in the time). durable put-edge = one edge per durable transaction. get-out, get-in =
+one read transaction per call, uniform random nodes, every neighbour handed to a callback. 3-hop = distinct nodes
+within three out-hops (SQLite: recursive CTE; Go-side systems: BFS). get-out @ old rev = get-out as of the middle
+of the load; peers filter on the revision stored in each row, which is only equivalent for an insert-only history
+(a plain adjacency table keeps no deleted or superseded rows). diff-since = every node and edge write after the
+revision at 90% of the load; peers have no change log, so they scan everything. fresh open→get-out = inside a new
+process, open the store and answer one get-out (by canonical key for memctl, by integer id for peers); fresh process
+total = the same seen from the parent (spawn to exit). disk bytes/edge = allocated file blocks after the run / edges.
+Read figures are medians over turns that the systems take one after another.
+
+`

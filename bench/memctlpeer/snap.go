@@ -9,6 +9,7 @@ import (
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
 )
 
 // MemctlSnap is memctl's exported mmap snapshot read through csr/: the
@@ -34,21 +35,18 @@ func (s *MemctlSnap) Load(peers.Batch) error          { return peers.ErrNotSuppo
 func (s *MemctlSnap) PutEdge(gen.Edge) error          { return peers.ErrNotSupported }
 func (s *MemctlSnap) Settle() error                   { return nil }
 
-// DeriveFrom exports src's latest state to dir/graph.snap in one read
-// transaction and maps it.
+// DeriveFrom exports src's latest state to dir/graph.snap as memctl export
+// does (storesnap.Export) and maps it.
 func (s *MemctlSnap) DeriveFrom(src peers.System, dir string) error {
 	m, ok := src.(*Memctl)
 	if !ok || m.st == nil {
 		return fmt.Errorf("memctl-snap: source is not an open memctl store")
 	}
 	path := filepath.Join(dir, snapFile)
-	err := m.st.View(func(r *lmdbstore.ReadTxn) error {
-		_, err := snapshot.WriteFile(path, &storeState{r: r}, snapshot.WriterOptions{})
-		return err
-	})
-	if err != nil {
+	if _, _, err := storesnap.Export(m.st, path, lmdbstore.At{}, snapshot.WriterOptions{}); err != nil {
 		return fmt.Errorf("memctl-snap: export: %w", err)
 	}
+	var err error
 	if s.gr, err = csr.Open(path); err != nil {
 		return err
 	}
@@ -190,56 +188,4 @@ func (s *MemctlSnap) Close() error {
 	err := s.gr.Close()
 	s.gr = nil
 	return err
-}
-
-// storeState hands one read transaction's latest state to the exporter.
-type storeState struct {
-	r     *lmdbstore.ReadTxn
-	times map[lmdbstore.Revision]int64
-}
-
-func (st *storeState) Revision() uint64 { return uint64(st.r.Revision()) }
-
-func (st *storeState) CommitTime() int64 { return st.ts(st.r.Revision()) }
-
-func (st *storeState) ts(rev lmdbstore.Revision) int64 {
-	if st.times == nil {
-		st.times = map[lmdbstore.Revision]int64{}
-	}
-	if t, ok := st.times[rev]; ok {
-		return t
-	}
-	t, err := st.r.RevisionTime(rev)
-	if err != nil {
-		return 0
-	}
-	st.times[rev] = t.UnixNano()
-	return t.UnixNano()
-}
-
-func (st *storeState) Relations() ([]snapshot.RelationRecord, error) {
-	rels, err := st.r.Relations()
-	out := make([]snapshot.RelationRecord, 0, len(rels))
-	for _, r := range rels {
-		out = append(out, snapshot.RelationRecord{ID: uint32(r.ID), Name: r.Name, DefaultWeight: r.DefaultWeight,
-			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory})
-	}
-	return out, err
-}
-
-// Nodes delivers every live node; the generator's edges only join nodes it
-// wrote, so there are no missing endpoints to report.
-func (st *storeState) Nodes(fn func(snapshot.NodeRecord) error) error {
-	return st.r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
-		return fn(snapshot.NodeRecord{ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID,
-			TaskID: n.TaskID, CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(),
-			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload})
-	})
-}
-
-func (st *storeState) Edges(fn func(snapshot.EdgeRecord) error) error {
-	return st.r.ScanEdges(lmdbstore.At{}, func(e lmdbstore.Edge) error {
-		return fn(snapshot.EdgeRecord{Src: uint64(e.Src), Dst: uint64(e.Dst), Rel: uint32(e.Rel), Weight: e.Weight,
-			Rev: uint64(e.Rev), TS: st.ts(e.Rev)})
-	})
 }
