@@ -2,6 +2,11 @@ package adjacency
 
 import (
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -236,4 +241,39 @@ func BenchmarkIterate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*128), "ns/entry")
+}
+
+var rewrite = flag.Bool("rewrite", false, "rewrite golden files in testdata")
+
+// TestGoldenChunk pins the chunk encoding of SPEC.md §3 byte by byte.
+func TestGoldenChunk(t *testing.T) {
+	es := []Entry{
+		{Rel: 1, Peer: 0x10, Rev: 1, Weight: 1},
+		{Rel: 1, Peer: 0x10, Rev: 2, Flags: FlagTombstone, Weight: 1},
+		{Rel: 1, Peer: 0x400, Rev: 3, Weight: 0.5},
+		{Rel: 4, Peer: 0x842f9bd48fb14b81, Rev: 300, Weight: 1},
+	}
+	var buf strings.Builder
+	fmt.Fprintf(&buf, "chunk %x\n", Encode(nil, es))
+	for i := range es {
+		one := Encode(nil, es[:i+1])
+		prev := Encode(nil, es[:i])
+		// the entry's own bytes: the suffix after the previous entries
+		// (the count byte differs, so compare from byte 2)
+		fmt.Fprintf(&buf, "entry %d %+v: %x\n", i, es[i], one[len(prev):])
+	}
+	path := filepath.Join("..", "testdata", "adjacency", "chunk.golden")
+	if *rewrite {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -rewrite)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("encoding changed (-golden +now):\n%s", diff)
+	}
 }
