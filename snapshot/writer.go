@@ -419,7 +419,7 @@ func (b *builder) fill() error {
 		return err
 	}
 	b.reg = reg
-	b.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	b.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(1<<20))
 	if err != nil {
 		return err
 	}
