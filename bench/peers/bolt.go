@@ -50,27 +50,29 @@ func (s *Bolt) Create(dir string, g *gen.Graph) error {
 	})
 }
 
-func (s *Bolt) putEdge(tx *bolt.Tx, e gen.Edge, k, v []byte) ([]byte, error) {
-	v = edgeVal(v, s.rev)
-	k = edgeKey(k, uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
-	if err := tx.Bucket(bOut).Put(k, v); err != nil {
-		return k, err
+// putEdge writes both keys of e. bbolt keeps references to keys and values
+// until the transaction ends, so each Put gets its own slices.
+func (s *Bolt) putEdge(tx *bolt.Tx, e gen.Edge) error {
+	v := edgeVal(make([]byte, 0, edgeValLen), s.rev)
+	out := edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
+	if err := tx.Bucket(bOut).Put(out, v); err != nil {
+		return err
 	}
-	k = edgeKey(k, uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
-	return k, tx.Bucket(bIn).Put(k, v)
+	in := edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
+	return tx.Bucket(bIn).Put(in, v)
 }
 
 func (s *Bolt) Load(b Batch) error {
 	s.rev++
 	return s.db.Update(func(tx *bolt.Tx) error {
-		var k, v, p, kv []byte
+		var p []byte
 		nodes, keys := tx.Bucket(bNodes), tx.Bucket(bKeys)
 		for _, n := range b.Nodes {
 			node := s.g.Nodes[n]
 			p = s.g.Payload(n, p[:0])
 			// bbolt keeps references to key and value until commit: fresh slices.
-			k = idKey(nil, uint64(n))
-			v = nodeVal(nil, uint8(node.Type), s.rev, node.Key, p)
+			k := idKey(nil, uint64(n))
+			v := nodeVal(nil, uint8(node.Type), s.rev, node.Key, p)
 			if err := nodes.Put(k, v); err != nil {
 				return err
 			}
@@ -79,14 +81,7 @@ func (s *Bolt) Load(b Batch) error {
 			}
 		}
 		for _, e := range b.Edges {
-			kv = make([]byte, 0, 2*edgeKeyLen+edgeValLen)
-			val := edgeVal(kv[2*edgeKeyLen:2*edgeKeyLen], s.rev)
-			ko := edgeKey(kv[:0:edgeKeyLen], uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
-			ki := edgeKey(kv[edgeKeyLen:edgeKeyLen:2*edgeKeyLen], uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
-			if err := tx.Bucket(bOut).Put(ko, val); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bIn).Put(ki, val); err != nil {
+			if err := s.putEdge(tx, e); err != nil {
 				return err
 			}
 		}
@@ -97,8 +92,7 @@ func (s *Bolt) Load(b Batch) error {
 func (s *Bolt) PutEdge(e gen.Edge) error {
 	s.rev++
 	return s.db.Update(func(tx *bolt.Tx) error {
-		_, err := s.putEdge(tx, e, nil, nil)
-		return err
+		return s.putEdge(tx, e)
 	})
 }
 
