@@ -169,7 +169,7 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	}
 	cands := make([]Scored, 0, len(s.touched))
 	for _, v := range s.touched {
-		if a := s.f1.v[v]; a > 0 {
+		if a := s.f1.e[v].v; a > 0 {
 			cands = append(cands, Scored{Node: v, Score: a})
 		}
 	}
@@ -200,7 +200,7 @@ func (r *activationRun) raise(v uint32, x float64) bool {
 		return true
 	}
 	if x > old {
-		s.f1.v[v] = x
+		s.f1.e[v].v = x
 		return true
 	}
 	return false
@@ -216,7 +216,7 @@ func (r *activationRun) markFired(u uint32, x float64) bool {
 		return true
 	}
 	if x > old {
-		s.f2.v[u] = x
+		s.f2.e[u].v = x
 	}
 	return false
 }
@@ -308,7 +308,7 @@ func (r *activationRun) wavefront(seeds []Seed) error {
 		s.nextList = s.nextList[:0]
 		s.stepVal = s.stepVal[:0]
 		for _, u := range s.frontier {
-			x := s.f1.v[u]
+			x := s.f1.e[u].v
 			if x < r.p.Threshold {
 				continue
 			}
@@ -465,7 +465,7 @@ func (r *activationRun) inhibit() error {
 	recv := s.nextGen()
 	var hit []uint32
 	for _, u := range s.fired {
-		arr, _, err := r.fire(u, s.f2.v[u]*r.p.InhibitoryFactor, true)
+		arr, _, err := r.fire(u, s.f2.e[u].v*r.p.InhibitoryFactor, true)
 		if err != nil {
 			return err
 		}
@@ -481,7 +481,7 @@ func (r *activationRun) inhibit() error {
 		}
 	}
 	for _, t := range hit {
-		s.f1.v[t] = max(0, s.f1.v[t]-s.f3.v[t])
+		s.f1.e[t].v = max(0, s.f1.e[t].v-s.f3.e[t].v)
 	}
 	return nil
 }

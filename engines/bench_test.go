@@ -160,7 +160,10 @@ func benchEngine(b *testing.B, sz benchSize) *Engine {
 // latencies records per-query durations and reports p50 and p99.
 type latencies []time.Duration
 
-func (l latencies) report(b *testing.B) {
+// report adds p50 and p99 in microseconds, and p50 as a fraction of one
+// full scan of the graph's out-edges measured in the same run (a machine-
+// independent figure: how much of the graph a typical query costs).
+func (l latencies) report(b *testing.B, e *Engine) {
 	if len(l) == 0 {
 		return
 	}
@@ -168,6 +171,32 @@ func (l latencies) report(b *testing.B) {
 	at := func(q float64) float64 { return float64(l[int(q*float64(len(l)-1))].Nanoseconds()) }
 	b.ReportMetric(at(0.50)/1e3, "p50-µs")
 	b.ReportMetric(at(0.99)/1e3, "p99-µs")
+	b.ReportMetric(at(0.50)/float64(fullScan(b, e).Nanoseconds()), "p50/scan")
+}
+
+// fullScan is the median time of 5 passes over every out-edge through the
+// engine's accessor.
+func fullScan(b *testing.B, e *Engine) time.Duration {
+	ts := make([]time.Duration, 5)
+	for i := range ts {
+		t0 := time.Now()
+		sum := 0.0
+		for u := range e.numNodes {
+			_, _, ws, err := e.out(uint32(u))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, w := range ws {
+				sum += float64(w)
+			}
+		}
+		ts[i] = time.Since(t0)
+		if sum < 0 {
+			b.Fatal(sum)
+		}
+	}
+	slices.Sort(ts)
+	return ts[2]
 }
 
 // seedSets are 256 fixed random seed sets of k nodes each.
@@ -182,29 +211,52 @@ func seedSets(n, k int) [][]Seed {
 	return sets
 }
 
+// usesOnly marks the benchmark variant that follows only "uses" edges.
+const usesOnly Strategy = -1
+
 func BenchmarkActivate(b *testing.B) {
 	for _, sz := range benchSizes {
 		for _, k := range []int{1, 10} {
-			for _, st := range []Strategy{StrategyAuto, StrategyWavefront, StrategyHeap} {
-				b.Run(fmt.Sprintf("%s/seeds=%d/%s", sz.name, k, st), func(b *testing.B) {
+			for _, st := range []Strategy{StrategyAuto, StrategyWavefront, StrategyHeap, usesOnly} {
+				name := st.String()
+				if st == usesOnly {
+					name = "auto-rel=uses"
+				}
+				b.Run(fmt.Sprintf("%s/seeds=%d/%s", sz.name, k, name), func(b *testing.B) {
 					e := benchEngine(b, sz)
 					sets := seedSets(e.numNodes, k)
 					p := DefaultActivationParams()
 					p.Strategy = st
+					if st == usesOnly {
+						// Directed edges of one relation only: no bidirectional
+						// fan-in from hubs, no inhibition.
+						p.Strategy = StrategyAuto
+						p.Relations = []uint32{1}
+					}
 					lat := make(latencies, 0, b.N)
-					touched := 0
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						t0 := time.Now()
-						rs, err := e.Activate(sets[i%len(sets)], p)
+						_, err := e.Activate(sets[i%len(sets)], p)
 						lat = append(lat, time.Since(t0))
 						if err != nil {
 							b.Fatal(err)
 						}
-						touched += len(rs)
 					}
 					b.StopTimer()
-					lat.report(b)
+					lat.report(b, e)
+					// Untimed: how much a query touches (TopK 0 lists every
+					// activated node).
+					p.TopK = 0
+					activated := 0
+					for _, set := range sets[:16] {
+						rs, err := e.Activate(set, p)
+						if err != nil {
+							b.Fatal(err)
+						}
+						activated += len(rs)
+					}
+					b.ReportMetric(float64(activated)/16, "activated/op")
 				})
 			}
 		}
@@ -230,7 +282,7 @@ func BenchmarkResonate(b *testing.B) {
 				pulses += w.Pulses
 			}
 			b.StopTimer()
-			lat.report(b)
+			lat.report(b, e)
 			b.ReportMetric(float64(pulses)/float64(b.N), "pulses/op")
 		})
 	}
@@ -282,7 +334,7 @@ func BenchmarkImpact(b *testing.B) {
 					reached += len(as)
 				}
 				b.StopTimer()
-				lat.report(b)
+				lat.report(b, e)
 				b.ReportMetric(float64(reached)/float64(b.N), "nodes/op")
 			})
 		}
@@ -320,7 +372,7 @@ func BenchmarkFindSeeds(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				lat.report(b)
+				lat.report(b, e)
 			})
 		}
 	}

@@ -105,7 +105,7 @@ func (e *Engine) Impact(origin csr.NodeIndex, p ImpactParams) ([]Affected, error
 
 	var hop int32
 	reach := func(u, t uint32, w float32) {
-		y := s.f1.v[u] * p.Decay * edgeWeight(w)
+		y := s.f1.e[u].v * p.Decay * edgeWeight(w)
 		d, seen := s.i1.get(t, gen)
 		switch {
 		case !seen:
@@ -113,8 +113,8 @@ func (e *Engine) Impact(origin csr.NodeIndex, p ImpactParams) ([]Affected, error
 			s.f1.set(t, gen, y)
 			s.touched = append(s.touched, t)
 			s.nextList = append(s.nextList, t)
-		case d == hop && y > s.f1.v[t]:
-			s.f1.v[t] = y
+		case d == hop && y > s.f1.e[t].v:
+			s.f1.e[t].v = y
 		}
 	}
 	forward := p.Direction != DirectionIn   // walk out-edges of every relation
@@ -145,7 +145,7 @@ func (e *Engine) Impact(origin csr.NodeIndex, p ImpactParams) ([]Affected, error
 	}
 	out := make([]Affected, 0, len(s.touched))
 	for _, v := range s.touched {
-		out = append(out, Affected{Node: v, Distance: int(s.i1.v[v]), Score: s.f1.v[v]})
+		out = append(out, Affected{Node: v, Distance: int(s.i1.e[v].v), Score: s.f1.e[v].v})
 	}
 	return topKBy(out, p.TopK, affectedBefore), nil
 }

@@ -106,7 +106,7 @@ func (e *Engine) Resonate(seeds []Seed, p ResonanceParams) (Wave, error) {
 func amplitudes(s *scratch, gen uint32) []Scored {
 	out := make([]Scored, 0, len(s.touched))
 	for _, v := range s.touched {
-		re, im := s.f1.v[v], s.f2.v[v]
+		re, im := s.f1.e[v].v, s.f2.e[v].v
 		out = append(out, Scored{Node: v, Score: math.Hypot(re, im)})
 	}
 	return out
@@ -165,8 +165,8 @@ func (e *Engine) resonate(seeds []Seed, p ResonanceParams, done func(s *scratch,
 			s.f2.set(v, gen, 0)
 			s.touched = append(s.touched, v)
 		}
-		s.f1.v[v] += pl.amp * cos
-		s.f2.v[v] += pl.amp * sin
+		s.f1.e[v].v += pl.amp * cos
+		s.f2.e[v].v += pl.amp * sin
 		if sent >= p.Budget {
 			continue
 		}
@@ -228,7 +228,7 @@ func (e *Engine) resonate(seeds []Seed, p ResonanceParams, done func(s *scratch,
 	}
 	energy := 0.0
 	for _, v := range s.touched {
-		re, im := s.f1.v[v], s.f2.v[v]
+		re, im := s.f1.e[v].v, s.f2.e[v].v
 		energy += re*re + im*im
 	}
 	done(s, gen, energy, sent)

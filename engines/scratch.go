@@ -23,53 +23,65 @@ type scratch struct {
 	pulses   []pulse
 }
 
-type stampedFloats struct {
-	v     []float64
-	stamp []uint32
+// stampedFloats is a per-node float64 array whose entries are valid only
+// under the generation stamped beside them (stamp and value share a cache
+// line, so a lookup costs one miss).
+type stampedFloats struct{ e []floatEntry }
+
+type floatEntry struct {
+	stamp uint32
+	v     float64
 }
 
-type stampedInts struct {
-	v     []int32
-	stamp []uint32
+// stampedInts is the int32 counterpart of stampedFloats.
+type stampedInts struct{ e []intEntry }
+
+type intEntry struct {
+	stamp uint32
+	v     int32
 }
 
 func (a *stampedFloats) need(n int) {
-	if a.v == nil {
-		a.v = make([]float64, n)
-		a.stamp = make([]uint32, n)
+	if a.e == nil {
+		a.e = make([]floatEntry, n)
 	}
 }
 
 // get returns the value of i under generation gen, or 0 and false.
 func (a *stampedFloats) get(i, gen uint32) (float64, bool) {
-	if a.stamp[i] != gen {
+	if a.e[i].stamp != gen {
 		return 0, false
 	}
-	return a.v[i], true
+	return a.e[i].v, true
 }
 
-func (a *stampedFloats) set(i, gen uint32, x float64) {
-	a.stamp[i] = gen
-	a.v[i] = x
+func (a *stampedFloats) set(i, gen uint32, x float64) { a.e[i] = floatEntry{gen, x} }
+
+func (a *stampedFloats) clearStamps() {
+	for i := range a.e {
+		a.e[i].stamp = 0
+	}
 }
 
 func (a *stampedInts) need(n int) {
-	if a.v == nil {
-		a.v = make([]int32, n)
-		a.stamp = make([]uint32, n)
+	if a.e == nil {
+		a.e = make([]intEntry, n)
 	}
 }
 
 func (a *stampedInts) get(i, gen uint32) (int32, bool) {
-	if a.stamp[i] != gen {
+	if a.e[i].stamp != gen {
 		return 0, false
 	}
-	return a.v[i], true
+	return a.e[i].v, true
 }
 
-func (a *stampedInts) set(i, gen uint32, x int32) {
-	a.stamp[i] = gen
-	a.v[i] = x
+func (a *stampedInts) set(i, gen uint32, x int32) { a.e[i] = intEntry{gen, x} }
+
+func (a *stampedInts) clearStamps() {
+	for i := range a.e {
+		a.e[i].stamp = 0
+	}
 }
 
 // nextGen returns a fresh generation. When the counter wraps, every stamp is
@@ -77,10 +89,10 @@ func (a *stampedInts) set(i, gen uint32, x int32) {
 func (s *scratch) nextGen() uint32 {
 	s.gen++
 	if s.gen == 0 {
-		clear(s.f1.stamp)
-		clear(s.f2.stamp)
-		clear(s.f3.stamp)
-		clear(s.i1.stamp)
+		s.f1.clearStamps()
+		s.f2.clearStamps()
+		s.f3.clearStamps()
+		s.i1.clearStamps()
 		s.gen = 1
 	}
 	return s.gen

@@ -315,7 +315,7 @@ func (e *Engine) fuzzyMatches(q string, p SeedParams) ([]SeedMatch, error) {
 	}
 	buckets := make([][]uint32, len(rare)+1)
 	for _, n := range s.touched {
-		c := s.i1.v[n]
+		c := s.i1.e[n].v
 		buckets[c] = append(buckets[c], n)
 	}
 	var cands []Scored
