@@ -22,6 +22,9 @@ func (f *File) NumEdges() int     { return len(f.fwdTargets) }
 func (f *File) NumStrings() int   { return len(f.strOffsets) - 1 }
 func (f *File) NumRelations() int { return len(f.relations) }
 
+// Bytes is the whole file (zero-copy; valid until Close).
+func (f *File) Bytes() []byte { return f.data }
+
 // Size is the file length in bytes.
 func (f *File) Size() int64 { return int64(len(f.data)) }
 

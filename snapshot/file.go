@@ -183,10 +183,7 @@ func (f *File) init(data []byte) error {
 	return f.bindSections()
 }
 
-func isKnownKind(k Kind) bool {
-	_, ok := kindNames[k]
-	return ok
-}
+func isKnownKind(k Kind) bool { return int(k) < len(kindNames) && kindNames[k] != "" }
 
 // bytesOf returns the bytes of section k checked to be want bytes long
 // (want < 0: any multiple of -want).

@@ -78,8 +78,9 @@ const (
 	// maxSections bounds the directory so a hostile count cannot make Open
 	// do unbounded work.
 	maxSections = 256
-	// maxKnownKind sizes the fixed section table inside File.
-	maxKnownKind = 64
+	// maxKnownKind sizes the fixed section table inside File: one past the
+	// highest kind this reader knows (at most 64: File.present is a bitmask).
+	maxKnownKind = KindPageRank + 1
 )
 
 // Header flags.
@@ -130,7 +131,9 @@ const (
 	KindPageRank       Kind = 32 // f64[node_count], optional
 )
 
-var kindNames = map[Kind]string{
+// kindNames is indexed by kind (an array, not a map: Open looks every
+// directory entry up).
+var kindNames = [...]string{
 	KindStrOffsets: "str_offsets", KindStrBytes: "str_bytes", KindRelations: "relations",
 	KindNodeIDs: "node_ids", KindNodes: "nodes", KindPayloadOffsets: "payload_offsets",
 	KindFwdOffsets: "fwd_offsets", KindFwdTargets: "fwd_targets", KindFwdRels: "fwd_rels",
@@ -143,8 +146,8 @@ var kindNames = map[Kind]string{
 
 // String is the section's name as used in error messages and `snapshot info`.
 func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("kind_%d", uint16(k))
 }
