@@ -27,8 +27,8 @@ func (s *bigPayloadState) Nodes(fn func(snapshot.NodeRecord) error) error {
 }
 
 func (s *bigPayloadState) Edges(fn func(snapshot.EdgeRecord) error) error { return nil }
-func (s *bigPayloadState) CommitTime() int64                          { return 1 }
-func (s *bigPayloadState) Revision() uint64                           { return 1 }
+func (s *bigPayloadState) CommitTime() int64                              { return 1 }
+func (s *bigPayloadState) Revision() uint64                               { return 1 }
 
 // TestExportHeapDoesNotGrowWithPayloads: exporting 8 and 48 payloads of
 // 1 MiB peaks at about the same heap (a few MiB: one payload's compression
