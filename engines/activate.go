@@ -93,6 +93,8 @@ func (p *ActivationParams) validate() error {
 		return invalidf("inhibitory factor %v must be >= 0", p.InhibitoryFactor)
 	case !finite(p.SaturationCap) || p.SaturationCap <= 0:
 		return invalidf("saturation cap %v must be > 0", p.SaturationCap)
+	case p.Strategy < StrategyAuto || p.Strategy > StrategyHeap:
+		return invalidf("bad strategy %d", p.Strategy)
 	}
 	return nil
 }
