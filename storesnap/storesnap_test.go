@@ -281,6 +281,10 @@ func TestRoundTripRandomHistories(t *testing.T) {
 			apply(t, s, c)
 		}
 		last := latestRev(t, s)
+		// The latest view and the latest revision named explicitly agree.
+		if !bytes.Equal(export(t, s, lmdbstore.At{}, false), export(t, s, lmdbstore.AtRevision(last), false)) {
+			t.Fatalf("history %d: export of the latest view differs from the export at revision %d", iter, last)
+		}
 		for k := 0; k < 5; k++ {
 			rev := lmdbstore.Revision(rng.IntN(int(last) + 1))
 			want := storeAt(t, s, rev)
