@@ -41,6 +41,11 @@ func StoredOrComputedPageRank(e *Engine, weighted bool) ([]float64, error) {
 			if len(ranks) != e.numNodes {
 				return nil, corruptf("pagerank section has %d entries for %d nodes", len(ranks), e.numNodes)
 			}
+			for i, r := range ranks {
+				if !(r >= 0 && r <= 1) {
+					return nil, corruptf("pagerank section: node %d has rank %v", i, r)
+				}
+			}
 			return ranks, nil
 		}
 	}

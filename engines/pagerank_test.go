@@ -1,12 +1,15 @@
 package engines
 
 import (
+	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/memctl/memctl/snapshot"
 )
 
 // prGraph: a→b, a→c, b→c; c is dangling.
@@ -90,5 +93,33 @@ func TestTopRanks(t *testing.T) {
 	want := []Scored{{1, .4}, {0, .2}, {2, .2}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestStoredPageRank: the export hook's section is what PageRank computes,
+// StoredOrComputedPageRank returns it, and a damaged section is a
+// corruption error.
+func TestStoredPageRank(t *testing.T) {
+	b := snapshotBytes(t, prGraph, snapshot.WriterOptions{Extra: PageRankSection})
+	e := mustEngine(t, b)
+	want, _, err := e.PageRank(DefaultPageRankParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := StoredOrComputedPageRank(e, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored (-computed +stored):\n%s", d)
+	}
+	off, _ := section(t, b, snapshot.KindPageRank)
+	binary.LittleEndian.PutUint64(b[off:], math.Float64bits(math.NaN()))
+	if _, err := StoredOrComputedPageRank(mustEngine(t, b), false); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Errorf("NaN rank: err = %v", err)
+	}
+	// Weighted is always computed.
+	if _, err := StoredOrComputedPageRank(mustEngine(t, b), true); err != nil {
+		t.Errorf("weighted: %v", err)
 	}
 }
