@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/memctl/memctl/ingest"
@@ -47,6 +48,11 @@ type ingestGoJSON struct {
 
 func runIngestGo(k *call) error {
 	start := time.Now()
+	if k.env.Getenv == nil || k.env.Getenv("GOGC") == "" {
+		// Extraction builds a large graph of small objects: collect less
+		// often (memory is cheap next to the time, see BENCHMARKS.md).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	dir := k.args[0]
 	s, err := k.open(false)
 	if err != nil {

@@ -84,6 +84,7 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		}
 	}
 	report(Progress{Phase: "reading"})
+	defer func() { debugf("ExtractGo in %v", time.Since(start)) }()
 	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") })
 	if err != nil {
 		return nil, err
@@ -112,8 +113,10 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		}
 	}
 	report(Progress{Phase: "extracting"})
+	t0 := time.Now()
 	x.extractSyntax()
 	x.finish()
+	debugf("syntax and finish in %v", time.Since(t0))
 	res.Graph = x.g
 	res.Packages = len(x.pkgModes)
 	for _, m := range x.pkgModes {

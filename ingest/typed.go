@@ -31,8 +31,14 @@ func loadEnv(extra []string) []string {
 // lists only. Type-checking is done here (checkAll), not by go/packages,
 // because ingest needs less than go/packages computes: only the packages
 // it extracts are checked with function bodies (everything they import,
-// and the plain package under a test variant, is checked without), and
-// only types.Info.Uses is recorded.
+// and the plain package under a test variant, is checked without), only
+// types.Info.Uses is recorded, and the copies of packages that the go
+// command recompiles for another package's external tests ("q [p.test]")
+// are not made: an external test imports the plain packages. That trade
+// is deliberate: it cuts the units of the standard library from 2247 to
+// 723, and costs the few calls an external test makes on values that
+// cross between its package's test build and such a copy (6 of 217,527
+// calls edges in std), which go/types then reports as type errors.
 const listMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
 	packages.NeedImports | packages.NeedDeps
 
@@ -123,7 +129,14 @@ func (x *extractor) loadTyped(m module) error {
 		u := &checkUnit{id: p.ID, path: p.PkgPath, name: p.Name, files: p.CompiledGoFiles, extract: extract,
 			imports: make(map[string]string, len(p.Imports))}
 		for imp, ip := range p.Imports {
-			u.imports[imp] = ip.ID
+			id := ip.ID
+			if isForeignVariant(ip) {
+				id = ip.PkgPath
+			}
+			u.imports[imp] = id
+		}
+		if isForeignVariant(p) {
+			continue
 		}
 		units[p.ID] = u
 	}
@@ -196,6 +209,13 @@ func (x *extractor) loadTyped(m module) error {
 		return errors.New(listErrs[0])
 	}
 	return nil
+}
+
+// isForeignVariant reports whether p is a package recompiled for another
+// package's tests ("q [p.test]").
+func isForeignVariant(p *packages.Package) bool {
+	return strings.Contains(p.ID, " [") && p.ID != p.PkgPath+" ["+p.PkgPath+".test]" &&
+		!(strings.HasSuffix(p.PkgPath, "_test") && p.ID == p.PkgPath+" ["+strings.TrimSuffix(p.PkgPath, "_test")+".test]")
 }
 
 // inTree reports whether a listed package's files are in the tree.

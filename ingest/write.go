@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -280,14 +281,20 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 		if err != nil {
 			return err
 		}
+		t0 := time.Now()
 		st, err := readState(tx.Reader(), ownedByGo, rels)
 		if err != nil {
 			return err
 		}
+		debugf("write: read %d nodes, %d edges in %v", len(st.nodes), len(st.edges), time.Since(t0))
+		t0 = time.Now()
 		p, err := diff(tx.Reader(), g, st, rels, keepGitField)
 		if err != nil {
 			return err
 		}
+		debugf("write: diff in %v", time.Since(t0))
+		t0 = time.Now()
+		defer func() { debugf("write: applied %d ops in %v", p.ops(), time.Since(t0)) }()
 		stats = WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
 		return apply(tx, p, progress)
 	})
