@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestLoad writes 50,000 entities and 500,000 edges (a tenth of that under
+// TestLoad writes 50,000 entities and 500,000 edges (a 25th of that under
 // the race detector, which makes it ten times slower), then checks the
 // store and compares sampled adjacency lists with the written model.
 func TestLoad(t *testing.T) {
@@ -19,7 +19,7 @@ func TestLoad(t *testing.T) {
 	}
 	nodes, edges := 50_000, 500_000
 	if raceEnabled {
-		nodes, edges = 5_000, 50_000
+		nodes, edges = 2_000, 20_000
 	}
 	s := newStore(t, Options{MapSize: 256 << 20})
 	r := rand.New(rand.NewPCG(7, 7))
