@@ -287,7 +287,12 @@ func openEnv(path string, opts Options) (*Store, error) {
 // mapOSError turns permission and space errors into the store's sentinels.
 func mapOSError(err error) error {
 	var errno syscall.Errno
-	if errors.As(err, &errno) {
+	if inner, ok := lmdbErrno(err); ok {
+		errno, _ = inner.(syscall.Errno)
+	} else {
+		errors.As(err, &errno)
+	}
+	if errno != 0 {
 		switch errno {
 		case syscall.EACCES, syscall.EPERM, syscall.EROFS:
 			return fmt.Errorf("%w: permission denied (LMDB needs write access to the store directory and lock.mdb even to read): %v", ErrReadOnly, err)
