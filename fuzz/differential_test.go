@@ -116,7 +116,7 @@ var diffT0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // revTime is the commit time of rev: the clock is frozen, so the store
 // makes each commit 1ns after the previous one.
-func revTime(rev lmdbstore.Revision) time.Time { return diffT0.Add(time.Duration(rev-1)) }
+func revTime(rev lmdbstore.Revision) time.Time { return diffT0.Add(time.Duration(rev - 1)) }
 
 func FuzzDifferential(f *testing.F) {
 	f.Add([]byte{})
