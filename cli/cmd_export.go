@@ -72,9 +72,6 @@ func runExport(k *call) error {
 	}
 	rec := exportJSON{File: path, Rev: uint64(rev), Nodes: stats.Nodes, MissingNodes: stats.MissingNodes,
 		Edges: stats.Edges, Bytes: stats.Bytes, Logical: opts.Logical, PageRank: withPageRank}
-	if opts.Logical {
-		rec.Rev = 0
-	}
 	if k.out.json {
 		return k.out.record(rec)
 	}
