@@ -164,15 +164,23 @@ func (f *File) InRange(i uint32) (lo, hi uint64, err error) {
 	return f.edgeRange(KindRevOffsets, f.revOffsets, i)
 }
 
+// edgeRange is small enough to inline into the callers' loops; the error
+// path is out of line.
 func (f *File) edgeRange(k Kind, offs []uint64, i uint32) (uint64, uint64, error) {
+	if uint64(i)+1 < uint64(len(offs)) {
+		lo, hi := offs[i], offs[i+1]
+		if lo <= hi && hi <= uint64(len(f.fwdTargets)) {
+			return lo, hi, nil
+		}
+	}
+	return 0, 0, f.edgeRangeErr(k, offs, i)
+}
+
+func (f *File) edgeRangeErr(k Kind, offs []uint64, i uint32) error {
 	if err := f.checkNode(i); err != nil {
-		return 0, 0, err
+		return err
 	}
-	lo, hi := offs[i], offs[i+1]
-	if lo > hi || hi > uint64(len(f.fwdTargets)) {
-		return 0, 0, f.sectionErr(k, uint64(i), 8, "edge list of node %d spans [%d, %d) outside %d edges", i, lo, hi, len(f.fwdTargets))
-	}
-	return lo, hi, nil
+	return f.sectionErr(k, uint64(i), 8, "edge list of node %d spans [%d, %d) outside %d edges", i, offs[i], offs[i+1], len(f.fwdTargets))
 }
 
 // FindOut returns the position of the edge src -rel-> dst in the Fwd
