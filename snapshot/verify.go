@@ -84,8 +84,8 @@ func (f *File) verifyStrings() error {
 		}
 		prev = s
 	}
-	if f.NumStrings() == n {
-		return f.sectionErr(KindStrOffsets, 0, 0, "the empty string is not interned")
+	if f.NumStrings() <= n {
+		return f.sectionErr(KindStrOffsets, 0, 0, "%d strings for %d node keys: the empty string is not interned", f.NumStrings(), n)
 	}
 	if s, _ := f.String(uint32(n)); s != "" {
 		return f.sectionErr(KindStrOffsets, uint64(n), 8, "the first interned string is not empty")
