@@ -1,6 +1,7 @@
 package adjacency
 
 import (
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -282,5 +283,25 @@ func TestGoldenChunk(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
 		t.Errorf("encoding changed (-golden +now):\n%s", diff)
+	}
+}
+
+func TestUvarintAtMatchesStdlib(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 100000 {
+		v := r.Uint64() >> uint(r.IntN(64))
+		b := binary.AppendUvarint(nil, v)
+		b = append(b, make([]byte, r.IntN(10))...)
+		got, off := uvarintAt(b, 0)
+		want, n := binary.Uvarint(b)
+		if got != want || off != n {
+			t.Fatalf("%x: got %d,%d want %d,%d", b, got, off, want, n)
+		}
+	}
+	// overlong and truncated encodings fail like binary.Uvarint
+	for _, b := range [][]byte{{0x80}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, {}} {
+		if _, off := uvarintAt(b, 0); off != -1 {
+			t.Errorf("%x decoded", b)
+		}
 	}
 }
