@@ -101,7 +101,7 @@ type checker struct {
 	dropped int
 
 	rev, ts, horizon, nextRel uint64
-	logTS                     []uint64 // index rev-1
+	logTS                     map[uint64]uint64 // rev → commit time
 	liveNodes                 map[NodeID]bool
 	out, in                   []adjTuple
 }
@@ -302,13 +302,13 @@ func (c *checker) kv() error {
 func (c *checker) log() error {
 	expect := uint64(1)
 	var lastTS uint64
+	c.logTS = map[uint64]uint64{}
 	err := c.each(c.s.db.log, func(k, v []byte) {
 		rec, err := c.s.decodeLog(k, v)
 		if err != nil {
 			c.problem(err)
 			if len(k) == 8 {
 				expect = binary.BigEndian.Uint64(k) + 1
-				c.logTS = append(c.logTS, 0)
 			}
 			return
 		}
@@ -323,10 +323,7 @@ func (c *checker) log() error {
 		if len(rec.ops) == 0 {
 			c.corrupt(dbLog, k, "record with no operations")
 		}
-		for len(c.logTS) < int(rec.rev)-1 {
-			c.logTS = append(c.logTS, 0)
-		}
-		c.logTS = append(c.logTS, rec.ts)
+		c.logTS[uint64(rec.rev)] = rec.ts
 	})
 	if expect-1 != c.rev {
 		c.problem(fmt.Errorf("%w: log ends at revision %d, meta says %d", ErrCorrupt, expect-1, c.rev))
@@ -346,7 +343,7 @@ func (c *checker) tsIndex() error {
 			c.corrupt(dbTS, k, "bad entry")
 			return
 		}
-		if rev == 0 || rev > uint64(len(c.logTS)) || c.logTS[rev-1] != binary.BigEndian.Uint64(k) {
+		if ts, ok := c.logTS[rev]; !ok || ts != binary.BigEndian.Uint64(k) {
 			c.corrupt(dbTS, k, "points at revision %d whose log record has another time", rev)
 		}
 	})

@@ -229,9 +229,10 @@ func (s *Store) decodeEnvelope(dbName string, key, v []byte) ([]byte, error) {
 			return nil, &CorruptionError{dbName, bytes.Clone(key), "bad compressed length"}
 		}
 		_, dec := s.zstd()
-		body, err := dec.DecodeAll(v[1+w:], make([]byte, 0, n))
+		// Never preallocate what the value merely claims.
+		body, err := dec.DecodeAll(v[1+w:], make([]byte, 0, min(n, 1<<20)))
 		if err != nil || uint64(len(body)) != n {
-			return nil, &CorruptionError{dbName, bytes.Clone(key), fmt.Sprintf("bad compressed body: %v", err)}
+			return nil, &CorruptionError{dbName, bytes.Clone(key), fmt.Sprintf("bad compressed body (%d bytes, header says %d): %v", len(body), n, err)}
 		}
 		return body, nil
 	}
@@ -1015,7 +1016,7 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 			return logRecord{}, bad("bad compressed length")
 		}
 		_, dec := s.zstd()
-		body, err := dec.DecodeAll(opsBytes[w:], make([]byte, 0, n))
+		body, err := dec.DecodeAll(opsBytes[w:], make([]byte, 0, min(n, 1<<20)))
 		if err != nil || uint64(len(body)) != n {
 			return logRecord{}, bad(fmt.Sprintf("bad compressed ops: %v", err))
 		}

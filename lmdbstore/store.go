@@ -325,7 +325,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) zstd() (*zstd.Encoder, *zstd.Decoder) {
 	s.zOnce.Do(func() {
 		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderLowmem(true))
 	})
 	return s.zenc, s.zdec
 }
