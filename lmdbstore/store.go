@@ -316,6 +316,9 @@ func (s *Store) Close() error {
 	if s.zdec != nil {
 		s.zdec.Close()
 	}
+	if s.zenc != nil {
+		s.zenc.Close()
+	}
 	return s.env.Close()
 }
 
