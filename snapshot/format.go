@@ -54,7 +54,7 @@ type FormatVersion uint32
 
 const (
 	// FormatV1_0 adds: everything (the first format).
-	FormatV1_0 FormatVersion = 1<<16 | 0
+	FormatV1_0 FormatVersion = 1 << 16 // major 1, minor 0
 
 	// FormatOldest and FormatNewest bound what this reader accepts; the
 	// writer always writes FormatNewest.

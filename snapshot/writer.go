@@ -80,8 +80,6 @@ type layout struct {
 	secs [maxKnownKind]Section
 }
 
-func (l *layout) at(k Kind) Section { return l.secs[k] }
-
 // builder carries the state of one export between its passes. Its heap is
 // per node (ids, in-degree cursors: 16 bytes), per distinct small string,
 // per distinct revision and per distinct trigram; nothing per edge or per
