@@ -387,6 +387,7 @@ func (x *extractor) addInterfaceMethods(importPath, iface string, it *ast.Interf
 
 func (x *extractor) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload, from, to token.Pos) {
 	x.g.AddEdge(Edge{Src: fileKey, Rel: RelDefines, Dst: key})
+	x.g.AddEdge(Edge{Src: fileKey, Rel: RelContains, Dst: key})
 	if x.g.HasNode(key) {
 		return // declared again in a file for another platform: the first stays
 	}

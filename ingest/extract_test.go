@@ -34,11 +34,7 @@ func renderGraph(g *Graph) string {
 		fmt.Fprintf(&b, "node %s %s %s\n", n.Key, n.Type, payload)
 	}
 	for _, e := range g.Edges() {
-		fmt.Fprintf(&b, "edge %s %s %s", e.Src, e.Rel, e.Dst)
-		if e.Weight != 0 {
-			fmt.Fprintf(&b, " %g", e.Weight)
-		}
-		b.WriteByte('\n')
+		fmt.Fprintf(&b, "edge %s %s %s %g\n", e.Src, e.Rel, e.Dst, e.Weight)
 	}
 	return b.String()
 }

@@ -165,8 +165,7 @@ func TestWriteGitAndGoTogether(t *testing.T) {
 			co = append(co, fmt.Sprintf("%s %s %g", e.Src, e.Dst, e.Weight))
 		}
 	}
-	// storeGraph prints weight 1 as 0.
-	wantCo := []string{"file:README file:a.go 0", "file:README file:b.go 0", "file:a.go file:b.go 2", "file:a.go file:go.mod 0", "file:b.go file:go.mod 0"}
+	wantCo := []string{"file:README file:a.go 1", "file:README file:b.go 1", "file:a.go file:b.go 2", "file:a.go file:go.mod 1", "file:b.go file:go.mod 1"}
 	if diff := cmp.Diff(wantCo, co); diff != "" {
 		t.Errorf("co_changed edges (-want +got):\n%s", diff)
 	}

@@ -110,8 +110,27 @@ func (g *Graph) HasNode(key string) bool { _, ok := g.nodes[key]; return ok }
 // Node returns the node with key.
 func (g *Graph) Node(key string) (Node, bool) { n, ok := g.nodes[key]; return n, ok }
 
-// AddEdge adds an edge; adding it again keeps the larger weight.
+// RelationWeights are the weights `ingest go` gives its edges. The engines
+// multiply a signal by the weight of each edge it crosses, so structure
+// (what contains or declares what) carries the most, then calls and
+// implementations, then tests and imports, then type references, which
+// are the most numerous and the least specific.
+var RelationWeights = map[string]float32{
+	RelContains:   1,
+	RelDefines:    1,
+	RelCalls:      0.8,
+	RelImplements: 0.8,
+	RelTests:      0.6,
+	RelImports:    0.6,
+	RelReferences: 0.5,
+}
+
+// AddEdge adds an edge; adding it again keeps the larger weight. Weight 0
+// is the relation's weight in RelationWeights (or its default).
 func (g *Graph) AddEdge(e Edge) {
+	if e.Weight == 0 {
+		e.Weight = RelationWeights[e.Rel]
+	}
 	k := edgeKey{e.Src, e.Rel, e.Dst}
 	if w, ok := g.edges[k]; !ok || e.Weight > w {
 		g.edges[k] = e.Weight

@@ -23,8 +23,10 @@ type WriteStats struct {
 
 // relationDefs are the relations ingest writes that the store does not
 // have built in. co_changed is symmetric: one edge per pair of files.
+// contains is bidirectional so that the engines move from a symbol to its
+// file, from a file to its package and directory, and back.
 var relationDefs = map[string]lmdbstore.Relation{
-	RelContains:  {Name: RelContains, DefaultWeight: 1},
+	RelContains:  {Name: RelContains, DefaultWeight: 1, Bidirectional: true},
 	RelCoChanged: {Name: RelCoChanged, DefaultWeight: 1, Bidirectional: true},
 }
 

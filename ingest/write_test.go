@@ -104,11 +104,7 @@ func storeGraph(t *testing.T, s *lmdbstore.Store) *Graph {
 			if err != nil {
 				return err
 			}
-			w := e.Weight
-			if w == 1 {
-				w = 0
-			}
-			g.AddEdge(Edge{Src: src, Rel: rel.Name, Dst: dst, Weight: w})
+			g.AddEdge(Edge{Src: src, Rel: rel.Name, Dst: dst, Weight: e.Weight})
 			return nil
 		})
 	})
@@ -161,11 +157,13 @@ func TestWriteGoIncremental(t *testing.T) {
 		t.Fatalf("second ingest: %+v", second)
 	}
 	want := []string{
+		"r2 del_edge file:shapes/shape.go contains sym:example.com/basic/shapes.init@shape.go#2 run=r3 task=t3",
 		"r2 del_edge file:shapes/shape.go defines sym:example.com/basic/shapes.init@shape.go#2 run=r3 task=t3",
 		"r2 del_node sym:example.com/basic/shapes.init@shape.go#2 run=r3 task=t3",
 		"r2 put_node file:shapes/shape.go run=r3 task=t3",
 		"r2 put_node ingest:go run=r3 task=t3",
 		"r2 put_node sym:example.com/basic/shapes.Perimeter run=r3 task=t3",
+		"r2 put_edge file:shapes/shape.go contains sym:example.com/basic/shapes.Perimeter run=r3 task=t3",
 		"r2 put_edge file:shapes/shape.go defines sym:example.com/basic/shapes.Perimeter run=r3 task=t3",
 		"r2 put_edge sym:example.com/basic/shapes.Perimeter references sym:example.com/basic/shapes.Square run=r3 task=t3",
 	}
