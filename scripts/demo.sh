@@ -118,3 +118,37 @@ heading "Integrity check"
 run check
 
 printf '\ndemo: ok\n'
+
+# ===========================================================================
+# Ingest block (owner: ingest). Appended after the store demo, with a store
+# of its own: ingest this repository, export a snapshot, ask the engines
+# about one of its files.
+# ===========================================================================
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export MEMCTL_DB="$WORK/code"
+DEMO_FILE=file:lmdbstore/store.go
+
+heading "10. Ingest this repository: Go packages, files, symbols"
+run init
+note "Type-checked when the go command can load the module, syntax-only otherwise."
+run ingest go "$REPO" --run demo --task ingest
+note "A second ingest of an unchanged tree writes nothing."
+run ingest go "$REPO" --run demo --task ingest
+if git -C "$REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	heading "11. Ingest its git history: files changed together"
+	run ingest git "$REPO" --run demo --task history
+	run get-node "$DEMO_FILE"
+else
+	note "(not a git work tree: ingest git skipped)"
+fi
+
+heading "12. What is around $DEMO_FILE?"
+run get-out "$DEMO_FILE" --rel imports
+run export --out "$WORK/code.snap"
+note "Spreading activation from the file: its symbols, package, neighbours."
+run activate --snapshot "$WORK/code.snap" --top 12 "$DEMO_FILE"
+note "Impact: who depends on it (callers of its symbols, tests, co-changed files)."
+run impact --snapshot "$WORK/code.snap" --top 12 "$DEMO_FILE"
+run check
+
+printf '\ndemo (ingest): ok\n'
