@@ -18,6 +18,17 @@ func TestExportFlags(t *testing.T) {
 	if info["revision"] != n("2") || info["nodes"] != n("1") || info["pagerank"] != true {
 		t.Errorf("info of the rev-2 export: %v", info)
 	}
+	// --at TIME selects the same revision as --at-rev.
+	var raw struct {
+		CommitTime string `json:"commit_time"`
+	}
+	if err := jsonUnmarshal(ok(t, "--json", "snapshot", "info", at2), &raw); err != nil {
+		t.Fatal(err)
+	}
+	byTime := exportTo(t, db, "--at", raw.CommitTime)
+	if h1, h2 := ok(t, "--json", "snapshot", "info", byTime), ok(t, "--json", "snapshot", "info", at2); strings.Replace(h1, byTime, at2, 1) != h2 {
+		t.Errorf("--at %s and --at-rev 2 differ:\n%s\n%s", raw.CommitTime, h1, h2)
+	}
 	logical := exportTo(t, db, "--logical", "--no-pagerank")
 	info = jsonLines(t, ok(t, "--json", "snapshot", "info", logical))[0]
 	if info["revision"] != n("0") || info["logical"] != true || info["pagerank"] != false {

@@ -180,16 +180,40 @@ func storeAt(t *testing.T, s *lmdbstore.Store, rev lmdbstore.Revision) map[uint6
 		}); err != nil {
 			return err
 		}
-		return r.ScanEdges(at, func(e lmdbstore.Edge) error {
-			tm, err := r.RevisionTime(e.Rev)
-			if err != nil {
+		if err := r.ScanEdges(at, func(e lmdbstore.Edge) error {
+			get(e.Src)
+			get(e.Dst)
+			return nil
+		}); err != nil {
+			return err
+		}
+		// Out- and in-lists from the store's own adjacency scans (its out
+		// and in keyspaces), so the reverse CSR is checked against the
+		// store's in-lists, not against the forward edges transposed.
+		for id, n := range out {
+			var scanErr error
+			edge := func(list *[]viewEdge) func(lmdbstore.EdgeRef) bool {
+				return func(e lmdbstore.EdgeRef) bool {
+					tm, err := r.RevisionTime(e.Rev)
+					if err != nil {
+						scanErr = err
+						return false
+					}
+					*list = append(*list, viewEdge{uint64(e.Peer), uint32(e.Rel), e.Weight, uint64(e.Rev), tm.UnixNano()})
+					return true
+				}
+			}
+			if err := r.ScanOut(lmdbstore.NodeID(id), 0, at, edge(&n.Out)); err != nil {
 				return err
 			}
-			src, dst := get(e.Src), get(e.Dst)
-			src.Out = append(src.Out, viewEdge{uint64(e.Dst), uint32(e.Rel), e.Weight, uint64(e.Rev), tm.UnixNano()})
-			dst.In = append(dst.In, viewEdge{uint64(e.Src), uint32(e.Rel), e.Weight, uint64(e.Rev), tm.UnixNano()})
-			return nil
-		})
+			if err := r.ScanIn(lmdbstore.NodeID(id), 0, at, edge(&n.In)); err != nil {
+				return err
+			}
+			if scanErr != nil {
+				return scanErr
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
