@@ -210,9 +210,18 @@ func (r *ReadTxn) idOf(key string) (id NodeID, known bool, err error) {
 		return 0, false, err
 	}
 	if existing != key {
-		return 0, false, &CollisionError{ID: id, Key: key, Existing: existing}
+		return 0, false, r.s.collisionOrCorruption(id, key, existing)
 	}
 	return id, true, nil
+}
+
+// collisionOrCorruption tells a true collision (the registered key really
+// hashes to id) from a damaged ids entry.
+func (s *Store) collisionOrCorruption(id NodeID, key, existing string) error {
+	if s.hash(existing) != id {
+		return &CorruptionError{dbIDs, nodeKey(id), fmt.Sprintf("registered key %q does not hash to the id", existing)}
+	}
+	return &CollisionError{ID: id, Key: key, Existing: existing}
 }
 
 // decodeEnvelope returns the body of a record value (decompressing it).
@@ -384,6 +393,9 @@ func (r *ReadTxn) Relations() ([]Relation, error) {
 			return nil, &CorruptionError{dbRel, bytes.Clone(k), "bad relation id"}
 		}
 		rel, err := decodeRel(RelID(binary.BigEndian.Uint32(k)), v)
+		if err == nil {
+			err = r.checkRelName(rel)
+		}
 		if err != nil {
 			return nil, &CorruptionError{dbRel, bytes.Clone(k), err.Error()}
 		}
@@ -448,6 +460,9 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 		return Relation{}, err
 	}
 	rel, err := decodeRel(id, v)
+	if err == nil {
+		err = r.checkRelName(rel)
+	}
 	if err != nil {
 		return Relation{}, &CorruptionError{dbRel, k, err.Error()}
 	}
@@ -455,6 +470,16 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 		r.s.cacheRel(rel) // committed: relations never change once written
 	}
 	return rel, nil
+}
+
+// checkRelName verifies that relname maps rel's name back to its id (the
+// two keyspaces are mirror images; a damaged name fails here).
+func (r *ReadTxn) checkRelName(rel Relation) error {
+	v, err := r.txn.Get(r.s.db.relname, []byte(rel.Name))
+	if err != nil || len(v) != 5 || v[0] != fmtPlain || binary.BigEndian.Uint32(v[1:]) != uint32(rel.ID) {
+		return fmt.Errorf("name %q is not mapped back to id %d by relname", rel.Name, rel.ID)
+	}
+	return nil
 }
 
 func (s *Store) cachedRel(id RelID, name string) (Relation, bool) {
@@ -661,10 +686,19 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 	emit := func(e adjacency.Entry) bool {
 		return fn(EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight})
 	}
+	var last adjacency.Entry
 	for sameNode(k, node) {
 		it.Reset(v)
+		first := true
 		for it.Next() {
 			e := it.Entry()
+			if first {
+				if err := checkChunkStart(dbName, k, e, last); err != nil {
+					return err
+				}
+				first = false
+			}
+			last = e
 			if rel != 0 && e.Rel != uint32(rel) {
 				if e.Rel < uint32(rel) {
 					continue
@@ -692,6 +726,20 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 flush:
 	if got, ok := vis.Flush(); ok {
 		emit(got)
+	}
+	return nil
+}
+
+// checkChunkStart verifies a chunk's first entry against the chunk's key and
+// against the last entry of the node's previous chunk (zero if none): a
+// damaged peer or relation there is caught before it is returned.
+func checkChunkStart(dbName string, k []byte, first, prevLast adjacency.Entry) error {
+	_, rel, peer, _ := parseAdjKey(k)
+	if first.Rel != uint32(rel) || first.Peer != uint64(peer) {
+		return &CorruptionError{dbName, bytes.Clone(k), "first entry does not match the chunk key"}
+	}
+	if prevLast.Rel != 0 && (!prevLast.Less(first) || prevLast.SameEdge(first)) {
+		return &CorruptionError{dbName, bytes.Clone(k), "chunk out of order with the previous chunk"}
 	}
 	return nil
 }
@@ -730,6 +778,7 @@ func (r *ReadTxn) ScanEdges(at At, fn func(Edge) error) error {
 	vis := adjacency.Visible{View: uint64(view)}
 	var it adjacency.Iterator
 	var node NodeID
+	var last adjacency.Entry
 	emit := func(e adjacency.Entry) error {
 		return fn(Edge{Src: node, Rel: RelID(e.Rel), Dst: NodeID(e.Peer), Rev: Revision(e.Rev), Weight: e.Weight})
 	}
@@ -752,10 +801,19 @@ func (r *ReadTxn) ScanEdges(at At, fn func(Edge) error) error {
 				}
 			}
 			node = n
+			last = adjacency.Entry{}
 		}
 		it.Reset(v)
+		first := true
 		for it.Next() {
 			e := it.Entry()
+			if first {
+				if err := checkChunkStart(dbOut, k, e, last); err != nil {
+					return err
+				}
+				first = false
+			}
+			last = e
 			if !r.validRel(e.Rel) {
 				return &CorruptionError{dbOut, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
 			}

@@ -223,6 +223,9 @@ func (s *Store) loadRelations() error {
 		for _, rel := range rels {
 			s.cacheRel(rel)
 		}
+		if errors.Is(err, ErrCorrupt) {
+			return nil // reads that need the damaged relation fail; Check reports it
+		}
 		return err
 	})
 }

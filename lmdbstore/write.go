@@ -160,7 +160,7 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 			return 0, tx.fail(&CorruptionError{dbIDs, k, "bad value"})
 		}
 		if string(v[1:]) != key {
-			return 0, tx.fail(&CollisionError{ID: id, Key: key, Existing: string(v[1:])})
+			return 0, tx.fail(tx.s.collisionOrCorruption(id, key, string(v[1:])))
 		}
 		tx.knownIDs[id] = key
 		return id, nil
@@ -189,7 +189,7 @@ func (tx *WriteTxn) checkID(key string) (NodeID, bool, error) {
 		return 0, false, tx.fail(err)
 	}
 	if existing != key {
-		return 0, false, tx.fail(&CollisionError{ID: id, Key: key, Existing: existing})
+		return 0, false, tx.fail(tx.s.collisionOrCorruption(id, key, existing))
 	}
 	return id, true, nil
 }
