@@ -11,6 +11,7 @@ import (
 	"go/types"
 	"os/exec"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -282,24 +283,96 @@ func (x *extractor) addPackage(importPath, name, dir, mode string) {
 	})})
 }
 
+// fragment collects what the files of one package add to the graph, so
+// that packages are extracted in parallel and merged in a fixed order.
+type fragment struct {
+	nodes    []Node
+	symbols  []symbolNode
+	edges    []Edge
+	files    []string // rel paths whose directories need nodes
+	imported []string
+	tests    []testEdge
+	initSeq  map[string]int // "importpath\x00file" → inits seen
+}
+
+type symbolNode struct {
+	node       Node
+	file       string
+	test       bool
+	syntaxType bool // a type declared in a file extracted from syntax
+}
+
+func newFragment() *fragment { return &fragment{initSeq: make(map[string]int)} }
+
+func (fr *fragment) addEdge(e Edge) { fr.edges = append(fr.edges, e) }
+
+// merge adds a fragment to the graph. A symbol declared again (in a file
+// for another platform) keeps its first description.
+func (x *extractor) merge(fr *fragment) {
+	for _, n := range fr.nodes {
+		x.g.AddNode(n)
+	}
+	for _, rel := range fr.files {
+		x.addDirs(rel)
+	}
+	for _, s := range fr.symbols {
+		if x.g.HasNode(s.node.Key) {
+			continue
+		}
+		x.g.AddNode(s.node)
+		x.symTest[s.node.Key] = s.test
+		x.symFile[s.node.Key] = s.file
+		if s.syntaxType {
+			x.syntaxTypes[s.node.Key] = true
+		}
+	}
+	for _, e := range fr.edges {
+		x.g.AddEdge(e)
+	}
+	for _, p := range fr.imported {
+		x.imported[p] = true
+	}
+	x.tests = append(x.tests, fr.tests...)
+}
+
+// parallel runs fn(i) for i in [0, n) on all CPUs.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // extractFile adds the nodes and edges of one file of package importPath.
-func (x *extractor) extractFile(importPath string, f *unitFile) {
+func (fr *fragment) extractFile(importPath string, f *unitFile) {
 	rel := f.src.Rel
 	fileKey := FileKey(rel)
 	payload := FilePayload{
 		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(f.src.Content),
 		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
 	}
-	x.g.AddNode(Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
-	x.g.AddEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})
-	x.addDirs(rel)
+	fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	fr.addEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})
+	fr.files = append(fr.files, rel)
 	for _, imp := range f.ast.Imports {
 		p := f.res.importPath(imp)
 		if p == "" {
 			continue
 		}
-		x.imported[p] = true
-		x.g.AddEdge(Edge{Src: fileKey, Rel: RelImports, Dst: PackageKey(p)})
+		fr.imported = append(fr.imported, p)
+		fr.addEdge(Edge{Src: fileKey, Rel: RelImports, Dst: PackageKey(p)})
 	}
 	base := path.Base(rel)
 	for _, decl := range f.ast.Decls {
@@ -320,14 +393,14 @@ func (x *extractor) extractFile(importPath string, f *unitFile) {
 				key = MethodKey(importPath, recv, d.Name.Name)
 			case d.Name.Name == "init":
 				seq := importPath + "\x00" + rel
-				x.initSeq[seq]++
-				key = InitKey(importPath, base, x.initSeq[seq])
+				fr.initSeq[seq]++
+				key = InitKey(importPath, base, fr.initSeq[seq])
 			default:
 				key = SymbolKey(importPath, d.Name.Name)
 			}
-			x.addSymbol(key, fileKey, f, sym, d.Pos(), d.End())
+			fr.addSymbol(key, fileKey, f, sym, d.Pos(), d.End())
 			isTestFn := f.isTest() && d.Recv == nil && isTestFuncName(d.Name.Name)
-			x.walk([]string{key}, d, f, isTestFn, strings.TrimSuffix(importPath, "_test"))
+			fr.walk([]string{key}, d, f, isTestFn, strings.TrimSuffix(importPath, "_test"))
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
 				from, to := spec.Pos(), spec.End()
@@ -342,11 +415,11 @@ func (x *extractor) extractFile(importPath string, f *unitFile) {
 					kind := KindType
 					if it, ok := s.Type.(*ast.InterfaceType); ok {
 						kind = KindInterface
-						x.addInterfaceMethods(importPath, s.Name.Name, it, fileKey, f)
+						fr.addInterfaceMethods(importPath, s.Name.Name, it, fileKey, f)
 					}
 					key := SymbolKey(importPath, s.Name.Name)
-					x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: s.Name.Name, Kind: kind}, from, to)
-					x.walk([]string{key}, s, f, false, "")
+					fr.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: s.Name.Name, Kind: kind}, from, to)
+					fr.walk([]string{key}, s, f, false, "")
 				case *ast.ValueSpec:
 					kind := KindVar
 					if d.Tok == token.CONST {
@@ -358,11 +431,11 @@ func (x *extractor) extractFile(importPath string, f *unitFile) {
 							continue
 						}
 						key := SymbolKey(importPath, n.Name)
-						x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Kind: kind}, from, to)
+						fr.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Kind: kind}, from, to)
 						keys = append(keys, key)
 					}
 					if len(keys) > 0 {
-						x.walk(keys, s, f, false, "")
+						fr.walk(keys, s, f, false, "")
 					}
 				}
 			}
@@ -370,7 +443,7 @@ func (x *extractor) extractFile(importPath string, f *unitFile) {
 	}
 }
 
-func (x *extractor) addInterfaceMethods(importPath, iface string, it *ast.InterfaceType, fileKey string, f *unitFile) {
+func (fr *fragment) addInterfaceMethods(importPath, iface string, it *ast.InterfaceType, fileKey string, f *unitFile) {
 	if it.Methods == nil {
 		return
 	}
@@ -380,27 +453,24 @@ func (x *extractor) addInterfaceMethods(importPath, iface string, it *ast.Interf
 				continue
 			}
 			key := MethodKey(importPath, iface, n.Name)
-			x.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Recv: iface, Kind: KindMethod}, m.Pos(), m.End())
+			fr.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Recv: iface, Kind: KindMethod}, m.Pos(), m.End())
 		}
 	}
 }
 
-func (x *extractor) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload, from, to token.Pos) {
-	x.g.AddEdge(Edge{Src: fileKey, Rel: RelDefines, Dst: key})
-	x.g.AddEdge(Edge{Src: fileKey, Rel: RelContains, Dst: key})
-	if x.g.HasNode(key) {
-		return // declared again in a file for another platform: the first stays
-	}
+func (fr *fragment) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload, from, to token.Pos) {
+	fr.addEdge(Edge{Src: fileKey, Rel: RelDefines, Dst: key})
+	fr.addEdge(Edge{Src: fileKey, Rel: RelContains, Dst: key})
 	p.Path = f.src.Rel
 	p.LineStart, p.LineEnd = f.line(from), f.line(to)
 	p.Exported = token.IsExported(p.Name)
 	p.Test = f.isTest()
-	x.g.AddNode(Node{Key: key, Type: TypeSymbol, Payload: mustJSON(p)})
-	x.symTest[key] = p.Test
-	if f.mode == ModeSyntax && p.Kind == KindType {
-		x.syntaxTypes[key] = true
-	}
-	x.symFile[key] = f.src.Rel
+	fr.symbols = append(fr.symbols, symbolNode{
+		node:       Node{Key: key, Type: TypeSymbol, Payload: mustJSON(p)},
+		file:       f.src.Rel,
+		test:       p.Test,
+		syntaxType: f.mode == ModeSyntax && p.Kind == KindType,
+	})
 }
 
 // addDirs adds the directory nodes above file rel and their contains edges.
@@ -423,7 +493,7 @@ func (x *extractor) addDirs(rel string) {
 // walk adds the calls and references edges of one declaration. srcs are the
 // symbols it declares. For a test function, calls into the package under
 // test are also recorded as tests edges.
-func (x *extractor) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
+func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
 	calls := make(map[*ast.Ident]bool)
 	skip := make(map[*ast.Ident]bool)
 	emit := func(t target, id *ast.Ident) {
@@ -443,9 +513,9 @@ func (x *extractor) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool,
 			if src == t.key {
 				continue
 			}
-			x.g.AddEdge(Edge{Src: src, Rel: rel, Dst: t.key})
+			fr.addEdge(Edge{Src: src, Rel: rel, Dst: t.key})
 			if testFn && rel == RelCalls && t.pkg == underTest {
-				x.tests = append(x.tests, testEdge{file: f.src.Rel, fn: src, target: t.key})
+				fr.tests = append(fr.tests, testEdge{file: f.src.Rel, fn: src, target: t.key})
 			}
 		}
 	}

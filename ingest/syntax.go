@@ -258,11 +258,13 @@ func (x *extractor) extractSyntax() {
 			x.tables[importPathFor(sf)].addDecls(sf.ast, named)
 		}
 	}
-	for _, ip := range sortedKeys(units) {
-		u := units[ip]
+	ips := sortedKeys(units)
+	frags := make([]*fragment, len(ips))
+	parallel(len(ips), func(i int) {
+		ip := ips[i]
 		tab := x.tables[ip]
-		x.addPackage(ip, tab.name, path.Dir(u.files[0].src.Rel), ModeSyntax)
-		for _, sf := range u.files {
+		fr := newFragment()
+		for _, sf := range units[ip].files {
 			named, dots := fileImports(sf.ast, nameOf)
 			r := &syntaxResolver{x: x, tab: tab, imports: named, top: topLevelDecls(sf.ast)}
 			for _, d := range dots {
@@ -274,8 +276,13 @@ func (x *extractor) extractSyntax() {
 			if sf.err != nil {
 				uf.parseErr = firstLine(sf.err.Error())
 			}
-			x.extractFile(ip, uf)
+			fr.extractFile(ip, uf)
 		}
+		frags[i] = fr
+	})
+	for i, ip := range ips {
+		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
+		x.merge(frags[i])
 	}
 	// Files that do not even have a package clause.
 	for _, sf := range todo {

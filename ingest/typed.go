@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/tools/go/packages"
@@ -189,18 +190,27 @@ func (x *extractor) loadTyped(m module) error {
 		extracted = append(extracted, u)
 		u.typedFiles = files
 	}
-	for i, u := range extracted {
-		if x.opts.Progress != nil {
-			x.opts.Progress(Progress{Phase: "extracting", Done: i, Total: len(extracted)})
+	frags := make([]*fragment, len(extracted))
+	var finished atomic.Int64
+	parallel(len(extracted), func(i int) {
+		u := extracted[i]
+		fr := newFragment()
+		res := &typedResolver{unit: u}
+		for _, f := range u.typedFiles {
+			fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
 		}
+		frags[i] = fr
+		if x.opts.Progress != nil {
+			x.opts.Progress(Progress{Phase: "extracting", Done: int(finished.Add(1)), Total: len(extracted)})
+		}
+	})
+	for i, u := range extracted {
 		x.addPackage(u.path, u.name, path.Dir(u.typedFiles[0].rel), ModeTyped)
 		if u.typeErrs > 0 {
 			x.typeErrors[u.path] = true
 		}
-		res := &typedResolver{unit: u}
-		for _, f := range u.typedFiles {
-			x.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
-		}
+		x.merge(frags[i])
+		frags[i] = nil
 		u.info = nil
 		u.typedFiles = nil
 	}
