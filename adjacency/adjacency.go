@@ -8,8 +8,10 @@
 // can be decided chunk by chunk.
 //
 // Invariants the codec enforces (Verify, Decode and Iterator all reject
-// anything else with a *CorruptError):
-//   - the first byte is Version;
+// anything else with a *CorruptError), so every valid chunk has exactly one
+// encoding:
+//   - the first byte is Version; varints are minimal (no overlong forms);
+//   - a weight is present only when it is not 1.0, and is finite and > 0;
 //   - the count matches the entries, and no byte follows the last entry;
 //   - Rel is never 0, only known flag bits are set, order is strict.
 //
@@ -143,11 +145,12 @@ func (it *Iterator) Reset(b []byte) {
 		it.err = &CorruptError{0, fmt.Sprintf("unknown version %d", b[0])}
 		return
 	}
-	n, w := binary.Uvarint(b[1:])
-	if w <= 0 {
+	n, end := uvarintAt(b, 1)
+	if end < 0 {
 		it.err = &CorruptError{1, "bad count"}
 		return
 	}
+	w := end - 1
 	// Every entry takes at least 4 bytes: never trust a count the bytes
 	// cannot hold.
 	if n > uint64(len(b)-1-w)/4 {
@@ -173,6 +176,9 @@ func uvarintAt(b []byte, off int) (uint64, int) {
 		}
 		if m := ^x & 0x8080808080808080; m != 0 {
 			n := bits.TrailingZeros64(m)/8 + 1
+			if x>>(8*(n-1))&0xff == 0 {
+				return 0, -1 // overlong: a final byte of 0 adds nothing
+			}
 			x &= ^uint64(0) >> (64 - 8*n)
 			v := x&0x7f | (x>>1)&(0x7f<<7) | (x>>2)&(0x7f<<14) | (x>>3)&(0x7f<<21) |
 				(x>>4)&(0x7f<<28) | (x>>5)&(0x7f<<35) | (x>>6)&(0x7f<<42) | (x>>7)&(0x7f<<49)
@@ -183,8 +189,8 @@ func uvarintAt(b []byte, off int) (uint64, int) {
 		return 0, -1
 	}
 	v, n := binary.Uvarint(b[off:])
-	if n <= 0 {
-		return 0, -1
+	if n <= 0 || (n > 1 && b[off+n-1] == 0) {
+		return 0, -1 // malformed or overlong
 	}
 	return v, off + n
 }
@@ -234,6 +240,11 @@ func (it *Iterator) Next() bool {
 			return false
 		}
 		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
+		if weight == 1 || !(weight > 0) || math.IsInf(float64(weight), 0) {
+			// 1.0 is never written (it is implicit); others must be finite and positive
+			it.err = &CorruptError{off, fmt.Sprintf("bad weight %v", weight)}
+			return false
+		}
 		off += 4
 	}
 	prev := &it.cur

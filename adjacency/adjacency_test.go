@@ -1,6 +1,7 @@
 package adjacency
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -218,6 +219,9 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		again := Encode(nil, es)
+		if !bytes.Equal(again, b) {
+			t.Fatalf("accepted a non-canonical encoding %x (canonical %x)", b, again)
+		}
 		es2, err := Decode(again, nil)
 		if err != nil {
 			t.Fatalf("re-encoded value does not decode: %v", err)

@@ -176,8 +176,8 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.fail("bad uvarint")
+	if n <= 0 || (n > 1 && d.b[d.off+n-1] == 0) {
+		d.fail("bad uvarint") // malformed or overlong (not minimal)
 		return 0
 	}
 	d.off += n
