@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"math"
 	"slices"
 
 	"github.com/memctl/memctl/csr"
@@ -106,11 +107,14 @@ type Seed struct {
 }
 
 // activationRun carries one query's parameters, its scratch and the
-// generations it took. Scratch roles: f1 = activation E (gen actGen); f2 = the
-// value a node fires with, F (gen fireGen; a stamp means "has fired"); s.fired
-// lists the fired nodes that have usable inhibitory edges; i1 = the
-// wavefront's step-buffer slot (gen of the step) or the heap's smallest
-// settled depth (gen fireGen); f3 = inhibition received (gen of that phase).
+// generations it took. Per-node state lives in s.act (one actEntry per node:
+// everything an arrival reads or writes shares a cache line); s.fired lists
+// the fired nodes that have usable inhibitory edges.
+//
+// actEntry roles: act = E (valid when actGen matches); fire = F and depth =
+// the heap's fewest hops of a label the node fired from (valid when fireGen
+// matches: "has fired"); aux = the wavefront's step buffer (gen of the step)
+// or the inhibition received (gen of that phase).
 type activationRun struct {
 	e       *Engine
 	s       *scratch
@@ -139,10 +143,9 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	}
 	s := e.getScratch()
 	defer e.putScratch(s)
-	s.f1.need(s.n)
-	s.f2.need(s.n)
-	s.f3.need(s.n)
-	s.i1.need(s.n)
+	if s.act == nil {
+		s.act = make([]actEntry, s.n)
+	}
 	r := &activationRun{e: e, s: s, p: p, mask: mask}
 	for _, m := range mask {
 		if m&relBidirectional != 0 {
@@ -171,7 +174,7 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	}
 	cands := make([]Scored, 0, len(s.touched))
 	for _, v := range s.touched {
-		if a := s.f1.e[v].v; a > 0 {
+		if a := s.act[v].act; a > 0 {
 			cands = append(cands, Scored{Node: v, Score: a})
 		}
 	}
@@ -194,15 +197,14 @@ func (e *Engine) chooseStrategy(seeds int) Strategy {
 // raise sets the activation of v to x if x is larger and reports whether it
 // did.
 func (r *activationRun) raise(v uint32, x float64) bool {
-	s := r.s
-	old, ok := s.f1.get(v, r.actGen)
-	if !ok {
-		s.f1.set(v, r.actGen, x)
-		s.touched = append(s.touched, v)
+	a := &r.s.act[v]
+	if a.actGen != r.actGen {
+		a.actGen, a.act = r.actGen, x
+		r.s.touched = append(r.s.touched, v)
 		return true
 	}
-	if x > old {
-		s.f1.e[v].v = x
+	if x > a.act {
+		a.act = x
 		return true
 	}
 	return false
@@ -211,14 +213,13 @@ func (r *activationRun) raise(v uint32, x float64) bool {
 // markFired records that u fires with x and reports whether this is its
 // first firing. F(u) is the largest value u fires with.
 func (r *activationRun) markFired(u uint32, x float64) bool {
-	s := r.s
-	old, ok := s.f2.get(u, r.fireGen)
-	if !ok {
-		s.f2.set(u, r.fireGen, x)
+	a := &r.s.act[u]
+	if a.fireGen != r.fireGen {
+		a.fireGen, a.fire, a.depth = r.fireGen, x, math.MaxInt32
 		return true
 	}
-	if x > old {
-		s.f2.e[u].v = x
+	if x > a.fire {
+		a.fire = x
 	}
 	return false
 }
@@ -308,9 +309,8 @@ func (r *activationRun) wavefront(seeds []Seed) error {
 	for depth := 1; depth <= r.p.MaxDepth && len(s.frontier) > 0; depth++ {
 		step := s.nextGen()
 		s.nextList = s.nextList[:0]
-		s.stepVal = s.stepVal[:0]
 		for _, u := range s.frontier {
-			x := s.f1.e[u].v
+			x := s.act[u].act
 			if x < r.p.Threshold {
 				continue
 			}
@@ -323,20 +323,18 @@ func (r *activationRun) wavefront(seeds []Seed) error {
 				s.fired = append(s.fired, u)
 			}
 			for _, a := range arr {
-				if slot, ok := s.i1.get(a.node, step); ok {
-					if a.y > s.stepVal[slot] {
-						s.stepVal[slot] = a.y
-					}
-					continue
+				t := &s.act[a.node]
+				if t.auxGen != step {
+					t.auxGen, t.aux = step, a.y
+					s.nextList = append(s.nextList, a.node)
+				} else if a.y > t.aux {
+					t.aux = a.y
 				}
-				s.i1.set(a.node, step, int32(len(s.nextList)))
-				s.nextList = append(s.nextList, a.node)
-				s.stepVal = append(s.stepVal, a.y)
 			}
 		}
 		s.frontier = s.frontier[:0]
-		for i, t := range s.nextList {
-			if r.raise(t, s.stepVal[i]) {
+		for _, t := range s.nextList {
+			if r.raise(t, s.act[t].aux) {
 				s.frontier = append(s.frontier, t)
 			}
 		}
@@ -410,8 +408,8 @@ func (r *activationRun) heap(seeds []Seed) error {
 	// dominated reports whether v already fired from a label with at most
 	// depth hops.
 	dominated := func(v uint32, depth int32) bool {
-		d, ok := s.i1.get(v, r.fireGen)
-		return ok && d <= depth
+		a := &s.act[v]
+		return a.fireGen == r.fireGen && a.depth <= depth
 	}
 	for _, sd := range seeds {
 		x, ok := r.seedValue(sd)
@@ -429,7 +427,7 @@ func (r *activationRun) heap(seeds []Seed) error {
 			continue
 		}
 		first := r.markFired(cur.node, cur.x)
-		s.i1.set(cur.node, r.fireGen, cur.depth)
+		s.act[cur.node].depth = cur.depth
 		arr, inhib, err := r.fire(cur.node, cur.x, false)
 		if err != nil {
 			s.labels = h[:0]
@@ -467,23 +465,25 @@ func (r *activationRun) inhibit() error {
 	recv := s.nextGen()
 	var hit []uint32
 	for _, u := range s.fired {
-		arr, _, err := r.fire(u, s.f2.e[u].v*r.p.InhibitoryFactor, true)
+		arr, _, err := r.fire(u, s.act[u].fire*r.p.InhibitoryFactor, true)
 		if err != nil {
 			return err
 		}
 		for _, a := range arr {
-			if _, ok := s.f1.get(a.node, r.actGen); !ok {
+			t := &s.act[a.node]
+			if t.actGen != r.actGen {
 				continue // never excited: stays at 0
 			}
-			old, ok := s.f3.get(a.node, recv)
-			if !ok {
+			if t.auxGen != recv {
+				t.auxGen, t.aux = recv, 0
 				hit = append(hit, a.node)
 			}
-			s.f3.set(a.node, recv, old+a.y)
+			t.aux += a.y
 		}
 	}
 	for _, t := range hit {
-		s.f1.e[t].v = max(0, s.f1.e[t].v-s.f3.e[t].v)
+		a := &s.act[t]
+		a.act = max(0, a.act-a.aux)
 	}
 	return nil
 }

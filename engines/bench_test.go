@@ -249,14 +249,14 @@ func BenchmarkActivate(b *testing.B) {
 					// activated node).
 					p.TopK = 0
 					activated := 0
-					for _, set := range sets[:16] {
+					for _, set := range sets[:8] {
 						rs, err := e.Activate(set, p)
 						if err != nil {
 							b.Fatal(err)
 						}
 						activated += len(rs)
 					}
-					b.ReportMetric(float64(activated)/16, "activated/op")
+					b.ReportMetric(float64(activated)/8, "activated/op")
 				})
 			}
 		}

@@ -11,12 +11,12 @@ type scratch struct {
 	// Per-node arrays. Each engine documents the role it gives them.
 	f1, f2, f3 stampedFloats
 	i1         stampedInts
+	act        []actEntry // activation only
 
 	// Reused lists.
 	touched  []uint32
 	frontier []uint32
 	nextList []uint32
-	stepVal  []float64
 	fired    []uint32
 	arrivals []arrival
 	labels   []label
@@ -93,6 +93,9 @@ func (s *scratch) nextGen() uint32 {
 		s.f2.clearStamps()
 		s.f3.clearStamps()
 		s.i1.clearStamps()
+		for i := range s.act {
+			s.act[i].actGen, s.act[i].auxGen, s.act[i].fireGen = 0, 0, 0
+		}
 		s.gen = 1
 	}
 	return s.gen
@@ -114,4 +117,13 @@ func (e *Engine) putScratch(s *scratch) {
 		s.touched = nil
 	}
 	e.pool.Put(s)
+}
+
+// actEntry is one node's activation state in one query (see activationRun).
+type actEntry struct {
+	actGen, auxGen uint32
+	act, aux       float64
+	fireGen        uint32
+	depth          int32
+	fire           float64
 }
