@@ -46,9 +46,10 @@ func (s *Store) Check() (CheckReport, error) {
 	return c.rep, err
 }
 
-// Stats summarises the store (it walks every keyspace, like Check).
+// Stats summarises the store. It reads meta, rel, n, kv and out (not the
+// log, history or in-lists), and reports as a warning any problem it meets.
 func (s *Store) Stats() (Stats, error) {
-	c := checker{s: s}
+	c := checker{s: s, statsOnly: true}
 	err := s.view(func(txn *lmdb.Txn) error {
 		c.txn = txn
 		return c.run()
@@ -99,6 +100,10 @@ type checker struct {
 	rep     CheckReport
 	stats   Stats
 	dropped int
+	// statsOnly skips the cross-keyspace checks; adj then counts live
+	// edges and missing nodes as it goes instead of collecting entries.
+	statsOnly bool
+	missing   map[uint64]bool
 
 	rev, ts, horizon, nextRel uint64
 	logTS                     map[uint64]uint64 // rev → commit time
@@ -140,6 +145,11 @@ func (c *checker) run() error {
 		func() error { return c.adj(c.s.db.out, dbOut, &c.out) },
 		func() error { return c.adj(c.s.db.in, dbIn, &c.in) },
 		c.symmetry, c.edges, c.hist}
+	if c.statsOnly {
+		// Stats: counts only, from meta, rel, n, kv and out.
+		steps = []func() error{c.meta, c.relations, c.nodes, c.kv,
+			func() error { return c.adj(c.s.db.out, dbOut, nil) }}
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -394,7 +404,17 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 			if e.Rev == 0 || e.Rev > c.rev {
 				c.corrupt(dbName, k, "entry revision %d outside 1..%d", e.Rev, c.rev)
 			}
-			*dst = append(*dst, adjTuple{node: uint64(node), peer: e.Peer, rev: e.Rev, rel: e.Rel, flags: e.Flags &^ adjacency.FlagWeight, weight: e.Weight})
+			if dst != nil {
+				*dst = append(*dst, adjTuple{node: uint64(node), peer: e.Peer, rev: e.Rev, rel: e.Rel, flags: e.Flags &^ adjacency.FlagWeight, weight: e.Weight})
+			}
+		}
+		if dst == nil { // statsOnly: count live edges (edges never span chunks)
+			for i, e := range entries {
+				if (i+1 < len(entries) && entries[i+1].SameEdge(e)) || e.Tombstone() {
+					continue
+				}
+				c.noteLive(uint64(node), e.Peer)
+			}
 		}
 		if dbi == c.s.db.out {
 			sup, tomb := adjacency.Dead(entries)
@@ -459,21 +479,7 @@ func (c *checker) edges() error {
 		newest = append(newest, t)
 	}
 	c.out = nil
-	missing := map[uint64]bool{}
-	noteLive := func(t adjTuple) {
-		c.stats.Edges++
-		for _, id := range []uint64{t.node, t.peer} {
-			if !c.liveNodes[NodeID(id)] && !missing[id] {
-				missing[id] = true
-				key, err := (&ReadTxn{s: c.s, txn: c.txn}).keyOf(NodeID(id))
-				if err != nil {
-					c.corrupt(dbIDs, u64be(id), "edge endpoint has no ids entry")
-					continue
-				}
-				c.rep.MissingNodes = append(c.rep.MissingNodes, key)
-			}
-		}
-	}
+	noteLive := func(t adjTuple) { c.noteLive(t.node, t.peer) }
 	i := 0
 	err := c.each(c.s.db.e, func(k, v []byte) {
 		src, rel, dst, ok := parseAdjKey(k)
@@ -512,6 +518,26 @@ func (c *checker) edges() error {
 		c.corrupt(dbOut, adjKey(NodeID(newest[i].node), RelID(newest[i].rel), NodeID(newest[i].peer)), "adjacency entry without an e record")
 	}
 	return err
+}
+
+// noteLive counts one live edge and records its endpoints that have no
+// live node.
+func (c *checker) noteLive(src, dst uint64) {
+	c.stats.Edges++
+	if c.missing == nil {
+		c.missing = map[uint64]bool{}
+	}
+	for _, id := range []uint64{src, dst} {
+		if !c.liveNodes[NodeID(id)] && !c.missing[id] {
+			c.missing[id] = true
+			key, err := (&ReadTxn{s: c.s, txn: c.txn}).keyOf(NodeID(id))
+			if err != nil {
+				c.corrupt(dbIDs, u64be(id), "edge endpoint has no ids entry")
+				continue
+			}
+			c.rep.MissingNodes = append(c.rep.MissingNodes, key)
+		}
+	}
 }
 
 // hist checks every history version decodes and belongs to an entity whose

@@ -136,6 +136,28 @@ func runModel(t *testing.T, seed uint64, txns int) {
 		}
 	}
 	compareAll(t, s, m)
+	last := m.states[len(m.states)-1]
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := map[string]bool{}
+	for k := range last.Edges {
+		for _, key := range []string{k.Src, k.Dst} {
+			if _, ok := last.Nodes[key]; !ok {
+				missing[key] = true
+			}
+		}
+	}
+	got := [5]int{st.Nodes, st.Edges, st.KVs, st.MissingNodes, int(st.Horizon)}
+	want := [5]int{len(last.Nodes), len(last.Edges), len(last.KV), len(missing), int(m.horizon)}
+	if got != want {
+		t.Errorf("Stats nodes, edges, kvs, missing, horizon = %v, model %v", got, want)
+	}
+	rep := mustCheck(t, s)
+	if len(rep.MissingNodes) != len(missing) {
+		t.Errorf("Check lists %d missing nodes, model %d", len(rep.MissingNodes), len(missing))
+	}
 }
 
 // modelOp applies one random operation to the store and to the model. An
