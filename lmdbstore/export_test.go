@@ -2,7 +2,7 @@ package lmdbstore
 
 // Test hooks: unexported knobs tests turn on a fresh store.
 
-// SetHashForTest replaces the id hash (to inject collisions).
+// setHashForTest replaces the id hash (to inject collisions).
 func (s *Store) setHashForTest(h func(string) NodeID) { s.hash = h }
 
 // setChunkMaxForTest lowers the chunk size so small graphs split chunks.
