@@ -220,16 +220,6 @@ func (d *decoder) u32be() uint32 {
 	return v
 }
 
-func (d *decoder) u64be() uint64 {
-	if d.err != nil || len(d.b)-d.off < 8 {
-		d.fail("truncated u64")
-		return 0
-	}
-	v := binary.BigEndian.Uint64(d.b[d.off:])
-	d.off += 8
-	return v
-}
-
 func (d *decoder) end() {
 	if d.err == nil && d.off != len(d.b) {
 		d.fail("trailing bytes")
