@@ -36,6 +36,7 @@ func FuzzBatch(f *testing.F) {
 	}
 	base := fixture(f)
 	f.Fuzz(func(t *testing.T, in string) {
+		defer watchdog(hangLimit)()
 		db := copyStore(t, base)
 		before := rawDump(t, db)
 		r := memctlIn(in, "--db", db, "--json", "batch")

@@ -3,12 +3,17 @@ package fuzz
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/memctl/memctl/adjacency"
 	"github.com/memctl/memctl/lmdbstore"
 )
+
+// hangLimit is how long one fuzz input may run before it counts as a hang.
+const hangLimit = 20 * time.Second
 
 // allocated returns the bytes fn allocated on the heap.
 func allocated(fn func()) uint64 {
@@ -38,6 +43,7 @@ func FuzzAdjacencyChunk(f *testing.F) {
 	}))
 	f.Add([]byte{adjacency.Version, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		defer watchdog(hangLimit)()
 		var entries []adjacency.Entry
 		var err error
 		if n := allocated(func() { entries, err = adjacency.Decode(b, nil) }); n > allocBudget(len(b), 0) {
@@ -99,6 +105,7 @@ func FuzzStoreValue(f *testing.F) {
 	var dec lmdbstore.RecordDecoder
 	f.Cleanup(dec.Close)
 	f.Fuzz(func(t *testing.T, in []byte) {
+		defer watchdog(hangLimit)()
 		db, key, value, ok := splitStoreValueInput(in)
 		if !ok {
 			return
@@ -194,4 +201,16 @@ func equalEntries(a, b []adjacency.Entry, ignore uint8) bool {
 		}
 	}
 	return true
+}
+
+// watchdog turns a hung input into a crasher: if the returned stop is not
+// called within limit, it panics with every goroutine's stack, which the
+// fuzzer records with the input (a plain hang would only stall the run).
+func watchdog(limit time.Duration) (stop func()) {
+	timer := time.AfterFunc(limit, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		panic(fmt.Sprintf("input still running after %v:\n%s", limit, buf))
+	})
+	return func() { timer.Stop() }
 }

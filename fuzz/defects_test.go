@@ -4,13 +4,16 @@ package fuzz
 // not own. Each is named after the bug and fails until its owner fixes it.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
 
 	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
 )
 
 // The chunk decoder accepts an overlong uvarint (0xc8 0x00 for 72), so two
@@ -67,5 +70,44 @@ func TestStoreCompressedLengthClaimAllocates(t *testing.T) {
 	}
 	if n > allocBudget(len(value), 0) {
 		t.Errorf("decoding a %d-byte value allocated %d bytes", len(value), n)
+	}
+}
+
+// csr.Graph.LookupKey and PrefixRange (csr/graph.go) pass key_order entries
+// to File.Key unchecked: on a file whose key_order section holds an
+// out-of-range node index (CRCs intact, Verify not run — `snapshot get-node
+// --no-verify`, or any library user that only Opens), they fail with
+// snapshot.ErrOutOfRange, which the package documents as the caller's
+// mistake, instead of a *FormatError naming key_order (ErrCorrupt). Found by
+// FuzzSnapshotStructure (testdata/fuzz/FuzzSnapshotStructure/bbc52a921239bb68).
+func TestSnapshotDamagedKeyOrderIsOutOfRange(t *testing.T) {
+	b := bytes.Clone(fixtureSnapshots(t)[1])
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := f.Sections()
+	var off uint64
+	for _, s := range sec {
+		if s.Kind == snapshot.KindKeyOrder {
+			off = s.Offset
+		}
+	}
+	key, _ := f.Key(0)
+	binary.LittleEndian.PutUint32(b[off:], 1<<16)
+	fixCRCs(b)
+	g, err := csr.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for what, err := range map[string]error{
+		"LookupKey":   func() error { _, _, err := g.LookupKey(key); return err }(),
+		"PrefixRange": func() error { _, _, err := g.PrefixRange(""); return err }(),
+	} {
+		var fe *snapshot.FormatError
+		if !errors.As(err, &fe) || fe.Section != "key_order" {
+			t.Errorf("%s on a damaged key_order: %v; want a *snapshot.FormatError naming key_order", what, err)
+		}
 	}
 }

@@ -132,6 +132,7 @@ func FuzzDifferential(f *testing.F) {
 		dDelNode, 1, 0, 0, dPutNode, 1, 2, 0, dDelNode, 1, 0, 0, dCommit, 0, 0, 0, dCompact, 1, 0, 0,
 	})
 	f.Fuzz(func(t *testing.T, in []byte) {
+		defer watchdog(hangLimit)()
 		runDifferential(t, decodeDiffOps(in))
 	})
 }
