@@ -8,6 +8,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memctl/memctl/adjacency"
@@ -109,5 +112,35 @@ func TestSnapshotDamagedKeyOrderIsOutOfRange(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Section != "key_order" {
 			t.Errorf("%s on a damaged key_order: %v; want a *snapshot.FormatError naming key_order", what, err)
 		}
+	}
+}
+
+// `memctl snapshot get-out --no-verify` on a file whose fwd_targets (or
+// fwd_rels) section holds an out-of-range index exits 5 ("index out of
+// range: node index 1073741824 not in [0, 126)"), the code for unexpected
+// errors, instead of 3 naming the damaged section: the ErrOutOfRange that
+// csr/snapshot accessors return for an index read from the file reaches the
+// CLI's classifier as a caller mistake (cli/cmd_snapshot_get.go, or csr
+// returning unchecked indices). Found by TestCorruptSnapshotFiles.
+func TestSnapshotNoVerifyDamagedIndexExit5(t *testing.T) {
+	b := bytes.Clone(fixtureSnapshots(t)[0])
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Sections() {
+		if s.Kind == snapshot.KindFwdTargets {
+			for i := uint64(0); i < s.Length; i += 4 {
+				binary.LittleEndian.PutUint32(b[s.Offset+i:], 1<<30)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bad.snap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := memctlIn("", "snapshot", "get-out", "--no-verify", path, "hub:h")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "fwd_targets") {
+		t.Errorf("snapshot get-out --no-verify on damaged fwd_targets: exit %d, stderr %q; want exit 3 naming fwd_targets", r.Code, r.Stderr)
 	}
 }
