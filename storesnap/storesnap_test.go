@@ -475,3 +475,47 @@ func TestExportFileAndEmptyStore(t *testing.T) {
 		t.Fatal("built-in relations not exported")
 	}
 }
+
+// TestImportRefusesIrreproducibleRelations: relation ids a fresh store
+// cannot give (a gap after the built-ins, a built-in with other attributes)
+// fail with ErrImport and write nothing else.
+func TestImportRefusesIrreproducibleRelations(t *testing.T) {
+	builtins := func() []snapshot.RelationRecord {
+		var out []snapshot.RelationRecord
+		s := newStore(t)
+		s.View(func(r *lmdbstore.ReadTxn) error {
+			rels, _ := r.Relations()
+			for _, rel := range rels {
+				out = append(out, snapshot.RelationRecord{ID: uint32(rel.ID), Name: rel.Name, DefaultWeight: rel.DefaultWeight})
+			}
+			return nil
+		})
+		return out
+	}
+	cases := map[string]func([]snapshot.RelationRecord) []snapshot.RelationRecord{
+		"gap after the built-ins": func(rs []snapshot.RelationRecord) []snapshot.RelationRecord {
+			return append(rs, snapshot.RelationRecord{ID: uint32(len(rs) + 2), Name: "later", DefaultWeight: 1})
+		},
+		"built-in with another weight": func(rs []snapshot.RelationRecord) []snapshot.RelationRecord {
+			rs[0].DefaultWeight = 0.5
+			return rs
+		},
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := &snapshot.MemState{Rels: mutate(builtins()), NodeList: []snapshot.NodeRecord{{ID: 1, Key: "a:1", Type: "a"}}}
+			b, _, err := snapshot.Write(st, snapshot.WriterOptions{Logical: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := snapshot.FromBytes(b)
+			fresh := newStore(t)
+			if _, err := storesnap.Import(f, fresh); !errors.Is(err, storesnap.ErrImport) {
+				t.Fatalf("err = %v, want ErrImport", err)
+			}
+			if latestRev(t, fresh) != 0 {
+				t.Fatal("a refused import wrote something")
+			}
+		})
+	}
+}
