@@ -19,8 +19,8 @@ type CompactStats struct {
 }
 
 // SetRetention keeps the last n revisions readable (0: keep all history).
-// It takes effect at the next Compact, which moves the horizon to
-// latest-n+1; history already dropped never comes back.
+// From the next commit or Compact on, the horizon is latest-n+1; history
+// already dropped never comes back.
 func (s *Store) SetRetention(n uint64) error {
 	_, err := s.update(func(txn *lmdb.Txn) error {
 		return txn.Put(s.db.meta, []byte(metaRetain), u64Value(n), 0)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,6 +54,15 @@ type model struct {
 	retain  uint64
 }
 
+// advanceHorizon applies the retention after a commit or a compaction:
+// the last retain revisions stay readable.
+func (m *model) advanceHorizon() {
+	latest := uint64(len(m.states) - 1)
+	if m.retain > 0 && latest >= m.retain && Revision(latest-m.retain+1) > m.horizon {
+		m.horizon = Revision(latest - m.retain + 1)
+	}
+}
+
 var (
 	modelNodeKeys = []string{"file:a", "file:b", "sym:c", "sym:d", "dec:e", "x", "file:g", "sym:h"}
 	modelRels     = []string{"calls", "imports", "defines", "tests"}
@@ -63,6 +74,9 @@ var (
 // and compares every read at every readable revision with the model.
 func TestStoreMatchesModel(t *testing.T) {
 	seeds := 6
+	if n, err := strconv.Atoi(os.Getenv("MEMCTL_MODEL_SEEDS")); err == nil {
+		seeds = n // soak: MEMCTL_MODEL_SEEDS=200 go test -run Model
+	}
 	txns := 120
 	if testing.Short() {
 		seeds, txns = 2, 60
@@ -118,6 +132,7 @@ func runModel(t *testing.T, seed uint64, txns int) {
 		}
 		m.states = append(m.states, cur)
 		m.times = append(m.times, c.Time)
+		m.advanceHorizon()
 		if r.IntN(8) == 0 {
 			if r.IntN(2) == 0 {
 				m.retain = uint64(r.IntN(6))
@@ -128,10 +143,7 @@ func runModel(t *testing.T, seed uint64, txns int) {
 			if _, err := s.Compact(); err != nil {
 				t.Fatalf("Compact: %v", err)
 			}
-			latest := uint64(len(m.states) - 1)
-			if m.retain > 0 && latest >= m.retain && Revision(latest-m.retain+1) > m.horizon {
-				m.horizon = Revision(latest - m.retain + 1)
-			}
+			m.advanceHorizon()
 			mustCheck(t, s)
 		}
 	}

@@ -64,9 +64,20 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 	if err != nil {
 		return nil, err
 	}
+	storedHorizon := horizon
 	nextRel, err := getU64(txn, s.db.meta, metaNextRel)
 	if err != nil {
 		return nil, err
+	}
+	retain, err := getU64(txn, s.db.meta, metaRetain)
+	if err != nil {
+		return nil, err
+	}
+	// With a retention of N, the revision this transaction commits makes
+	// rev-N+1 the oldest readable one: chunks it rewrites may drop what no
+	// view from there on can see.
+	if rev := lastRev + 1; retain > 0 && rev >= retain && rev-retain+1 > horizon {
+		horizon = rev - retain + 1
 	}
 	ts := uint64(max(s.clock().UnixNano(), 0))
 	if ts <= lastTS {
@@ -77,7 +88,7 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		horizon: Revision(horizon), nextRel: RelID(nextRel),
 	}
 	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, metaLoaded: true,
-		rev: tx.rev, horizon: tx.horizon, pendingTS: ts}
+		rev: tx.rev, horizon: Revision(storedHorizon), horizon0: Revision(storedHorizon), pendingTS: ts}
 	return tx, nil
 }
 
@@ -686,6 +697,11 @@ func (tx *WriteTxn) finish() error {
 	}
 	if err := tx.txn.Put(tx.s.db.meta, []byte(metaRev), u64Value(uint64(tx.rev)), 0); err != nil {
 		return err
+	}
+	if tx.horizon != tx.r.horizon0 {
+		if err := tx.txn.Put(tx.s.db.meta, []byte(metaHorizon), u64Value(uint64(tx.horizon)), 0); err != nil {
+			return err
+		}
 	}
 	return tx.txn.Put(tx.s.db.meta, []byte(metaTS), u64Value(tx.ts), 0)
 }
