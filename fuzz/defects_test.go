@@ -144,3 +144,59 @@ func TestSnapshotNoVerifyDamagedIndexExit5(t *testing.T) {
 		t.Errorf("snapshot get-out --no-verify on damaged fwd_targets: exit %d, stderr %q; want exit 3 naming fwd_targets", r.Code, r.Stderr)
 	}
 }
+
+// `--at` with a time after 2262-04-11 (the end of int64 nanoseconds) reads
+// as "not found: no revision committed at or before 9999-12-31T23:59:59Z":
+// lmdbstore/read.go revAtTime uses t.UnixNano(), which overflows, instead of
+// clamping to the latest revision. A wrong answer for a valid RFC 3339 time.
+func TestAtTimeAfterYear2262IsNotFound(t *testing.T) {
+	db := copyStore(t, fixture(t))
+	want := memctlIn("", "--db", db, "--json", "get-out", "hub:h")
+	for _, at := range []string{"2262-04-12T00:00:00Z", "9999-12-31T23:59:59Z"} {
+		r := memctlIn("", "--db", db, "--json", "get-out", "hub:h", "--at", at)
+		if r.Code != 0 || r.Stdout != want.Stdout {
+			t.Errorf("get-out --at %s: exit %d, stderr %q; want the latest state", at, r.Code, r.Stderr)
+		}
+	}
+}
+
+// `--db` naming a regular file (a snapshot, say) exits 5 with "stat
+// FILE/data.mdb: not a directory": lmdbstore.Open (lmdbstore/store.go) maps
+// only ENOENT to ErrNotExist, so ENOTDIR falls through as unexpected
+// instead of exit 2 "no store at path".
+func TestStorePathIsAFileExit5(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "snap")
+	if err := os.WriteFile(file, []byte("MEMCTLSN"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"get-out", "a:1"}, {"put-node", "a:1"}, {"check"}} {
+		r := memctlIn("", append([]string{"--db", file}, args...)...)
+		if r.Code != 2 {
+			t.Errorf("%v with --db a regular file: exit %d (%q), want 2", args, r.Code, r.Stderr)
+		}
+	}
+}
+
+// A store directory whose data.mdb is not an LMDB file exits 5 with
+// "mdb_env_open: MDB_INVALID: File is not an LMDB file" (and an empty
+// data.mdb, read-only, with "mdb_env_open: bad file descriptor"):
+// lmdbstore/store.go openEnv does not map MDB_INVALID / MDB_VERSION_MISMATCH
+// to ErrCorrupt, so a damaged or foreign data file is not exit 3.
+func TestForeignDataFileExit5(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"not lmdb": []byte(strings.Repeat("not lmdb ", 1000)),
+		"empty":    nil,
+	} {
+		dir := filepath.Join(t.TempDir(), "db")
+		os.Mkdir(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "data.mdb"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"get-out", "a:1"}, {"check"}} {
+			r := memctlIn("", append([]string{"--db", dir}, args...)...)
+			if r.Code != 3 {
+				t.Errorf("%s data.mdb, %v: exit %d (%q), want 3", name, args, r.Code, r.Stderr)
+			}
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memctl/memctl/cli"
+)
+
+// Bad input beyond cli/badinput_test.go: sizes at and past every limit,
+// hostile store paths, damaged or foreign store files, a newer schema, and
+// a full disk. Each fails with one line on stderr and its documented exit
+// code, and leaves the store's keyspaces byte-for-byte unchanged.
+func TestBadInputStoreUnchanged(t *testing.T) {
+	db := copyStore(t, fixture(t))
+	before := rawDump(t, db)
+	long := func(n int) string { return strings.Repeat("k", n) }
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+	}{
+		{"node key over 4096 bytes", []string{"put-node", "a:" + long(4095)}, "", cli.ExitUsage},
+		{"edge endpoint over 4096 bytes", []string{"put-edge", "a:1", "calls", "b:" + long(5000)}, "", cli.ExitUsage},
+		{"kv key over the LMDB key limit", []string{"put-kv", "proj", "ns", long(600), "1"}, "", cli.ExitUsage},
+		{"kv scope+ns+key just over 500 bytes", []string{"put-kv", long(200), long(200), long(99), "1"}, "", cli.ExitUsage},
+		{"relation name over 64 bytes", []string{"rel", "add", long(65)}, "", cli.ExitUsage},
+		{"relation name with a space", []string{"rel", "add", "two words"}, "", cli.ExitUsage},
+		{"relation name not UTF-8", []string{"rel", "add", "r\xff"}, "", cli.ExitUsage},
+		{"existing relation", []string{"rel", "add", "calls"}, "", cli.ExitUsage},
+		{"weight NaN", []string{"put-edge", "a:1", "calls", "a:2", "--weight", "NaN"}, "", cli.ExitUsage},
+		{"weight +Inf", []string{"put-edge", "a:1", "calls", "a:2", "--weight", "+Inf"}, "", cli.ExitUsage},
+		{"weight overflowing float32", []string{"put-edge", "a:1", "calls", "a:2", "--weight", "1e300"}, "", cli.ExitUsage},
+		{"at-rev beyond latest", []string{"get-out", "hub:h", "--at-rev", "18446744073709551615"}, "", cli.ExitNotFound},
+		{"diff-since huge revision", []string{"diff-since", "18446744073709551615"}, "", cli.ExitNotFound},
+		{"payload of 16 MiB invalid JSON", []string{"put-node", "a:1", "--payload", "[" + strings.Repeat("1,", 8<<20)}, "", cli.ExitUsage},
+		{"payload nested 100k deep", []string{"put-node", "a:1", "--payload", strings.Repeat("[", 100000) + strings.Repeat("]", 100000)}, "", cli.ExitUsage},
+		{"batch: 50k good lines then one bad", []string{"batch"}, strings.Repeat(`{"op":"put_node","key":"n:1"}`+"\n", 50000) + `{"op":"put_node","key":"n:\xff"}`, cli.ExitUsage},
+		{"batch: one 8 MiB line that is not JSON", []string{"batch"}, strings.Repeat("x", 8<<20), cli.ExitUsage},
+		{"batch: NUL bytes", []string{"batch"}, "\x00\x00\x00\n", cli.ExitUsage},
+		{"batch: del of a node that does not exist", []string{"batch"}, `{"op":"put_node","key":"n:1"}` + "\n" + `{"op":"del_node","key":"n:nope"}`, cli.ExitNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := memctlIn(tc.stdin, append([]string{"--db", db}, tc.args...)...)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %.300q", r.Code, tc.code, r.Stderr)
+			}
+			if tc.code != cli.ExitOK && (strings.Count(r.Stderr, "\n") != 1 || r.Stdout != "") {
+				t.Errorf("want one stderr line and no output, got stdout %.200q stderr %.300q", r.Stdout, r.Stderr)
+			}
+			if tc.code != cli.ExitOK {
+				if diff := before.diff(rawDump(t, db)); diff != "" {
+					t.Errorf("failed command changed the store:\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// A payload far larger than usual is stored and read back whole (the store
+// has no payload limit of its own).
+func TestBadInputHugePayloadRoundTrips(t *testing.T) {
+	db := copyStore(t, fixture(t))
+	payload := `{"blob":"` + strings.Repeat("ab", 8<<20) + `"}` // 16 MiB
+	if r := memctlIn("", "--db", db, "put-node", "big:1", "--payload", payload); r.Code != 0 {
+		t.Fatalf("put-node 16 MiB: exit %d: %s", r.Code, r.Stderr)
+	}
+	r := memctlIn("", "--db", db, "--json", "get-node", "big:1")
+	if r.Code != 0 || !strings.Contains(r.Stdout, payload) {
+		t.Fatalf("get-node: exit %d, %d bytes of output", r.Code, len(r.Stdout))
+	}
+	if c := memctlIn("", "--db", db, "check"); c.Code != 0 {
+		t.Fatalf("check: %s%s", c.Stdout, c.Stderr)
+	}
+}
+
+// Hostile store paths and store files: one line, documented exit code, and
+// nothing created where no store was. (A file as --db and a foreign
+// data.mdb are in defects_test.go.)
+func TestBadInputStorePaths(t *testing.T) {
+	dir := t.TempDir()
+	emptyDir := filepath.Join(dir, "empty")
+	os.Mkdir(emptyDir, 0o755)
+	newer := copyStore(t, fixture(t))
+	rawPut(t, newer, "meta", []byte("schema"), binary.BigEndian.AppendUint64([]byte{1}, 99))
+	noSchema := copyStore(t, fixture(t))
+	rawPut(t, noSchema, "meta", []byte("schema"), nil)
+
+	for _, tc := range []struct {
+		name string
+		db   string
+		code int
+	}{
+		{"missing path", filepath.Join(dir, "nope"), cli.ExitUsage},
+		{"empty directory", emptyDir, cli.ExitUsage},
+		{"store of a newer schema", newer, cli.ExitCorrupt},
+		{"store without a schema version", noSchema, cli.ExitCorrupt},
+	} {
+		for _, args := range [][]string{{"get-out", "hub:h"}, {"put-node", "a:1"}, {"check"}} {
+			t.Run(tc.name+"/"+args[0], func(t *testing.T) {
+				before := listTree(t, dir)
+				r := memctlIn("", append([]string{"--db", tc.db}, args...)...)
+				if r.Code != tc.code || strings.Count(r.Stderr, "\n") != 1 {
+					t.Errorf("exit %d (want %d), stderr %q", r.Code, tc.code, r.Stderr)
+				}
+				if after := listTree(t, dir); after != before {
+					t.Errorf("a failed command created or removed files:\nbefore %s\nafter  %s", before, after)
+				}
+			})
+		}
+	}
+}
+
+// listTree names every file under dir except LMDB lock files (readers
+// create and keep those).
+func listTree(t *testing.T, dir string) string {
+	t.Helper()
+	var names []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !strings.HasSuffix(p, "lock.mdb") {
+			names = append(names, strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	return strings.Join(names, " ")
+}
+
+// A full disk, simulated with a 4 MiB tmpfs (root only; skipped otherwise):
+// the write that does not fit fails with one line and exit 5, the store is
+// unchanged by it and still passes check, and reads keep working.
+func TestBadInputDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	db := filepath.Join(mnt, "db")
+	if r := memctlIn("", "--db", db, "init"); r.Code != 0 {
+		t.Fatalf("init: %s", r.Stderr)
+	}
+	payload := `"` + strings.Repeat("z", 256<<10) + `"`
+	var failed run
+	n := 0
+	for ; n < 64; n++ {
+		before := rawDump(t, db)
+		r := memctlIn("", "--db", db, "put-kv", "s", "ns", fmt.Sprint("k", n), payload)
+		if r.Code == 0 {
+			continue
+		}
+		failed = r
+		if diff := before.diff(rawDump(t, db)); diff != "" {
+			t.Errorf("the write that did not fit changed the store:\n%s", diff)
+		}
+		break
+	}
+	if failed.Code == 0 {
+		t.Fatalf("64 writes of 256 KiB fit in a 4 MiB tmpfs?")
+	}
+	if failed.Code != cli.ExitUnexpected || strings.Count(failed.Stderr, "\n") != 1 {
+		t.Errorf("disk full: exit %d, stderr %q; want exit 5 and one line", failed.Code, failed.Stderr)
+	}
+	if r := memctlIn("", "--db", db, "get-kv", "s", "ns", "k0"); r.Code != 0 {
+		t.Errorf("read after disk full: exit %d: %s", r.Code, r.Stderr)
+	}
+	if c := memctlIn("", "--db", db, "check"); c.Code != 0 {
+		t.Errorf("check after disk full: %s%s", c.Stdout, c.Stderr)
+	}
+	t.Logf("disk full after %d writes of 256 KiB: %s", n, strings.TrimSpace(failed.Stderr))
+}
