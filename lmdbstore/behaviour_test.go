@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/google/go-cmp/cmp"
@@ -718,4 +719,41 @@ func TestUnwritableDirectory(t *testing.T) {
 	defer os.Chmod(filepath.Join(dir, "lock.mdb"), 0o644)
 	_, err = Open(dir, Options{ReadOnly: true})
 	wantErr(t, err, ErrReadOnly)
+}
+
+func TestOpenForeignPaths(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("MEMCTLSN"), 0o644)
+	_, err := Open(file, Options{})
+	wantErr(t, err, ErrNotExist)
+	for name, content := range map[string][]byte{"empty": nil, "foreign": bytes.Repeat([]byte("not lmdb "), 1000)} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "data.mdb"), content, 0o644)
+		for _, ro := range []bool{false, true} {
+			_, err := Open(dir, Options{ReadOnly: ro})
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s data.mdb (read-only %v): %v, want ErrCorrupt", name, ro, err)
+			}
+		}
+	}
+}
+
+func TestAtTimeBeyondInt64Nanoseconds(t *testing.T) {
+	s := newStore(t, Options{})
+	c := putEdge(t, s, "a", "calls", "b")
+	err := s.View(func(r *ReadTxn) error {
+		for _, at := range []string{"2262-04-12T00:00:00Z", "9999-12-31T23:59:59Z"} {
+			tm, _ := time.Parse(time.RFC3339, at)
+			rev, err := r.Resolve(AtTime(tm))
+			if err != nil || rev != c.Rev {
+				t.Errorf("Resolve(AtTime(%s)) = %d, %v; want %d", at, rev, err, c.Rev)
+			}
+		}
+		_, err := r.Resolve(AtTime(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)))
+		wantErr(t, err, ErrNotFound)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

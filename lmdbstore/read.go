@@ -124,9 +124,12 @@ func (r *ReadTxn) view(at At) (Revision, error) {
 
 // revAtTime is the latest revision committed at or before t.
 func (r *ReadTxn) revAtTime(t time.Time) (Revision, bool, error) {
-	ns := t.UnixNano()
-	if ns < 0 {
+	if t.Before(time.Unix(0, 0)) {
 		return 0, false, nil
+	}
+	ns := t.UnixNano()
+	if t.After(time.Unix(0, math.MaxInt64)) {
+		ns = math.MaxInt64 // beyond int64 nanoseconds (year 2262): every commit is before
 	}
 	if r.inWrite && uint64(ns) >= r.pendingTS {
 		return r.rev, true, nil
@@ -137,7 +140,7 @@ func (r *ReadTxn) revAtTime(t time.Time) (Revision, bool, error) {
 	}
 	defer cur.Close()
 	var k, v []byte
-	if uint64(ns) == math.MaxUint64 {
+	if ns == math.MaxInt64 {
 		k, v, err = cur.Get(nil, nil, lmdb.Last)
 	} else {
 		k, v, err = cur.Get(u64be(uint64(ns)+1), nil, lmdb.SetRange)

@@ -168,11 +168,15 @@ func Init(path string, opts Options) (*Store, error) {
 // Open opens an existing store. It fails with ErrNotExist if there is none and
 // with ErrNewerSchema if it was written by a newer schema.
 func Open(path string, opts Options) (*Store, error) {
-	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Stat(filepath.Join(path, "data.mdb"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("%w: %s", ErrNotExist, path)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("%w: %s: empty data.mdb (not an LMDB file)", ErrCorrupt, path)
 	}
 	s, err := openEnv(path, opts)
 	if err != nil {
@@ -287,8 +291,15 @@ func openEnv(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// mapOSError turns permission and space errors into the store's sentinels.
+// mapOSError turns permission, space and foreign-file errors into the
+// store's sentinels.
 func mapOSError(err error) error {
+	if inner, ok := lmdbErrno(err); ok {
+		switch inner {
+		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic:
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
 	var errno syscall.Errno
 	if inner, ok := lmdbErrno(err); ok {
 		errno, _ = inner.(syscall.Errno)
