@@ -198,6 +198,10 @@ func runDifferential(t *testing.T, ops []diffOp) {
 			}
 			states = append(states, work)
 			logOps = append(logOps, txOps...)
+			// With a retention, every commit moves the horizon (SPEC.md §2).
+			if latest := uint64(len(states) - 1); retain > 0 && latest >= retain && latest-retain+1 > horizon {
+				horizon = latest - retain + 1
+			}
 		case dCompact:
 			n := uint64(op.a % 4)
 			if n != retain {
