@@ -152,3 +152,59 @@ func TestCorruptGoldenSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestSeedCorpus checks that fuzz/testdata/fuzz/<Target>/ holds the seed corpus
+// derived from the fixture store (-rewrite regenerates it), so the seeds
+// are plain files other tools can read, not only f.Add calls.
+func TestSeedCorpus(t *testing.T) {
+	d := rawDump(t, fixture(t))
+	seeds := map[string][][]byte{}
+	sample := func(target string, items [][]byte) {
+		step := max(1, len(items)/24)
+		for i := 0; i < len(items); i += step {
+			seeds[target] = append(seeds[target], items[i])
+		}
+	}
+	var values, keys, chunks [][]byte
+	for i, db := range valueKeyspaces {
+		for _, p := range d[db] {
+			values = append(values, storeValueInput(byte(i), p.K, p.V))
+		}
+	}
+	for i, db := range keyKeyspaces {
+		for _, p := range d[db] {
+			keys = append(keys, append([]byte{byte(i)}, p.K...))
+		}
+	}
+	for _, p := range d["out"] {
+		chunks = append(chunks, p.V)
+	}
+	sample("FuzzStoreValue", values)
+	sample("FuzzStoreKey", keys)
+	sample("FuzzAdjacencyChunk", chunks)
+	snaps := fixtureSnapshots(t)
+	seeds["FuzzSnapshot"] = snaps
+	seeds["FuzzSnapshotStructure"] = snaps
+	for target, list := range seeds {
+		dir := filepath.Join("testdata", "fuzz", target)
+		for i, b := range list {
+			path := filepath.Join(dir, fmt.Sprintf("seed-%03d", i))
+			content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
+			if *rewrite {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			// Seeds go stale when a format changes; that only weakens them
+			// (f.Add re-derives fresh ones), so a stale one is not a failure.
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s is missing (run go test ./fuzz -run TestSeedCorpus -rewrite): %v", path, err)
+				return
+			}
+		}
+	}
+}
