@@ -89,11 +89,52 @@ func (f *File) Key(i uint32) (string, error) {
 	return f.String(i)
 }
 
-// Lookup finds the node index of id by binary search over the sorted id
-// array: O(log n), nothing built at open.
+// Lookup finds the node index of id in the sorted id array, building
+// nothing at open. Node ids are hashes of keys, spread uniformly, so one
+// interpolation guess lands within about sqrt(n) positions of the answer; a
+// galloping search around the guess brackets it within a page or so, and a
+// binary search finishes. Worst case O(log n) for any id distribution. On a
+// damaged file (unsorted ids) it stays in bounds and may answer wrongly;
+// Verify detects that.
 func (f *File) Lookup(id uint64) (uint32, bool) {
-	i, ok := slices.BinarySearch(f.nodeIDs, id)
-	return uint32(i), ok
+	ids := f.nodeIDs
+	n := len(ids)
+	if n == 0 || id < ids[0] || id > ids[n-1] {
+		return 0, false
+	}
+	lo, hi := 0, n // the answer, if any, is in ids[lo:hi]
+	if a, b := ids[0], ids[n-1]; b > a && n > 64 {
+		pos := int(float64(id-a) / float64(b-a) * float64(n-1))
+		pos = min(max(pos, 0), n-1)
+		if ids[pos] <= id {
+			// Gallop right: find step with ids[pos+step] > id.
+			lo = pos
+			for step := 1; ; step *= 2 {
+				if pos+step >= n {
+					break
+				}
+				if ids[pos+step] > id {
+					hi = pos + step
+					break
+				}
+				lo = pos + step
+			}
+		} else {
+			hi = pos
+			for step := 1; ; step *= 2 {
+				if pos-step < 0 {
+					break
+				}
+				if ids[pos-step] <= id {
+					lo = pos - step
+					break
+				}
+				hi = pos - step
+			}
+		}
+	}
+	i, ok := slices.BinarySearch(ids[lo:hi], id)
+	return uint32(lo + i), ok
 }
 
 // PayloadEntry returns the stored entry of node i: its encoding and the
