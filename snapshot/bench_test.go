@@ -113,7 +113,7 @@ func peakHeap(fn func()) uint64 {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
+		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
 			var m runtime.MemStats
