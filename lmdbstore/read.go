@@ -691,34 +691,40 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 		return fn(EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight})
 	}
 	var last adjacency.Entry
+	maxRel := r.s.maxRel.Load() // ids at or below are known relations
 	for sameNode(k, node) {
 		it.Reset(v)
-		first := true
-		for it.Next() {
-			e := it.Entry()
-			if first {
-				if err := checkChunkStart(dbName, k, e, last); err != nil {
-					return err
-				}
-				first = false
+		if !it.Next() {
+			msg := "empty chunk"
+			if err := it.Err(); err != nil {
+				msg = err.Error()
 			}
-			last = e
-			if rel != 0 && e.Rel != uint32(rel) {
-				if e.Rel < uint32(rel) {
-					continue
+			return &CorruptionError{dbName, bytes.Clone(k), msg}
+		}
+		e := it.Entry()
+		if err := checkChunkStart(dbName, k, e, last); err != nil {
+			return err
+		}
+		for {
+			if rel == 0 || e.Rel == uint32(rel) {
+				if e.Rel > maxRel && !r.validRel(e.Rel) {
+					return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
 				}
+				if got, ok := vis.Push(e); ok && !emit(got) {
+					return nil
+				}
+			} else if e.Rel > uint32(rel) {
 				goto flush
 			}
-			if !r.validRel(e.Rel) {
-				return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
+			if !it.Next() {
+				break
 			}
-			if got, ok := vis.Push(e); ok && !emit(got) {
-				return nil
-			}
+			e = it.Entry()
 		}
 		if err := it.Err(); err != nil {
 			return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
 		}
+		last = e
 		k, v, err = cur.Get(nil, nil, lmdb.Next)
 		if lmdb.IsNotFound(err) {
 			break
