@@ -232,7 +232,7 @@ func WriteGit(s *lmdbstore.Store, res *GitResult, meta lmdbstore.WriteMeta, prog
 		if err != nil {
 			return err
 		}
-		st, err := readState(tx.Reader(), ownedByGit, rels)
+		st, err := readState(tx.Reader(), ownedByGit, rels, true)
 		if err != nil {
 			return err
 		}

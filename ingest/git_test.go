@@ -170,3 +170,38 @@ func TestWriteGitAndGoTogether(t *testing.T) {
 		t.Errorf("co_changed edges (-want +got):\n%s", diff)
 	}
 }
+
+// A file removed from the tree loses its node (ingest go) and its
+// co_changed edges (ingest git), even those whose source it was.
+func TestGitForgetsRemovedFiles(t *testing.T) {
+	r := newGitRepo(t)
+	r.commit(map[string]string{"go.mod": "module example.com/g\n\ngo 1.22\n", "a.go": "package g\n", "b.go": "package g\n"})
+	r.commit(map[string]string{"a.go": "package g // 2\n", "b.go": "package g // 2\n"})
+	s := newStore(t)
+	ingestAll := func() {
+		t.Helper()
+		ingestGo(t, s, r.dir, lmdbstore.WriteMeta{})
+		res, err := ExtractGit(r.dir, GitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteGit(s, res, lmdbstore.WriteMeta{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingestAll()
+	r.commit(map[string]string{"a.go": ""})
+	ingestAll()
+	var got []string
+	for _, e := range storeGraph(t, s).Edges() {
+		if e.Rel == RelCoChanged {
+			got = append(got, e.Src+" "+e.Dst)
+		}
+	}
+	if diff := cmp.Diff([]string{"file:b.go file:go.mod"}, got); diff != "" {
+		t.Errorf("co_changed edges after removing a.go (-want +got):\n%s", diff)
+	}
+	if g := storeGraph(t, s); g.HasNode("file:a.go") {
+		t.Errorf("file:a.go still live")
+	}
+}

@@ -477,10 +477,11 @@ func (r *syntaxResolver) typeRef(e ast.Expr) (typeRef, bool) {
 
 // localType is the type expression a local variable's declaration gives
 // it, or nil: a parameter's type, var x T, x := T{...}, &T{...}, new(T).
+// Syntax-only extraction has no type information by definition: the
+// parser's per-file object resolution is the scope information it uses,
+// which is why ast.Object is deprecated, and what is wanted here.
 //
-//lint:ignore SA1019 syntax-only extraction has no type information by
-//definition; the parser's per-file object resolution is the scope
-//information it uses (ast.Object is deprecated for that reason only).
+//lint:ignore SA1019 see above
 func localType(obj *ast.Object) ast.Expr {
 	switch d := obj.Decl.(type) {
 	case *ast.Field:

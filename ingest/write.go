@@ -93,7 +93,11 @@ type storedState struct {
 
 // readState reads the nodes owned (per owns) and their out-edges of the
 // given relations.
-func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation) (*storedState, error) {
+//
+// With inEdges, it also reads the in-edges of those relations, which finds
+// edges whose source node was deleted by someone else (`ingest go` deletes
+// a removed file, the co_changed edges it had stay with `ingest git`).
+func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation, inEdges bool) (*storedState, error) {
 	st := &storedState{nodes: make(map[string]lmdbstore.Node), edges: make(map[idEdge]float32),
 		others: make(map[string]lmdbstore.Node)}
 	err := r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
@@ -118,6 +122,19 @@ func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[st
 		err := r.ScanOut(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
 			if relIDs[e.Rel] {
 				st.edges[idEdge{src: n.ID, dst: e.Peer, rel: e.Rel}] = e.Weight
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !inEdges {
+			continue
+		}
+		// In-edges too: their source may be a node deleted since.
+		err = r.ScanIn(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
+			if relIDs[e.Rel] {
+				st.edges[idEdge{src: e.Peer, dst: n.ID, rel: e.Rel}] = e.Weight
 			}
 			return true
 		})
@@ -200,18 +217,25 @@ func diff(r *lmdbstore.ReadTxn, g *Graph, st *storedState, rels map[string]lmdbs
 	for name, rel := range rels {
 		relName[rel.ID] = name
 	}
+	key := func(id lmdbstore.NodeID) (string, error) {
+		if k, ok := keyOf[id]; ok {
+			return k, nil
+		}
+		return r.KeyOf(id)
+	}
 	for k := range st.edges {
 		if want[k] {
 			continue
 		}
-		dst, ok := keyOf[k.dst]
-		if !ok {
-			var err error
-			if dst, err = r.KeyOf(k.dst); err != nil {
-				return nil, err
-			}
+		src, err := key(k.src)
+		if err != nil {
+			return nil, err
 		}
-		p.delEdges = append(p.delEdges, Edge{Src: keyOf[k.src], Rel: relName[k.rel], Dst: dst})
+		dst, err := key(k.dst)
+		if err != nil {
+			return nil, err
+		}
+		p.delEdges = append(p.delEdges, Edge{Src: src, Rel: relName[k.rel], Dst: dst})
 	}
 	slices.SortFunc(p.delEdges, compareEdges)
 	return p, nil
@@ -284,7 +308,7 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 			return err
 		}
 		t0 := time.Now()
-		st, err := readState(tx.Reader(), ownedByGo, rels)
+		st, err := readState(tx.Reader(), ownedByGo, rels, false)
 		if err != nil {
 			return err
 		}
