@@ -30,7 +30,8 @@ type GoOptions struct {
 	// go/packages runs (after GOPROXY=off and GOTOOLCHAIN=local: ingest
 	// never downloads anything).
 	LoadEnv []string
-	// Progress, when set, is called as work advances.
+	// Progress, when set, is called as work advances, possibly from
+	// several goroutines at once.
 	Progress func(Progress)
 	// SkipIfTreeHash, when it equals the tree hash of the tree (see
 	// StoredTreeHash), makes ExtractGo return at once with Unchanged set
