@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memctl/memctl/snapshot"
 )
 
 func TestExportFlags(t *testing.T) {
@@ -53,5 +55,20 @@ func TestExportProgressOnlyForLargeStores(t *testing.T) {
 		Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, StderrIsTerminal: true})
 	if code != 0 || stderr.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q (a small store draws no progress bar)", code, stderr.String())
+	}
+}
+
+func TestExportProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := &exportProgress{w: &buf}
+	p.update(snapshot.Progress{Phase: "scan", Done: 65536, Total: 0})
+	p.update(snapshot.Progress{Phase: "nodes", Done: 10, Total: progressMin - 1})
+	if buf.Len() != 0 {
+		t.Fatalf("drew %q for small phases", buf.String())
+	}
+	p.update(snapshot.Progress{Phase: "edges", Done: 4_200_000, Total: 10_000_000})
+	p.done()
+	if got, want := buf.String(), "\rexport: edges  42% (4200000/10000000)\n"; got != want {
+		t.Fatalf("progress line %q, want %q", got, want)
 	}
 }
