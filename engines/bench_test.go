@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,6 +158,21 @@ func benchEngine(b *testing.B, sz benchSize) *Engine {
 	return e
 }
 
+// cpuTime is the process's user+system CPU time so far. Under a loaded
+// machine wall times swing; CPU time per operation stays put.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds the CPU time per operation since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/op")
+}
+
 // latencies records per-query durations and reports p50 and p99.
 type latencies []time.Duration
 
@@ -235,6 +251,7 @@ func BenchmarkActivate(b *testing.B) {
 					}
 					lat := make(latencies, 0, b.N)
 					b.ResetTimer()
+					cpu0 := cpuTime(b)
 					for i := 0; i < b.N; i++ {
 						t0 := time.Now()
 						_, err := e.Activate(sets[i%len(sets)], p)
@@ -244,6 +261,7 @@ func BenchmarkActivate(b *testing.B) {
 						}
 					}
 					b.StopTimer()
+					reportCPU(b, cpu0)
 					lat.report(b, e)
 					// Untimed: how much a query touches (TopK 0 lists every
 					// activated node).
@@ -272,6 +290,7 @@ func BenchmarkResonate(b *testing.B) {
 			lat := make(latencies, 0, b.N)
 			pulses := 0
 			b.ResetTimer()
+			cpu0 := cpuTime(b)
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				w, err := e.Resonate(sets[i%len(sets)], p)
@@ -282,6 +301,7 @@ func BenchmarkResonate(b *testing.B) {
 				pulses += w.Pulses
 			}
 			b.StopTimer()
+			reportCPU(b, cpu0)
 			lat.report(b, e)
 			b.ReportMetric(float64(pulses)/float64(b.N), "pulses/op")
 		})
@@ -297,6 +317,7 @@ func BenchmarkPageRank(b *testing.B) {
 				p.Weighted = weighted
 				iters := 0
 				b.ResetTimer()
+				cpu0 := cpuTime(b)
 				for i := 0; i < b.N; i++ {
 					_, st, err := e.PageRank(p)
 					if err != nil {
@@ -305,6 +326,7 @@ func BenchmarkPageRank(b *testing.B) {
 					iters += st.Iterations
 				}
 				b.StopTimer()
+				reportCPU(b, cpu0)
 				perEdgeIter := float64(b.Elapsed().Nanoseconds()) / float64(iters) / float64(e.numEdges)
 				b.ReportMetric(perEdgeIter, "ns/edge/iter")
 				b.ReportMetric(float64(iters)/float64(b.N), "iters/op")
@@ -324,6 +346,7 @@ func BenchmarkImpact(b *testing.B) {
 				lat := make(latencies, 0, b.N)
 				reached := 0
 				b.ResetTimer()
+				cpu0 := cpuTime(b)
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
 					as, err := e.Impact(sets[i%len(sets)][0].Node, p)
@@ -334,6 +357,7 @@ func BenchmarkImpact(b *testing.B) {
 					reached += len(as)
 				}
 				b.StopTimer()
+				reportCPU(b, cpu0)
 				lat.report(b, e)
 				b.ReportMetric(float64(reached)/float64(b.N), "nodes/op")
 			})
@@ -360,6 +384,7 @@ func BenchmarkFindSeeds(b *testing.B) {
 				p := DefaultSeedParams()
 				lat := make(latencies, 0, b.N)
 				b.ResetTimer()
+				cpu0 := cpuTime(b)
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
 					_, ms, err := e.FindSeeds(qs[i%len(qs):i%len(qs)+1], p)
@@ -372,6 +397,7 @@ func BenchmarkFindSeeds(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				reportCPU(b, cpu0)
 				lat.report(b, e)
 			})
 		}
@@ -386,6 +412,7 @@ func BenchmarkScanBaseline(b *testing.B) {
 		b.Run(sz.name, func(b *testing.B) {
 			e := benchEngine(b, sz)
 			b.ResetTimer()
+			cpu0 := cpuTime(b)
 			for i := 0; i < b.N; i++ {
 				sum := 0.0
 				for u := range e.numNodes {
@@ -401,6 +428,7 @@ func BenchmarkScanBaseline(b *testing.B) {
 					b.Fatal(sum)
 				}
 			}
+			reportCPU(b, cpu0)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(e.numEdges), "ns/edge")
 		})
 	}
