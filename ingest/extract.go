@@ -203,7 +203,7 @@ type extractor struct {
 	g    *Graph
 	fset *token.FileSet // for files parsed by extractSyntax
 	// typedFset holds the files of type-checked packages; checked are
-	// the type-checked packages by path, across modules.
+	// the type-checked packages by go/packages ID, across modules.
 	typedFset  *token.FileSet
 	checked    map[string]*types.Package
 	parseMu    sync.Mutex
@@ -224,7 +224,6 @@ type extractor struct {
 	syntaxTypes map[string]bool
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
-	initSeq     map[string]int // "importpath\x00file" → inits seen
 }
 
 type testEdge struct {
@@ -246,7 +245,6 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		symFile:     make(map[string]string),
 		syntaxTypes: make(map[string]bool),
 		imported:    make(map[string]bool),
-		initSeq:     make(map[string]int),
 	}
 	for _, f := range t.Files {
 		x.byRel[f.Rel] = f

@@ -22,12 +22,12 @@ func TestIsTestFuncName(t *testing.T) {
 
 func TestNeverBuilt(t *testing.T) {
 	for src, want := range map[string]bool{
-		"//go:build ignore\n\npackage main\n":                true,
+		"//go:build ignore\n\npackage main\n":                  true,
 		"// Comment.\n\n//go:build ignore && linux\npackage x": true,
-		"//go:build linux\n\npackage x\n":                    false,
-		"//go:build !linux\n\npackage x\n":                   false,
-		"package x\n\n//go:build ignore\n":                   false,
-		"//go:build (\n\npackage x\n":                        false,
+		"//go:build linux\n\npackage x\n":                      false,
+		"//go:build !linux\n\npackage x\n":                     false,
+		"package x\n\n//go:build ignore\n":                     false,
+		"//go:build (\n\npackage x\n":                          false,
 	} {
 		if got := neverBuilt([]byte(src)); got != want {
 			t.Errorf("neverBuilt(%q) = %v, want %v", src, got, want)
