@@ -214,9 +214,13 @@ func refreshCRCs(b []byte) {
 // valid, values), never panic; Verify must not panic either.
 func TestHostileDamageNeverPanics(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	orig := mustWrite(t, randomState(rng, 100, 400), snapshot.WriterOptions{})
+	orig := mustWrite(t, randomState(rng, 60, 200), snapshot.WriterOptions{})
 	caught := 0
-	for iter := 0; iter < 2000; iter++ {
+	iters := 600 // FuzzOpen explores the same space for longer
+	if testing.Short() {
+		iters = 100
+	}
+	for iter := 0; iter < iters; iter++ {
 		b := bytes.Clone(orig)
 		for k := 1 + rng.IntN(4); k > 0; k-- {
 			i := snapshot.HeaderSize + rng.IntN(len(b)-snapshot.HeaderSize)
