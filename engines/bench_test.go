@@ -42,7 +42,6 @@ var benchSizes = []benchSize{
 // 5%); weights uniform in (0, 1].
 type benchState struct {
 	nodes int
-	keys  func(i int) string
 	edges []benchEdge
 }
 
