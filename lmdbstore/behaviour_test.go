@@ -757,3 +757,42 @@ func TestAtTimeBeyondInt64Nanoseconds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScanOutAllocatesPerScanNotPerEntry: ScanOut decodes straight from
+// LMDB's memory; its allocations do not grow with the degree.
+func TestScanOutAllocatesPerScanNotPerEntry(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := newStore(t, Options{})
+	mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+		for i := range 1000 {
+			if err := tx.PutEdge(EdgePut{Src: "hub", Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+				return err
+			}
+			if i < 10 {
+				if err := tx.PutEdge(EdgePut{Src: "leaf", Rel: "calls", Dst: fmt.Sprint("d", i)}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	allocs := func(src string, want int) float64 {
+		return testing.AllocsPerRun(50, func() {
+			n := 0
+			s.View(func(r *ReadTxn) error {
+				return r.ScanOut(IDOf(src), 0, At{}, func(EdgeRef) bool { n++; return true })
+			})
+			if n != want {
+				t.Fatalf("scanned %d of %s, want %d", n, src, want)
+			}
+		})
+	}
+	leaf, hub := allocs("leaf", 10), allocs("hub", 1000)
+	// A constant difference is allowed (e.g. lmdb-go allocates the
+	// not-found error when the hub's list ends the keyspace).
+	if hub > leaf+2 {
+		t.Errorf("ScanOut allocates %.0f times for degree 1000, %.0f for degree 10", hub, leaf)
+	}
+}
