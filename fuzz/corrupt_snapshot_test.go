@@ -40,7 +40,7 @@ func TestCorruptSnapshotFiles(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	cases := 200
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		cases = 40
 	}
 	counts := map[string]int{}

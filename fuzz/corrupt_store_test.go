@@ -125,7 +125,7 @@ func TestCorruptStoreValues(t *testing.T) {
 
 	entries := rawDump(t, base)
 	perKeyspace := 3
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		perKeyspace = 1
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

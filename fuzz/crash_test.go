@@ -219,7 +219,11 @@ func TestCrashExport(t *testing.T) {
 	iters := max(envInt("MEMCTL_CRASH_ITERS", 30)/2, 10)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
-	buildExportStore(t, db, 20000, 5)
+	nodes := 20000
+	if raceEnabled {
+		nodes = 5000
+	}
+	buildExportStore(t, db, nodes, 5)
 
 	ref := filepath.Join(dir, "ref.snap")
 	start := time.Now()
