@@ -180,3 +180,52 @@ func TestBadInputDiskFull(t *testing.T) {
 	}
 	t.Logf("disk full after %d writes of 256 KiB: %s", n, strings.TrimSpace(failed.Stderr))
 }
+
+// A store on a read-only file system (a tmpfs remounted read-only; root
+// only, skipped otherwise): reads work, every write fails with one line and
+// exit 2, and the store is unchanged.
+func TestBadInputReadOnlyFilesystem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	db := filepath.Join(mnt, "db")
+	for _, args := range [][]string{{"init"}, {"put-edge", "a:1", "calls", "a:2"}, {"put-kv", "s", "ns", "k", "1"}} {
+		if r := memctlIn("", append([]string{"--db", db}, args...)...); r.Code != 0 {
+			t.Fatalf("%v: %s", args, r.Stderr)
+		}
+	}
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only: %v %s", err, out)
+	}
+	before := rawDump(t, db)
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"get-out", "a:1"}, cli.ExitOK},
+		{[]string{"get-kv", "s", "ns", "k"}, cli.ExitOK},
+		{[]string{"check"}, cli.ExitOK},
+		{[]string{"put-edge", "a:1", "calls", "a:3"}, cli.ExitUsage},
+		{[]string{"put-kv", "s", "ns", "k2", "2"}, cli.ExitUsage},
+		{[]string{"batch"}, cli.ExitUsage},
+		{[]string{"compact"}, cli.ExitUsage},
+		{[]string{"rel", "add", "owns"}, cli.ExitUsage},
+	} {
+		stdin := ""
+		if tc.args[0] == "batch" {
+			stdin = `{"op":"put_node","key":"x:1"}`
+		}
+		r := memctlIn(stdin, append([]string{"--db", db}, tc.args...)...)
+		if r.Code != tc.code || (tc.code != 0 && strings.Count(r.Stderr, "\n") != 1) {
+			t.Errorf("%v on a read-only file system: exit %d (want %d), stderr %q", tc.args, r.Code, tc.code, r.Stderr)
+		}
+	}
+	if diff := before.diff(rawDump(t, db)); diff != "" {
+		t.Errorf("store changed:\n%s", diff)
+	}
+}
