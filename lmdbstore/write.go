@@ -39,6 +39,8 @@ type WriteTxn struct {
 	scratch       []adjacency.Entry
 	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
 	knownIDs      map[NodeID]string
+	recBuf        []byte // reused by plain
+	encBuf        []byte // reused for chunk values
 }
 
 // close releases the transaction's cursors (before commit or abort).
@@ -216,6 +218,13 @@ func (tx *WriteTxn) envelope(body []byte, compress bool) []byte {
 	return append([]byte{fmtPlain}, body...)
 }
 
+// plain encodes a record body as a format-1 value in a buffer reused by the
+// transaction (LMDB copies values on Put).
+func (tx *WriteTxn) plain(appendBody func([]byte) []byte) []byte {
+	tx.recBuf = appendBody(append(tx.recBuf[:0], fmtPlain))
+	return tx.recBuf
+}
+
 // toHist copies the current value of an entity to hist under its revision,
 // compressing large values.
 func (tx *WriteTxn) toHist(dbName string, kind byte, entity, cur []byte, rev Revision) error {
@@ -259,7 +268,7 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.envelope(rec.appendBody(nil), false), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpPutNode, scope, run, task, func(b []byte) []byte {
@@ -329,7 +338,7 @@ func (tx *WriteTxn) DeleteNode(key string) error {
 	if _, err := tx.supersedeNode(id, &rec); err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.envelope(rec.appendBody(nil), false), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpDelNode, scope, run, task, func(b []byte) []byte { return appendStr(b, key) })
@@ -443,7 +452,7 @@ func (tx *WriteTxn) supersedeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRe
 
 // writeEdge writes the e record and the out and in adjacency entries.
 func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) error {
-	if err := tx.txn.Put(tx.s.db.e, edgeKey(src, rel, dst), tx.envelope(rec.appendBody(nil), false), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.e, edgeKey(src, rel, dst), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	entry := adjacency.Entry{Rel: uint32(rel), Rev: uint64(tx.rev), Weight: rec.weight}
@@ -545,7 +554,7 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, p.Namespace, p.Key), tx.envelope(rec.appendBody(nil), false), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, p.Namespace, p.Key), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpPutKV, scope, run, task, func(b []byte) []byte {
@@ -599,7 +608,7 @@ func (tx *WriteTxn) DeleteKV(scope, ns, key string) error {
 		return err
 	}
 	rec := kvRec{flags: recTombstone, rev: tx.rev, ts: tx.ts, run: run, task: task}
-	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, ns, key), tx.envelope(rec.appendBody(nil), false), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, ns, key), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpDelKV, scope, run, task, func(b []byte) []byte {
@@ -774,7 +783,8 @@ func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries 
 		if bytes.Equal(k, oldKey) {
 			keep = true
 		}
-		if err := tx.txn.Put(dbi, k, adjacency.Encode(nil, part), 0); err != nil {
+		tx.encBuf = adjacency.Encode(tx.encBuf[:0], part)
+		if err := tx.txn.Put(dbi, k, tx.encBuf, 0); err != nil {
 			return err
 		}
 	}
