@@ -27,7 +27,7 @@ type ReadTxn struct {
 	metaLoaded bool
 	rev        Revision // latest revision visible (in a write txn: the pending one)
 	horizon    Revision
-	horizon0   Revision // write txn: the horizon stored when it began
+	horizon0   Revision // write txn: the stored horizon (horizon is the one it commits)
 	pendingTS  uint64   // commit time of the pending revision (write txn only)
 
 	outCur, inCur *lmdb.Cursor // reused by scans of a read-only transaction

@@ -90,7 +90,7 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		horizon: Revision(horizon), nextRel: RelID(nextRel),
 	}
 	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, metaLoaded: true,
-		rev: tx.rev, horizon: Revision(storedHorizon), horizon0: Revision(storedHorizon), pendingTS: ts}
+		rev: tx.rev, horizon: tx.horizon, horizon0: Revision(storedHorizon), pendingTS: ts}
 	return tx, nil
 }
 
