@@ -193,15 +193,12 @@ func nodeChanges(a *csr.Graph, ia csr.NodeIndex, na csr.Node, b *csr.Graph, ib c
 
 // diffOut is node i's out-list by (relation name, destination key).
 func diffOut(g *csr.Graph, i csr.NodeIndex) ([]diffEdge, error) {
-	tg, rels, ws, err := g.Out(i)
+	tg, rels, ws, err := g.OutChecked(i)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]diffEdge, 0, len(tg))
 	for j := range tg {
-		if err := g.CheckIndex(tg[j]); err != nil {
-			return nil, err
-		}
 		dst, err := g.Key(tg[j])
 		if err != nil {
 			return nil, err

@@ -28,7 +28,6 @@ package csr
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/snapshot"
@@ -100,6 +99,34 @@ func (g *Graph) Out(n NodeIndex) (targets []uint32, rels []uint32, weights []flo
 	return g.f.FwdTargets()[lo:hi], g.f.FwdRels()[lo:hi], g.f.FwdWeights()[lo:hi], nil
 }
 
+// OutChecked is Out with every stored target and relation checked: a
+// target that is not a node index or a relation missing from the table is
+// a *snapshot.FormatError naming the section (damage, exit 3 in the CLI),
+// never ErrOutOfRange. For callers that follow edges without Verify.
+func (g *Graph) OutChecked(n NodeIndex) (targets []uint32, rels []uint32, weights []float32, err error) {
+	lo, hi, err := g.f.OutRange(n)
+	if err == nil {
+		err = g.f.CheckFwdEdges(lo, hi)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g.f.FwdTargets()[lo:hi], g.f.FwdRels()[lo:hi], g.f.FwdWeights()[lo:hi], nil
+}
+
+// InChecked is In with every stored source and relation checked (see
+// OutChecked).
+func (g *Graph) InChecked(n NodeIndex) (sources []uint32, rels []uint32, weights []float32, err error) {
+	lo, hi, err := g.f.InRange(n)
+	if err == nil {
+		err = g.f.CheckRevEdges(lo, hi)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g.f.RevSources()[lo:hi], g.f.RevRels()[lo:hi], g.f.RevWeights()[lo:hi], nil
+}
+
 // OutRevs returns the revisions of n's out-edges, parallel to Out.
 func (g *Graph) OutRevs(n NodeIndex) ([]uint64, error) {
 	lo, hi, err := g.f.OutRange(n)
@@ -152,42 +179,45 @@ func (g *Graph) Lookup(id uint64) (NodeIndex, bool, error) {
 }
 
 // LookupKey maps a canonical key to its dense index (binary search over
-// KeyOrder, O(log n) key comparisons).
+// KeyOrder, O(log n) key comparisons). A damaged key_order entry is a
+// *snapshot.FormatError naming key_order.
 func (g *Graph) LookupKey(key string) (NodeIndex, bool, error) {
-	order := g.f.KeyOrder()
 	var err error
-	i, found := slices.BinarySearchFunc(order, key, func(n uint32, key string) int {
-		k, kerr := g.f.Key(n)
-		if kerr != nil && err == nil {
-			err = kerr
-		}
-		return strings.Compare(k, key)
-	})
+	i := searchInts(len(g.f.KeyOrder()), func(pos int) bool { return g.keyAt(pos, &err) >= key })
 	if err != nil {
 		return 0, false, err
 	}
-	if !found {
+	if i == len(g.f.KeyOrder()) {
 		return 0, false, nil
 	}
-	return order[i], true, nil
+	n, k, err := g.f.KeyAt(i)
+	if err != nil || k != key {
+		return 0, false, err
+	}
+	return n, true, nil
 }
 
-// KeyOrder is every node index sorted by canonical key bytes.
+// keyAt is the key at KeyOrder position pos; the first error is kept in
+// *err (and "" returned) so binary searches can run to the end.
+func (g *Graph) keyAt(pos int, err *error) string {
+	_, k, kerr := g.f.KeyAt(pos)
+	if kerr != nil && *err == nil {
+		*err = kerr
+	}
+	return k
+}
+
+// KeyOrder is every node index sorted by canonical key bytes. Entries are
+// node indices after Verify; without it, read keys through LookupKey or
+// PrefixRange, or check entries with CheckIndex.
 func (g *Graph) KeyOrder() ([]uint32, error) { return g.f.KeyOrder(), nil }
 
 // PrefixRange returns the bounds in KeyOrder of the keys starting with
 // prefix: KeyOrder()[lo:hi], in key order. O(log n).
 func (g *Graph) PrefixRange(prefix string) (lo, hi int, err error) {
-	order := g.f.KeyOrder()
-	key := func(i int) string {
-		k, kerr := g.f.Key(order[i])
-		if kerr != nil && err == nil {
-			err = kerr
-		}
-		return k
-	}
-	lo = searchInts(len(order), func(i int) bool { return key(i) >= prefix })
-	hi = lo + searchInts(len(order)-lo, func(i int) bool { return !strings.HasPrefix(key(lo+i), prefix) })
+	n := len(g.f.KeyOrder())
+	lo = searchInts(n, func(pos int) bool { return g.keyAt(pos, &err) >= prefix })
+	hi = lo + searchInts(n-lo, func(i int) bool { return !strings.HasPrefix(g.keyAt(lo+i, &err), prefix) })
 	if err != nil {
 		return 0, 0, err
 	}

@@ -293,6 +293,54 @@ func (f *File) RevisionTime(rev uint64) (int64, bool) {
 // KeyOrder is the node indices in ascending key byte order.
 func (f *File) KeyOrder() []uint32 { return f.keyOrder }
 
+// KeyAt returns the key of the node at position pos of KeyOrder. A stored
+// entry that is not a node index is damage, reported as a FormatError
+// naming key_order; pos itself out of range is ErrOutOfRange.
+func (f *File) KeyAt(pos int) (uint32, string, error) {
+	if pos < 0 || pos >= len(f.keyOrder) {
+		return 0, "", outOfRange("key order position", uint64(pos), uint64(len(f.keyOrder)))
+	}
+	n := f.keyOrder[pos]
+	if uint64(n) >= uint64(len(f.nodeIDs)) {
+		return 0, "", f.sectionErr(KindKeyOrder, uint64(pos), 4, "entry %d is node %d, not in [0, %d)", pos, n, len(f.nodeIDs))
+	}
+	k, err := f.String(n)
+	return n, k, err
+}
+
+// CheckFwdEdges checks the stored fields of forward positions [lo, hi):
+// every target is a node index and every relation is in the relation
+// table. The first violation is a FormatError naming fwd_targets or
+// fwd_rels: it is damage, not the caller's mistake. Verify checks this for
+// the whole file; readers that skip Verify call it before following edges.
+func (f *File) CheckFwdEdges(lo, hi uint64) error {
+	return f.checkEdges(KindFwdTargets, KindFwdRels, f.fwdTargets, f.fwdRels, lo, hi)
+}
+
+// CheckRevEdges is CheckFwdEdges for reverse positions (rev_sources,
+// rev_rels).
+func (f *File) CheckRevEdges(lo, hi uint64) error {
+	return f.checkEdges(KindRevSources, KindRevRels, f.revSources, f.revRels, lo, hi)
+}
+
+func (f *File) checkEdges(nodeKind, relKind Kind, nodes, rels []uint32, lo, hi uint64) error {
+	if lo > hi || hi > uint64(len(nodes)) {
+		return outOfRange("edge position", hi, uint64(len(nodes)))
+	}
+	n := uint64(len(f.nodeIDs))
+	for p := lo; p < hi; p++ {
+		if uint64(nodes[p]) >= n {
+			return f.sectionErr(nodeKind, p, 4, "node index %d not in [0, %d)", nodes[p], n)
+		}
+		if p == lo || rels[p] != rels[p-1] {
+			if _, ok := f.RelationByID(rels[p]); !ok {
+				return f.sectionErr(relKind, p, 4, "relation %d is not in the relation table", rels[p])
+			}
+		}
+	}
+	return nil
+}
+
 // Trigram index arrays.
 func (f *File) TriKeys() []uint32    { return f.triKeys }
 func (f *File) TriOffsets() []uint64 { return f.triOffsets }

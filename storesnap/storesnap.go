@@ -272,6 +272,9 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 			next = src
 			for ; next < n && ops < importBatch; next++ {
 				lo, hi, err := f.OutRange(next)
+				if err == nil {
+					err = f.CheckFwdEdges(lo, hi)
+				}
 				if err != nil {
 					return err
 				}
