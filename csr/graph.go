@@ -318,6 +318,11 @@ func (g *Graph) Payload(n NodeIndex) ([]byte, error) { return g.f.Payload(n) }
 func (g *Graph) Relation(r uint32) (Relation, error) {
 	row, ok := g.f.RelationByID(r)
 	if !ok {
+		// A damaged table out of order can hide an id from the binary
+		// search: that is corruption, not an unknown relation.
+		if err := g.f.CheckRelationOrder(); err != nil {
+			return Relation{}, err
+		}
 		return Relation{}, fmt.Errorf("%w: relation %d", snapshot.ErrOutOfRange, r)
 	}
 	return g.relation(row)

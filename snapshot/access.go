@@ -269,6 +269,18 @@ func (f *File) RelationByID(id uint32) (RelationRow, bool) {
 	return f.relations[i], true
 }
 
+// CheckRelationOrder reports a relation table whose ids are not strictly
+// ascending (damage that can hide an id from RelationByID's binary search)
+// as a FormatError naming relations. O(relations).
+func (f *File) CheckRelationOrder() error {
+	for i := 1; i < len(f.relations); i++ {
+		if f.relations[i].ID <= f.relations[i-1].ID {
+			return f.sectionErr(KindRelations, uint64(i), relationSize, "relation id %d is not above the previous one", f.relations[i].ID)
+		}
+	}
+	return nil
+}
+
 // RevTimes is the revision → commit time table, ascending revision.
 func (f *File) RevTimes() []RevTime { return f.revTimes }
 
