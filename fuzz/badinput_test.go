@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memctl/memctl/cli"
+	"github.com/memctl/memctl/lmdbstore"
 )
 
 // Bad input beyond cli/badinput_test.go: sizes at and past every limit,
@@ -228,4 +231,37 @@ func TestBadInputReadOnlyFilesystem(t *testing.T) {
 	if diff := before.diff(rawDump(t, db)); diff != "" {
 		t.Errorf("store changed:\n%s", diff)
 	}
+}
+
+// A full map (Options.MaxMapSize; the CLI has no flag for it): the write
+// that does not fit fails with ErrMapFull, changes nothing, and the store
+// stays readable and passes check.
+func TestBadInputMapFull(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	s, err := lmdbstore.Init(db, lmdbstore.Options{MapSize: 1 << 20, MaxMapSize: 2 << 20, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := json.RawMessage(`"` + strings.Repeat("m", 64<<10) + `"`)
+	var full error
+	n := 0
+	for ; n < 100 && full == nil; n++ {
+		_, full = s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			return tx.PutKV(lmdbstore.KVPut{Scope: "s", Namespace: "ns", Key: fmt.Sprint("k", n), Payload: payload})
+		})
+	}
+	s.Close()
+	if !errors.Is(full, lmdbstore.ErrMapFull) {
+		t.Fatalf("after %d writes of 64 KiB into a 2 MiB map: %v, want ErrMapFull", n, full)
+	}
+	if r := memctlIn("", "--db", db, "get-kv", "s", "ns", "k0"); r.Code != 0 {
+		t.Errorf("read after a full map: exit %d: %s", r.Code, r.Stderr)
+	}
+	if r := memctlIn("", "--db", db, "get-kv", "s", "ns", fmt.Sprint("k", n-1)); r.Code != cli.ExitNotFound {
+		t.Errorf("the write that did not fit is readable: exit %d", r.Code)
+	}
+	if c := memctlIn("", "--db", db, "check"); c.Code != 0 {
+		t.Errorf("check after a full map: %s%s", c.Stdout, c.Stderr)
+	}
+	t.Logf("map full after %d writes of 64 KiB: %v", n-1, full)
 }
