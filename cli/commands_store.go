@@ -33,6 +33,7 @@ const defaultDBPath = "./.memctl"
 const (
 	envDB        = "MEMCTL_DB"
 	envTelemetry = "MEMCTL_TELEMETRY"
+	envNoSync    = "MEMCTL_NOSYNC"
 )
 
 func globalFlags(env Env) []cli.Flag {
@@ -40,6 +41,7 @@ func globalFlags(env Env) []cli.Flag {
 		&cli.StringFlag{Name: "db", Usage: "store directory `PATH` (env " + envDB + "; default " + defaultDBPath + ")"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line (SPEC.md §6)"},
 		&cli.StringFlag{Name: "telemetry", Usage: "append telemetry events to `FILE` as JSON lines (env " + envTelemetry + ")"},
+		&cli.BoolFlag{Name: "no-sync", Usage: "do not fsync at commit: commits survive killed processes but not OS crashes (env " + envNoSync + "=1)"},
 	}
 }
 
@@ -198,7 +200,10 @@ func (k *call) dbPath() string {
 // $MEMCTL_TELEMETRY, opened for appending (each event is one Write, so
 // several processes can share the file).
 func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
-	opts := lmdbstore.Options{ReadOnly: readOnly}
+	opts := lmdbstore.Options{
+		ReadOnly: readOnly,
+		NoSync:   k.ctx.Bool("no-sync") || k.env.Getenv(envNoSync) == "1",
+	}
 	path := k.ctx.String("telemetry")
 	if path == "" {
 		path = k.env.Getenv(envTelemetry)
