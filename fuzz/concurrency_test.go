@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/lmdbstore"
 )
 
@@ -434,4 +435,107 @@ func TestConcurrentMapGrowth(t *testing.T) {
 	}
 	t.Logf("%v: %d 2 KiB writes acknowledged by 4 processes, %d long read transactions; map grew from 1 MiB to %d MiB",
 		dur, len(acked), held, st.MapSize>>20)
+}
+
+func init() { helpers["hold-reader"] = helperHoldReader }
+
+// helperHoldReader opens the store read-only and, with HOLD_TXN=1, begins a
+// read transaction; it prints "ready" and blocks until stdin closes (or it
+// is killed, which leaves its reader slot stale).
+func helperHoldReader() int {
+	s, err := lmdbstore.Open(os.Getenv("CONC_DB"), lmdbstore.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer s.Close()
+	wait := func() {
+		fmt.Println("ready")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+	}
+	if os.Getenv("HOLD_TXN") == "" {
+		wait()
+		return 0
+	}
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		r.Revision()
+		wait()
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// readerSlots counts the live entries of the store's reader table.
+func readerSlots(t *testing.T, db string) int {
+	t.Helper()
+	n := 0
+	withRawEnv(t, db, false, func(env *lmdb.Env, _ map[string]lmdb.DBI) error {
+		return env.ReaderList(func(line string) error {
+			if f := strings.Fields(line); len(f) == 3 && f[0] != "pid" {
+				n++
+			}
+			return nil
+		})
+	})
+	return n
+}
+
+// TestStaleReaderSlots kills 24 processes while each holds a read
+// transaction, with another process keeping the environment open (so LMDB
+// does not reset the reader table on the next open). The stale slots are
+// there until the next memctl opens the store, which clears them; writes
+// and reads go on, and check passes.
+func TestStaleReaderSlots(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	if r := memctlProc(t, "", "--db", db, "init"); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	start := func(env ...string) (*exec.Cmd, func()) {
+		cmd := helperCmd(t, "hold-reader", append([]string{"CONC_DB=" + db}, env...)...)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+			t.Fatalf("helper: %q", line)
+		}
+		return cmd, func() { stdin.Close(); cmd.Wait() }
+	}
+	_, release := start()
+	defer release()
+	const killed = 24
+	// All hold their transaction at once (each open clears the slots of
+	// readers already dead), then all die.
+	var holders []*exec.Cmd
+	for range killed {
+		cmd, _ := start("HOLD_TXN=1")
+		holders = append(holders, cmd)
+	}
+	for _, cmd := range holders {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	stale := readerSlots(t, db)
+	if stale < killed {
+		t.Fatalf("%d reader slots after killing %d readers: the test did not create stale slots", stale, killed)
+	}
+	if r := memctlProc(t, "", "--db", db, "put-edge", "a:1", "calls", "a:2"); r.Code != 0 {
+		t.Fatalf("put-edge with stale reader slots: %s", r.Stderr)
+	}
+	if r := memctlProc(t, "", "--db", db, "get-out", "a:1"); r.Code != 0 || !strings.Contains(r.Stdout, "a:2") {
+		t.Fatalf("get-out with stale reader slots: exit %d %s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	after := readerSlots(t, db)
+	if after >= killed {
+		t.Errorf("%d reader slots after memctl opened the store: stale slots were not cleared", after)
+	}
+	if c := memctlProc(t, "", "--db", db, "check"); c.Code != 0 {
+		t.Errorf("check: %s%s", c.Stdout, c.Stderr)
+	}
+	t.Logf("%d readers killed inside read transactions: %d slots in the table, %d after the next memctl opened the store", killed, stale, after)
 }
