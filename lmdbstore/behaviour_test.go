@@ -796,3 +796,40 @@ func TestScanOutAllocatesPerScanNotPerEntry(t *testing.T) {
 		t.Errorf("ScanOut allocates %.0f times for degree 1000, %.0f for degree 10", hub, leaf)
 	}
 }
+
+// TestLargeCompressedValues: history and log values larger than the zstd
+// window (8 MiB) round-trip through the bounded decoder.
+func TestLargeCompressedValues(t *testing.T) {
+	s := newStore(t, Options{MapSize: 256 << 20})
+	big := make([]byte, 0, 10<<20)
+	big = append(big, '"')
+	for i := 0; len(big) < 10<<20; i++ {
+		big = fmt.Appendf(big, "%d,", i*7919%1000003)
+	}
+	big = append(big, '"')
+	c1 := mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+		return tx.PutNode(NodePut{Key: "doc:big", Payload: big})
+	})
+	mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+		return tx.PutNode(NodePut{Key: "doc:big", Payload: json.RawMessage(`"small"`)})
+	})
+	err := s.View(func(r *ReadTxn) error {
+		n, err := r.GetNode("doc:big", AtRevision(c1.Rev))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(n.Payload, big) {
+			t.Errorf("old version read back with %d bytes, want %d", len(n.Payload), len(big))
+		}
+		ops := 0
+		return r.DiffSince(AtRevision(0), DiffFilter{}, func(op Op) error {
+			if ops++; ops == 1 && !bytes.Equal(op.Payload, big) {
+				t.Errorf("log payload differs")
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -241,11 +241,9 @@ func (s *Store) decodeEnvelope(dbName string, key, v []byte) ([]byte, error) {
 		if w <= 0 || n > 1<<30 {
 			return nil, &CorruptionError{dbName, bytes.Clone(key), "bad compressed length"}
 		}
-		_, dec := s.zstd()
-		// Never preallocate what the value merely claims.
-		body, err := dec.DecodeAll(v[1+w:], make([]byte, 0, min(n, 1<<20)))
-		if err != nil || uint64(len(body)) != n {
-			return nil, &CorruptionError{dbName, bytes.Clone(key), fmt.Sprintf("bad compressed body (%d bytes, header says %d): %v", len(body), n, err)}
+		body, err := s.unzstd(v[1+w:], n)
+		if err != nil {
+			return nil, &CorruptionError{dbName, bytes.Clone(key), fmt.Sprintf("bad compressed body: %v", err)}
 		}
 		return body, nil
 	}
@@ -1083,9 +1081,8 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 		if w <= 0 || n > 1<<30 {
 			return logRecord{}, bad("bad compressed length")
 		}
-		_, dec := s.zstd()
-		body, err := dec.DecodeAll(opsBytes[w:], make([]byte, 0, min(n, 1<<20)))
-		if err != nil || uint64(len(body)) != n {
+		body, err := s.unzstd(opsBytes[w:], n)
+		if err != nil {
 			return logRecord{}, bad(fmt.Sprintf("bad compressed ops: %v", err))
 		}
 		opsBytes = body

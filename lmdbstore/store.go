@@ -342,9 +342,37 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) zstd() (*zstd.Encoder, *zstd.Decoder) {
 	s.zOnce.Do(func() {
 		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderLowmem(true))
+		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30),
+			zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
 	})
 	return s.zenc, s.zdec
+}
+
+// maxZstdWindow is the largest window our encoder uses (its default level
+// uses 8 MiB): a frame asking for more is damaged, and refusing it keeps a
+// damaged value from costing a large allocation.
+const maxZstdWindow = 8 << 20
+
+// unzstd decompresses one value's zstd frame whose body length the value
+// states as n, checking the frame header against n before decoding.
+func (s *Store) unzstd(frame []byte, n uint64) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil {
+		return nil, err
+	}
+	if !h.HasFCS || h.FrameContentSize != n {
+		return nil, fmt.Errorf("frame holds %d bytes, value says %d", h.FrameContentSize, n)
+	}
+	_, dec := s.zstd()
+	// Never preallocate what the value merely claims.
+	body, err := dec.DecodeAll(frame, make([]byte, 0, min(n, 1<<20)))
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(body)) != n {
+		return nil, fmt.Errorf("decompressed %d bytes, value says %d", len(body), n)
+	}
+	return body, nil
 }
 
 func lmdbErrno(err error) (error, bool) {
