@@ -97,7 +97,7 @@ func quantilesInt(v []int) string {
 
 func formatValue(v float64, unit string) string {
 	switch unit {
-	case "ms":
+	case "ms", "cpu-ms":
 		if v < 10 {
 			return fmt.Sprintf("%.2f", v)
 		}
@@ -129,6 +129,9 @@ of the load; peers filter on the revision stored in each row, which is only equi
 revision at 90% of the load; peers have no change log, so they scan everything. fresh open→get-out = inside a new
 process, open the store and answer one get-out (by canonical key for memctl, by integer id for peers); fresh process
 total = the same seen from the parent (spawn to exit). disk bytes/edge = allocated file blocks after the run / edges.
-Read figures are medians over turns that the systems take one after another.
+Units: reads are in operations per second of this process's CPU time (getrusage, user + system), the median over 24
+turns the systems take one after another, because CPU time does not inflate when other processes compete for the
+cores (wall-clock medians are in the run's log); diff-since is CPU time, best of 5. Writes and fresh processes are
+wall-clock: they wait on fsync and process start, which CPU time would hide.
 
 `
