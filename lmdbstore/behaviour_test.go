@@ -800,6 +800,9 @@ func TestScanOutAllocatesPerScanNotPerEntry(t *testing.T) {
 // TestLargeCompressedValues: history and log values larger than the zstd
 // window (8 MiB) round-trip through the bounded decoder.
 func TestLargeCompressedValues(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("compresses 10 MiB twice (half a minute under -race)")
+	}
 	s := newStore(t, Options{MapSize: 256 << 20})
 	big := make([]byte, 0, 10<<20)
 	big = append(big, '"')
