@@ -265,10 +265,8 @@ func (g *Graph) NodeID(n NodeIndex) (uint64, error) {
 func (g *Graph) Key(n NodeIndex) (string, error) { return g.f.Key(n) }
 
 func (g *Graph) Type(n NodeIndex) (string, error) {
-	if err := g.CheckIndex(n); err != nil {
-		return "", err
-	}
-	return g.f.String(g.f.NodeRows()[n].Type)
+	typ, _, _, _, err := g.f.NodeStrings(n)
+	return typ, err
 }
 
 // Node is every attribute of one node. Strings are zero-copy.
@@ -297,17 +295,14 @@ func (g *Graph) Node(n NodeIndex) (Node, error) {
 	out := Node{Index: n, ID: g.f.NodeIDs()[n], CreatedTS: row.CreatedTS, UpdatedTS: row.UpdatedTS,
 		CreatedRev: row.CreatedRev, Rev: row.Rev, Missing: row.Flags&snapshot.NodeFlagMissing != 0}
 	var err error
-	str := func(id uint32) string {
-		s, serr := g.f.String(id)
-		if serr != nil && err == nil {
-			err = serr
-		}
-		return s
+	if out.Key, err = g.f.Key(n); err != nil {
+		return Node{}, err
 	}
-	out.Key = str(n)
-	out.Type, out.Scope = str(row.Type), str(row.Scope)
-	out.RunID, out.TaskID = str(row.RunID), str(row.TaskID)
-	return out, err
+	out.Type, out.Scope, out.RunID, out.TaskID, err = g.f.NodeStrings(n)
+	if err != nil {
+		return Node{}, err
+	}
+	return out, nil
 }
 
 // Payload returns node n's JSON payload (nil for none); decompressed

@@ -89,6 +89,25 @@ func (f *File) Key(i uint32) (string, error) {
 	return f.String(i)
 }
 
+// NodeStrings returns node i's type, scope, run id and task id. A string id
+// in the row that is not a string is a FormatError naming nodes.
+func (f *File) NodeStrings(i uint32) (typ, scope, run, task string, err error) {
+	if err := f.checkNode(i); err != nil {
+		return "", "", "", "", err
+	}
+	row := &f.nodes[i]
+	var out [4]string
+	for j, id := range [4]uint32{row.Type, row.Scope, row.RunID, row.TaskID} {
+		if uint64(id) >= uint64(f.NumStrings()) {
+			return "", "", "", "", f.sectionErr(KindNodes, uint64(i), nodeRowSize, "node %d: string id %d not in [0, %d)", i, id, f.NumStrings())
+		}
+		if out[j], err = f.String(id); err != nil {
+			return "", "", "", "", err
+		}
+	}
+	return out[0], out[1], out[2], out[3], nil
+}
+
 // Lookup finds the node index of id in the sorted id array, building
 // nothing at open. Node ids are hashes of keys, spread uniformly, so one
 // interpolation guess lands within about sqrt(n) positions of the answer; a
