@@ -575,6 +575,14 @@ func (r *ReadTxn) GetNodeByID(id NodeID, at At) (Node, error) {
 	return r.getNode(id, key, true, at)
 }
 
+// seenRev is the revision a read at view saw (for telemetry).
+func (r *ReadTxn) seenRev(view Revision) Revision {
+	if view == viewLatest {
+		return r.Revision()
+	}
+	return view
+}
+
 // ScanNodes calls fn for every live node at the view, in ascending NodeID order.
 func (r *ReadTxn) ScanNodes(at At, fn func(Node) error) error {
 	view, err := r.view(at)
@@ -892,6 +900,7 @@ func (r *ReadTxn) getAdj(out bool, key, rel string, at At) ([]Edge, error) {
 	}
 	n := len(edges)
 	r.emitRead("query", "n:"+key, "edge", 0, func(e *event) {
+		e.Rev = uint64(r.seenRev(view))
 		e.Query, e.Rel, e.Results = query, rel, &n
 		if !at.IsLatest() {
 			e.AtRev = uint64(view)
@@ -993,7 +1002,9 @@ func (r *ReadTxn) ListKV(scope, ns string, at At) ([]KV, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	n := len(out)
-	r.emitRead("query", "kv:"+scope+":"+ns, "kv", 0, func(e *event) { e.Query, e.Results = "list_kv", &n })
+	r.emitRead("query", "kv:"+scope+":"+ns, "kv", 0, func(e *event) {
+		e.Query, e.Results, e.Rev = "list_kv", &n, uint64(r.seenRev(view))
+	})
 	return out, nil
 }
 
