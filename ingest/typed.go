@@ -37,8 +37,8 @@ func loadEnv(extra []string) []string {
 // command recompiles for another package's external tests ("q [p.test]")
 // are not made: an external test imports the plain packages. That trade
 // is deliberate: it cuts the units of the standard library from 2247 to
-// 723, and costs the few calls an external test makes on values that
-// cross between its package's test build and such a copy (6 of 217,527
+// 725, and costs the few calls an external test makes on values that
+// cross between its package's test build and such a copy (2 of 217,527
 // calls edges in std), which go/types then reports as type errors.
 const listMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
 	packages.NeedImports | packages.NeedDeps
@@ -107,6 +107,13 @@ func (x *extractor) loadTyped(m module) error {
 			broken[p.ID] = broken[p.ID] || broken[ip.ID]
 		}
 	}
+	// Foreign test variants are replaced by their plain package, when the
+	// listing has one (a dependency only tests reach exists only as one).
+	listed := make(map[string]bool, len(all))
+	for _, p := range all {
+		listed[p.ID] = true
+	}
+	replaced := func(p *packages.Package) bool { return isForeignVariant(p) && listed[p.PkgPath] }
 	units := make(map[string]*checkUnit)
 	for _, p := range all {
 		if strings.HasSuffix(p.ID, ".test") || p.PkgPath == "unsafe" || x.checked[p.ID] != nil {
@@ -131,12 +138,12 @@ func (x *extractor) loadTyped(m module) error {
 			imports: make(map[string]string, len(p.Imports))}
 		for imp, ip := range p.Imports {
 			id := ip.ID
-			if isForeignVariant(ip) {
+			if replaced(ip) {
 				id = ip.PkgPath
 			}
 			u.imports[imp] = id
 		}
-		if isForeignVariant(p) {
+		if replaced(p) {
 			continue
 		}
 		units[p.ID] = u
