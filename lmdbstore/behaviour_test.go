@@ -677,6 +677,15 @@ func TestHubChunksAndCompaction(t *testing.T) {
 	if len(rep.Warnings) == 0 {
 		t.Errorf("no tombstone accumulation warning with %d tombstones of %d entries", st.Tombstones, st.AdjacencyEntries)
 	}
+	// Keeping all history, Compact drops nothing but packs the chunks.
+	keep, err := s.Compact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep.EntriesAfter != keep.EntriesBefore || keep.ChunksAfter > keep.ChunksBefore || keep.HistDropped != 0 {
+		t.Errorf("keep-all compaction: %+v", keep)
+	}
+	mustCheck(t, s)
 	if err := s.SetRetention(1); err != nil {
 		t.Fatal(err)
 	}
