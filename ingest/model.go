@@ -111,17 +111,18 @@ func (g *Graph) HasNode(key string) bool { _, ok := g.nodes[key]; return ok }
 func (g *Graph) Node(key string) (Node, bool) { n, ok := g.nodes[key]; return n, ok }
 
 // RelationWeights are the weights `ingest go` gives its edges. The engines
-// multiply a signal by the weight of each edge it crosses, so structure
-// (what contains or declares what) carries the most, then calls and
-// implementations, then tests and imports, then type references, which
-// are the most numerous and the least specific.
+// multiply a signal by the weight of each edge it crosses (and by their
+// decay per hop), so structure (what contains or declares what) carries
+// it whole and every other relation halves it: from a symbol, its file,
+// package and sibling files then rank above the files of the code it
+// merely calls or mentions.
 var RelationWeights = map[string]float32{
 	RelContains:   1,
 	RelDefines:    1,
-	RelCalls:      0.8,
-	RelImplements: 0.8,
-	RelTests:      0.6,
-	RelImports:    0.6,
+	RelCalls:      0.5,
+	RelImplements: 0.5,
+	RelTests:      0.5,
+	RelImports:    0.5,
 	RelReferences: 0.5,
 }
 
