@@ -18,11 +18,11 @@ import (
 // Node ids are dense integers in ingestion order, as an application using
 // INTEGER PRIMARY KEY would have them.
 type SQLite struct {
-	db                          *sql.DB
-	g                           *gen.Graph
-	rev                         int
-	out, in, outAt, hop3, nodeQ *sql.Stmt
-	diffN, diffE                *sql.Stmt
+	db                   *sql.DB
+	g                    *gen.Graph
+	rev                  int
+	out, in, outAt, hop3 *sql.Stmt
+	diffN, diffE         *sql.Stmt
 }
 
 const sqliteSchema = `
