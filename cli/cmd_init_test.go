@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,5 +79,39 @@ func TestTelemetryFile(t *testing.T) {
 	}
 	if !kinds["write"] || !kinds["read"] {
 		t.Errorf("telemetry lacks a write and a read event:\n%s", data)
+	}
+}
+
+// Read telemetry carries the session a harness sets through the environment,
+// and writes take the same variables when their flags are absent.
+func TestTelemetrySessionFromEnvironment(t *testing.T) {
+	db := newStore(t)
+	tele := filepath.Join(t.TempDir(), "events.jsonl")
+	environ := map[string]string{"MEMCTL_TELEMETRY": tele, "MEMCTL_RUN": "run-7", "MEMCTL_TASK": "task-3"}
+	if r := runEnv(t, "", environ, "--db", db, "put-node", "a:1"); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	if r := runEnv(t, "", environ, "--db", db, "get-node", "a:1"); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	if r := runEnv(t, "", environ, "--db", db, "put-node", "a:2", "--run", "flag-run"); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	data, err := os.ReadFile(tele)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct{ Event, Memory, Run, Task string }
+	var got []ev
+	for _, e := range jsonLinesRaw(t, string(data)) {
+		got = append(got, ev{e["event"].(string), e["memory_id"].(string), e["run_id"].(string), e["task_id"].(string)})
+	}
+	want := []ev{
+		{"write", "n:a:1", "run-7", "task-3"},
+		{"read", "n:a:1", "run-7", "task-3"},
+		{"write", "n:a:2", "flag-run", "task-3"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("telemetry (-want +got):\n%s", diff)
 	}
 }

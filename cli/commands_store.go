@@ -34,6 +34,9 @@ const (
 	envDB        = "MEMCTL_DB"
 	envTelemetry = "MEMCTL_TELEMETRY"
 	envNoSync    = "MEMCTL_NOSYNC"
+	envRun       = "MEMCTL_RUN"
+	envTask      = "MEMCTL_TASK"
+	envScope     = "MEMCTL_SCOPE"
 )
 
 func globalFlags(env Env) []cli.Flag {
@@ -203,6 +206,7 @@ func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
 	opts := lmdbstore.Options{
 		ReadOnly: readOnly,
 		NoSync:   k.ctx.Bool("no-sync") || k.env.Getenv(envNoSync) == "1",
+		Session:  k.meta(),
 	}
 	path := k.ctx.String("telemetry")
 	if path == "" {
@@ -305,12 +309,20 @@ func (k *call) view(fn func(r *lmdbstore.ReadTxn, at lmdbstore.At) error) error 
 	})
 }
 
-// meta is the provenance the write flags give.
+// meta is the provenance of this invocation: the --scope/--run/--task flags
+// where the command has them, else $MEMCTL_SCOPE/$MEMCTL_RUN/$MEMCTL_TASK, so
+// a harness can tag every call of a run (writes and read telemetry alike).
 func (k *call) meta() lmdbstore.WriteMeta {
+	pick := func(flag, env string) string {
+		if v := k.ctx.String(flag); v != "" {
+			return v
+		}
+		return k.env.Getenv(env)
+	}
 	return lmdbstore.WriteMeta{
-		Scope:  k.ctx.String("scope"),
-		RunID:  k.ctx.String("run"),
-		TaskID: k.ctx.String("task"),
+		Scope:  pick("scope", envScope),
+		RunID:  pick("run", envRun),
+		TaskID: pick("task", envTask),
 	}
 }
 
