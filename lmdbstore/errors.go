@@ -30,6 +30,8 @@ var (
 	ErrMapFull = errors.New("store is full")
 	// ErrReadOnly: a write on a store opened read-only or a read-only path.
 	ErrReadOnly = errors.New("store is read-only")
+	// ErrClosed: a read on a store after Close.
+	ErrClosed = errors.New("store is closed")
 )
 
 // CorruptionError names what is damaged: the keyspace (DBI name), the raw

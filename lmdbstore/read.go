@@ -31,6 +31,7 @@ type ReadTxn struct {
 	pendingTS  uint64   // commit time of the pending revision (write txn only)
 
 	outCur, inCur *lmdb.Cursor // reused by scans of a read-only transaction
+	pooled        *pooledRead  // the pooled transaction (nil: none); owns the scan cursors
 }
 
 func (s *Store) beginRead(txn *lmdb.Txn) (*ReadTxn, error) {
@@ -639,6 +640,10 @@ func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
 			return nil, nil, err
 		}
 		return c, c.Close, nil
+	}
+	if r.pooled != nil {
+		c, err := r.pooled.cursor(out, dbi)
+		return c, func() {}, err
 	}
 	if *slot == nil {
 		c, err := r.txn.OpenCursor(dbi)

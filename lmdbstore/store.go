@@ -99,8 +99,12 @@ type Store struct {
 	zenc  *zstd.Encoder
 	zdec  *zstd.Decoder
 
+	// readers parks reset read-only transactions for reuse by view.
+	readers readPool
+
 	closeMu sync.Mutex
 	closed  bool
+	closing atomic.Bool // set by Close before it drains readers
 }
 
 type relCache struct {
@@ -182,7 +186,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(func(txn *lmdb.Txn) error {
+	err = s.viewManaged(func(txn *lmdb.Txn) error {
 		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
 			var err error
 			*dbi, err = txn.OpenDBI(name, 0)
@@ -325,8 +329,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	s.resize.Lock()
 	defer s.resize.Unlock()
+	s.readers.drain()
 	if s.zdec != nil {
 		s.zdec.Close()
 	}
@@ -422,15 +428,49 @@ func (s *Store) growMap() error {
 	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
 }
 
-// view runs fn in a read transaction with RawRead, retrying on the
-// recoverable conditions.
+// view runs fn in a pooled read transaction (readPool) with RawRead,
+// retrying on the recoverable conditions.
 func (s *Store) view(fn func(*lmdb.Txn) error) error {
+	return s.viewPooled(func(rt *pooledRead) error { return fn(rt.txn) })
+}
+
+// viewPooled is view handing over the pooled transaction with its cursors.
+func (s *Store) viewPooled(fn func(*pooledRead) error) error {
+	return s.viewWith(func(*lmdb.Txn) error {
+		rt, err := s.readers.acquire(s.env)
+		if err != nil {
+			return err
+		}
+		ok := false // false if fn panics or exits the goroutine: abort, never park
+		defer func() { s.readers.release(rt, ok) }()
+		err = fn(rt)
+		ok = true
+		return err
+	})
+}
+
+// viewManaged runs fn in a fresh managed read transaction that commits at
+// the end: DBI handles opened in a read transaction become usable by others
+// only when it commits (a reset would close them), so Open uses this.
+func (s *Store) viewManaged(fn func(*lmdb.Txn) error) error {
+	return s.viewWith(func(*lmdb.Txn) error {
+		return s.env.View(func(txn *lmdb.Txn) error {
+			txn.RawRead = true
+			return fn(txn)
+		})
+	})
+}
+
+// viewWith runs run (which ignores its argument and opens its own read
+// transaction) holding the map shared, retrying on the recoverable
+// conditions.
+func (s *Store) viewWith(run func(*lmdb.Txn) error) error {
 	for attempt := 0; ; attempt++ {
 		err := s.withMap(func() error {
-			return s.env.View(func(txn *lmdb.Txn) error {
-				txn.RawRead = true
-				return fn(txn)
-			})
+			if s.closing.Load() {
+				return fmt.Errorf("%w: %s", ErrClosed, s.path)
+			}
+			return run(nil)
 		})
 		if err == nil {
 			return nil
@@ -542,11 +582,8 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 // committed state. Slices handed to scan callbacks are valid only during the
 // callback.
 func (s *Store) View(fn func(r *ReadTxn) error) error {
-	return s.view(func(txn *lmdb.Txn) error {
-		r, err := s.beginRead(txn)
-		if err != nil {
-			return err
-		}
+	return s.viewPooled(func(rt *pooledRead) error {
+		r := &ReadTxn{s: s, txn: rt.txn, pooled: rt}
 		defer r.close()
 		return fn(r)
 	})

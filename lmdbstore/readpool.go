@@ -1,0 +1,142 @@
+package lmdbstore
+
+import (
+	"sync"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+)
+
+// Read transactions are reused rather than begun and aborted per View: a
+// parked transaction is reset (it holds its reader slot but no snapshot) and
+// renewed on the next use, and its adjacency scan cursors are renewed with
+// it instead of being opened and closed each time (LMDB-NOTES: each cgo
+// call costs a few hundred ns).
+//
+// Invariants:
+//   - A transaction is live only between acquire and release, both inside
+//     Store.withMap (the map held shared); a parked one is always reset, so
+//     a map resize (which holds the map exclusively) never sees a live read
+//     transaction of this process.
+//   - A transaction whose Renew fails (MDB_MAP_RESIZED after another process
+//     grew the map, or any other error) is aborted, never parked; the caller
+//     retries with a new one after Store.recoverable.
+//   - A transaction whose user panicked or exited the goroutine is aborted,
+//     not parked.
+//   - Close drains the pool (aborting every parked transaction) holding the
+//     map exclusively, after which no view begins.
+
+// maxParkedReaders bounds the pool; transactions released beyond it are
+// aborted (each holds one of the environment's reader slots).
+const maxParkedReaders = 64
+
+// pooledRead is a read-only transaction with its lazily opened scan cursors.
+type pooledRead struct {
+	txn *lmdb.Txn
+	// out and in are the adjacency scan cursors, nil until first used;
+	// outBound/inBound say whether they are bound to the current use of txn.
+	out, in           *lmdb.Cursor
+	outBound, inBound bool
+}
+
+// cursor returns the out or in scan cursor, bound to the current use of the
+// transaction.
+func (p *pooledRead) cursor(out bool, dbi lmdb.DBI) (*lmdb.Cursor, error) {
+	slot, bound := &p.in, &p.inBound
+	if out {
+		slot, bound = &p.out, &p.outBound
+	}
+	if *bound {
+		return *slot, nil
+	}
+	if *slot == nil {
+		c, err := p.txn.OpenCursor(dbi)
+		if err != nil {
+			return nil, err
+		}
+		*slot = c
+	} else if err := (*slot).Renew(p.txn); err != nil {
+		return nil, err
+	}
+	*bound = true
+	return *slot, nil
+}
+
+// abort closes the cursors and ends the transaction for good.
+func (p *pooledRead) abort() {
+	if p.out != nil {
+		p.out.Close()
+	}
+	if p.in != nil {
+		p.in.Close()
+	}
+	p.txn.Pooled = false
+	p.txn.Abort()
+}
+
+// readPool is a mutex-guarded free list of parked read transactions (a
+// sync.Pool could drop one without aborting it, leaking its reader slot
+// until the finalizer runs).
+type readPool struct {
+	mu   sync.Mutex
+	free []*pooledRead
+}
+
+// acquire returns a live read-only transaction with RawRead set: a parked
+// one renewed, or a new one.
+func (p *readPool) acquire(env *lmdb.Env) (*pooledRead, error) {
+	p.mu.Lock()
+	var rt *pooledRead
+	if n := len(p.free); n > 0 {
+		rt = p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if rt != nil {
+		rt.txn.Pooled = false
+		if err := rt.txn.Renew(); err != nil {
+			rt.abort()
+			return nil, err
+		}
+		rt.outBound, rt.inBound = false, false
+		return rt, nil
+	}
+	txn, err := env.BeginTxn(nil, lmdb.Readonly)
+	if err != nil {
+		return nil, err
+	}
+	txn.RawRead = true
+	return &pooledRead{txn: txn}, nil
+}
+
+// release parks rt (reset) for reuse, or aborts it when reuse is not safe
+// (ok false) or the pool is full.
+func (p *readPool) release(rt *pooledRead, ok bool) {
+	if !ok {
+		rt.abort()
+		return
+	}
+	rt.txn.Reset()
+	rt.txn.Pooled = true
+	p.mu.Lock()
+	if len(p.free) < maxParkedReaders {
+		p.free = append(p.free, rt)
+		rt = nil
+	}
+	p.mu.Unlock()
+	if rt != nil {
+		rt.abort()
+	}
+}
+
+// drain aborts every parked transaction (Close, with the map held
+// exclusively).
+func (p *readPool) drain() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, rt := range free {
+		rt.abort()
+	}
+}
