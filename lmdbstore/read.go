@@ -1108,9 +1108,15 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 	}
 	od := decoder{b: opsBytes}
 	ts := nsTime(rec.ts)
+	// Every op takes at least minOpBytes (kind byte and three string
+	// lengths), so this bounds what a damaged count can make us allocate.
+	const minOpBytes = 4
+	rec.ops = make([]Op, 0, min(nops, uint64(len(opsBytes)/minOpBytes)))
+	scope, run, task := rec.scope, rec.run, rec.tsk // the previous op's, shared when equal
 	for range nops {
 		op := Op{Rev: rec.rev, TS: ts, Kind: OpKind(od.u8())}
-		op.Scope, op.RunID, op.TaskID = od.str(), od.str(), od.str()
+		scope, run, task = od.strLike(scope), od.strLike(run), od.strLike(task)
+		op.Scope, op.RunID, op.TaskID = scope, run, task
 		switch op.Kind {
 		case OpPutNode:
 			op.NodeKey, op.NodeType = od.str(), od.str()

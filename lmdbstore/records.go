@@ -200,6 +200,16 @@ func (d *decoder) bytes() []byte {
 
 func (d *decoder) str() string { return string(d.bytes()) }
 
+// strLike is str returning prev itself when the bytes equal it, so runs of
+// the same string (an op's provenance) share one allocation.
+func (d *decoder) strLike(prev string) string {
+	b := d.bytes()
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
+}
+
 func (d *decoder) f32() float32 {
 	if d.err != nil || len(d.b)-d.off < 4 {
 		d.fail("truncated float")
