@@ -102,9 +102,52 @@ type Store struct {
 	// readers parks reset read-only transactions for reuse by view.
 	readers readPool
 
+	// ids caches id -> canonical key for ids entries known to be committed
+	// (an ids entry is written once and never changed or deleted), so a
+	// write transaction need not look up an endpoint it has seen before.
+	ids idCache
+
 	closeMu sync.Mutex
 	closed  bool
 	closing atomic.Bool // set by Close before it drains readers
+}
+
+// idCache is the committed-ids cache: ids entries are immutable once
+// committed, so a cached pair stays true. It is bounded: when full it starts
+// over.
+type idCache struct {
+	mu  sync.Mutex
+	ids map[NodeID]string
+}
+
+// maxCachedIDs bounds idCache (about 100 bytes per entry).
+const maxCachedIDs = 1 << 19
+
+// has reports whether id is committed with canonical key key.
+func (c *idCache) has(id NodeID, key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.ids[id]
+	return ok && k == key
+}
+
+// addCommitted records the ids a committed write transaction registered or
+// verified.
+func (c *idCache) addCommitted(ids map[NodeID]string) {
+	if len(ids) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil || len(c.ids)+len(ids) > maxCachedIDs {
+		c.ids = make(map[NodeID]string, min(len(ids), maxCachedIDs))
+	}
+	for id, key := range ids {
+		if len(c.ids) >= maxCachedIDs {
+			return
+		}
+		c.ids[id] = key
+	}
 }
 
 type relCache struct {
@@ -574,6 +617,7 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 	if aborted {
 		return Commit{}, nil
 	}
+	s.ids.addCommitted(tx.knownIDs)
 	s.emitWrites(tx)
 	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
 }

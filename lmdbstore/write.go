@@ -165,6 +165,10 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 	if tx.knownIDs == nil {
 		tx.knownIDs = map[NodeID]string{}
 	}
+	if tx.s.ids.has(id, key) {
+		tx.knownIDs[id] = key
+		return id, nil
+	}
 	k := nodeKey(id)
 	v, err := tx.txn.Get(tx.s.db.ids, k)
 	switch {
