@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,9 +102,9 @@ func TestExtractGit(t *testing.T) {
 	file("d.txt", gitJSON(1, t0+3*hour, t0+3*hour, c4))
 	file("e.txt", gitJSON(1, t0+3*hour, t0+3*hour, c4))
 	file("go.mod", gitJSON(1, t0, t0, r.git("rev-list", "--max-parents=0", "HEAD")))
-	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:b.go", Weight: 2})
-	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: 1})
-	want.AddEdge(Edge{Src: "file:b.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: 1})
+	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:b.go", Weight: coChangeWeight(2)})
+	want.AddEdge(Edge{Src: "file:a.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: coChangeWeight(1)})
+	want.AddEdge(Edge{Src: "file:b.go", Rel: RelCoChanged, Dst: "file:go.mod", Weight: coChangeWeight(1)})
 	if diff := cmp.Diff(renderGraph(want), renderGraph(res.Graph)); diff != "" {
 		t.Errorf("git graph (-want +got):\n%s", diff)
 	}
@@ -162,7 +163,7 @@ func TestWriteGitAndGoTogether(t *testing.T) {
 	var co []string
 	for _, e := range edges {
 		if e.Rel == RelCoChanged {
-			co = append(co, fmt.Sprintf("%s %s %g", e.Src, e.Dst, e.Weight))
+			co = append(co, fmt.Sprintf("%s %s %g", e.Src, e.Dst, math.Round(float64(e.Weight/(1-e.Weight)))))
 		}
 	}
 	wantCo := []string{"file:README file:a.go 1", "file:README file:b.go 1", "file:a.go file:b.go 2", "file:a.go file:go.mod 1", "file:b.go file:go.mod 1"}
