@@ -7,3 +7,6 @@ func (s *Store) setHashForTest(h func(string) NodeID) { s.hash = h }
 
 // setChunkMaxForTest lowers the chunk size so small graphs split chunks.
 func (s *Store) setChunkMaxForTest(n int) { s.chunkMax = n }
+
+// setAdjDirectForTest turns off the adjacency write-back buffer.
+func (s *Store) setAdjDirectForTest() { s.adjDirect = true }

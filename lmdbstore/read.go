@@ -23,6 +23,7 @@ type ReadTxn struct {
 	s       *Store
 	txn     *lmdb.Txn
 	inWrite bool
+	w       *WriteTxn // the write transaction (inWrite only): adjacency reads flush its buffers first
 
 	metaLoaded bool
 	rev        Revision // latest revision visible (in a write txn: the pending one)
@@ -635,6 +636,9 @@ func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
 		dbi, slot = r.s.db.out, &r.outCur
 	}
 	if r.inWrite {
+		if err := r.w.flushAdj(); err != nil {
+			return nil, nil, err
+		}
 		c, err := r.txn.OpenCursor(dbi)
 		if err != nil {
 			return nil, nil, err
@@ -790,6 +794,11 @@ func (r *ReadTxn) ScanEdges(at At, fn func(Edge) error) error {
 	view, err := r.view(at)
 	if err != nil {
 		return err
+	}
+	if r.inWrite {
+		if err := r.w.flushAdj(); err != nil {
+			return err
+		}
 	}
 	cur, err := r.txn.OpenCursor(r.s.db.out)
 	if err != nil {

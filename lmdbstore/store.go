@@ -83,6 +83,9 @@ type Store struct {
 	// chunkMax is adjacency.MaxChunkEntries; tests lower it to exercise
 	// chunk splits on small graphs.
 	chunkMax int
+	// adjDirect turns off the adjacency write-back buffer (adjbuf.go);
+	// tests compare the two paths' layouts.
+	adjDirect bool
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice

@@ -38,6 +38,7 @@ type WriteTxn struct {
 
 	scratch       []adjacency.Entry
 	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
+	outBuf, inBuf adjBuf       // write-back buffers of adjAdd; flushed by flushAdj
 	knownIDs      map[NodeID]string
 	recBuf        []byte // reused by plain
 	encBuf        []byte // reused for chunk values
@@ -89,7 +90,8 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		s: s, txn: txn, meta: meta, rev: Revision(lastRev + 1), ts: ts,
 		horizon: Revision(horizon), nextRel: RelID(nextRel),
 	}
-	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, metaLoaded: true,
+	tx.outBuf.out = true
+	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, w: tx, metaLoaded: true,
 		rev: tx.rev, horizon: tx.horizon, horizon0: Revision(storedHorizon), pendingTS: ts}
 	return tx, nil
 }
@@ -465,11 +467,11 @@ func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) e
 		entry.Weight = 1
 	}
 	entry.Peer = uint64(dst)
-	if err := tx.adjInsert(&tx.outCur, tx.s.db.out, dbOut, src, entry); err != nil {
+	if err := tx.adjAdd(&tx.outBuf, src, entry); err != nil {
 		return tx.fail(err)
 	}
 	entry.Peer = uint64(src)
-	if err := tx.adjInsert(&tx.inCur, tx.s.db.in, dbIn, dst, entry); err != nil {
+	if err := tx.adjAdd(&tx.inBuf, dst, entry); err != nil {
 		return tx.fail(err)
 	}
 	return nil
@@ -682,6 +684,9 @@ func (tx *WriteTxn) op(kind OpKind, scope, run, task string, fields func([]byte)
 
 // finish writes the log record, the time index and the meta counters.
 func (tx *WriteTxn) finish() error {
+	if err := tx.flushAdj(); err != nil {
+		return err
+	}
 	v := make([]byte, 0, 32+len(tx.ops))
 	head := binary.BigEndian.AppendUint64(nil, tx.ts)
 	head = appendStr(head, tx.meta.Scope)
