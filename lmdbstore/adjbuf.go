@@ -3,6 +3,7 @@ package lmdbstore
 import (
 	"bytes"
 	"slices"
+	"sort"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/adjacency"
@@ -182,4 +183,29 @@ func (tx *WriteTxn) flushAdj() error {
 		}
 	}
 	return nil
+}
+
+// edgeAbsent reports whether the edge src -rel-> dst is known never to have
+// been written: the out buffer holds src's whole list and has no entry for
+// it, and no horizon was ever set (with horizon 0 adjacency lists keep
+// every version of every edge, so an edge with an e record has an entry).
+// false means "unknown".
+func (tx *WriteTxn) edgeAbsent(src NodeID, rel RelID, dst NodeID) bool {
+	b := &tx.outBuf
+	if !b.active || b.node != src || tx.horizon != 0 || tx.r.horizon0 != 0 || tx.s.adjDirect {
+		return false
+	}
+	probe := adjacency.Entry{Rel: uint32(rel), Peer: uint64(dst)}
+	i := 0
+	for j := 1; j < len(b.chunks); j++ {
+		if chunkLE(b.chunks[j].entries[0], probe) {
+			i = j
+		}
+	}
+	if len(b.chunks) == 0 {
+		return true
+	}
+	entries := b.chunks[i].entries
+	k := sort.Search(len(entries), func(k int) bool { return !entries[k].Less(probe) })
+	return k == len(entries) || entries[k].Rel != probe.Rel || entries[k].Peer != probe.Peer
 }

@@ -14,8 +14,9 @@ import (
 // source as a bulk load writes them, scattered edges, overwrites, deletes,
 // reads inside the transaction, retention so chunks compact inline, small
 // chunks so they split) on a store with the adjacency write-back buffer
-// and on one without: the out and in keyspaces must be byte-identical
-// after every commit.
+// (and the existing-edge lookup it lets PutEdge skip) and on one without:
+// the out, in, e and hist keyspaces must be byte-identical after every
+// commit.
 func TestAdjBufLayoutMatchesDirect(t *testing.T) {
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestAdjBufLayoutMatchesDirect(t *testing.T) {
 				if diff := cmp.Diff(outs[0], outs[1]); diff != "" {
 					t.Fatalf("txn %d: reads inside the transaction differ (-buffered +direct):\n%s", txn, diff)
 				}
-				for _, db := range []string{dbOut, dbIn} {
+				for _, db := range []string{dbOut, dbIn, dbEdges, dbHist} {
 					if diff := cmp.Diff(dumpDB(t, buffered, db), dumpDB(t, direct, db)); diff != "" {
 						t.Fatalf("txn %d: %s keyspace differs (-buffered +direct):\n%s", txn, db, diff)
 					}
@@ -89,7 +90,7 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 func dumpDB(t *testing.T, s *Store, name string) []string {
 	t.Helper()
-	dbi := map[string]lmdb.DBI{dbOut: s.db.out, dbIn: s.db.in}[name]
+	dbi := map[string]lmdb.DBI{dbOut: s.db.out, dbIn: s.db.in, dbEdges: s.db.e, dbHist: s.db.hist}[name]
 	var kv []string
 	if err := s.view(func(txn *lmdb.Txn) error {
 		cur, err := txn.OpenCursor(dbi)

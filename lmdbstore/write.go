@@ -396,9 +396,11 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if p.Weight != 0 {
 		rec.flags |= recWeight
 	}
-	overwrite, err := tx.supersedeEdge(src, rel.ID, dst, &rec)
-	if err != nil {
-		return err
+	overwrite := false
+	if !tx.edgeAbsent(src, rel.ID, dst) {
+		if overwrite, err = tx.supersedeEdge(src, rel.ID, dst, &rec); err != nil {
+			return err
+		}
 	}
 	if err := tx.writeEdge(src, rel.ID, dst, &rec); err != nil {
 		return err
