@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/snapshot"
+	"golang.org/x/sys/unix"
 )
 
 func idOf(key string) uint64 {
@@ -321,6 +323,50 @@ func TestWriteFileFailureLeavesNoFile(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("files left behind: %v", ents)
+	}
+}
+
+// A killed exporter's temporary file (unlocked, old) is removed by the next
+// export to the same path; one a live writer holds locked, or a fresh one,
+// stays.
+func TestWriteFileRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.snap")
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("half a snapshot"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk(".g.snap.tmp-killed", old)
+	mk(".g.snap.tmp-fresh", time.Now())
+	mk(".other.snap.tmp-killed", old)
+	held := mk(".g.snap.tmp-live", old)
+	f, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := snapshot.WriteFile(path, tinyState(), snapshot.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	want := []string{".g.snap.tmp-fresh", ".g.snap.tmp-live", ".other.snap.tmp-killed", "g.snap"}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("directory after export (-want +got):\n%s", diff)
 	}
 }
 

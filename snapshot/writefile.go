@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,11 +15,23 @@ import (
 // so a crash leaves either the old file or the complete new one. Section
 // arrays are filled in place through a shared writable mapping of the
 // temporary file, so the writer's heap does not hold the edge arrays.
+//
+// The temporary file is flock'ed while it is written. A writer that was
+// killed leaves its temporary file behind, unlocked (the kernel drops the
+// lock with the process); the next WriteFile to the same path removes such
+// leftovers once they are a minute old.
 func WriteFile(path string, st State, opts WriterOptions) (WriteStats, error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	pattern := "." + filepath.Base(path) + ".tmp-*"
+	removeStaleTemps(filepath.Join(dir, pattern), time.Now().Add(-staleTempAge))
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return WriteStats{}, err
+	}
+	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return WriteStats{}, fmt.Errorf("snapshot: lock %s: %w", tmp.Name(), err)
 	}
 	out := &fileOutput{f: tmp}
 	ok := false
@@ -46,6 +59,32 @@ func WriteFile(path string, st State, opts WriterOptions) (WriteStats, error) {
 	}
 	ok = true
 	return stats, syncDir(dir)
+}
+
+// staleTempAge is how old an unlocked temporary file must be before it is
+// taken for a killed writer's leftover (the age guards the instant between
+// another writer's create and its flock).
+const staleTempAge = time.Minute
+
+// removeStaleTemps removes the files matching glob that were last modified
+// before cutoff and that no live writer holds locked. It is best effort:
+// errors only mean a leftover stays.
+func removeStaleTemps(glob string, cutoff time.Time) {
+	names, _ := filepath.Glob(glob)
+	for _, name := range names {
+		fi, err := os.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() || fi.ModTime().After(cutoff) {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_ = os.Remove(name)
+		}
+		_ = f.Close()
+	}
 }
 
 func syncDir(dir string) error {
