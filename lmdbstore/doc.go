@@ -17,6 +17,14 @@
 //     fails the whole transaction).
 //   - Every stored value starts with a format byte, so no value is empty
 //     (lmdb-go faults on empty values under RawRead).
+//   - Caches never change what is stored: View reuses reset read-only
+//     transactions and their cursors (readpool.go; parked ones are reset, so
+//     map resizes see none live, and Close aborts them); write transactions
+//     skip the ids lookup for ids cached as committed (ids entries never
+//     change); consecutive adjacency inserts to one node are applied in
+//     memory and written once (adjbuf.go), byte for byte as the unbuffered
+//     path writes them, before any adjacency read in the transaction and
+//     before commit.
 //
 // Caveats for callers:
 //   - RawRead: reads decode straight from LMDB's memory map. Slices handed to
@@ -34,4 +42,6 @@
 //     therefore run more than once: it must have no side effects outside tx.
 //   - Never open the same store twice in one process (closing either drops
 //     the process's LMDB locks); multi-process tests use subprocesses.
+//   - After Close, View fails with ErrClosed; no View or Update may be
+//     running when Close is called.
 package lmdbstore
