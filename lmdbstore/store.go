@@ -134,9 +134,11 @@ func (c *idCache) has(id NodeID, key string) bool {
 	return ok && k == key
 }
 
-// addCommitted records the ids a committed write transaction registered or
-// verified.
-func (c *idCache) addCommitted(ids map[NodeID]string) {
+// addCommitted records the ids a committed write transaction found already
+// stored (ids, keyed in keys). Ids it registered itself are left out: a
+// bulk load registers many that are never written again, and caching them
+// costs more (map inserts, GC scanning) than the lookups it would save.
+func (c *idCache) addCommitted(ids []NodeID, keys map[NodeID]string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -145,11 +147,11 @@ func (c *idCache) addCommitted(ids map[NodeID]string) {
 	if c.ids == nil || len(c.ids)+len(ids) > maxCachedIDs {
 		c.ids = make(map[NodeID]string, min(len(ids), maxCachedIDs))
 	}
-	for id, key := range ids {
+	for _, id := range ids {
 		if len(c.ids) >= maxCachedIDs {
 			return
 		}
-		c.ids[id] = key
+		c.ids[id] = keys[id]
 	}
 }
 
@@ -620,7 +622,7 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 	if aborted {
 		return Commit{}, nil
 	}
-	s.ids.addCommitted(tx.knownIDs)
+	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
 	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
 }

@@ -40,8 +40,9 @@ type WriteTxn struct {
 	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
 	outBuf, inBuf adjBuf       // write-back buffers of adjAdd; flushed by flushAdj
 	knownIDs      map[NodeID]string
-	recBuf        []byte // reused by plain
-	encBuf        []byte // reused for chunk values
+	verifiedIDs   []NodeID // ids found already stored: cached as committed after commit
+	recBuf        []byte   // reused by plain
+	encBuf        []byte   // reused for chunk values
 }
 
 // close releases the transaction's cursors (before commit or abort).
@@ -182,6 +183,7 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 			return 0, tx.fail(tx.s.collisionOrCorruption(id, key, string(v[1:])))
 		}
 		tx.knownIDs[id] = key
+		tx.verifiedIDs = append(tx.verifiedIDs, id)
 		return id, nil
 	case lmdb.IsNotFound(err):
 		val := make([]byte, 0, 1+len(key))
