@@ -66,6 +66,37 @@ func BenchmarkPutEdge(b *testing.B) {
 		cpu.report(b, 1000, "edge")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(j), "ns/edge")
 	})
+	// A bulk load's shape: each source's edges one after another (runs of
+	// 8, to new destinations), with the adjacency write-back buffer and
+	// without it (the direct path), in the same run.
+	for _, direct := range []bool{false, true} {
+		name := "runs-of-8-buffered"
+		if direct {
+			name = "runs-of-8-direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, Options{NoSync: true})
+			if direct {
+				s.setAdjDirectForTest()
+			}
+			j := 0
+			cpu := startCPU()
+			for b.Loop() {
+				if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+					for k := j; k < j+1000; k++ {
+						if err := tx.PutEdge(EdgePut{Src: fmt.Sprint("src", k/8%5000), Rel: "calls", Dst: fmt.Sprint("dst", k)}); err != nil {
+							return err
+						}
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				j += 1000
+			}
+			cpu.report(b, 1000, "edge")
+		})
+	}
 	for _, sync := range []bool{true, false} {
 		name := "one-per-txn-synced"
 		if !sync {
