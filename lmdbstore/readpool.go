@@ -36,6 +36,9 @@ type pooledRead struct {
 	// outBound/inBound say whether they are bound to the current use of txn.
 	out, in           *lmdb.Cursor
 	outBound, inBound bool
+	// reader is the ReadTxn View hands out over txn (valid only until the
+	// View returns, like the transaction itself).
+	reader ReadTxn
 }
 
 // cursor returns the out or in scan cursor, bound to the current use of the

@@ -632,7 +632,8 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 // callback.
 func (s *Store) View(fn func(r *ReadTxn) error) error {
 	return s.viewPooled(func(rt *pooledRead) error {
-		r := &ReadTxn{s: s, txn: rt.txn, pooled: rt}
+		r := &rt.reader // reused with the transaction: no allocation per View
+		*r = ReadTxn{s: s, txn: rt.txn, pooled: rt}
 		defer r.close()
 		return fn(r)
 	})
