@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/memctl/memctl/suggest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,40 +117,8 @@ func unknownCommand(c *cli.Context) error {
 			names = append(names, cmd.Name)
 		}
 	}
-	if s := nearestName(name, names); s != "" {
+	if s := suggest.Nearest(name, names); s != "" {
 		return usageErr("unknown command %q (did you mean %q?)", name, s)
 	}
 	return usageErr("unknown command %q", name)
-}
-
-// nearestName is the candidate closest to name by edit distance, if it is
-// close enough to be a plausible typo.
-func nearestName(name string, candidates []string) string {
-	best, bestDist := "", len(name)/2+2
-	for _, c := range candidates {
-		if d := editDistance(name, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/suggest"
 	"io"
 	"slices"
 	"sort"
@@ -142,7 +143,7 @@ func parseBatchLine(n int, line []byte) (*batchOp, error) {
 	}
 	fields, ok := opFields[name]
 	if !ok {
-		if s := nearestName(name, sortedKeys(opFields)); s != "" {
+		if s := suggest.Nearest(name, sortedKeys(opFields)); s != "" {
 			return nil, bad("unknown op %q (did you mean %q?)", name, s)
 		}
 		return nil, bad("unknown op %q (one of %s)", name, opNames())

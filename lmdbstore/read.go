@@ -11,6 +11,7 @@ import (
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/suggest"
 )
 
 // viewLatest is the view revision of a latest read: every committed entry
@@ -33,10 +34,6 @@ type ReadTxn struct {
 
 	outCur, inCur *lmdb.Cursor // reused by scans of a read-only transaction
 	pooled        *pooledRead  // the pooled transaction (nil: none); owns the scan cursors
-}
-
-func (s *Store) beginRead(txn *lmdb.Txn) (*ReadTxn, error) {
-	return &ReadTxn{s: s, txn: txn}, nil
 }
 
 func (r *ReadTxn) close() {
@@ -438,16 +435,11 @@ func (r *ReadTxn) unknownRelation(name string) error {
 	if err != nil {
 		return err
 	}
-	best, bestD := "", math.MaxInt
-	for _, rel := range rels {
-		if d := levenshtein(name, rel.Name); d < bestD {
-			best, bestD = rel.Name, d
-		}
+	names := make([]string, len(rels))
+	for i, rel := range rels {
+		names[i] = rel.Name
 	}
-	if bestD > max(2, len(name)/2) {
-		best = ""
-	}
-	return &UnknownRelationError{Name: name, Suggestion: best}
+	return &UnknownRelationError{Name: name, Suggestion: suggest.Nearest(name, names)}
 }
 
 // RelationByID resolves a relation id (ErrNotFound if unknown).

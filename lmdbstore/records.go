@@ -435,24 +435,3 @@ var builtinRelations = [...]string{
 	"defines", "references", "calls", "imports", "tests",
 	"implements", "constrains", "decided_for", "derived_from", "supersedes",
 }
-
-// levenshtein is the edit distance between a and b (bytes).
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
