@@ -127,6 +127,7 @@ printf '\ndemo: ok\n'
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MEMCTL_DB="$WORK/code"
 DEMO_FILE=file:lmdbstore/store.go
+DEMO_SYMBOL=sym:github.com/memctl/memctl/lmdbstore.Open
 
 heading "10. Ingest this repository: Go packages, files, symbols"
 run init
@@ -147,8 +148,10 @@ run get-out "$DEMO_FILE" --rel imports
 run export --out "$WORK/code.snap"
 note "Spreading activation from the file: its symbols, package, neighbours."
 run activate --snapshot "$WORK/code.snap" --top 12 "$DEMO_FILE"
-note "Impact: who depends on it (callers of its symbols, tests, co-changed files)."
-run impact --snapshot "$WORK/code.snap" --top 12 "$DEMO_FILE"
+note "Impact on the file: the tests that exercise it and the files that change with it."
+run impact --snapshot "$WORK/code.snap" --top 10 --depth 1 --rel tests,co_changed "$DEMO_FILE"
+note "Impact on one of its symbols: who calls or tests it, up to two hops away."
+run impact --snapshot "$WORK/code.snap" --top 10 --depth 2 --rel calls,tests "$DEMO_SYMBOL"
 run check
 
 printf '\ndemo (ingest): ok\n'
