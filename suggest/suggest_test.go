@@ -22,12 +22,12 @@ func TestDistance(t *testing.T) {
 func TestNearest(t *testing.T) {
 	rels := []string{"defines", "references", "calls", "imports", "tests"}
 	for _, c := range []struct{ name, want string }{
-		{"cals", "calls"},        // one edit
-		{"import", "imports"},    // one edit
-		{"defnies", "defines"},   // two edits
-		{"zzzzz", ""},            // nothing close
-		{"x", ""},                // two edits allowed, but every name is further
-		{"tests", "tests"},       // exact
+		{"cals", "calls"},      // one edit
+		{"import", "imports"},  // one edit
+		{"defnies", "defines"}, // two edits
+		{"zzzzz", ""},          // nothing close
+		{"x", ""},              // two edits allowed, but every name is further
+		{"tests", "tests"},     // exact
 		{"referencse", "references"},
 	} {
 		if got := Nearest(c.name, rels); got != c.want {
