@@ -10,6 +10,9 @@
 // Invariants the codec enforces (Verify, Decode and Iterator all reject
 // anything else with a *CorruptError), so every valid chunk has exactly one
 // encoding:
+//   - the last 4 bytes are the little-endian CRC-32C (Castagnoli) of all
+//     bytes before them, checked before anything else is read, so a damaged
+//     chunk is detected, never misread;
 //   - the first byte is Version; varints are minimal (no overlong forms);
 //   - a weight is present only when it is not 1.0, and is finite and > 0;
 //   - the count matches the entries, and no byte follows the last entry;
@@ -22,6 +25,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/bits"
 	"sort"
@@ -48,6 +52,12 @@ const MaxChunkEntries = 128
 // DeadRatioThreshold: a rewritten chunk whose superseded and tombstone
 // entries reach this fraction of its entries is compacted inline.
 const DeadRatioThreshold = 0.25
+
+// ChecksumLen is the length of the CRC-32C trailer that ends every chunk.
+const ChecksumLen = 4
+
+// castagnoli is the CRC-32C table (immutable once built).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrCorrupt is matched by every decoding error (errors.Is).
 var ErrCorrupt = errors.New("corrupt adjacency chunk")
@@ -92,8 +102,11 @@ func (e Entry) Less(o Entry) bool {
 
 // Encode appends the chunk value of entries to dst. entries must be sorted
 // strictly by (Rel, Peer, Rev) with Rel != 0; Encode does not check (Verify
-// the result in tests). The weight is written only when it is not 1.0.
+// the result in tests). The weight is written only when it is not 1.0. The
+// chunk ends with its CRC-32C trailer (covering the chunk's bytes only, not
+// what dst held before).
 func Encode(dst []byte, entries []Entry) []byte {
+	start := len(dst)
 	dst = append(dst, Version)
 	dst = binary.AppendUvarint(dst, uint64(len(entries)))
 	var prev Entry
@@ -119,7 +132,7 @@ func Encode(dst []byte, entries []Entry) []byte {
 		}
 		prev = e
 	}
-	return dst
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
 // Iterator decodes a chunk value in place, one entry per Next, without
@@ -134,13 +147,25 @@ type Iterator struct {
 	err       error
 }
 
-// Reset starts iterating over chunk value b.
+// Reset starts iterating over chunk value b. The checksum is verified here,
+// before any entry is decoded.
 func (it *Iterator) Reset(b []byte) {
-	*it = Iterator{b: b}
+	*it = Iterator{}
 	if len(b) == 0 {
 		it.err = &CorruptError{0, "empty value"}
 		return
 	}
+	if len(b) < 1+ChecksumLen {
+		it.err = &CorruptError{0, "value too short for its checksum"}
+		return
+	}
+	sum := len(b) - ChecksumLen
+	if crc32.Checksum(b[:sum], castagnoli) != binary.LittleEndian.Uint32(b[sum:]) {
+		it.err = &CorruptError{sum, "checksum mismatch"}
+		return
+	}
+	b = b[:sum]
+	it.b = b
 	if b[0] != Version {
 		it.err = &CorruptError{0, fmt.Sprintf("unknown version %d", b[0])}
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -215,23 +216,35 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(Encode(nil, []Entry{{Rel: 1, Peer: 10, Rev: 1, Weight: 1}, {Rel: 1, Peer: 12, Rev: 2, Flags: FlagTombstone, Weight: 3}}))
 	f.Add([]byte{Version, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		es, err := Decode(b, nil)
-		if err != nil {
-			return
-		}
-		again := Encode(nil, es)
-		if !bytes.Equal(again, b) {
-			t.Fatalf("accepted a non-canonical encoding %x (canonical %x)", b, again)
-		}
-		es2, err := Decode(again, nil)
-		if err != nil {
-			t.Fatalf("re-encoded value does not decode: %v", err)
-		}
-		if diff := cmp.Diff(es, es2, cmpopts.EquateEmpty(), cmpopts.EquateNaNs()); diff != "" {
-			t.Fatalf("re-encode changed entries (-first +second):\n%s", diff)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		// raw as stored (almost always a checksum mismatch), and raw with a
+		// valid trailer appended, so mutations reach the entry decoder
+		sealed := binary.LittleEndian.AppendUint32(bytes.Clone(raw), crc32.Checksum(raw, castagnoli))
+		for _, b := range [][]byte{raw, sealed} {
+			checkCanonical(t, b)
 		}
 	})
+}
+
+// checkCanonical asserts that a chunk value Decode accepts is exactly the
+// encoding of what it decoded.
+func checkCanonical(t *testing.T, b []byte) {
+	t.Helper()
+	es, err := Decode(b, nil)
+	if err != nil {
+		return
+	}
+	again := Encode(nil, es)
+	if !bytes.Equal(again, b) {
+		t.Fatalf("accepted a non-canonical encoding %x (canonical %x)", b, again)
+	}
+	es2, err := Decode(again, nil)
+	if err != nil {
+		t.Fatalf("re-encoded value does not decode: %v", err)
+	}
+	if diff := cmp.Diff(es, es2, cmpopts.EquateEmpty(), cmpopts.EquateNaNs()); diff != "" {
+		t.Fatalf("re-encode changed entries (-first +second):\n%s", diff)
+	}
 }
 
 func BenchmarkIterate(b *testing.B) {
@@ -282,10 +295,12 @@ func TestGoldenChunk(t *testing.T) {
 	for i := range es {
 		one := Encode(nil, es[:i+1])
 		prev := Encode(nil, es[:i])
-		// the entry's own bytes: the suffix after the previous entries
-		// (the count byte differs, so compare from byte 2)
-		fmt.Fprintf(&buf, "entry %d %+v: %x\n", i, es[i], one[len(prev):])
+		// the entry's own bytes: the suffix after the previous entries,
+		// both without their checksum trailers
+		fmt.Fprintf(&buf, "entry %d %+v: %x\n", i, es[i], one[len(prev)-ChecksumLen:len(one)-ChecksumLen])
 	}
+	whole := Encode(nil, es)
+	fmt.Fprintf(&buf, "crc32c %x\n", whole[len(whole)-ChecksumLen:])
 	path := filepath.Join("..", "testdata", "adjacency", "chunk.golden")
 	if *rewrite {
 		os.MkdirAll(filepath.Dir(path), 0o755)

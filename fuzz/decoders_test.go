@@ -2,8 +2,10 @@ package fuzz
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"runtime"
 	"testing"
 	"time"
@@ -44,45 +46,59 @@ func FuzzAdjacencyChunk(f *testing.F) {
 	f.Add([]byte{adjacency.Version, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		defer watchdog(hangLimit)()
-		var entries []adjacency.Entry
-		var err error
-		if n := allocated(func() { entries, err = adjacency.Decode(b, nil) }); n > allocBudget(len(b), 0) {
-			t.Fatalf("Decode of %d bytes allocated %d bytes", len(b), n)
-		}
-		verr := adjacency.Verify(b)
-		if err != nil {
-			var ce *adjacency.CorruptError
-			if !errors.As(err, &ce) || !errors.Is(err, adjacency.ErrCorrupt) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			if ce.Offset < 0 || ce.Offset > len(b) {
-				t.Fatalf("error offset %d outside the %d-byte value", ce.Offset, len(b))
-			}
-			if verr == nil {
-				t.Fatalf("Decode fails (%v) but Verify accepts", err)
-			}
-			return
-		}
-		if len(entries) > 0 && verr != nil {
-			t.Fatalf("Decode accepts %d entries but Verify fails: %v", len(entries), verr)
-		}
-		if got := adjacency.Encode(nil, entries); !bytes.Equal(got, b) {
-			t.Fatalf("decoded value does not re-encode to its bytes:\n in  %x\n out %x\nentries %+v", b, got, entries)
-		}
-		// The zero-allocation iterator sees the same entries.
-		var it adjacency.Iterator
-		it.Reset(b)
-		i := 0
-		for it.Next() {
-			if i >= len(entries) || it.Entry() != entries[i] {
-				t.Fatalf("iterator entry %d differs from Decode", i)
-			}
-			i++
-		}
-		if it.Err() != nil || i != len(entries) {
-			t.Fatalf("iterator: %d entries, err %v; Decode: %d", i, it.Err(), len(entries))
-		}
+		// As stored (mostly a checksum mismatch), and resealed with a valid
+		// CRC-32C trailer so that mutations reach the entry decoder.
+		checkChunk(t, b)
+		checkChunk(t, resealed(b))
 	})
+}
+
+func checkChunk(t *testing.T, b []byte) {
+	t.Helper()
+	var entries []adjacency.Entry
+	var err error
+	if n := allocated(func() { entries, err = adjacency.Decode(b, nil) }); n > allocBudget(len(b), 0) {
+		t.Fatalf("Decode of %d bytes allocated %d bytes", len(b), n)
+	}
+	verr := adjacency.Verify(b)
+	if err != nil {
+		var ce *adjacency.CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, adjacency.ErrCorrupt) {
+			t.Fatalf("untyped error %T: %v", err, err)
+		}
+		if ce.Offset < 0 || ce.Offset > len(b) {
+			t.Fatalf("error offset %d outside the %d-byte value", ce.Offset, len(b))
+		}
+		if verr == nil {
+			t.Fatalf("Decode fails (%v) but Verify accepts", err)
+		}
+		return
+	}
+	if len(entries) > 0 && verr != nil {
+		t.Fatalf("Decode accepts %d entries but Verify fails: %v", len(entries), verr)
+	}
+	if got := adjacency.Encode(nil, entries); !bytes.Equal(got, b) {
+		t.Fatalf("decoded value does not re-encode to its bytes:\n in  %x\n out %x\nentries %+v", b, got, entries)
+	}
+	// The zero-allocation iterator sees the same entries.
+	var it adjacency.Iterator
+	it.Reset(b)
+	i := 0
+	for it.Next() {
+		if i >= len(entries) || it.Entry() != entries[i] {
+			t.Fatalf("iterator entry %d differs from Decode", i)
+		}
+		i++
+	}
+	if it.Err() != nil || i != len(entries) {
+		t.Fatalf("iterator: %d entries, err %v; Decode: %d", i, it.Err(), len(entries))
+	}
+}
+
+// resealed is b with the 4-byte little-endian CRC-32C of all of b appended:
+// the trailer every stored value ends with (SPEC.md §2, §3).
+func resealed(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(bytes.Clone(b), crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
 // valueKeyspaces is the order FuzzStoreValue's first byte picks from.
@@ -103,36 +119,46 @@ func FuzzStoreValue(f *testing.F) {
 	f.Cleanup(dec.Close)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		defer watchdog(hangLimit)()
-		db, key, value, ok := splitStoreValueInput(in)
-		if !ok {
-			return
-		}
-		var canonical []byte
-		var err error
-		if n := allocated(func() { canonical, err = dec.DecodeValue(db, key, value) }); n > allocBudget(len(in), len(canonical)) {
-			t.Fatalf("%s value of %d bytes: decoding allocated %d bytes", db, len(value), n)
-		}
-		if err != nil {
-			var ce *lmdbstore.CorruptionError
-			if !errors.As(err, &ce) || !errors.Is(err, lmdbstore.ErrCorrupt) {
-				t.Fatalf("%s: untyped error %T: %v", db, err, err)
-			}
-			if ce.Keyspace == "" {
-				t.Fatalf("%s: error does not name the keyspace: %v", db, err)
-			}
-			return
-		}
-		if canonical == nil {
-			return
-		}
-		again, err := dec.DecodeValue(db, key, canonical)
-		if err != nil || !bytes.Equal(again, canonical) {
-			t.Fatalf("%s: canonical form %x does not decode to itself: %x, %v", db, canonical, again, err)
-		}
-		if value[0] == 1 && !bytes.Equal(canonical, value) {
-			t.Fatalf("%s value does not re-encode to its bytes:\n in  %x\n out %x", db, value, canonical)
+		// As stored (mostly a checksum mismatch), and with the value resealed
+		// with a valid CRC-32C trailer so that mutations reach the decoders.
+		checkStoreValue(t, &dec, in)
+		if _, key, value, ok := splitStoreValueInput(in); ok {
+			checkStoreValue(t, &dec, storeValueInput(in[0], key, resealed(value)))
 		}
 	})
+}
+
+func checkStoreValue(t *testing.T, dec *lmdbstore.RecordDecoder, in []byte) {
+	t.Helper()
+	db, key, value, ok := splitStoreValueInput(in)
+	if !ok {
+		return
+	}
+	var canonical []byte
+	var err error
+	if n := allocated(func() { canonical, err = dec.DecodeValue(db, key, value) }); n > allocBudget(len(in), len(canonical)) {
+		t.Fatalf("%s value of %d bytes: decoding allocated %d bytes", db, len(value), n)
+	}
+	if err != nil {
+		var ce *lmdbstore.CorruptionError
+		if !errors.As(err, &ce) || !errors.Is(err, lmdbstore.ErrCorrupt) {
+			t.Fatalf("%s: untyped error %T: %v", db, err, err)
+		}
+		if ce.Keyspace == "" {
+			t.Fatalf("%s: error does not name the keyspace: %v", db, err)
+		}
+		return
+	}
+	if canonical == nil {
+		return
+	}
+	again, err := dec.DecodeValue(db, key, canonical)
+	if err != nil || !bytes.Equal(again, canonical) {
+		t.Fatalf("%s: canonical form %x does not decode to itself: %x, %v", db, canonical, again, err)
+	}
+	if value[0] == 1 && !bytes.Equal(canonical, value) {
+		t.Fatalf("%s value does not re-encode to its bytes:\n in  %x\n out %x", db, value, canonical)
+	}
 }
 
 func storeValueInput(db byte, key, value []byte) []byte {

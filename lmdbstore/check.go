@@ -224,11 +224,12 @@ func (c *checker) relations() error {
 	n := 0
 	err = c.each(c.s.db.relname, func(k, v []byte) {
 		n++
-		if len(v) != 5 || v[0] != fmtPlain {
-			c.corrupt(dbRelName, k, "bad value")
+		got, err := parseRelNameValue(v)
+		if err != nil {
+			c.corrupt(dbRelName, k, "%s", err.Error())
 			return
 		}
-		if id, ok := names[string(k)]; !ok || uint32(id) != binary.BigEndian.Uint32(v[1:]) {
+		if id, ok := names[string(k)]; !ok || id != got {
 			c.corrupt(dbRelName, k, "does not match the rel keyspace")
 		}
 	})
@@ -247,12 +248,13 @@ func (c *checker) ids() error {
 			c.corrupt(dbIDs, k, "key is not 8 bytes")
 			return
 		}
-		if len(v) < 2 || v[0] != fmtPlain {
-			c.corrupt(dbIDs, k, "bad value")
+		key, err := parseIDsValue(v)
+		if err != nil {
+			c.corrupt(dbIDs, k, "%s", err.Error())
 			return
 		}
-		if got := c.s.hash(string(v[1:])); uint64(got) != binary.BigEndian.Uint64(k) {
-			c.corrupt(dbIDs, k, "key %q hashes to %016x", v[1:], uint64(got))
+		if got := c.s.hash(string(key)); uint64(got) != binary.BigEndian.Uint64(k) {
+			c.corrupt(dbIDs, k, "key %q hashes to %016x", key, uint64(got))
 		}
 	})
 }

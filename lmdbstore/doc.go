@@ -16,7 +16,11 @@
 //     to its key, and a second key with the same id is refused (a collision
 //     fails the whole transaction).
 //   - Every stored value starts with a format byte, so no value is empty
-//     (lmdb-go faults on empty values under RawRead).
+//     (lmdb-go faults on empty values under RawRead), and ends with the
+//     CRC-32C of everything before it (sealValue; adjacency.Encode for
+//     chunks). Every decode verifies it first (unsealValue, openValue,
+//     adjacency.Iterator.Reset), so a damaged value is reported as a
+//     *CorruptionError, never misread.
 //   - Caches never change what is stored: View reuses reset read-only
 //     transactions and their cursors (readpool.go; parked ones are reset, so
 //     map resizes see none live, and Close aborts them); write transactions

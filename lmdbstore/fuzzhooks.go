@@ -22,7 +22,7 @@ type RecordDecoder struct {
 // for it, uncompressed (format byte 1). canonical is nil for the log, whose
 // decoded form drops fields (add_rel id and flags). Errors match ErrCorrupt.
 func (d *RecordDecoder) DecodeValue(db string, key, value []byte) (canonical []byte, err error) {
-	plain := func(body []byte) []byte { return append([]byte{fmtPlain}, body...) }
+	plain := func(body []byte) []byte { return sealValue(append([]byte{fmtPlain}, body...)) }
 	switch db {
 	case dbNodes, dbEdges, dbKV, dbHist:
 		kind := map[string]byte{dbNodes: histNode, dbEdges: histEdge, dbKV: histKV}[db]
@@ -57,15 +57,17 @@ func (d *RecordDecoder) DecodeValue(db string, key, value []byte) (canonical []b
 		}
 		return encodeRel(r), nil
 	case dbRelName:
-		if len(value) != 5 || value[0] != fmtPlain {
-			return nil, &CorruptionError{db, bytes.Clone(key), "bad value"}
+		id, err := parseRelNameValue(value)
+		if err != nil {
+			return nil, &CorruptionError{db, bytes.Clone(key), err.Error()}
 		}
-		return bytes.Clone(value), nil
+		return relNameValue(id), nil
 	case dbIDs:
-		if len(value) < 2 || value[0] != fmtPlain {
-			return nil, &CorruptionError{db, bytes.Clone(key), "bad value"}
+		k, err := parseIDsValue(value)
+		if err != nil {
+			return nil, &CorruptionError{db, bytes.Clone(key), err.Error()}
 		}
-		return bytes.Clone(value), nil
+		return idsValue(string(k)), nil
 	case dbMeta, dbTS:
 		v, err := parseU64Value(value)
 		if err != nil {

@@ -175,6 +175,10 @@ func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	v, err = openValue(dbLog, k, v)
+	if err != nil {
+		return time.Time{}, err
+	}
 	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
 		return time.Time{}, &CorruptionError{dbLog, k, "bad log record header"}
 	}
@@ -194,10 +198,11 @@ func (r *ReadTxn) keyOf(id NodeID) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(v) < 2 || v[0] != fmtPlain {
-		return "", &CorruptionError{dbIDs, k, "bad value"}
+	registered, perr := parseIDsValue(v)
+	if perr != nil {
+		return "", &CorruptionError{dbIDs, k, perr.Error()}
 	}
-	return string(v[1:]), nil
+	return string(registered), nil
 }
 
 // idOf hashes key and checks it against the ids keyspace: known reports
@@ -229,6 +234,10 @@ func (s *Store) collisionOrCorruption(id NodeID, key, existing string) error {
 
 // decodeEnvelope returns the body of a record value (decompressing it).
 func (s *Store) decodeEnvelope(dbName string, key, v []byte) ([]byte, error) {
+	v, err := openValue(dbName, key, v)
+	if err != nil {
+		return nil, err
+	}
 	if len(v) < 2 {
 		return nil, &CorruptionError{dbName, bytes.Clone(key), "value too short"}
 	}
@@ -417,12 +426,13 @@ func (r *ReadTxn) RelationByName(name string) (Relation, error) {
 	if err != nil {
 		return Relation{}, err
 	}
-	if len(v) != 5 || v[0] != fmtPlain {
-		return Relation{}, &CorruptionError{dbRelName, []byte(name), "bad value"}
+	id, perr := parseRelNameValue(v)
+	if perr != nil {
+		return Relation{}, &CorruptionError{dbRelName, []byte(name), perr.Error()}
 	}
-	rel, err := r.RelationByID(RelID(binary.BigEndian.Uint32(v[1:])))
+	rel, err := r.RelationByID(id)
 	if errors.Is(err, ErrNotFound) {
-		return Relation{}, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names missing relation id %d", binary.BigEndian.Uint32(v[1:]))}
+		return Relation{}, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names missing relation id %d", id)}
 	}
 	if err == nil && rel.Name != name {
 		return Relation{}, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names relation %d called %q", rel.ID, rel.Name)}
@@ -472,7 +482,11 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 // two keyspaces are mirror images; a damaged name fails here).
 func (r *ReadTxn) checkRelName(rel Relation) error {
 	v, err := r.txn.Get(r.s.db.relname, []byte(rel.Name))
-	if err != nil || len(v) != 5 || v[0] != fmtPlain || binary.BigEndian.Uint32(v[1:]) != uint32(rel.ID) {
+	var id RelID
+	if err == nil {
+		id, err = parseRelNameValue(v)
+	}
+	if err != nil || id != rel.ID {
 		return fmt.Errorf("name %q is not mapped back to id %d by relname", rel.Name, rel.ID)
 	}
 	return nil
@@ -1081,6 +1095,10 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 	bad := func(msg string) error { return &CorruptionError{dbLog, bytes.Clone(k), msg} }
 	if len(k) != 8 {
 		return logRecord{}, bad("key is not 8 bytes")
+	}
+	v, err := unsealValue(v)
+	if err != nil {
+		return logRecord{}, bad(err.Error())
 	}
 	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
 		return logRecord{}, bad("bad header")

@@ -5,9 +5,11 @@ package lmdbstore
 // failures come back as errors the caller turns into *CorruptionError.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"math"
 	"time"
@@ -137,15 +139,90 @@ func histKey(kind byte, entity []byte, rev Revision) []byte {
 
 func relKey(id RelID) []byte { return binary.BigEndian.AppendUint32(nil, uint32(id)) }
 
+// castagnoli is the CRC-32C table of value checksums (immutable once built).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksumLen is the length of the CRC-32C trailer every value ends with.
+const checksumLen = 4
+
+// errChecksum is the reason a value whose trailer does not match is corrupt.
+var errChecksum = errors.New("checksum mismatch")
+
+// sealValue appends to b the 4-byte little-endian CRC-32C of all of b: the
+// trailer every value of every keyspace ends with (SPEC.md §2).
+func sealValue(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// unsealValue checks the CRC-32C trailer of a stored value and returns the
+// bytes it covers (a subslice of v: no copy). Nothing else of v is read.
+func unsealValue(v []byte) ([]byte, error) {
+	if len(v) < 1+checksumLen {
+		return nil, errors.New("value too short for its checksum")
+	}
+	body := v[:len(v)-checksumLen]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(v[len(body):]) {
+		return nil, errChecksum
+	}
+	return body, nil
+}
+
+// openValue is unsealValue with failures as a *CorruptionError naming the
+// keyspace and key.
+func openValue(dbName string, key, v []byte) ([]byte, error) {
+	body, err := unsealValue(v)
+	if err != nil {
+		return nil, &CorruptionError{dbName, bytes.Clone(key), err.Error()}
+	}
+	return body, nil
+}
+
 func u64Value(v uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{fmtPlain}, v)
+	return sealValue(binary.BigEndian.AppendUint64([]byte{fmtPlain}, v))
 }
 
 func parseU64Value(v []byte) (uint64, error) {
+	v, err := unsealValue(v)
+	if err != nil {
+		return 0, err
+	}
 	if len(v) != 9 || v[0] != fmtPlain {
 		return 0, errors.New("not a format-1 u64 value")
 	}
 	return binary.BigEndian.Uint64(v[1:]), nil
+}
+
+// relNameValue is the value of a `relname` entry: the relation's id.
+func relNameValue(id RelID) []byte {
+	return sealValue(append([]byte{fmtPlain}, relKey(id)...))
+}
+
+func parseRelNameValue(v []byte) (RelID, error) {
+	v, err := unsealValue(v)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 5 || v[0] != fmtPlain {
+		return 0, errors.New("bad value")
+	}
+	return RelID(binary.BigEndian.Uint32(v[1:])), nil
+}
+
+// idsValue is the value of an `ids` entry: the canonical key of the id.
+func idsValue(key string) []byte {
+	return sealValue(append([]byte{fmtPlain}, key...))
+}
+
+// parseIDsValue returns the key bytes of an `ids` value (a subslice of v).
+func parseIDsValue(v []byte) ([]byte, error) {
+	v, err := unsealValue(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) < 2 || v[0] != fmtPlain {
+		return nil, errors.New("bad value")
+	}
+	return v[1:], nil
 }
 
 // decoder reads the primitive encodings; the first failure sticks in err.
@@ -396,10 +473,14 @@ func encodeRel(r Relation) []byte {
 		b[1] |= 2
 	}
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.DefaultWeight))
-	return append(b, r.Name...)
+	return sealValue(append(b, r.Name...))
 }
 
 func decodeRel(id RelID, v []byte) (Relation, error) {
+	v, err := unsealValue(v)
+	if err != nil {
+		return Relation{}, err
+	}
 	if len(v) < 6 || v[0] != fmtPlain {
 		return Relation{}, errors.New("bad relation value")
 	}

@@ -1,7 +1,6 @@
 package lmdbstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -201,7 +200,7 @@ func Init(path string, opts Options) (*Store, error) {
 			if err := txn.Put(s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
 				return err
 			}
-			if err := txn.Put(s.db.relname, []byte(name), append([]byte{fmtPlain}, relKey(r.ID)...), 0); err != nil {
+			if err := txn.Put(s.db.relname, []byte(name), relNameValue(r.ID), 0); err != nil {
 				return err
 			}
 		}
@@ -586,10 +585,11 @@ func getU64(txn *lmdb.Txn, dbi lmdb.DBI, key string) (uint64, error) {
 		}
 		return 0, err
 	}
-	if len(v) != 9 || v[0] != fmtPlain {
-		return 0, &CorruptionError{dbMeta, []byte(key), "not a format-1 u64 value"}
+	x, err := parseU64Value(v)
+	if err != nil {
+		return 0, &CorruptionError{dbMeta, []byte(key), err.Error()}
 	}
-	return binary.BigEndian.Uint64(v[1:]), nil
+	return x, nil
 }
 
 // Update runs fn in one write transaction. If fn returns nil and wrote

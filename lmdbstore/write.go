@@ -176,19 +176,18 @@ func (tx *WriteTxn) registerID(key string) (NodeID, error) {
 	v, err := tx.txn.Get(tx.s.db.ids, k)
 	switch {
 	case err == nil:
-		if len(v) < 1 || v[0] != fmtPlain {
-			return 0, tx.fail(&CorruptionError{dbIDs, k, "bad value"})
+		registered, perr := parseIDsValue(v)
+		if perr != nil {
+			return 0, tx.fail(&CorruptionError{dbIDs, k, perr.Error()})
 		}
-		if string(v[1:]) != key {
-			return 0, tx.fail(tx.s.collisionOrCorruption(id, key, string(v[1:])))
+		if string(registered) != key {
+			return 0, tx.fail(tx.s.collisionOrCorruption(id, key, string(registered)))
 		}
 		tx.knownIDs[id] = key
 		tx.verifiedIDs = append(tx.verifiedIDs, id)
 		return id, nil
 	case lmdb.IsNotFound(err):
-		val := make([]byte, 0, 1+len(key))
-		val = append(append(val, fmtPlain), key...)
-		if err := tx.txn.Put(tx.s.db.ids, k, val, 0); err != nil {
+		if err := tx.txn.Put(tx.s.db.ids, k, idsValue(key), 0); err != nil {
 			return 0, tx.fail(err)
 		}
 		tx.knownIDs[id] = key
@@ -221,15 +220,15 @@ func (tx *WriteTxn) envelope(body []byte, compress bool) []byte {
 	if compress && len(body) > compressAbove {
 		enc, _ := tx.s.zstd()
 		v := binary.AppendUvarint([]byte{fmtZstd}, uint64(len(body)))
-		return enc.EncodeAll(body, v)
+		return sealValue(enc.EncodeAll(body, v))
 	}
-	return append([]byte{fmtPlain}, body...)
+	return sealValue(append([]byte{fmtPlain}, body...))
 }
 
 // plain encodes a record body as a format-1 value in a buffer reused by the
 // transaction (LMDB copies values on Put).
 func (tx *WriteTxn) plain(appendBody func([]byte) []byte) []byte {
-	tx.recBuf = appendBody(append(tx.recBuf[:0], fmtPlain))
+	tx.recBuf = sealValue(appendBody(append(tx.recBuf[:0], fmtPlain)))
 	return tx.recBuf
 }
 
@@ -657,7 +656,7 @@ func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) {
 	if err := tx.txn.Put(tx.s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
 		return 0, tx.fail(err)
 	}
-	if err := tx.txn.Put(tx.s.db.relname, []byte(r.Name), append([]byte{fmtPlain}, relKey(r.ID)...), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.relname, []byte(r.Name), relNameValue(r.ID), 0); err != nil {
 		return 0, tx.fail(err)
 	}
 	tx.nextRel++
@@ -705,6 +704,7 @@ func (tx *WriteTxn) finish() error {
 	} else {
 		v = append(append(append(v, fmtPlain), head...), tx.ops...)
 	}
+	v = sealValue(v)
 	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
 			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
