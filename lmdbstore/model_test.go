@@ -283,22 +283,16 @@ func sortedEdgeKeys(m map[mEdgeKey]mEdge) []mEdgeKey {
 	return keys
 }
 
-type gotEdge struct {
-	Src, Rel, Dst string
-	Rev           Revision
-	Weight        float32
-}
-
 // modelAdj lists what GetOut (out=true) or GetIn of key with rel filter
 // must return, in the store's order: (relation id, peer id).
-func modelAdj(r *ReadTxn, st mState, key, rel string, out bool) []gotEdge {
-	var es []gotEdge
+func modelAdj(r *ReadTxn, st mState, key, rel string, out bool) []simpleEdge {
+	var es []simpleEdge
 	for k, e := range st.Edges {
 		if rel != "" && k.Rel != rel {
 			continue
 		}
 		if (out && k.Src == key) || (!out && k.Dst == key) {
-			es = append(es, gotEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
+			es = append(es, simpleEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
 		}
 	}
 	relID := func(name string) RelID {
@@ -316,27 +310,6 @@ func modelAdj(r *ReadTxn, st mState, key, rel string, out bool) []gotEdge {
 		return IDOf(a.Src) < IDOf(b.Src)
 	})
 	return es
-}
-
-func toGot(t *testing.T, r *ReadTxn, es []Edge) []gotEdge {
-	t.Helper()
-	var out []gotEdge
-	for _, e := range es {
-		src, err := r.KeyOf(e.Src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst, err := r.KeyOf(e.Dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, err := r.RelationByID(e.Rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, gotEdge{src, rel.Name, dst, e.Rev, e.Weight})
-	}
-	return out
 }
 
 func compareAll(t *testing.T, s *Store, m *model) {
@@ -386,7 +359,7 @@ func compareAt(t *testing.T, r *ReadTxn, st mState, at At, where string) {
 				if err != nil {
 					t.Fatalf("%s: GetOut/In(%s, %q): %v", where, key, rel, err)
 				}
-				if diff := cmp.Diff(modelAdj(r, st, key, rel, out), toGot(t, r, got), cmpOpts...); diff != "" {
+				if diff := cmp.Diff(modelAdj(r, st, key, rel, out), readEdges(t, r, got), cmpOpts...); diff != "" {
 					t.Fatalf("%s: adjacency of %s rel %q out=%v (-model +store):\n%s", where, key, rel, out, diff)
 				}
 			}
@@ -408,13 +381,13 @@ func compareAt(t *testing.T, r *ReadTxn, st mState, at At, where string) {
 		}
 	}
 	// every edge, in (src id, rel id, dst id) order
-	var all []gotEdge
+	var all []simpleEdge
 	var scanned []Edge
 	if err := r.ScanEdges(at, func(e Edge) error { scanned = append(scanned, e); return nil }); err != nil {
 		t.Fatalf("%s: ScanEdges: %v", where, err)
 	}
 	for k, e := range st.Edges {
-		all = append(all, gotEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
+		all = append(all, simpleEdge{k.Src, k.Rel, k.Dst, e.Rev, e.Weight})
 	}
 	relID := func(name string) RelID { x, _ := r.RelationByName(name); return x.ID }
 	sort.Slice(all, func(i, j int) bool {
@@ -427,7 +400,7 @@ func compareAt(t *testing.T, r *ReadTxn, st mState, at At, where string) {
 		}
 		return IDOf(a.Dst) < IDOf(b.Dst)
 	})
-	if diff := cmp.Diff(all, toGot(t, r, scanned), cmpOpts...); diff != "" {
+	if diff := cmp.Diff(all, readEdges(t, r, scanned), cmpOpts...); diff != "" {
 		t.Fatalf("%s: ScanEdges (-model +store):\n%s", where, diff)
 	}
 	var nodes []string
