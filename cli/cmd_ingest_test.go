@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,23 +17,8 @@ import (
 // copyIngestTree copies testdata/ingest/<name> to a temp dir.
 func copyIngestTree(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("..", "testdata", "ingest", name)
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "testdata", "ingest", name))); err != nil {
 		t.Fatal(err)
 	}
 	return dst

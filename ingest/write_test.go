@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,23 +14,8 @@ import (
 // copyTree copies testdata/ingest/<name> into a fresh directory.
 func copyTree(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join(testdataDir, name)
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(testdataDir, name))); err != nil {
 		t.Fatal(err)
 	}
 	return dst
