@@ -55,16 +55,23 @@ func listEdges(k *call, dir edgeDirection) error {
 			}
 			recs = append(recs, rec)
 		}
-		slices.SortFunc(recs, func(a, b edgeJSON) int {
-			if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
-				return c
-			}
-			if dir == outEdges {
-				return cmp.Compare(a.Dst, b.Dst)
-			}
-			return cmp.Compare(a.Src, b.Src)
-		})
+		sortEdgeRecords(recs, dir)
 		return k.out.edges(recs)
+	})
+}
+
+// sortEdgeRecords puts one node's edges in output order: (relation name,
+// peer key), so output depends on neither ids nor the source (store or
+// snapshot) of the edges.
+func sortEdgeRecords(recs []edgeJSON, dir edgeDirection) {
+	slices.SortFunc(recs, func(a, b edgeJSON) int {
+		if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
+			return c
+		}
+		if dir == outEdges {
+			return cmp.Compare(a.Dst, b.Dst)
+		}
+		return cmp.Compare(a.Src, b.Src)
 	})
 }
 

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/memctl/memctl/csr"
 	"github.com/urfave/cli/v2"
@@ -145,14 +143,6 @@ func snapshotEdgeRecords(g *csr.Graph, i csr.NodeIndex, dir edgeDirection, relFi
 		}
 		recs = append(recs, rec)
 	}
-	slices.SortFunc(recs, func(a, b edgeJSON) int {
-		if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
-			return c
-		}
-		if dir == outEdges {
-			return cmp.Compare(a.Dst, b.Dst)
-		}
-		return cmp.Compare(a.Src, b.Src)
-	})
+	sortEdgeRecords(recs, dir)
 	return recs, nil
 }
