@@ -226,10 +226,10 @@ type Stats struct {
 	Edges            int      // live edges at the latest revision
 	KVs              int      // live kv entries at the latest revision
 	Relations        int
-	AdjacencyChunks  int
-	AdjacencyEntries int // entries stored, including superseded and tombstones
-	Tombstones       int // tombstone adjacency entries stored
-	Superseded       int // superseded adjacency entries stored
+	AdjacencyChunks  int // chunks of the out- and in-lists together
+	AdjacencyEntries int // entries stored in both lists, including superseded and tombstones
+	Tombstones       int // tombstone adjacency entries stored (both lists)
+	Superseded       int // superseded adjacency entries stored (both lists)
 	MissingNodes     int // ids referenced by live edges with no live node
 	MapSize          int64
 	FileSize         int64

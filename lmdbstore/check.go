@@ -40,14 +40,20 @@ func (s *Store) Check() (CheckReport, error) {
 		c.txn = txn
 		return c.run()
 	})
+	if c.stopped { // the damage is already a problem
+		c.rep.Problems = append(c.rep.Problems, "check stopped there: LMDB failed the read transaction, later keyspaces were not checked")
+		err = nil
+	}
 	if c.dropped > 0 {
 		c.rep.Problems = append(c.rep.Problems, fmt.Sprintf("... and %d more problems", c.dropped))
 	}
 	return c.rep, err
 }
 
-// Stats summarises the store. It reads meta, rel, n, kv and out (not the
-// log, history or in-lists), and reports as a warning any problem it meets.
+// Stats summarises the store. It reads meta, rel, n, kv, out and in (not
+// the log or history); an integrity problem it meets is an ErrCorrupt error
+// (counts read past damage would be wrong), warnings are reported.
+// Adjacency counters cover both lists, as Compact's do.
 func (s *Store) Stats() (Stats, error) {
 	c := checker{s: s, statsOnly: true}
 	err := s.view(func(txn *lmdb.Txn) error {
@@ -61,7 +67,8 @@ func (s *Store) Stats() (Stats, error) {
 	st.MissingNodes = len(c.rep.MissingNodes)
 	st.Warnings = c.rep.Warnings
 	if n := len(c.rep.Problems) + c.dropped; n > 0 {
-		st.Warnings = append(st.Warnings, fmt.Sprintf("check found %d integrity problems; run memctl check", n))
+		// Counts read past damage would be wrong answers: fail instead.
+		return Stats{}, fmt.Errorf("%w: %s (%d integrity problems; run memctl check)", ErrCorrupt, c.rep.Problems[0], n)
 	}
 	if info, err := s.env.Info(); err == nil {
 		st.MapSize = info.MapSize
@@ -103,6 +110,8 @@ type checker struct {
 	// statsOnly skips the cross-keyspace checks; adj then counts live
 	// edges and missing nodes as it goes instead of collecting entries.
 	statsOnly bool
+	// stopped: LMDB failed the transaction on damage; the walk ended there.
+	stopped bool
 	missing   map[uint64]bool
 
 	rev, ts, horizon, nextRel uint64
@@ -123,18 +132,42 @@ func (c *checker) corrupt(db string, k []byte, format string, args ...any) {
 	c.problem(&CorruptionError{db, bytes.Clone(k), fmt.Sprintf(format, args...)})
 }
 
-// each iterates a keyspace; fn's errors are problems, LMDB errors abort.
+// each iterates a keyspace; fn's errors are problems. Damage LMDB reports
+// (or a fault on a damaged page) is a problem naming the keyspace and the
+// last key read: the walk of that keyspace stops there and Check goes on
+// with the others. Other LMDB errors abort.
 func (c *checker) each(dbi lmdb.DBI, fn func(k, v []byte)) error {
+	name := c.s.db.name(dbi)
 	cur, err := c.txn.OpenCursor(dbi)
 	if err != nil {
 		return err
 	}
 	defer cur.Close()
-	k, v, err := cur.Get(nil, nil, lmdb.First)
-	for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
-		fn(k, v)
-	}
+	var last []byte
+	err = guardFaults(name, nil, func() error {
+		k, v, err := cur.Get(nil, nil, lmdb.First)
+		for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+			last = k
+			fn(k, v)
+		}
+		return err
+	})
 	if lmdb.IsNotFound(err) {
+		return nil
+	}
+	if isDamageErrno(err) {
+		// LMDB marks the transaction failed: nothing more can be read in it.
+		ce := &CorruptionError{name, bytes.Clone(last), "LMDB: " + err.Error()}
+		c.problem(ce)
+		c.stopped = true
+		return ce
+	}
+	var ce *CorruptionError
+	if errors.As(err, &ce) {
+		if ce.Key == nil {
+			ce.Key = bytes.Clone(last)
+		}
+		c.problem(ce)
 		return nil
 	}
 	return err
@@ -146,9 +179,10 @@ func (c *checker) run() error {
 		func() error { return c.adj(c.s.db.in, dbIn, &c.in) },
 		c.symmetry, c.edges, c.hist}
 	if c.statsOnly {
-		// Stats: counts only, from meta, rel, n, kv and out.
+		// Stats: counts only, from meta, rel, n, kv, out and in.
 		steps = []func() error{c.meta, c.relations, c.nodes, c.kv,
-			func() error { return c.adj(c.s.db.out, dbOut, nil) }}
+			func() error { return c.adj(c.s.db.out, dbOut, nil) },
+			func() error { return c.adj(c.s.db.in, dbIn, nil) }}
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -376,9 +410,7 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 			c.corrupt(dbName, k, "key is not 20 bytes")
 			return
 		}
-		if dbi == c.s.db.out {
-			c.stats.AdjacencyChunks++
-		}
+		c.stats.AdjacencyChunks++ // both lists, as Compact counts them
 		var err error
 		entries, err = adjacency.Decode(v, entries[:0])
 		if err == nil && len(entries) == 0 {
@@ -410,7 +442,7 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 				*dst = append(*dst, adjTuple{node: uint64(node), peer: e.Peer, rev: e.Rev, rel: e.Rel, flags: e.Flags &^ adjacency.FlagWeight, weight: e.Weight})
 			}
 		}
-		if dst == nil { // statsOnly: count live edges (edges never span chunks)
+		if dst == nil && dbi == c.s.db.out { // statsOnly: count live edges (edges never span chunks)
 			for i, e := range entries {
 				if (i+1 < len(entries) && entries[i+1].SameEdge(e)) || e.Tombstone() {
 					continue
@@ -418,12 +450,10 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 				c.noteLive(uint64(node), e.Peer)
 			}
 		}
-		if dbi == c.s.db.out {
-			sup, tomb := adjacency.Dead(entries)
-			c.stats.AdjacencyEntries += len(entries)
-			c.stats.Superseded += sup
-			c.stats.Tombstones += tomb
-		}
+		sup, tomb := adjacency.Dead(entries)
+		c.stats.AdjacencyEntries += len(entries)
+		c.stats.Superseded += sup
+		c.stats.Tombstones += tomb
 		last := entries[len(entries)-1]
 		prev, havePrev = adjTuple{node: uint64(node), rel: last.Rel, peer: last.Peer}, true
 	})

@@ -43,6 +43,9 @@ type CorruptionError struct {
 }
 
 func (e *CorruptionError) Error() string {
+	if len(e.Key) == 0 {
+		return fmt.Sprintf("corrupt %s: %s", e.Keyspace, e.Msg)
+	}
 	return fmt.Sprintf("corrupt %s entry %x: %s", e.Keyspace, e.Key, e.Msg)
 }
 

@@ -68,8 +68,8 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Nodes != nodes || st.Edges != len(model) || st.AdjacencyEntries != entries {
-		t.Fatalf("stats %+v; want %d nodes, %d edges, %d entries", st, nodes, len(model), entries)
+	if st.Nodes != nodes || st.Edges != len(model) || st.AdjacencyEntries != 2*entries { // out and in
+		t.Fatalf("stats %+v; want %d nodes, %d edges, %d entries", st, nodes, len(model), 2*entries)
 	}
 	out := map[int][]string{}
 	for k := range model {

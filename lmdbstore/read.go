@@ -173,7 +173,7 @@ func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: revision %d", ErrNotFound, rev)
 	}
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, classifyLMDB(dbLog, k, err)
 	}
 	v, err = openValue(dbLog, k, v)
 	if err != nil {
@@ -196,7 +196,7 @@ func (r *ReadTxn) keyOf(id NodeID) (string, error) {
 		return "", fmt.Errorf("%w: node id %016x", ErrNotFound, uint64(id))
 	}
 	if err != nil {
-		return "", err
+		return "", classifyLMDB(dbIDs, k, err)
 	}
 	registered, perr := parseIDsValue(v)
 	if perr != nil {
@@ -310,7 +310,7 @@ func (r *ReadTxn) nodeAt(id NodeID, view Revision, rec *nodeRec) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, classifyLMDB(dbNodes, k, err)
 	}
 	return r.nodeVersionAt(k, v, view, rec)
 }
@@ -338,7 +338,7 @@ func (r *ReadTxn) edgeAt(src NodeID, rel RelID, dst NodeID, view Revision, rec *
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, classifyLMDB(dbEdges, k, err)
 	}
 	if err := r.s.decodeRecord(dbEdges, k, v, rec.decodeBody); err != nil {
 		return false, err
@@ -362,7 +362,7 @@ func (r *ReadTxn) kvAt(scope, ns, key string, view Revision, rec *kvRec) (bool, 
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, classifyLMDB(dbKV, k, err)
 	}
 	return r.kvVersionAt(k, v, scope, ns, key, view, rec)
 }
@@ -463,7 +463,7 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 		return Relation{}, fmt.Errorf("%w: relation id %d", ErrNotFound, id)
 	}
 	if err != nil {
-		return Relation{}, err
+		return Relation{}, classifyLMDB(dbRel, k, err)
 	}
 	rel, err := decodeRel(id, v)
 	if err == nil {

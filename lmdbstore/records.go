@@ -169,7 +169,18 @@ func unsealValue(v []byte) ([]byte, error) {
 
 // openValue is unsealValue with failures as a *CorruptionError naming the
 // keyspace and key.
-func openValue(dbName string, key, v []byte) ([]byte, error) {
+func openValue(dbName string, key, v []byte) (_ []byte, err error) {
+	// The first touch of a value's bytes is here: a value whose size or
+	// page number was damaged faults now, and the fault names its keyspace.
+	defer func() {
+		if r := recover(); r != nil {
+			addr, ok := asFault(r)
+			if !ok {
+				panic(r)
+			}
+			err = faultCorruption(dbName, bytes.Clone(key), addr)
+		}
+	}()
 	body, err := unsealValue(v)
 	if err != nil {
 		return nil, &CorruptionError{dbName, bytes.Clone(key), err.Error()}

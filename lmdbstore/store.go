@@ -53,6 +53,18 @@ type dbis struct {
 	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts lmdb.DBI
 }
 
+// name is the keyspace name of dbi ("" if it is none of the store's).
+func (d *dbis) name(dbi lmdb.DBI) string {
+	var found string
+	_ = d.each(func(name string, x *lmdb.DBI) error {
+		if *x == dbi {
+			found = name
+		}
+		return nil
+	})
+	return found
+}
+
 func (d *dbis) each(fn func(name string, dbi *lmdb.DBI) error) error {
 	for _, x := range []struct {
 		name string
@@ -347,7 +359,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 func mapOSError(err error) error {
 	if inner, ok := lmdbErrno(err); ok {
 		switch inner {
-		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic:
+		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn:
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
@@ -456,10 +468,10 @@ func (s *Store) recoverable(err error) (bool, error) {
 		return true, cerr
 	case syscall.ENOSPC:
 		return false, fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
-	case syscall.EACCES, syscall.EPERM, syscall.EROFS:
-		return false, mapOSError(err)
 	}
-	return false, err
+	// Damage (MDB_CORRUPTED, MDB_PAGE_NOTFOUND, ...) and OS conditions map
+	// to the store's sentinels on every path, not only at open.
+	return false, mapOSError(err)
 }
 
 func (s *Store) growMap() error {
@@ -517,7 +529,7 @@ func (s *Store) viewWith(run func(*lmdb.Txn) error) error {
 			if s.closing.Load() {
 				return fmt.Errorf("%w: %s", ErrClosed, s.path)
 			}
-			return run(nil)
+			return guardFaults("", nil, func() error { return run(nil) })
 		})
 		if err == nil {
 			return nil
@@ -545,9 +557,11 @@ func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
 	defer s.writer.Unlock()
 	for attempt := 0; ; attempt++ {
 		err := s.withMap(func() error {
-			return s.env.Update(func(txn *lmdb.Txn) error {
-				txn.RawRead = true
-				return fn(txn)
+			return guardFaults("", nil, func() error {
+				return s.env.Update(func(txn *lmdb.Txn) error {
+					txn.RawRead = true
+					return fn(txn)
+				})
 			})
 		})
 		if err == nil {
