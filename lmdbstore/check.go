@@ -112,7 +112,7 @@ type checker struct {
 	statsOnly bool
 	// stopped: LMDB failed the transaction on damage; the walk ended there.
 	stopped bool
-	missing   map[uint64]bool
+	missing map[uint64]bool
 
 	rev, ts, horizon, nextRel uint64
 	logTS                     map[uint64]uint64 // rev → commit time
