@@ -35,7 +35,10 @@ func Run(args []string, env Env) (code int) {
 		}
 	}()
 	app := newApp(env)
-	err := app.Run(interspersed(app, args))
+	argv, err := interspersed(app, args)
+	if err == nil {
+		err = app.Run(argv)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -87,11 +90,17 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, snapshotCommands(env)...)
 	app.Commands = append(app.Commands, engineCommands(env)...)
 	app.Commands = append(app.Commands, ingestCommands(env)...)
-	for _, c := range app.Commands {
-		if c.OnUsageError == nil {
-			c.OnUsageError = app.OnUsageError
+	// Usage errors are one line at every level (never the help page).
+	var inherit func(cmds []*cli.Command)
+	inherit = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = app.OnUsageError
+			}
+			inherit(c.Subcommands)
 		}
 	}
+	inherit(app.Commands)
 	return app
 }
 

@@ -18,10 +18,15 @@ import (
 // value consumes the next token unless written --name=value; a flag the leaf
 // command defines is the command's, else a flag the app defines is global;
 // an unknown flag is left to the leaf command so urfave reports it. Commands
-// with SkipFlagParsing keep their tokens untouched.
-func interspersed(app *cli.App, args []string) []string {
+// with SkipFlagParsing keep their tokens untouched. A flag that takes a value
+// and is followed by nothing, by "--" or by another flag is missing its
+// value: a usage error (exit 2), never a value taken from the next token.
+func interspersed(app *cli.App, args []string) ([]string, error) {
 	if len(args) <= 1 {
-		return args
+		return args, nil
+	}
+	if err := checkFlagValues(app, args[1:]); err != nil {
+		return nil, err
 	}
 	out := []string{args[0]}
 	rest := args[1:]
@@ -42,13 +47,13 @@ func interspersed(app *cli.App, args []string) []string {
 		i += n
 	}
 	if i >= len(rest) || rest[i] == "--" {
-		return append(append(out, global...), rest[i:]...)
+		return append(append(out, global...), rest[i:]...), nil
 	}
 
 	// The command path: command, then subcommands while they match.
 	cmd := findCommand(app.Commands, rest[i])
 	if cmd == nil {
-		return append(append(out, global...), rest[i:]...)
+		return append(append(out, global...), rest[i:]...), nil
 	}
 	path := []string{rest[i]}
 	i++
@@ -79,7 +84,7 @@ func interspersed(app *cli.App, args []string) []string {
 	if cmd.SkipFlagParsing {
 		out = append(out, global...)
 		out = append(out, path...)
-		return append(out, tail...)
+		return append(out, tail...), nil
 	}
 
 	var local, positional []string
@@ -121,7 +126,7 @@ func interspersed(app *cli.App, args []string) []string {
 		out = append(out, "--")
 		out = append(out, positional...)
 	}
-	return out
+	return out, nil
 }
 
 // looksLikeFlag reports whether tok is a flag rather than a positional
@@ -215,4 +220,48 @@ func firstSubcommand(cmd *cli.Command, globals []cli.Flag, toks []string) (*cli.
 		return sub, j
 	}
 	return nil, 0
+}
+
+// checkFlagValues reports the first flag, known to the app or any of its
+// commands, that takes a value but is given none (end of the line, "--" or
+// a flag follows). Tokens after "--" are positional.
+func checkFlagValues(app *cli.App, toks []string) error {
+	for j, tok := range toks {
+		if tok == "--" {
+			return nil
+		}
+		if !looksLikeFlag(tok) || strings.Contains(tok, "=") {
+			continue
+		}
+		f := findFlag(app, flagName(tok))
+		if f == nil || !takesValue(f) {
+			continue
+		}
+		if j+1 >= len(toks) || toks[j+1] == "--" || looksLikeFlag(toks[j+1]) {
+			return usageErr("flag %s needs a value", tok)
+		}
+	}
+	return nil
+}
+
+// findFlag finds the flag named name among the app's flags and those of
+// every command, depth first (flag names mean the same everywhere).
+func findFlag(app *cli.App, name string) cli.Flag {
+	var walk func(flags []cli.Flag, cmds []*cli.Command) cli.Flag
+	walk = func(flags []cli.Flag, cmds []*cli.Command) cli.Flag {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if n == name {
+					return f
+				}
+			}
+		}
+		for _, c := range cmds {
+			if f := walk(c.Flags, c.Subcommands); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	return walk(app.Flags, app.Commands)
 }

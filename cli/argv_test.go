@@ -33,7 +33,12 @@ func TestInterspersed(t *testing.T) {
 		if tc.in == "get-out --rel calls a" {
 			in, want = "memctl --db=y get-out --rel calls a", "memctl "+tc.want
 		}
-		got := strings.Join(interspersed(app, strings.Fields(in)), " ")
+		argv, err := interspersed(app, strings.Fields(in))
+		if err != nil {
+			t.Errorf("interspersed(%q): %v", in, err)
+			continue
+		}
+		got := strings.Join(argv, " ")
 		if d := cmp.Diff(strings.TrimSpace(want), strings.TrimSpace(got)); d != "" {
 			t.Errorf("interspersed(%q) (-want +got):\n%s", in, d)
 		}
@@ -48,5 +53,42 @@ func TestLooksLikeFlag(t *testing.T) {
 		if got := looksLikeFlag(tok); got != want {
 			t.Errorf("looksLikeFlag(%q) = %v, want %v", tok, got, want)
 		}
+	}
+}
+
+// TestFlagMissingValue: a flag that takes a value and is followed by
+// nothing, "--" or another flag is exit 2 with one line, for every command
+// and at every position (the regression: `put-node sym:q --type` stored the
+// type "--").
+func TestFlagMissingValue(t *testing.T) {
+	db := t.TempDir()
+	if code := Run([]string{"memctl", "--db", db, "init"}, Env{}); code != ExitOK {
+		t.Fatalf("init: exit %d", code)
+	}
+	for _, line := range []string{
+		"put-node sym:q --type",
+		"put-node sym:q --type --json",
+		"put-node --type -- sym:q",
+		"put-edge a calls b --weight",
+		"get-out a --rel",
+		"--db",
+		"export --out",
+		"snapshot info --no-verify --json --bogus",
+	} {
+		args := append([]string{"memctl", "--db", db}, strings.Fields(line)...)
+		if line == "--db" {
+			args = []string{"memctl", "--db"}
+		}
+		var stderr strings.Builder
+		code := Run(args, Env{Stderr: &stderr})
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", line, code, ExitUsage, stderr.String())
+		}
+		if n := strings.Count(stderr.String(), "\n"); n != 1 {
+			t.Errorf("%q: %d stderr lines, want one: %q", line, n, stderr.String())
+		}
+	}
+	if code := Run([]string{"memctl", "--db", db, "get-node", "sym:q"}, Env{}); code != ExitNotFound {
+		t.Errorf("get-node sym:q after the refused writes: exit %d, want %d (nothing written)", code, ExitNotFound)
 	}
 }

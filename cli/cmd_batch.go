@@ -70,7 +70,7 @@ var batchRequired = map[string][]string{
 type batchJSON struct {
 	Rev uint64 `json:"rev"`
 	TS  string `json:"ts,omitempty"`
-	Ops int    `json:"ops"`
+	Ops int    `json:"ops,omitempty"` // omitted with rev 0: nothing committed (SPEC §6.3)
 }
 
 func runBatch(k *call) error {
@@ -90,7 +90,11 @@ func runBatch(k *call) error {
 		return err
 	}
 	if k.out.json {
-		return k.out.record(batchJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time), Ops: len(ops)})
+		rec := batchJSON{Rev: uint64(c.Rev)}
+		if c.Rev != 0 {
+			rec.TS, rec.Ops = formatTime(c.Time), len(ops)
+		}
+		return k.out.record(rec)
 	}
 	if c.Rev == 0 {
 		return k.out.textf("rev 0 (no change)\n")

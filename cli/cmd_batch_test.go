@@ -146,3 +146,14 @@ func TestParseBatchLineNumbers(t *testing.T) {
 		t.Errorf("line numbers (-want +got):\n%s", d)
 	}
 }
+
+// TestBatchEmptyJSON: a batch that commits nothing prints {"rev":0} like
+// every write that changed nothing (SPEC §6.2), with no "ops" or "ts".
+func TestBatchEmptyJSON(t *testing.T) {
+	db := initStore(t)
+	r := runEnv(t, "", nil, "--db", db, "--json", "batch")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	diffJSON(t, r.Stdout, []map[string]any{{"rev": n("0")}})
+}

@@ -115,3 +115,16 @@ func TestTelemetrySessionFromEnvironment(t *testing.T) {
 		t.Errorf("telemetry (-want +got):\n%s", diff)
 	}
 }
+
+// TestInitOnRegularFile: `--db FILE init` is bad usage (exit 2) like every
+// other command given a file, and leaves the file as it was.
+func TestInitOnRegularFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, []byte("not a store"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantFailure(t, memctl(t, "--db", file, "init"), ExitUsage, file, "not a directory")
+	if b, err := os.ReadFile(file); err != nil || string(b) != "not a store" {
+		t.Errorf("file after init: %q, %v", b, err)
+	}
+}

@@ -32,3 +32,21 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestStatsCountsLikeCompact: stats and compact count adjacency chunks and
+// entries over the same lists (out and in), so their figures agree.
+func TestStatsCountsLikeCompact(t *testing.T) {
+	db := initStore(t)
+	ok(t, "--db", db, "put-edge", "a:1", "calls", "a:2")
+	ok(t, "--db", db, "put-edge", "a:1", "calls", "a:3")
+	st := jsonLines(t, ok(t, "--db", db, "--json", "stats"))[0]
+	// Two edges from one node: out has one chunk of 2 entries, in has one
+	// chunk of 1 entry for each destination.
+	if st["adjacency_chunks"] != n("3") || st["adjacency_entries"] != n("4") {
+		t.Errorf("stats: chunks %v, entries %v; want 3, 4", st["adjacency_chunks"], st["adjacency_entries"])
+	}
+	out := ok(t, "--db", db, "compact")
+	if !strings.Contains(out, "adjacency chunks 3 -> 3, entries 4 -> 4") {
+		t.Errorf("compact: %q", out)
+	}
+}

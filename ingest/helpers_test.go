@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,6 +95,11 @@ func TestExtractGoBrokenFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			errs[p.Path] = p.ParseError != ""
+			// Payload paths are relative (SPEC §9): the error names the file
+			// by its relative path, never the checkout's absolute path.
+			if abs, _ := filepath.Abs(dir); p.ParseError != "" && (strings.Contains(p.ParseError, abs) || strings.Contains(p.ParseError, dir)) {
+				t.Errorf("syntax-only %v: %s parse_error names an absolute path: %q", syntaxOnly, p.Path, p.ParseError)
+			}
 		}
 		want := map[string]bool{"good.go": false, "bad.go": true, "nopkg.go": true, "sub/empty.go": true, "sub/binary.go": true}
 		if diff := cmp.Diff(want, errs); diff != "" {

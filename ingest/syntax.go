@@ -274,7 +274,7 @@ func (x *extractor) extractSyntax() {
 			}
 			uf := &unitFile{src: sf.src, ast: sf.ast, fset: x.fset, res: r, mode: ModeSyntax}
 			if sf.err != nil {
-				uf.parseErr = firstLine(sf.err.Error())
+				uf.parseErr = parseErrorText(sf)
 			}
 			fr.extractFile(ip, uf)
 		}
@@ -290,7 +290,7 @@ func (x *extractor) extractSyntax() {
 			key := FileKey(sf.src.Rel)
 			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
 				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
-				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: firstLine(sf.err.Error()),
+				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErrorText(sf),
 			})})
 			x.addDirs(sf.src.Rel)
 		}
@@ -585,4 +585,11 @@ func (x *extractor) implementsSyntax() {
 			}
 		}
 	}
+}
+
+// parseErrorText is the first line of a file's syntax error with the file
+// named by its path relative to the ingested root (SPEC §9: payload paths
+// are relative; the parser names the absolute file it was given).
+func parseErrorText(sf *syntaxFile) string {
+	return strings.ReplaceAll(firstLine(sf.err.Error()), sf.src.Abs, sf.src.Rel)
 }

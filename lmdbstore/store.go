@@ -180,6 +180,9 @@ func Init(path string, opts Options) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err == nil {
 		return nil, fmt.Errorf("%w: %s", ErrExists, path)
 	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a directory (a store is a directory)", ErrInvalid, path)
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("init %s: %w", path, mapOSError(err))
 	}
