@@ -21,10 +21,13 @@ package lmdbstore
 // page-damage suite (fuzz/) measures what remains.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
@@ -43,15 +46,38 @@ const minFaultAddr = 1 << 16
 // asFault reports whether a recovered panic value is a memory fault on
 // mapped memory, and its address.
 func asFault(r any) (uintptr, bool) {
-	fe, ok := r.(faultError)
-	if !ok {
-		return 0, false
+	if fe, ok := r.(faultError); ok && fe.Addr() >= minFaultAddr {
+		return fe.Addr(), true
 	}
-	var re runtime.Error
-	if !errors.As(fe, &re) || fe.Addr() < minFaultAddr {
-		return 0, false
+	// A nil dereference is a bug, unless lmdb-go raised it on a value a
+	// damaged page handed back.
+	if _, ok := r.(runtime.Error); ok && panickedInLMDBValue() {
+		var addr uintptr
+		if fe, ok := r.(faultError); ok {
+			addr = fe.Addr()
+		}
+		return addr, true
 	}
-	return fe.Addr(), true
+	return 0, false
+}
+
+// panickedInLMDBValue reports whether the panic being recovered was raised
+// while lmdb-go turned an MDB_val into a slice: a damaged page can hand back
+// a NULL data pointer with a non-zero size, a "nil dereference" that is
+// damage, not a bug. Called from a deferred recover, the panicking frames are
+// still on the stack.
+func panickedInLMDBValue() bool {
+	var pcs [48]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if f.Function == "github.com/PowerDNS/lmdb-go/lmdb.getBytes" {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // guardFaults runs fn with memory faults turned into a CorruptionError
@@ -103,4 +129,84 @@ func classifyLMDB(keyspace string, key []byte, err error) error {
 		return err
 	}
 	return &CorruptionError{keyspace, key, "LMDB: " + err.Error()}
+}
+
+// LMDB 0.9 meta pages (pages 0 and 1 of data.mdb): after the 16-byte page
+// header, mm_magic u32, mm_version u32, mm_address, mm_mapsize, mm_dbs[2]
+// (48 bytes each; the free DB's md_pad holds the page size), mm_last_pg,
+// mm_txnid. LMDB writes the meta of transaction t to page t mod 2 and opens
+// the one with the greater txnid, without checking anything else: a damaged
+// txnid silently rolls the store back (or forward onto garbage).
+const (
+	metaMagic       = 0xBEEFC0DE
+	metaOffMagic    = 16
+	metaOffPageSize = 16 + 24
+	metaOffLastPage = 16 + 24 + 96
+	metaOffTxnID    = metaOffLastPage + 8
+	metaLen         = metaOffTxnID + 8
+)
+
+// checkMetaPages verifies the two meta pages of the data file at path: magic
+// and version, one page size, txnids of the right parity one apart, and last
+// pages inside the file. A commit by another process can be caught half
+// written, so a failure is re-read a few times before it is damage.
+func checkMetaPages(path string) error {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+		}
+		if err = readMetaPages(path); err == nil || !errors.Is(err, ErrCorrupt) {
+			return err
+		}
+	}
+	return err
+}
+
+func readMetaPages(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return &CorruptionError{"data.mdb", nil, "LMDB meta pages: " + fmt.Sprintf(format, args...)}
+	}
+	head := make([]byte, metaLen)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return bad("unreadable: %v", err)
+	}
+	psize := int64(binary.LittleEndian.Uint32(head[metaOffPageSize:]))
+	if psize < 512 || psize > 1<<16 || psize&(psize-1) != 0 {
+		return bad("page size %d", psize)
+	}
+	var txn [2]uint64
+	for p := range int64(2) {
+		m := make([]byte, metaLen)
+		if _, err := f.ReadAt(m, p*psize); err != nil {
+			return bad("meta page %d unreadable: %v", p, err)
+		}
+		if magic, ver := binary.LittleEndian.Uint32(m[metaOffMagic:]), binary.LittleEndian.Uint32(m[metaOffMagic+4:]); magic != metaMagic || ver != 1 {
+			return bad("meta page %d: magic %#x version %d", p, magic, ver)
+		}
+		if ps := int64(binary.LittleEndian.Uint32(m[metaOffPageSize:])); ps != psize {
+			return bad("meta page %d: page size %d, page 0 says %d", p, ps, psize)
+		}
+		last := binary.LittleEndian.Uint64(m[metaOffLastPage:])
+		txn[p] = binary.LittleEndian.Uint64(m[metaOffTxnID:])
+		if txn[p]%2 != uint64(p) {
+			return bad("meta page %d holds txnid %d (page %d holds the odd/even ones)", p, txn[p], txn[p]%2)
+		}
+		if int64(last+1)*psize > fi.Size() && int64(last) >= 2 {
+			return bad("meta page %d: last page %d beyond the file (%d bytes)", p, last, fi.Size())
+		}
+	}
+	if d := int64(txn[0]) - int64(txn[1]); d != 1 && d != -1 {
+		return bad("txnids %d and %d are not consecutive", txn[0], txn[1])
+	}
+	return nil
 }

@@ -244,6 +244,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("%w: %s: empty data.mdb (not an LMDB file)", ErrCorrupt, path)
 	}
+	if err := checkMetaPages(filepath.Join(path, "data.mdb")); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	s, err := openEnv(path, opts)
 	if err != nil {
 		return nil, err
@@ -313,6 +316,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	setAssertHandler(env)
 	initial := opts.MapSize
 	if initial <= 0 {
 		initial = defaultMapSize
