@@ -4,6 +4,7 @@ BIN       := bin/memctl
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
+DAMAGE_TRIALS ?= 5000
 
 .PHONY: build lint test test-short demo bench bench-peers fuzz clean
 
@@ -14,11 +15,18 @@ lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) vet ./...
 
 # The reading side must build without cgo (SPEC.md, "Snapshot reader").
+# Three passes: everything under the race detector; then, without it, the
+# suites the race detector scales down or skips (full-size corruption and
+# page-damage suites, allocation and large-value tests, the standard-library
+# ingest); then the bench/ module's own tests.
 test: lint
 	CGO_ENABLED=0 $(GO) build ./snapshot/ ./csr/
 	MEMCTL_NOSYNC=1 $(GO) test -race -timeout 20m ./...
+	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m ./lmdbstore/ ./fuzz/ ./ingest/
+	cd bench && MEMCTL_NOSYNC=1 $(GO) test -timeout 20m ./...
 
 test-short:
 	$(GO) test -short ./...
@@ -33,8 +41,10 @@ bench:
 bench-peers:
 	cd bench && $(GO) run ./cmd/peers $(PEERS_FLAGS)
 
+# Every fuzz target for FUZZTIME, then the page-damage suite at full size.
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
+	MEMCTL_NOSYNC=1 MEMCTL_DAMAGE_TRIALS=$(DAMAGE_TRIALS) $(GO) test -count=1 -v -timeout 60m -run '^TestPageDamage$$' ./fuzz/
 
 clean:
 	rm -rf bin

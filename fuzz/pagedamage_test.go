@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -221,7 +222,7 @@ func (sh *damageShape) commands(dir, snap string) [][]string {
 	)
 }
 
-func buildDamageShapes(t *testing.T) []*damageShape {
+func buildDamageShapes(t testing.TB) []*damageShape {
 	t.Helper()
 	root := t.TempDir()
 	mk := func(name string) string {
@@ -466,7 +467,10 @@ func TestPageDamage(t *testing.T) {
 			cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
 			cmd.Env = append(os.Environ(), helperEnv+"=page-damage")
 			cmd.Stdin = strings.NewReader(in.String())
-			out, err := cmd.CombinedOutput()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			_, err := cmd.Output()
+			out := stderr.String()
 			timedOut := ctx.Err() != nil
 			cancel()
 			done := 0
@@ -613,4 +617,68 @@ func crashLines(out string) string {
 		}
 	}
 	return lastLines(out, 8)
+}
+
+// FuzzPageDamage applies the suite's mutations with fuzzer-chosen kinds and
+// seeds to the "small" and "big" shapes and runs their commands through the
+// memctl binary: every command exits 0 or 3 (a silent answer is LMDB's
+// limit, counted by TestPageDamage), never 2, 5, a signal or a hang.
+func FuzzPageDamage(f *testing.F) {
+	for kind := range len(damageKinds) {
+		f.Add(uint8(kind), uint64(kind)*7919, false)
+		f.Add(uint8(kind), uint64(kind)*104729, true)
+	}
+	bin := memctlBin(f)
+	shapes := buildDamageShapes(f)
+	f.Fuzz(func(t *testing.T, kind uint8, seed uint64, big bool) {
+		sh := shapes[0]
+		if big {
+			sh = shapes[1]
+		}
+		img, err := os.ReadFile(filepath.Join(sh.dir, "data.mdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+		k := damageKinds[int(kind)%len(damageKinds)]
+		desc := damagePage(rng, img, os.Getpagesize(), k)
+		if desc == "" {
+			k, desc = "random-bytes", damagePage(rng, img, os.Getpagesize(), "random-bytes")
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "data.mdb"), img, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range sh.commands(dir, filepath.Join(dir, "x.snap")) {
+			if c[0] == ifPrevOK {
+				c = c[1:]
+				if _, err := os.Stat(c[len(c)-1]); err != nil {
+					continue // export failed (exit 3): nothing to hash
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			cmd := exec.CommandContext(ctx, bin, c...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MEMCTL_NOSYNC=1"}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			_, err := cmd.Output()
+			out := stderr.String()
+			timedOut := ctx.Err() != nil
+			cancel()
+			code := 0
+			if err != nil {
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || timedOut {
+					t.Fatalf("%s (%s) %v: hung or did not run: %v", k, desc, c, err)
+				}
+				code = ee.ExitCode()
+			}
+			if code != 0 && code != 1 && code != 3 {
+				t.Fatalf("%s (%s) %v: exit %d:\n%s", k, desc, c, code, crashLines(out))
+			}
+			if code == 3 && strings.Count(strings.TrimRight(out, "\n"), "\n") > 0 {
+				t.Fatalf("%s (%s) %v: exit 3 with more than one stderr line:\n%s", k, desc, c, out)
+			}
+		}
+	})
 }

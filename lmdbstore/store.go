@@ -366,7 +366,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 func mapOSError(err error) error {
 	if inner, ok := lmdbErrno(err); ok {
 		switch inner {
-		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn:
+		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible:
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
