@@ -202,3 +202,57 @@ func TestForeignDataFileExit5(t *testing.T) {
 		}
 	}
 }
+
+// TestDefectPageDamageReproductions pins the two reproductions of the
+// damage-below-the-values issue: a 30 KB kv value whose LMDB leaf node has a
+// bit of its value-size field flipped (SIGBUS, exit 2 before), and one whose
+// overflow page number is flipped (MDB_PAGE_NOTFOUND, exit 5 before). Each
+// read, check and stats must exit 3 with one line, through the real binary.
+func TestDefectPageDamageReproductions(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "db")
+	big := `{"x":"` + strings.Repeat("a", 30000) + `"}`
+	for _, args := range [][]string{{"init"}, {"put-kv", "repo", "decisions", "bigkey", big}} {
+		if r := memctlProc(t, "", append([]string{"--db", src}, args...)...); r.Code != 0 {
+			t.Fatalf("%v: %s", args[0], r.Stderr)
+		}
+	}
+	// The kv key as stored: str(scope) str(namespace) key (SPEC §2); the
+	// leaf node (8-byte header: lo, hi, flags, ksize) precedes it, and with
+	// F_BIGDATA its data is the u64 overflow page number.
+	key := append(append([]byte{4}, "repo"...), append(append([]byte{9}, "decisions"...), "bigkey"...)...)
+	for _, tc := range []struct {
+		name string
+		flip func(img []byte, node int)
+	}{
+		{"value size", func(img []byte, node int) { img[node+3] ^= 0x40 }},
+		{"overflow page number", func(img []byte, node int) { img[node+8+len(key)+2] ^= 0x10 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := copyStore(t, src)
+			path := filepath.Join(db, "data.mdb")
+			img, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := bytes.Index(img, key)
+			if at < 8 || binary.LittleEndian.Uint16(img[at-2:]) != uint16(len(key)) || img[at-4]&1 == 0 {
+				t.Fatalf("leaf node of the kv key not found (at %d)", at)
+			}
+			tc.flip(img, at-8)
+			if err := os.WriteFile(path, img, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"get-kv", "repo", "decisions", "bigkey"}, {"list-kv", "repo", "decisions"}, {"check"}, {"stats"},
+			} {
+				r := memctlProc(t, "", append([]string{"--db", db}, args...)...)
+				if r.Code != 3 || strings.Count(r.Stderr, "\n") != 1 || !(args[0] == "check" || strings.Contains(r.Stderr, "corrupt kv")) {
+					t.Errorf("%v: exit %d, stderr %q; want exit 3 and one line", args, r.Code, r.Stderr)
+				}
+				if args[0] == "check" && !strings.Contains(r.Stdout, "problem: corrupt kv") {
+					t.Errorf("check stdout does not report the damage as a problem: %q", r.Stdout)
+				}
+			}
+		})
+	}
+}

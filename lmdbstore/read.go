@@ -1018,7 +1018,7 @@ func (r *ReadTxn) ListKV(scope, ns string, at At) ([]KV, error) {
 		}
 	}
 	if err != nil && !lmdb.IsNotFound(err) {
-		return nil, err
+		return nil, classifyLMDB(dbKV, nil, err)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	n := len(out)
