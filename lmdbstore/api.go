@@ -107,6 +107,7 @@ type Relation struct {
 	DefaultWeight float32 // weight of put-edge without an explicit weight
 	Bidirectional bool    // engines propagate along in-edges too
 	Inhibitory    bool    // engines subtract instead of scatter-max
+	CreatedRev    Revision // revision that added it; 0 for the built-ins
 }
 
 // WriteMeta is the provenance of one write transaction: it is recorded in the

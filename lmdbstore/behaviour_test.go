@@ -229,7 +229,7 @@ func TestRelations(t *testing.T) {
 		if len(rels) != 11 || rels[0].Name != "defines" || rels[9].Name != "supersedes" {
 			t.Errorf("relations = %+v", rels)
 		}
-		want := Relation{ID: 11, Name: "mentions", DefaultWeight: 0.25, Inhibitory: true}
+		want := Relation{ID: 11, Name: "mentions", DefaultWeight: 0.25, Inhibitory: true, CreatedRev: 1}
 		if diff := cmp.Diff(want, rels[10]); diff != "" {
 			t.Errorf("added relation (-want +got):\n%s", diff)
 		}

@@ -249,6 +249,10 @@ func (c *checker) relations() error {
 		if id == 0 || uint64(id) >= c.nextRel {
 			c.corrupt(dbRel, k, "relation id %d outside 1..%d", id, c.nextRel-1)
 		}
+		builtin := int(id) <= len(builtinRelations)
+		if builtin != (rel.CreatedRev == 0) || uint64(rel.CreatedRev) > c.rev {
+			c.corrupt(dbRel, k, "relation %q created at revision %d (built-ins at 0, others in 1..%d)", rel.Name, rel.CreatedRev, c.rev)
+		}
 		names[rel.Name] = id
 		c.stats.Relations++
 	})

@@ -16,7 +16,12 @@ import (
 )
 
 // SchemaVersion is the store layout this package reads and writes.
-const SchemaVersion = 1
+//
+//	1: the layout of SPEC.md §2 as first released.
+//	2: adds: relation values carry their creation revision (format 02), so
+//	   a past state's relation table is exact. Open upgrades a schema-1
+//	   store in place (migrateRelations).
+const SchemaVersion = 2
 
 // Keyspace (DBI) names.
 const (
@@ -474,9 +479,17 @@ func clonePayload(p []byte) []byte {
 	return append([]byte(nil), p...)
 }
 
-// relRec is the value of a `rel` entry.
+// Relation values (`rel`): format u8 ‖ flags u8 ‖ default weight f32 LE ‖
+// [uvarint created_rev, format 02 only] ‖ name bytes ‖ crc. Schema 2
+// writes 02; 01 (no creation revision) exists only in schema-1 stores,
+// which Open upgrades.
+const (
+	relFormatV1 = 0x01
+	relFormatV2 = 0x02
+)
+
 func encodeRel(r Relation) []byte {
-	b := []byte{fmtPlain, 0}
+	b := []byte{relFormatV2, 0}
 	if r.Bidirectional {
 		b[1] |= 1
 	}
@@ -484,29 +497,52 @@ func encodeRel(r Relation) []byte {
 		b[1] |= 2
 	}
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.DefaultWeight))
+	b = binary.AppendUvarint(b, uint64(r.CreatedRev))
 	return sealValue(append(b, r.Name...))
 }
 
+// decodeRel decodes a schema-2 relation value.
 func decodeRel(id RelID, v []byte) (Relation, error) {
+	return decodeRelFormat(id, v, relFormatV2)
+}
+
+// decodeRelFormat decodes a relation value of the given format (01 only
+// while upgrading a schema-1 store: its CreatedRev is then 0).
+func decodeRelFormat(id RelID, v []byte, format byte) (Relation, error) {
 	v, err := unsealValue(v)
 	if err != nil {
 		return Relation{}, err
 	}
-	if len(v) < 6 || v[0] != fmtPlain {
+	if len(v) < 6 || v[0] != format {
 		return Relation{}, errors.New("bad relation value")
 	}
 	if v[1]&^3 != 0 {
 		return Relation{}, fmt.Errorf("unknown relation flags %#x", v[1])
 	}
 	r := Relation{
-		ID: id, Name: string(v[6:]),
+		ID:            id,
 		DefaultWeight: math.Float32frombits(binary.LittleEndian.Uint32(v[2:])),
 		Bidirectional: v[1]&1 != 0, Inhibitory: v[1]&2 != 0,
 	}
+	name := v[6:]
+	if format == relFormatV2 {
+		created, n := binary.Uvarint(name)
+		if n <= 0 || n != uvarintLen(created) {
+			return Relation{}, errors.New("bad relation creation revision")
+		}
+		r.CreatedRev, name = Revision(created), name[n:]
+	}
+	r.Name = string(name)
 	if err := validRelName(r.Name); err != nil {
 		return Relation{}, err
 	}
 	return r, nil
+}
+
+// uvarintLen is the length of x's minimal uvarint encoding.
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
 }
 
 func validRelName(name string) error {

@@ -251,6 +251,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var schema uint64
 	err = s.viewManaged(func(txn *lmdb.Txn) error {
 		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
 			var err error
@@ -276,8 +277,12 @@ func Open(path string, opts Options) (*Store, error) {
 		if ver < 1 {
 			return &CorruptionError{dbMeta, []byte(metaSchema), fmt.Sprintf("schema version %d", ver)}
 		}
+		schema = ver
 		return nil
 	})
+	if err == nil && schema < SchemaVersion {
+		err = s.upgrade(schema)
+	}
 	if err != nil {
 		s.env.Close()
 		return nil, err

@@ -652,7 +652,7 @@ func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) {
 	if tx.nextRel == 0 || tx.nextRel == math.MaxUint32 {
 		return 0, tx.fail(&CorruptionError{dbMeta, []byte(metaNextRel), "relation ids exhausted"})
 	}
-	r.ID = tx.nextRel
+	r.ID, r.CreatedRev = tx.nextRel, tx.rev
 	if err := tx.txn.Put(tx.s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
 		return 0, tx.fail(err)
 	}

@@ -109,6 +109,9 @@ func (st *State) Relations() ([]snapshot.RelationRecord, error) {
 	}
 	out := make([]snapshot.RelationRecord, 0, len(rels))
 	for _, r := range rels {
+		if r.CreatedRev > st.rev {
+			continue // added after the exported revision: not part of that state
+		}
 		out = append(out, snapshot.RelationRecord{
 			ID: uint32(r.ID), Name: r.Name, DefaultWeight: r.DefaultWeight,
 			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory,

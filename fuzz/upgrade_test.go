@@ -1,0 +1,99 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// TestUpgradeSchema1: a store written by schema 1 (relation values without
+// a creation revision, SPEC §2) opens read-only with a clear error and is
+// upgraded in place by a writable open: every relation gets the revision of
+// its add_rel operation (0 for the built-ins), no revision is committed, and
+// check is clean.
+func TestUpgradeSchema1(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	s, err := lmdbstore.Init(dir, lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutNode(lmdbstore.NodePut{Key: "a:1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mentions", "owns"} {
+		if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			_, err := tx.AddRelation(lmdbstore.Relation{Name: name, DefaultWeight: 0.5})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	// Rewrite it as schema 1 wrote it: relation values 01 ‖ flags ‖ weight ‖
+	// name ‖ crc, meta schema 1.
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	seal := func(b []byte) []byte { return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)) }
+	withRawEnv(t, dir, true, func(env *lmdb.Env, dbis map[string]lmdb.DBI) error {
+		return env.Update(func(txn *lmdb.Txn) error {
+			for id, name := range map[uint32]string{1: "defines", 11: "mentions", 12: "owns"} {
+				w := float32(1)
+				if id > 10 {
+					w = 0.5
+				}
+				v := []byte{1, 0}
+				v = binary.LittleEndian.AppendUint32(v, math.Float32bits(w))
+				if err := txn.Put(dbis["rel"], binary.BigEndian.AppendUint32(nil, id), seal(append(v, name...)), 0); err != nil {
+					return err
+				}
+			}
+			for id, name := range []string{"references", "calls", "imports", "tests", "implements", "constrains", "decided_for", "derived_from", "supersedes"} {
+				v := binary.LittleEndian.AppendUint32([]byte{1, 0}, math.Float32bits(1))
+				if err := txn.Put(dbis["rel"], binary.BigEndian.AppendUint32(nil, uint32(id+2)), seal(append(v, name...)), 0); err != nil {
+					return err
+				}
+			}
+			return txn.Put(dbis["meta"], []byte("schema"), seal(binary.BigEndian.AppendUint64([]byte{1}, 1)), 0)
+		})
+	})
+
+	if _, err := lmdbstore.Open(dir, lmdbstore.Options{ReadOnly: true}); !errors.Is(err, lmdbstore.ErrReadOnly) {
+		t.Fatalf("read-only open of a schema-1 store: %v, want ErrReadOnly (upgrade needed)", err)
+	}
+	s, err = lmdbstore.Open(dir, lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		rels, err := r.Relations()
+		if err != nil {
+			return err
+		}
+		want := map[string]lmdbstore.Revision{"defines": 0, "supersedes": 0, "mentions": 2, "owns": 3}
+		for _, rel := range rels {
+			if w, ok := want[rel.Name]; ok && rel.CreatedRev != w {
+				t.Errorf("%s: created at %d, want %d", rel.Name, rel.CreatedRev, w)
+			}
+		}
+		if latest := r.Revision(); latest != 3 {
+			t.Errorf("latest revision %d: the upgrade must commit none", latest)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Check()
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("check after upgrade: %v %v", rep.Problems, err)
+	}
+}

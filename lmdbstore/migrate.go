@@ -1,0 +1,82 @@
+package lmdbstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+)
+
+// upgrade brings a store written by an older schema to SchemaVersion, in
+// one LMDB transaction that commits no revision: it changes encodings, not
+// the memory, so reads at every revision and diff-since answer as before.
+//
+//	1 → 2: relation values gain their creation revision, taken from the
+//	add_rel operation of the log (0 for the built-ins).
+//
+// A read-only open cannot upgrade and fails with ErrReadOnly saying so.
+// Concurrent openers are safe: the transaction re-reads the schema and does
+// nothing if another process upgraded first.
+func (s *Store) upgrade(from uint64) error {
+	if s.opts.ReadOnly {
+		return fmt.Errorf("%w: %s has schema %d; open it once writable to upgrade it to schema %d", ErrReadOnly, s.path, from, SchemaVersion)
+	}
+	created := map[string]Revision{}
+	err := s.View(func(r *ReadTxn) error {
+		return r.DiffSince(AtRevision(0), DiffFilter{}, func(op Op) error {
+			if op.Kind == OpAddRel {
+				created[op.Rel] = op.Rev
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade %s from schema %d: reading the log: %w", s.path, from, err)
+	}
+	_, err = s.update(func(txn *lmdb.Txn) error {
+		ver, err := getU64(txn, s.db.meta, metaSchema)
+		if err != nil || ver >= SchemaVersion {
+			return err
+		}
+		cur, err := txn.OpenCursor(s.db.rel)
+		if err != nil {
+			return err
+		}
+		type kv struct{ k, v []byte }
+		var old []kv
+		k, v, err := cur.Get(nil, nil, lmdb.First)
+		for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+			old = append(old, kv{bytes.Clone(k), bytes.Clone(v)})
+		}
+		cur.Close()
+		if !lmdb.IsNotFound(err) {
+			return err
+		}
+		for _, e := range old {
+			if len(e.k) != 4 {
+				return &CorruptionError{dbRel, e.k, "bad relation id"}
+			}
+			id := RelID(binary.BigEndian.Uint32(e.k))
+			r, err := decodeRelFormat(id, e.v, relFormatV1)
+			if err != nil {
+				return &CorruptionError{dbRel, e.k, err.Error()}
+			}
+			if int(id) > len(builtinRelations) {
+				rev, ok := created[r.Name]
+				if !ok {
+					return &CorruptionError{dbRel, e.k, fmt.Sprintf("relation %q has no add_rel operation in the log", r.Name)}
+				}
+				r.CreatedRev = rev
+			}
+			if err := txn.Put(s.db.rel, e.k, encodeRel(r), 0); err != nil {
+				return err
+			}
+		}
+		return txn.Put(s.db.meta, []byte(metaSchema), u64Value(SchemaVersion), 0)
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade %s from schema %d: %w", s.path, from, err)
+	}
+	return nil
+}
