@@ -104,9 +104,9 @@ type KV struct {
 type Relation struct {
 	ID            RelID
 	Name          string
-	DefaultWeight float32 // weight of put-edge without an explicit weight
-	Bidirectional bool    // engines propagate along in-edges too
-	Inhibitory    bool    // engines subtract instead of scatter-max
+	DefaultWeight float32  // weight of put-edge without an explicit weight
+	Bidirectional bool     // engines propagate along in-edges too
+	Inhibitory    bool     // engines subtract instead of scatter-max
 	CreatedRev    Revision // revision that added it; 0 for the built-ins
 }
 
