@@ -87,6 +87,7 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, snapshotCommands(env)...)
 	app.Commands = append(app.Commands, engineCommands(env)...)
 	app.Commands = append(app.Commands, ingestCommands(env)...)
+	app.Commands = append(app.Commands, mcpCommand(env))
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = app.OnUsageError
