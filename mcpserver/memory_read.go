@@ -56,15 +56,16 @@ type ReadGraphArgs struct {
 }
 
 // graphCursor is a read_graph position: the revision of the first page,
-// the node id to resume at and how many of its relations were returned.
+// the node id to resume at and how many of its items (its entity, then its
+// relations) earlier pages returned.
 type graphCursor struct {
-	rev   lmdbstore.Revision
-	id    lmdbstore.NodeID
-	edges int
+	rev  lmdbstore.Revision
+	id   lmdbstore.NodeID
+	done int
 }
 
 func (c graphCursor) String() string {
-	return fmt.Sprintf("%d:%016x:%d", c.rev, uint64(c.id), c.edges)
+	return fmt.Sprintf("%d:%016x:%d", c.rev, uint64(c.id), c.done)
 }
 
 func parseGraphCursor(s string) (graphCursor, error) {
@@ -75,15 +76,15 @@ func parseGraphCursor(s string) (graphCursor, error) {
 	}
 	rev, err1 := strconv.ParseUint(parts[0], 10, 64)
 	id, err2 := hex.DecodeString(parts[1])
-	edges, err3 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || err3 != nil || edges < 0 {
+	done, err3 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil || done < 0 {
 		return graphCursor{}, bad
 	}
 	var v uint64
 	for _, b := range id {
 		v = v<<8 | uint64(b)
 	}
-	return graphCursor{lmdbstore.Revision(rev), lmdbstore.NodeID(v), edges}, nil
+	return graphCursor{lmdbstore.Revision(rev), lmdbstore.NodeID(v), done}, nil
 }
 
 func (s *Server) readGraph(_ context.Context, a *ReadGraphArgs) (Graph, error) {
@@ -116,25 +117,26 @@ func (s *Server) readGraph(_ context.Context, a *ReadGraphArgs) (Graph, error) {
 			if scope != "" && n.Scope != scope {
 				return nil
 			}
-			skip := 0
+			done := 0 // items of this node already returned: its entity, then its relations
 			if a.Cursor != "" && n.ID == from.id {
-				skip = from.edges // its entity and first relations are on earlier pages
+				done = from.done
 			}
 			if items == limit {
-				res.NextCursor = graphCursor{rev, n.ID, skip}.String()
+				res.NextCursor = graphCursor{rev, n.ID, done}.String()
 				return errPageFull
 			}
-			if skip == 0 {
+			if done == 0 {
 				res.Entities = append(res.Entities, entityRecord(n))
 				items++
+				done++
 			}
 			rels, err := s.graphRelations(r, at, n.Key, true)
 			if err != nil {
 				return err
 			}
-			for i := skip; i < len(rels); i++ {
+			for i := done - 1; i < len(rels); i++ {
 				if items == limit {
-					res.NextCursor = graphCursor{rev, n.ID, i}.String()
+					res.NextCursor = graphCursor{rev, n.ID, i + 1}.String()
 					return errPageFull
 				}
 				res.Relations = append(res.Relations, rels[i])
