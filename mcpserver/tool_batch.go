@@ -91,6 +91,7 @@ func (s *Server) batch(_ context.Context, a *BatchArgs) (BatchResult, error) {
 		}
 		weights[i] = w
 	}
+	s.log.Debug("batch: applying", "ops", len(a.Ops))
 	c, err := s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
 		for i, op := range a.Ops {
 			if err := applyBatchOp(tx, op, weights[i]); err != nil {
