@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -138,16 +139,43 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Resolved, in any) error 
 	return nil
 }
 
-// schemaMessage shortens the validator's message to its last, most
-// specific clause ("validating /properties/key: type: 5 has type "number",
-// want "string"").
+// schemaMessage shortens the validator's message to its innermost clause
+// and names the argument the way a caller wrote it: "validating root:
+// validating /properties/entities: … /properties/entities/items/properties/
+// observations: type: …" becomes "entities[].observations: type: …".
 func schemaMessage(err error) string {
 	msg := oneLine(err.Error())
-	const root = "validating root: "
-	if len(msg) > len(root) && msg[:len(root)] == root {
-		msg = msg[len(root):]
+	const v = "validating "
+	i := strings.LastIndex(msg, v)
+	if i < 0 {
+		return msg
 	}
-	return msg
+	path, rest, ok := strings.Cut(msg[i+len(v):], ": ")
+	if !ok {
+		return msg
+	}
+	if path == "root" {
+		return "arguments: " + rest
+	}
+	var b strings.Builder
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for j := 0; j < len(parts); j++ {
+		switch parts[j] {
+		case "properties":
+			if j+1 < len(parts) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(parts[j+1])
+				j++
+			}
+		case "items":
+			b.WriteString("[]")
+		default:
+			b.WriteString("/" + parts[j])
+		}
+	}
+	return b.String() + ": " + rest
 }
 
 func errorResult(msg string) *mcp.CallToolResult {
