@@ -219,6 +219,7 @@ func relationName(t string) (string, error) {
 	h := fnv.New32a()
 	h.Write([]byte(t))
 	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	name = strings.TrimRight(name, "_")
 	if len(name) > maxRelNameLen-len(suffix) {
 		name = name[:maxRelNameLen-len(suffix)]
 	}
