@@ -8,7 +8,8 @@ package mcpserver
 // UTF-8 or carries a lone UTF-16 surrogate escape (-32700), a valid JSON
 // value that is not a JSON-RPC message or a batch (-32600), a line longer
 // than the limit (-32600, the rest of the line is skipped). Only the end of
-// input ends the session.
+// input ends the session, and only once every request read before it has
+// been answered (`printf '…' | memctl mcp` gets all its answers).
 
 import (
 	"bufio"
@@ -44,7 +45,9 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan lineMsg),
 		closed:   make(chan struct{}),
 		log:      t.log,
+		pending:  make(map[string]struct{}),
 	}
+	c.idle = sync.NewCond(&c.mu)
 	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10), t.max)
 	return c, nil
 }
@@ -63,6 +66,11 @@ type lineConn struct {
 	closed   chan struct{}
 	once     sync.Once
 	log      *slog.Logger
+
+	mu      sync.Mutex
+	idle    *sync.Cond          // signalled when pending empties or the conn closes
+	pending map[string]struct{} // ids of requests read and not yet answered
+	done    bool                // closed
 }
 
 func (c *lineConn) readLoop(r *bufio.Reader, max int) {
@@ -70,6 +78,11 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 		line, tooLong, err := readLine(r, max)
 		if len(line) > 0 || tooLong {
 			if msg, ok := c.decode(line, tooLong, max); ok {
+				if req, isReq := msg.(*jsonrpc.Request); isReq && req.IsCall() {
+					c.mu.Lock()
+					c.pending[idKey(req.ID)] = struct{}{}
+					c.mu.Unlock()
+				}
 				select {
 				case c.incoming <- lineMsg{msg: msg}:
 				case <-c.closed:
@@ -80,6 +93,7 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.EOF
+				c.waitAnswered()
 			}
 			select {
 			case c.incoming <- lineMsg{err: err}:
@@ -87,6 +101,30 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 			}
 			return
 		}
+	}
+}
+
+// idKey identifies a request id (a number and a string with the same
+// text are different ids).
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// waitAnswered blocks until every request read so far has been answered
+// or the connection is closed.
+func (c *lineConn) waitAnswered() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.pending) > 0 && !c.done {
+		c.idle.Wait()
+	}
+}
+
+// answered notes that the request id got its response.
+func (c *lineConn) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, idKey(id))
+	if len(c.pending) == 0 {
+		c.idle.Broadcast()
 	}
 }
 
@@ -285,11 +323,21 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeLine(b)
+	err = c.writeLine(b)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(resp.ID)
+	}
+	return err
 }
 
 func (c *lineConn) Close() error {
-	c.once.Do(func() { close(c.closed) })
+	c.once.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		c.done = true
+		c.idle.Broadcast()
+		c.mu.Unlock()
+	})
 	return nil
 }
 
