@@ -1,0 +1,198 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a Server.
+type Options struct {
+	// Defaults is the provenance recorded with writes whose arguments leave
+	// a field empty (`memctl mcp --scope/--run/--task`). Its Scope is also
+	// the default kv scope and the scope the memory-server tools work in.
+	Defaults lmdbstore.WriteMeta
+	// Logger receives the server's log (stderr in `memctl mcp`); nil
+	// discards it.
+	Logger *slog.Logger
+	// MaxMessageBytes bounds one JSON-RPC message (0: DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// Version is reported to clients in the initialize handshake.
+	Version string
+	// Now is the clock stamped on observations (nil: time.Now).
+	Now func() time.Time
+}
+
+// Server is memctl's MCP server over one open store. It is safe for
+// concurrent calls; the store stays owned by the caller.
+type Server struct {
+	store *lmdbstore.Store
+	opts  Options
+	log   *slog.Logger
+	mcp   *mcp.Server
+	fixed immutables
+	snaps snapshotCache
+	calls sync.WaitGroup // tool calls in flight (Serve waits for them)
+}
+
+// New builds the server and registers every tool.
+func New(store *lmdbstore.Store, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{store: store, opts: opts, log: opts.Logger}
+	s.fixed.init()
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: instructions,
+			Logger:       opts.Logger,
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	s.registerStoreTools()
+	s.registerAnalysisTools()
+	s.registerMemoryTools()
+	return s
+}
+
+// instructions is what a client may show the model about this server.
+const instructions = "memctl is a versioned graph memory: nodes named by canonical keys " +
+	"(file:path, sym:pkg.Name, decision:topic), edges between them through named relations, " +
+	"and key/value entries for decisions, constraints and procedures. Every write is a " +
+	"revision; every read can look at a past revision (at_rev) or time (at_time). " +
+	"related/impact/pagerank/search rank nodes over the graph. The tools create_entities … " +
+	"open_nodes are the reference memory server's, on the same store."
+
+// MCP is the underlying SDK server (tests connect it to in-memory transports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Serve runs one session over newline-delimited JSON-RPC on in/out (the
+// process's stdin/stdout) until in ends or ctx is cancelled.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := s.mcp.Run(ctx, &lineTransport{in: in, out: out, max: s.opts.MaxMessageBytes, log: s.log})
+	// The session can end (input closed, ctx cancelled) while handlers still
+	// run; the caller closes the store next, so wait for them.
+	s.calls.Wait()
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// --- arguments shared by many tools ------------------------------------------
+
+// ViewArgs select the committed state a read sees: the latest by default.
+type ViewArgs struct {
+	AtRev  *uint64 `json:"at_rev,omitempty" jsonschema:"read the state right after this revision (omit for the latest)"`
+	AtTime string  `json:"at_time,omitempty" jsonschema:"read the state of the latest revision committed at or before this RFC 3339 time"`
+}
+
+func (v ViewArgs) at() (lmdbstore.At, error) {
+	switch {
+	case v.AtRev != nil && v.AtTime != "":
+		return lmdbstore.At{}, invalidArg("at_rev and at_time are mutually exclusive")
+	case v.AtRev != nil:
+		return lmdbstore.AtRevision(lmdbstore.Revision(*v.AtRev)), nil
+	case v.AtTime != "":
+		t, err := time.Parse(time.RFC3339Nano, v.AtTime)
+		if err != nil {
+			return lmdbstore.At{}, invalidArg("at_time %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", v.AtTime)
+		}
+		return lmdbstore.AtTime(t), nil
+	}
+	return lmdbstore.At{}, nil
+}
+
+// ProvenanceArgs are the provenance of a write; empty fields take the
+// server's defaults (--scope/--run/--task).
+type ProvenanceArgs struct {
+	Scope  string `json:"scope,omitempty" jsonschema:"scope recorded with the write (default: the server's --scope)"`
+	RunID  string `json:"run_id,omitempty" jsonschema:"run id recorded with the write (default: the server's --run)"`
+	TaskID string `json:"task_id,omitempty" jsonschema:"task id recorded with the write (default: the server's --task)"`
+}
+
+func (s *Server) meta(p ProvenanceArgs) lmdbstore.WriteMeta {
+	m := s.opts.Defaults
+	if p.Scope != "" {
+		m.Scope = p.Scope
+	}
+	if p.RunID != "" {
+		m.RunID = p.RunID
+	}
+	if p.TaskID != "" {
+		m.TaskID = p.TaskID
+	}
+	return m
+}
+
+// read runs fn in one fresh read transaction at the view v selects. A
+// point-in-time view is resolved first, so one before the retention
+// horizon or after the latest revision fails before fn runs; rev is the
+// revision the read sees.
+func (s *Server) read(v ViewArgs, fn func(r *lmdbstore.ReadTxn, at lmdbstore.At, rev lmdbstore.Revision) error) error {
+	at, err := v.at()
+	if err != nil {
+		return err
+	}
+	return s.store.View(func(r *lmdbstore.ReadTxn) error {
+		rev, err := r.Resolve(at)
+		if err != nil {
+			return err
+		}
+		return fn(r, at, rev)
+	})
+}
+
+// write runs fn as one write transaction with the provenance p selects.
+func (s *Server) write(p ProvenanceArgs, fn func(tx *lmdbstore.WriteTxn) error) (CommitResult, error) {
+	c, err := s.store.Update(s.meta(p), fn)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	return commitResult(c), nil
+}
+
+// --- errors ------------------------------------------------------------------
+
+// ErrInvalidArgument: a tool argument is malformed (beyond what the input
+// schema checks). Store errors keep their own sentinels.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+func invalidArg(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// describe turns an error into the one line a tool error carries, with a
+// hint where the store's message alone does not say what to do.
+func describe(err error) string {
+	msg := oneLine(err.Error())
+	switch {
+	case errors.Is(err, lmdbstore.ErrBeforeHorizon):
+		msg += " (older revisions were compacted away; read at or after the horizon, see stats)"
+	case errors.Is(err, lmdbstore.ErrCollision):
+		msg += " (rename one of the keys)"
+	case errors.Is(err, lmdbstore.ErrReadOnly):
+		msg += " (the server cannot write to the store directory)"
+	}
+	return msg
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " ")
+}

@@ -1,0 +1,53 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// PutNodeArgs: put_node.
+type PutNodeArgs struct {
+	Key     string          `json:"key" jsonschema:"canonical key of the node, e.g. file:cli/app.go, sym:pkg.Func, decision:error-handling"`
+	Type    string          `json:"type,omitempty" jsonschema:"node type (default: the part of key before the first ':')"`
+	Payload json.RawMessage `json:"payload,omitempty" jsonschema:"any JSON value stored with the node (replaces the previous one)"`
+	ProvenanceArgs
+}
+
+func (s *Server) putNode(_ context.Context, a *PutNodeArgs) (CommitResult, error) {
+	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutNode(lmdbstore.NodePut{Key: a.Key, Type: a.Type, Payload: a.Payload})
+	})
+}
+
+// KeyArgs: delete_node.
+type KeyArgs struct {
+	Key string `json:"key" jsonschema:"canonical key of the node"`
+	ProvenanceArgs
+}
+
+func (s *Server) deleteNode(_ context.Context, a *KeyArgs) (CommitResult, error) {
+	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
+		return tx.DeleteNode(a.Key)
+	})
+}
+
+// GetNodeArgs: get_node.
+type GetNodeArgs struct {
+	Key string `json:"key" jsonschema:"canonical key of the node"`
+	ViewArgs
+}
+
+func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) {
+	var rec NodeRecord
+	err := s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
+		n, err := r.GetNode(a.Key, at)
+		if err != nil {
+			return err
+		}
+		rec = nodeRecord(n)
+		return nil
+	})
+	return rec, err
+}

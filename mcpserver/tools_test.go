@@ -1,0 +1,420 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// records decodes the array under key of a tool result into objects.
+func records(t testing.TB, b []byte, key string) []map[string]any {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	var out []map[string]any
+	if err := json.Unmarshal(m[key], &out); err != nil {
+		t.Fatalf("%s: %v: %s", key, err, m[key])
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return out
+}
+
+func orEmpty(recs []map[string]any) []map[string]any {
+	if recs == nil {
+		return []map[string]any{}
+	}
+	return recs
+}
+
+func diff(t testing.TB, what string, got, want any) {
+	t.Helper()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("%s: MCP (+) vs CLI (-):\n%s", what, d)
+	}
+}
+
+type commit struct {
+	Rev uint64 `json:"rev"`
+	TS  string `json:"ts"`
+}
+
+// TestStoreToolsMatchCLI writes a store through the MCP tools and reads it
+// back through every read tool, comparing each answer with the memctl
+// CLI's --json answer on the same store.
+func TestStoreToolsMatchCLI(t *testing.T) {
+	db := newStore(t)
+	s := startServer(t, db, "--run", "run-s", "--task", "index", "--scope", "repo")
+
+	var c commit
+	var revs []commit
+	put := func(name string, args map[string]any) {
+		t.Helper()
+		s.ok(name, args, &c)
+		if c.Rev != uint64(len(revs)+1) {
+			t.Fatalf("%s committed rev %d, want %d", name, c.Rev, len(revs)+1)
+		}
+		revs = append(revs, c)
+	}
+	put("put_node", map[string]any{"key": "file:a.go", "payload": json.RawMessage(`{"lang":"go","big":12345678901234567890,"b":1,"a":2}`)})
+	put("put_node", map[string]any{"key": "sym:a.F", "type": "func", "run_id": "run-2", "task_id": "refactor"})
+	put("put_edge", map[string]any{"src": "file:a.go", "rel": "defines", "dst": "sym:a.F"})
+	put("put_edge", map[string]any{"src": "sym:a.F", "rel": "calls", "dst": "sym:b.G", "weight": 0.3, "payload": map[string]any{"line": 42}})
+	put("put_edge", map[string]any{"src": "sym:a.F", "rel": "references", "dst": "file:a.go"})
+	put("put_kv", map[string]any{"namespace": "decisions", "key": "errors", "payload": map[string]any{"rule": "wrap with %w"}})
+	put("put_kv", map[string]any{"namespace": "decisions", "key": "errors", "payload": map[string]any{"rule": "wrap with %w", "v": 2}, "task_id": "review"})
+	put("put_kv", map[string]any{"scope": "other", "namespace": "decisions", "key": "x", "payload": "plain string"})
+	var br struct {
+		Rev uint64 `json:"rev"`
+		Ops int    `json:"ops"`
+	}
+	s.ok("batch", map[string]any{"run_id": "run-b", "ops": []map[string]any{
+		{"op": "add_rel", "rel": "mentions", "weight": 0.5, "bidirectional": true},
+		{"op": "put_node", "key": "doc:readme", "payload": map[string]any{"title": "README"}},
+		{"op": "put_edge", "src": "doc:readme", "rel": "mentions", "dst": "sym:a.F"},
+		{"op": "put_edge", "src": "doc:readme", "rel": "mentions", "dst": "file:a.go", "weight": 2},
+		{"op": "put_kv", "scope": "repo", "namespace": "procedures", "key": "release", "payload": []int{1, 2}},
+	}}, &br)
+	if br.Rev != uint64(len(revs)+1) || br.Ops != 5 {
+		t.Fatalf("batch: %+v", br)
+	}
+	revs = append(revs, commit{Rev: br.Rev})
+	put("delete_edge", map[string]any{"src": "sym:a.F", "rel": "references", "dst": "file:a.go"})
+	put("put_node", map[string]any{"key": "sym:gone", "payload": 1})
+	put("delete_node", map[string]any{"key": "sym:gone"})
+	put("delete_kv", map[string]any{"scope": "other", "namespace": "decisions", "key": "x"})
+	put("put_node", map[string]any{"key": "file:a.go", "payload": json.RawMessage(`{"lang":"go","v":2}`)})
+	last := len(revs)
+
+	// Payload bytes survive exactly (key order, a number beyond float64).
+	var node map[string]any
+	b, _ := s.call("get_node", map[string]any{"key": "file:a.go", "at_rev": 1})
+	if !strings.Contains(string(b), `"payload":{"lang":"go","big":12345678901234567890,"b":1,"a":2}`) {
+		t.Errorf("payload not returned byte for byte: %s", b)
+	}
+
+	keys := []string{"file:a.go", "sym:a.F", "sym:b.G", "doc:readme", "sym:gone"}
+	for _, key := range keys {
+		for _, at := range []int{0, 1, 3, 5, 9, last - 1} {
+			args := map[string]any{"key": key}
+			cliArgs := []string{key}
+			if at > 0 {
+				args["at_rev"] = at
+				cliArgs = append(cliArgs, "--at-rev", fmt.Sprint(at))
+			}
+			what := fmt.Sprintf("%s at %d", key, at)
+			_, _, code := tryCLI(t, "", append([]string{"--db", db, "get-node"}, cliArgs...)...)
+			b, isErr := s.call("get_node", args)
+			switch {
+			case code == 1 && isErr:
+				if !strings.Contains(string(b), "not found") {
+					t.Errorf("get_node %s: %s", what, b)
+				}
+			case code == 0 && !isErr:
+				diff(t, "get_node "+what, asMap(t, b), cliJSON(t, db, append([]string{"get-node"}, cliArgs...)...)[0])
+				node = asMap(t, b)
+			default:
+				t.Errorf("get_node %s: CLI exit %d, MCP error %v (%s)", what, code, isErr, b)
+			}
+			for _, dir := range []string{"out", "in"} {
+				for _, rel := range []string{"", "mentions", "calls"} {
+					a := map[string]any{"key": key}
+					ca := append([]string{"get-" + dir}, cliArgs...)
+					for k, v := range args {
+						a[k] = v
+					}
+					if rel != "" {
+						a["rel"] = rel
+						ca = append(ca, "--rel", rel)
+					}
+					var got []byte
+					got, isErr = s.call("get_"+dir, a)
+					if isErr {
+						t.Fatalf("get_%s %s: %s", dir, what, got)
+					}
+					diff(t, fmt.Sprintf("get_%s %s rel %q", dir, what, rel), records(t, got, "edges"), orEmpty(cliJSON(t, db, ca...)))
+				}
+			}
+		}
+	}
+	_ = node
+
+	// at_time reads the revision committed at or before the time.
+	b, _ = s.call("get_node", map[string]any{"key": "file:a.go", "at_time": revs[2].TS})
+	diff(t, "get_node at_time", asMap(t, b), cliJSON(t, db, "get-node", "file:a.go", "--at", revs[2].TS)[0])
+
+	// kv entries.
+	for _, at := range []int{0, 6, 7} {
+		a := map[string]any{"namespace": "decisions", "key": "errors"}
+		ca := []string{"get-kv", "repo", "decisions", "errors"}
+		la := map[string]any{"namespace": "decisions"}
+		cla := []string{"list-kv", "repo", "decisions"}
+		if at > 0 {
+			a["at_rev"], la["at_rev"] = at, at
+			ca = append(ca, "--at-rev", fmt.Sprint(at))
+			cla = append(cla, "--at-rev", fmt.Sprint(at))
+		}
+		b, _ := s.call("get_kv", a)
+		diff(t, fmt.Sprintf("get_kv at %d", at), asMap(t, b), cliJSON(t, db, ca...)[0])
+		b, _ = s.call("list_kv", la)
+		diff(t, fmt.Sprintf("list_kv at %d", at), records(t, b, "entries"), orEmpty(cliJSON(t, db, cla...)))
+	}
+	b, _ = s.call("list_kv", map[string]any{"scope": "repo", "namespace": "procedures"})
+	diff(t, "list_kv procedures", records(t, b, "entries"), orEmpty(cliJSON(t, db, "list-kv", "repo", "procedures")))
+
+	// diff_since, whole and filtered, and paged.
+	for _, tc := range []struct {
+		args map[string]any
+		cli  []string
+	}{
+		{map[string]any{"since_rev": 0}, []string{"diff-since", "0"}},
+		{map[string]any{"since_rev": 4}, []string{"diff-since", "4"}},
+		{map[string]any{"since_rev": 0, "run_id": "run-b"}, []string{"diff-since", "0", "--run", "run-b"}},
+		{map[string]any{"since_rev": 0, "task_id": "review"}, []string{"diff-since", "0", "--task", "review"}},
+		{map[string]any{"since_time": revs[3].TS}, []string{"diff-since", revs[3].TS}},
+	} {
+		b, _ := s.call("diff_since", tc.args)
+		diff(t, fmt.Sprintf("diff_since %v", tc.args), records(t, b, "ops"), orEmpty(cliJSON(t, db, tc.cli...)))
+	}
+	var paged []map[string]any
+	args := map[string]any{"since_rev": 0, "limit": 3}
+	for pages := 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("diff_since paging does not end")
+		}
+		b, _ := s.call("diff_since", args)
+		paged = append(paged, records(t, b, "ops")...)
+		cur, _ := field(t, b, "next_cursor").(string)
+		if cur == "" {
+			break
+		}
+		args = map[string]any{"cursor": cur, "limit": 3}
+	}
+	diff(t, "diff_since paged by 3", paged, cliJSON(t, db, "diff-since", "0"))
+
+	// history: the log's operations on one entity.
+	all := cliJSON(t, db, "diff-since", "0")
+	pick := func(keep func(map[string]any) bool) []map[string]any {
+		out := []map[string]any{}
+		for _, op := range all {
+			if keep(op) {
+				out = append(out, op)
+			}
+		}
+		return out
+	}
+	b, _ = s.call("history", map[string]any{"key": "file:a.go"})
+	diff(t, "history node", records(t, b, "versions"), pick(func(op map[string]any) bool {
+		return (op["op"] == "put_node" || op["op"] == "del_node") && op["key"] == "file:a.go"
+	}))
+	b, _ = s.call("history", map[string]any{"key": "sym:gone"})
+	if n := len(records(t, b, "versions")); n != 2 {
+		t.Errorf("history of a deleted node: %d versions, want 2 (put, delete)", n)
+	}
+	b, _ = s.call("history", map[string]any{"namespace": "decisions", "key": "errors"})
+	diff(t, "history kv", records(t, b, "versions"), pick(func(op map[string]any) bool {
+		return strings.HasSuffix(op["op"].(string), "_kv") && op["scope"] == "repo" && op["namespace"] == "decisions" && op["key"] == "errors"
+	}))
+	b, _ = s.call("history", map[string]any{"src": "sym:a.F", "rel": "references", "dst": "file:a.go"})
+	diff(t, "history edge", records(t, b, "versions"), pick(func(op map[string]any) bool {
+		return strings.HasSuffix(op["op"].(string), "_edge") && op["src"] == "sym:a.F" && op["rel"] == "references"
+	}))
+	b, _ = s.call("history", map[string]any{"key": "file:a.go", "limit": 1})
+	if v := records(t, b, "versions"); len(v) != 1 || v[0]["rev"] != float64(last) || field(t, b, "truncated") != true {
+		t.Errorf("history limit 1: %s", b)
+	}
+
+	// Provenance: server defaults, overridden per call.
+	n := cliJSON(t, db, "get-node", "sym:a.F")[0]
+	if n["run_id"] != "run-2" || n["task_id"] != "refactor" || n["scope"] != "repo" {
+		t.Errorf("provenance of sym:a.F: %v", n)
+	}
+	n = cliJSON(t, db, "get-node", "doc:readme")[0]
+	if n["run_id"] != "run-b" || n["task_id"] != "index" {
+		t.Errorf("provenance of a batch op: %v", n)
+	}
+
+	// Relations, stats, check.
+	b, _ = s.call("list_relations", map[string]any{})
+	diff(t, "list_relations", records(t, b, "relations"), cliJSON(t, db, "rel", "list"))
+	b, _ = s.call("stats", map[string]any{})
+	st, cst := asMap(t, b), cliJSON(t, db, "stats")[0]
+	delete(st, "map_size")
+	delete(cst, "map_size")
+	diff(t, "stats", st, cst)
+	b, _ = s.call("check", map[string]any{})
+	chk := cliJSON(t, db, "check")
+	sum := chk[len(chk)-1]
+	var missing []any
+	for _, f := range chk {
+		if f["kind"] == "missing_node" {
+			missing = append(missing, f["key"])
+		}
+	}
+	got := asMap(t, b)
+	if got["ok"] != sum["ok"] || got["missing_nodes"] != sum["missing_nodes"] || len(got["problems"].([]any)) != 0 {
+		t.Errorf("check: MCP %v, CLI %v", got, sum)
+	}
+	diff(t, "check missing nodes", got["missing_nodes_listed"], missing)
+
+	// add_relation, then the relation is usable.
+	var added struct {
+		Rev  uint64 `json:"rev"`
+		ID   uint32 `json:"id"`
+		Name string `json:"name"`
+	}
+	s.ok("add_relation", map[string]any{"name": "owns", "default_weight": 0.25, "inhibitory": true}, &added)
+	if added.ID != 12 || added.Name != "owns" {
+		t.Errorf("add_relation: %+v", added)
+	}
+	s.ok("put_edge", map[string]any{"src": "doc:readme", "rel": "owns", "dst": "file:a.go"}, &c)
+	e := cliJSON(t, db, "get-out", "doc:readme", "--rel", "owns")
+	if len(e) != 1 || e[0]["weight"] != 0.25 {
+		t.Errorf("edge of an added relation: %v", e)
+	}
+}
+
+// TestAnalysisToolsMatchCLI compares the engine tools with the CLI's
+// engine commands on a snapshot the CLI exported at the same revision.
+func TestAnalysisToolsMatchCLI(t *testing.T) {
+	db := newStore(t)
+	var ops strings.Builder
+	// A small code-like graph: files define symbols, symbols call each
+	// other, tests test files.
+	for f := 0; f < 6; f++ {
+		fmt.Fprintf(&ops, `{"op":"put_node","key":"file:pkg/f%d.go"}`+"\n", f)
+		for k := 0; k < 4; k++ {
+			fmt.Fprintf(&ops, `{"op":"put_edge","src":"file:pkg/f%d.go","rel":"defines","dst":"sym:pkg.F%d_%d"}`+"\n", f, f, k)
+			fmt.Fprintf(&ops, `{"op":"put_edge","src":"sym:pkg.F%d_%d","rel":"calls","dst":"sym:pkg.F%d_%d","weight":0.7}`+"\n", f, k, (f+1)%6, (k+f)%4)
+		}
+		fmt.Fprintf(&ops, `{"op":"put_edge","src":"file:pkg/f%d_test.go","rel":"tests","dst":"file:pkg/f%d.go"}`+"\n", f, f)
+	}
+	runCLI(t, ops.String(), "--db", db, "batch")
+	s := startServer(t, db)
+	snap := filepath.Join(t.TempDir(), "g.snap")
+	runCLI(t, "", "--db", db, "export", "--out", snap)
+
+	b, _ := s.call("related", map[string]any{"queries": []string{"file:pkg/f1.go"}, "top": 10})
+	diff(t, "related", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "file:pkg/f1.go", "--top", "10"))
+	b, _ = s.call("related", map[string]any{"queries": []string{"F2_1", "f3"}, "depth": 2, "rel": []string{"calls"}, "strategy": "heap", "top": 0})
+	diff(t, "related filtered", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "F2_1", "f3", "--depth", "2", "--rel", "calls", "--strategy", "heap", "--top", "0"))
+	b, _ = s.call("impact", map[string]any{"key": "sym:pkg.F2_1", "top": 0})
+	diff(t, "impact", records(t, b, "affected"), cliJSON(t, db, "impact", "--snapshot", snap, "sym:pkg.F2_1"))
+	b, _ = s.call("impact", map[string]any{"key": "file:pkg/f2.go", "direction": "both", "depth": 2, "top": 5})
+	diff(t, "impact both", records(t, b, "affected"), cliJSON(t, db, "impact", "--snapshot", snap, "file:pkg/f2.go", "--direction", "both", "--depth", "2", "--top", "5"))
+	b, _ = s.call("pagerank", map[string]any{"top": 8})
+	diff(t, "pagerank", records(t, b, "results"), cliJSON(t, db, "pagerank", "--snapshot", snap, "--top", "8"))
+	b, _ = s.call("pagerank", map[string]any{"top": 8, "weighted": true})
+	diff(t, "pagerank weighted", records(t, b, "results"), cliJSON(t, db, "pagerank", "--snapshot", snap, "--top", "8", "--weighted"))
+	b, _ = s.call("resonate", map[string]any{"queries": []string{"sym:pkg.F0_0"}})
+	diff(t, "resonate", records(t, b, "results"), cliJSON(t, db, "resonate", "--snapshot", snap, "sym:pkg.F0_0"))
+	b, _ = s.call("resonate", map[string]any{"queries": []string{"sym:pkg.F0_0"}, "sweep": true, "top": 3})
+	diff(t, "resonate sweep", records(t, b, "resonant"), orEmpty(cliJSON(t, db, "resonate", "--snapshot", snap, "sym:pkg.F0_0", "--sweep", "--top", "3")))
+
+	// search: exact, prefix (first 8 in key order), substring (case-folded).
+	var allKeys []string
+	for f := 0; f < 6; f++ {
+		allKeys = append(allKeys, fmt.Sprintf("file:pkg/f%d.go", f), fmt.Sprintf("file:pkg/f%d_test.go", f))
+		for k := 0; k < 4; k++ {
+			allKeys = append(allKeys, fmt.Sprintf("sym:pkg.F%d_%d", f, k))
+		}
+	}
+	sort.Strings(allKeys)
+	var sr struct {
+		Matches []struct {
+			Query, Key, Match string
+			Score             float64
+		} `json:"matches"`
+	}
+	s.ok("search", map[string]any{"queries": []string{"sym:pkg.F3_2", "sym:pkg.F1", "F5_3_NOPE", "pkg/F4"}}, &sr)
+	var want []string
+	want = append(want, "sym:pkg.F3_2 exact sym:pkg.F3_2")
+	for _, k := range allKeys {
+		if strings.HasPrefix(k, "sym:pkg.F1") {
+			want = append(want, "sym:pkg.F1 prefix "+k)
+		}
+	}
+	for _, k := range allKeys {
+		if strings.Contains(strings.ToLower(k), "pkg/f4") {
+			want = append(want, "pkg/F4 substring "+k)
+		}
+	}
+	var got []string
+	for _, m := range sr.Matches {
+		if m.Query == "F5_3_NOPE" {
+			continue // fuzzy: scored by trigram similarity, not checked here
+		}
+		got = append(got, m.Query+" "+m.Match+" "+m.Key)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	diff(t, "search", got, want)
+
+	// The engine snapshot follows the store: a write by the CLI (another
+	// process) is seen by the next analysis call.
+	runCLI(t, "", "--db", db, "put-edge", "sym:pkg.F9_9", "calls", "sym:pkg.F2_1")
+	b, _ = s.call("impact", map[string]any{"key": "sym:pkg.F2_1", "depth": 1, "top": 0})
+	if !strings.Contains(string(b), "sym:pkg.F9_9") {
+		t.Errorf("impact after another process's write does not see it: %s", b)
+	}
+	// A past revision still answers as it was.
+	b, _ = s.call("impact", map[string]any{"key": "sym:pkg.F2_1", "depth": 1, "top": 0, "at_rev": 1})
+	if strings.Contains(string(b), "sym:pkg.F9_9") {
+		t.Errorf("impact at_rev 1 sees a later edge: %s", b)
+	}
+	s.fails("impact", map[string]any{"key": "sym:nope"}, `no node with key "sym:nope"`)
+	s.fails("related", map[string]any{"queries": []string{"zzzzzz"}}, "no node matches")
+	s.fails("related", map[string]any{"queries": []string{"f1"}, "rel": []string{"cals"}}, "cals")
+}
+
+// TestToolErrors: one clear line per failure, and a failed write leaves
+// the store as it was.
+func TestToolErrors(t *testing.T) {
+	db := newStore(t)
+	s := startServer(t, db)
+	s.ok("put_node", map[string]any{"key": "a:1"}, nil)
+	s.ok("put_node", map[string]any{"key": "a:1", "payload": 2}, nil)
+	s.ok("put_node", map[string]any{"key": "a:1", "payload": 3}, nil)
+
+	s.fails("put_edge", map[string]any{"src": "a:1", "rel": "cals", "dst": "a:2"}, `unknown relation "cals" (did you mean "calls"?)`)
+	s.fails("put_node", map[string]any{"key": ""}, "empty node key")
+	s.fails("put_node", map[string]any{"key": strings.Repeat("k", 5000)}, "longer than")
+	s.fails("put_edge", map[string]any{"src": "a:1", "rel": "calls", "dst": "a:2", "weight": -1}, "weight")
+	s.fails("get_node", map[string]any{"key": "a:nope"}, `not found: node "a:nope"`)
+	s.fails("get_node", map[string]any{"key": "a:1", "at_rev": 99}, "revision 99 (latest is 3)")
+	s.fails("get_node", map[string]any{"key": "a:1", "at_rev": 1, "at_time": "2026-01-01T00:00:00Z"}, "mutually exclusive")
+	s.fails("get_node", map[string]any{"key": "a:1", "at_time": "yesterday"}, "RFC 3339")
+	s.fails("delete_edge", map[string]any{"src": "a:1", "rel": "calls", "dst": "a:2"}, "not found")
+	s.fails("batch", map[string]any{"ops": []map[string]any{
+		{"op": "put_node", "key": "b:1"},
+		{"op": "put_edge", "src": "b:1", "rel": "nope", "dst": "b:2"},
+	}}, `op 2 (put_edge): unknown relation "nope"`)
+	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "put_nod", "key": "b:1"}}}, `did you mean "put_node"`)
+	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "put_kv", "scope": "s", "namespace": "n", "key": "k"}}}, `needs field "payload"`)
+	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "del_node", "key": "b:1", "weight": 2}}}, `field "weight" is not allowed in del_node`)
+	s.fails("create_relations", map[string]any{"relations": []map[string]any{{"from": "a:1", "to": "nobody", "relationType": "knows"}}}, "Entity with name nobody not found")
+	s.fails("add_observations", map[string]any{"observations": []map[string]any{{"entityName": "nobody", "contents": []string{"x"}}}}, "Entity with name nobody not found")
+	if out := runCLI(t, "", "--db", db, "diff-since", "3"); out != "" {
+		t.Errorf("failed writes changed the store:\n%s", out)
+	}
+	if rels := cliJSON(t, db, "rel", "list"); len(rels) != 10 {
+		t.Errorf("a failed create_relations registered a relation: %d relations", len(rels))
+	}
+
+	// A read before the retention horizon.
+	runCLI(t, "", "--db", db, "compact", "--retain", "1")
+	s.fails("get_node", map[string]any{"key": "a:1", "at_rev": 1}, "horizon")
+	b, _ := s.call("get_node", map[string]any{"key": "a:1", "at_rev": 3})
+	if field(t, b, "payload") != float64(3) {
+		t.Errorf("read at the horizon: %s", b)
+	}
+}

@@ -1,0 +1,176 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReadLine(t *testing.T) {
+	in := "short\n" + strings.Repeat("x", 100) + "\nafter\r\nlast"
+	r := bufio.NewReaderSize(strings.NewReader(in), 16)
+	var got []string
+	for {
+		line, tooLong, err := readLine(r, 50)
+		if tooLong {
+			got = append(got, "<too long>")
+		} else if len(line) > 0 {
+			got = append(got, string(line))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if d := cmp.Diff([]string{"short", "<too long>", "after", "last"}, got); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestCheckSurrogates(t *testing.T) {
+	for in, ok := range map[string]bool{
+		`"plain"`:                    true,
+		`"\u00e9\n\\u d800"`:         true, // an escaped backslash, then text
+		`"\ud83d\ude00"`:             true, // a pair
+		`"\\ud800"`:                  true, // not an escape: a backslash, then "ud800"
+		`"\ud800"`:                   false,
+		`"\udc00"`:                   false,
+		`"\ud83d\u0041"`:             false,
+		`"\ud83d"`:                   false,
+		`{"a":"\ud83d\ude00\udfff"}`: false,
+	} {
+		err := checkSurrogates([]byte(in))
+		if (err == nil) != ok {
+			t.Errorf("%s: err %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+func TestDecodeLines(t *testing.T) {
+	var out bytes.Buffer
+	c := &lineConn{out: &out, closed: make(chan struct{})}
+	for _, tc := range []struct {
+		line string
+		pass bool
+		resp string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, ""},
+		{`   `, false, ""},
+		{`nope`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
+		{`{"jsonrpc":"2.0","id":"x","method":"a","params":{"k":"\udc00"}}`, false, `{"jsonrpc":"2.0","id":"x","error":{"code":-32700,`},
+		{`{"jsonrpc":"2.0","id":7}`, true, ""}, // a response: the SDK's to handle
+		{`{"jsonrpc":"2.0","id":null}`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{`[1]`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"{\"a\":\"\xff\"}", false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: message is not valid UTF-8"`},
+	} {
+		out.Reset()
+		_, pass := c.decode([]byte(tc.line), false, 100)
+		if pass != tc.pass || !strings.HasPrefix(out.String(), tc.resp) || (tc.resp == "") != (out.Len() == 0) {
+			t.Errorf("%q: passed %v, answered %q", tc.line, pass, out.String())
+		}
+	}
+}
+
+func TestRelationName(t *testing.T) {
+	for in, want := range map[string]string{
+		"works_at":              "works_at",
+		"calls":                 "calls",
+		"works at":              "works_at",
+		"is part of / member":   "is_part_of_member",
+		"a.b-c":                 "a.b-c",
+		strings.Repeat("x", 64): strings.Repeat("x", 64),
+		strings.Repeat("x", 65): strings.Repeat("x", 55) + "_",
+		"住在":                    "_",
+		"likes café":            "likes_caf_",
+		"  ":                    "_",
+	} {
+		got, err := relationName(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if len(got) > 64 || !validName(got) {
+			t.Errorf("%q -> %q: not a valid relation name", in, got)
+		}
+		if strings.HasSuffix(want, "_") && want != "works_at" {
+			// lossy: the name ends in _ and 8 hex digits of a hash
+			if !strings.HasPrefix(got, want) || len(got) != len(want)+8 {
+				t.Errorf("%q -> %q, want %q + hash", in, got, want)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%q -> %q, want %q", in, got, want)
+		}
+	}
+	a, _ := relationName("住在")
+	b, _ := relationName("拥有")
+	if a == b {
+		t.Errorf("two non-ASCII relationTypes map to one relation %q", a)
+	}
+	if _, err := relationName(""); err == nil {
+		t.Error("empty relationType accepted")
+	}
+}
+
+func validName(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func TestObservationsPayload(t *testing.T) {
+	obs := []observation{{Text: "a", Added: "t1", Rev: 1}, {Text: "b"}}
+	for _, tc := range []struct{ in, want string }{
+		{``, `{"observations":[{"text":"a","added":"t1","rev":1},{"text":"b"}]}`},
+		{`null`, `{"observations":[{"text":"a","added":"t1","rev":1},{"text":"b"}]}`},
+		{`{"z":1, "a":[1,2]}`, `{"z":1,"a":[1,2],"observations":[{"text":"a","added":"t1","rev":1},{"text":"b"}]}`},
+		{`{"observations":["old"],"k":{"n":12345678901234567890}}`, `{"observations":[{"text":"a","added":"t1","rev":1},{"text":"b"}],"k":{"n":12345678901234567890}}`},
+	} {
+		got, err := withObservations("k", []byte(tc.in), obs)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %s %v, want %s", tc.in, got, err, tc.want)
+		}
+		if back := observations(got); !cmp.Equal(back, obs) {
+			t.Errorf("%s: read back %v", got, back)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"s"`, `3`} {
+		if _, err := withObservations("k", []byte(bad), obs); err == nil {
+			t.Errorf("%s: observations added to a non-object", bad)
+		}
+	}
+	if got := observations([]byte(`{"observations":["x",{"text":"y","added":"t"},5]}`)); !cmp.Equal(got, []observation{{Text: "x"}, {Text: "y", Added: "t"}}) {
+		t.Errorf("mixed observations: %v", got)
+	}
+	if rt := relationType("works_at", json.RawMessage(`{"relationType":"works at"}`)); rt != "works at" {
+		t.Errorf("relationType from payload: %q", rt)
+	}
+	if rt := relationType("calls", json.RawMessage(`[1]`)); rt != "calls" {
+		t.Errorf("relationType of a non-object payload: %q", rt)
+	}
+}
+
+func TestSchemaMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		`validating root: validating /properties/entities: validating /properties/entities/items: validating /properties/entities/items/properties/observations: type: 5 has type "integer", want "array"`: `entities[].observations: type: 5 has type "integer", want "array"`,
+		`validating root: required: missing properties: ["dst"]`: `arguments: required: missing properties: ["dst"]`,
+	} {
+		if got := schemaMessage(errString(in)); got != want {
+			t.Errorf("%s\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
