@@ -18,7 +18,7 @@ func putKVCommand(env Env) *cli.Command {
 }
 
 func runPutKV(k *call) error {
-	payload, err := parsePayload("PAYLOAD", k.args[3])
+	payload, err := k.parsePayload("PAYLOAD", k.args[3])
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func writeFlags(withScope bool) []cli.Flag {
 }
 
 func payloadFlag() cli.Flag {
-	return &cli.StringFlag{Name: "payload", Usage: "payload as a `JSON` value"}
+	return &cli.StringFlag{Name: "payload", Usage: "payload as a `JSON` value, @FILE for a file's contents, - for standard input"}
 }
 
 // --- verbs ---------------------------------------------------------------------
@@ -349,14 +349,52 @@ func (k *call) payload() (json.RawMessage, error) {
 	if !k.ctx.IsSet("payload") {
 		return nil, nil
 	}
-	return parsePayload("--payload", k.ctx.String("payload"))
+	return k.parsePayload("--payload", k.ctx.String("payload"))
 }
 
-func parsePayload(what, s string) (json.RawMessage, error) {
-	if !json.Valid([]byte(s)) {
-		return nil, usageErr("%s is not valid JSON: %s", what, jsonSyntaxError(s))
+// maxPayloadArg bounds a payload read from a file or stdin.
+const maxPayloadArg = 256 << 20
+
+// parsePayload reads a payload argument: JSON text, `@FILE` (the file's
+// contents) or `-` (standard input, read to the end), so payloads larger
+// than the argument list allows can be given (SPEC §6.2). Neither form is
+// valid JSON text, so there is no ambiguity.
+func (k *call) parsePayload(what, s string) (json.RawMessage, error) {
+	var b []byte
+	switch {
+	case s == "-":
+		var err error
+		if b, err = io.ReadAll(io.LimitReader(k.stdin(), maxPayloadArg+1)); err != nil {
+			return nil, usageErr("%s -: reading standard input: %v", what, err)
+		}
+	case strings.HasPrefix(s, "@"):
+		f, err := os.Open(s[1:])
+		if err != nil {
+			return nil, usageErr("%s %s: %v", what, s, unwrapPathError(err))
+		}
+		defer f.Close()
+		if b, err = io.ReadAll(io.LimitReader(f, maxPayloadArg+1)); err != nil {
+			return nil, usageErr("%s %s: %v", what, s, unwrapPathError(err))
+		}
+	default:
+		b = []byte(s)
 	}
-	return json.RawMessage(s), nil
+	if len(b) > maxPayloadArg {
+		return nil, usageErr("%s is larger than %d MiB", what, maxPayloadArg>>20)
+	}
+	if !json.Valid(b) {
+		return nil, usageErr("%s is not valid JSON: %s", what, jsonSyntaxError(string(b)))
+	}
+	return json.RawMessage(b), nil
+}
+
+// unwrapPathError drops the *os.PathError's repetition of the path.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // jsonSyntaxError explains why s is not valid JSON.

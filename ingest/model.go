@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"github.com/memctl/memctl/lmdbstore"
+
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -246,10 +248,16 @@ type IngestPayload struct {
 	TreeHash  string `json:"tree_hash"`
 }
 
+// mustJSON marshals a payload struct into the store's canonical form
+// (lmdbstore.CanonicalPayload), so the payloads ingest wants compare byte
+// for byte with the ones it stored.
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
+	if err == nil {
+		b, err = lmdbstore.CanonicalPayload(b)
+	}
 	if err != nil {
-		panic(err) // payload structs always marshal
+		panic(err) // payload structs always marshal, into valid JSON
 	}
 	return b
 }

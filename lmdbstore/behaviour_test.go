@@ -593,7 +593,11 @@ func TestTelemetry(t *testing.T) {
 		return tx.PutEdge(EdgePut{Src: "file:a", Rel: "imports", Dst: "file:b"})
 	})
 	mustUpdate(t, s, WriteMeta{RunID: "r2"}, func(tx *WriteTxn) error {
-		if err := tx.PutNode(NodePut{Key: "file:a"}); err != nil {
+		if err := tx.PutNode(NodePut{Key: "file:a", Payload: json.RawMessage(`{"v":2}`)}); err != nil {
+			return err
+		}
+		// The same node again, unchanged: no operation, no event.
+		if err := tx.PutNode(NodePut{Key: "file:a", Payload: json.RawMessage(`{ "v" : 2 }`)}); err != nil {
 			return err
 		}
 		return tx.DeleteEdge("file:a", "imports", "file:b")

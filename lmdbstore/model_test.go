@@ -100,15 +100,14 @@ func runModel(t *testing.T, seed uint64, txns int) {
 		rev := Revision(len(m.states))
 		meta := WriteMeta{Scope: "repo", RunID: fmt.Sprint("run", r.IntN(3)), TaskID: fmt.Sprint("task", r.IntN(3))}
 		abort := r.IntN(10) == 0
-		applied := 0
+		changed := 0
 		c, err := s.Update(meta, func(tx *WriteTxn) error {
 			cur = m.states[len(m.states)-1].clone() // Update may re-run fn
-			applied = 0
+			changed = 0
 			for range 1 + r.IntN(4) {
-				if err := modelOp(r, tx, cur, rev, meta); err != nil {
+				if err := modelOp(r, tx, cur, rev, meta, &changed); err != nil {
 					return err
 				}
-				applied++
 			}
 			if abort {
 				return errors.New("abort")
@@ -124,7 +123,10 @@ func runModel(t *testing.T, seed uint64, txns int) {
 		if err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-		if applied == 0 || c.Rev == 0 {
+		if (changed == 0) != (c.Rev == 0) {
+			t.Fatalf("%d changes committed revision %d (no change must commit none, a change must commit one)", changed, c.Rev)
+		}
+		if c.Rev == 0 {
 			continue
 		}
 		if c.Rev != rev {
@@ -174,7 +176,9 @@ func runModel(t *testing.T, seed uint64, txns int) {
 
 // modelOp applies one random operation to the store and to the model. An
 // operation the store refuses with ErrNotFound is skipped by both.
-func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta) error {
+// A put that leaves the record as it is (same type/weight and payload) is
+// no change: the model keeps the old version and reports changed = false.
+func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta, changed *int) error {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	switch r.IntN(10) {
 	case 0, 1:
@@ -189,9 +193,13 @@ func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta
 		}
 		n := mNode{Type: typ, Payload: payload, Scope: meta.Scope, Run: meta.RunID, Task: meta.TaskID, Rev: rev, CreatedRev: rev}
 		if old, ok := st.Nodes[key]; ok {
+			if old.Type == typ && old.Payload == payload {
+				return nil
+			}
 			n.CreatedRev = old.CreatedRev
 		}
 		st.Nodes[key] = n
+		*changed++
 	case 2:
 		key := pick(modelNodeKeys)
 		err := tx.DeleteNode(key)
@@ -205,6 +213,7 @@ func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta
 			return err
 		}
 		delete(st.Nodes, key)
+		*changed++
 	case 3, 4, 5:
 		k := mEdgeKey{pick(modelNodeKeys), pick(modelRels), pick(modelNodeKeys)}
 		w := []float32{0, 0.5, 2, 1}[r.IntN(4)]
@@ -214,7 +223,11 @@ func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta
 		if w == 0 {
 			w = 1
 		}
+		if old, ok := st.Edges[k]; ok && old.Weight == w {
+			return nil
+		}
 		st.Edges[k] = mEdge{Weight: w, Rev: rev}
+		*changed++
 	case 6, 7:
 		k := mEdgeKey{pick(modelNodeKeys), pick(modelRels), pick(modelNodeKeys)}
 		if r.IntN(2) == 0 && len(st.Edges) > 0 { // usually delete one that exists
@@ -232,13 +245,18 @@ func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta
 			return err
 		}
 		delete(st.Edges, k)
+		*changed++
 	case 8:
 		k := mKVKey{"repo", pick(modelNS), pick(modelKVKeys)}
 		payload := fmt.Sprintf(`"p%d"`, r.IntN(100))
 		if err := tx.PutKV(KVPut{Namespace: k.NS, Key: k.Key, Payload: json.RawMessage(payload)}); err != nil {
 			return err
 		}
+		if old, ok := st.KV[k]; ok && old.Payload == payload {
+			return nil
+		}
 		st.KV[k] = mKV{Payload: payload, Run: meta.RunID, Task: meta.TaskID, Rev: rev}
+		*changed++
 	case 9:
 		k := mKVKey{"repo", pick(modelNS), pick(modelKVKeys)}
 		err := tx.DeleteKV(k.Scope, k.NS, k.Key)
@@ -252,6 +270,7 @@ func modelOp(r *rand.Rand, tx *WriteTxn, st mState, rev Revision, meta WriteMeta
 			return err
 		}
 		delete(st.KV, k)
+		*changed++
 	}
 	return nil
 }

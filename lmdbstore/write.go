@@ -3,7 +3,6 @@ package lmdbstore
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -138,18 +137,9 @@ func validKey(what, key string) error {
 	return nil
 }
 
-func validPayload(p json.RawMessage, required bool) error {
-	if len(p) == 0 {
-		if required {
-			return fmt.Errorf("%w: payload required", ErrInvalid)
-		}
-		return nil
-	}
-	if !json.Valid(p) {
-		return fmt.Errorf("%w: payload is not valid JSON", ErrInvalid)
-	}
-	return nil
-}
+// errUnchanged: a put that would leave its record exactly as it is (same
+// type/weight and payload, live): it writes nothing and is not an operation.
+var errUnchanged = errors.New("unchanged")
 
 func validWeight(w float32) error {
 	if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) || w <= 0 {
@@ -254,7 +244,8 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if err := validKey("node key", p.Key); err != nil {
 		return err
 	}
-	if err := validPayload(p.Payload, false); err != nil {
+	payload, err := canonicalPayload(p.Payload, false)
+	if err != nil {
 		return err
 	}
 	typ := p.Type
@@ -270,8 +261,11 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 		return err
 	}
 	rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-		typ: typ, scope: scope, run: run, task: task, payload: p.Payload}
+		typ: typ, scope: scope, run: run, task: task, payload: payload}
 	overwrite, err := tx.supersedeNode(id, &rec)
+	if err == errUnchanged {
+		return nil // same type and payload: no change, no operation (SPEC §2)
+	}
 	if err != nil {
 		return err
 	}
@@ -281,7 +275,7 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	tx.op(OpPutNode, scope, run, task, func(b []byte) []byte {
 		b = appendStr(b, p.Key)
 		b = appendStr(b, typ)
-		return appendStr(b, string(p.Payload))
+		return appendStr(b, string(payload))
 	})
 	tx.event(eventWriteOrOverwrite(overwrite), "n:"+p.Key, "node", scope, run, task, func(e *event) { e.NodeType = typ })
 	return nil
@@ -302,6 +296,9 @@ func (tx *WriteTxn) supersedeNode(id NodeID, rec *nodeRec) (bool, error) {
 	var old nodeRec
 	if err := tx.s.decodeRecord(dbNodes, k, cur, old.decodeBody); err != nil {
 		return false, tx.fail(err)
+	}
+	if !old.tombstone() && !rec.tombstone() && old.typ == rec.typ && bytes.Equal(old.payload, rec.payload) {
+		return true, errUnchanged
 	}
 	if old.rev < tx.rev {
 		if err := tx.toHist(dbNodes, histNode, k, cur, old.rev); err != nil {
@@ -380,7 +377,8 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	} else if err := validWeight(weight); err != nil {
 		return err
 	}
-	if err := validPayload(p.Payload, false); err != nil {
+	payload, err := canonicalPayload(p.Payload, false)
+	if err != nil {
 		return err
 	}
 	scope, run, task := tx.inherit(p.Scope, p.RunID, p.TaskID)
@@ -393,13 +391,17 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 		return err
 	}
 	rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-		weight: weight, scope: scope, run: run, task: task, payload: p.Payload}
+		weight: weight, scope: scope, run: run, task: task, payload: payload}
 	if p.Weight != 0 {
 		rec.flags |= recWeight
 	}
 	overwrite := false
 	if !tx.edgeAbsent(src, rel.ID, dst) {
-		if overwrite, err = tx.supersedeEdge(src, rel.ID, dst, &rec); err != nil {
+		overwrite, err = tx.supersedeEdge(src, rel.ID, dst, &rec)
+		if err == errUnchanged {
+			return nil // same weight and payload: no change (SPEC §2)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -411,7 +413,7 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 		b = appendStr(b, rel.Name)
 		b = appendStr(b, p.Dst)
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(weight))
-		return appendStr(b, string(p.Payload))
+		return appendStr(b, string(payload))
 	})
 	if tx.s.opts.Telemetry != nil {
 		missing := tx.missingEndpoints(p.Src, src, p.Dst, dst)
@@ -446,6 +448,9 @@ func (tx *WriteTxn) supersedeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRe
 	var old edgeRec
 	if err := tx.s.decodeRecord(dbEdges, k, cur, old.decodeBody); err != nil {
 		return false, tx.fail(err)
+	}
+	if !old.tombstone() && !rec.tombstone() && old.weight == rec.weight && bytes.Equal(old.payload, rec.payload) {
+		return true, errUnchanged
 	}
 	if old.rev < tx.rev {
 		if err := tx.toHist(dbEdges, histEdge, k, cur, old.rev); err != nil {
@@ -555,11 +560,15 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if err := validKVKey(scope, p.Namespace, p.Key); err != nil {
 		return err
 	}
-	if err := validPayload(p.Payload, true); err != nil {
+	payload, err := canonicalPayload(p.Payload, true)
+	if err != nil {
 		return err
 	}
-	rec := kvRec{rev: tx.rev, ts: tx.ts, run: run, task: task, payload: p.Payload}
-	overwrite, err := tx.supersedeKV(scope, p.Namespace, p.Key)
+	rec := kvRec{rev: tx.rev, ts: tx.ts, run: run, task: task, payload: payload}
+	overwrite, err := tx.supersedeKV(scope, p.Namespace, p.Key, payload)
+	if err == errUnchanged {
+		return nil // same payload: no change (SPEC §2)
+	}
 	if err != nil {
 		return err
 	}
@@ -569,13 +578,13 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	tx.op(OpPutKV, scope, run, task, func(b []byte) []byte {
 		b = appendStr(b, p.Namespace)
 		b = appendStr(b, p.Key)
-		return appendStr(b, string(p.Payload))
+		return appendStr(b, string(payload))
 	})
 	tx.event(eventWriteOrOverwrite(overwrite), "kv:"+scope+":"+p.Namespace+":"+p.Key, "kv", scope, run, task, nil)
 	return nil
 }
 
-func (tx *WriteTxn) supersedeKV(scope, ns, key string) (bool, error) {
+func (tx *WriteTxn) supersedeKV(scope, ns, key string, payload []byte) (bool, error) {
 	k := kvKey(scope, ns, key)
 	cur, err := tx.txn.Get(tx.s.db.kv, k)
 	if lmdb.IsNotFound(err) {
@@ -587,6 +596,9 @@ func (tx *WriteTxn) supersedeKV(scope, ns, key string) (bool, error) {
 	var old kvRec
 	if err := tx.s.decodeRecord(dbKV, k, cur, old.decodeBody); err != nil {
 		return false, tx.fail(err)
+	}
+	if !old.tombstone() && payload != nil && bytes.Equal(old.payload, payload) {
+		return true, errUnchanged
 	}
 	if old.rev < tx.rev {
 		if err := tx.toHist(dbKV, histKV, kvEntity(scope, ns, key), cur, old.rev); err != nil {
@@ -613,7 +625,7 @@ func (tx *WriteTxn) DeleteKV(scope, ns, key string) error {
 	if !found {
 		return fmt.Errorf("%w: kv %s/%s/%s", ErrNotFound, scope, ns, key)
 	}
-	if _, err := tx.supersedeKV(scope, ns, key); err != nil {
+	if _, err := tx.supersedeKV(scope, ns, key, nil); err != nil {
 		return err
 	}
 	rec := kvRec{flags: recTombstone, rev: tx.rev, ts: tx.ts, run: run, task: task}

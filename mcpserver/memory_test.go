@@ -158,7 +158,7 @@ func TestMemoryTools(t *testing.T) {
 	s.ok("put_node", map[string]any{"key": "file:a.go", "payload": json.RawMessage(`{"lang":"go","lines":10}`)}, nil)
 	s.ok("add_observations", map[string]any{"observations": []map[string]any{{"entityName": "file:a.go", "contents": []string{"hot path"}}}}, nil)
 	b = []byte(runCLI(t, "", "--db", db, "--json", "get-node", "file:a.go"))
-	if !strings.Contains(string(b), `"payload":{"lang":"go","lines":10,"observations":[{"text":"hot path",`) {
+	if !strings.Contains(string(b), `"payload":{"lang":"go","lines":10,"observations":[{"added":"`) || !strings.Contains(string(b), `"text":"hot path"}]}`) {
 		t.Errorf("payload after add_observations: %s", b)
 	}
 	s.ok("put_node", map[string]any{"key": "list:x", "payload": []int{1}}, nil)
