@@ -1,0 +1,109 @@
+package secretscan
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	scannerOnce sync.Once
+	scanner     *Scanner
+	scannerErr  error
+)
+
+func testScanner(t *testing.T) *Scanner {
+	t.Helper()
+	scannerOnce.Do(func() { scanner, scannerErr = New() })
+	if scannerErr != nil {
+		t.Fatal(scannerErr)
+	}
+	return scanner
+}
+
+type corpusEntry struct {
+	Label  string `json:"label"`
+	Kind   string `json:"kind"`
+	Secret string `json:"secret"`
+	Text   string `json:"text"`
+	Why    string `json:"why"`
+}
+
+// TestCorpus runs the labelled corpus (testdata/secrets/corpus.jsonl, made by
+// gen.py there): every true secret must be gone from the redacted text and
+// replaced by a [REDACTED:...] marker; near misses are counted as false
+// positives when anything in them is redacted (target 0, reported).
+func TestCorpus(t *testing.T) {
+	s := testScanner(t)
+	f, err := os.Open("../testdata/secrets/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	kinds := map[string][2]int{} // kind → (redacted, total)
+	var secrets, redacted, near, falsePos int
+	var fps []string
+	for sc.Scan() {
+		var e corpusEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		out, findings := s.Redact(e.Text)
+		switch e.Label {
+		case "secret":
+			secrets++
+			k := kinds[e.Kind]
+			k[1]++
+			if !strings.Contains(out, e.Secret) && strings.Contains(out, "[REDACTED:") && len(findings) > 0 {
+				redacted++
+				k[0]++
+			} else {
+				t.Errorf("%s secret not redacted: %q -> %q", e.Kind, e.Text, out)
+			}
+			kinds[e.Kind] = k
+		case "near-miss":
+			near++
+			if len(findings) > 0 || out != e.Text {
+				falsePos++
+				fps = append(fps, e.Why+": "+e.Text+" -> "+out)
+			}
+		}
+	}
+	if secrets < 50 || len(kinds) < 10 || near < 100 {
+		t.Fatalf("corpus too small: %d secrets of %d kinds, %d near misses", secrets, len(kinds), near)
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		t.Logf("  %-18s %d/%d redacted", k, kinds[k][0], kinds[k][1])
+	}
+	t.Logf("secrets redacted: %d of %d (%d kinds); false positives: %d of %d near misses", redacted, secrets, len(kinds), falsePos, near)
+	for _, fp := range fps {
+		t.Logf("  false positive: %s", fp)
+	}
+}
+
+// TestRedactKeepsCleanTextAndJSON: text without secrets comes back
+// unchanged, and a secret inside a JSON string leaves valid JSON.
+func TestRedactKeepsCleanTextAndJSON(t *testing.T) {
+	s := testScanner(t)
+	clean := `{"rule":"wrap errors with %w","applies_to":["lmdbstore/**"]}`
+	if out, f := s.Redact(clean); out != clean || f != nil {
+		t.Errorf("clean text changed: %q, %v", out, f)
+	}
+	const token = "ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke2A"
+	in := `{"note":"deploy with ` + token + ` then twice ` + token + `"}`
+	out, f := s.Redact(in)
+	if len(f) != 2 || strings.Contains(out, token[4:]) || !json.Valid([]byte(out)) {
+		t.Errorf("Redact(%q) = %q, %v", in, out, f)
+	}
+}
