@@ -68,9 +68,10 @@ var batchRequired = map[string][]string{
 }
 
 type batchJSON struct {
-	Rev uint64 `json:"rev"`
-	TS  string `json:"ts,omitempty"`
-	Ops int    `json:"ops,omitempty"` // omitted with rev 0: nothing committed (SPEC §6.3)
+	Rev      uint64 `json:"rev"`
+	TS       string `json:"ts,omitempty"`
+	Ops      int    `json:"ops,omitempty"`      // omitted with rev 0: nothing committed (SPEC §6.3)
+	Redacted int    `json:"redacted,omitempty"` // secrets replaced (SPEC §2)
 }
 
 func runBatch(k *call) error {
@@ -90,16 +91,16 @@ func runBatch(k *call) error {
 		return err
 	}
 	if k.out.json {
-		rec := batchJSON{Rev: uint64(c.Rev)}
+		rec := batchJSON{Rev: uint64(c.Rev), Redacted: c.Redacted}
 		if c.Rev != 0 {
 			rec.TS, rec.Ops = formatTime(c.Time), len(ops)
 		}
 		return k.out.record(rec)
 	}
 	if c.Rev == 0 {
-		return k.out.textf("rev 0 (no change)\n")
+		return k.out.textf("rev 0 (no change)%s\n", redactedNote(c.Redacted))
 	}
-	return k.out.textf("rev %d (%d operations)\n", c.Rev, len(ops))
+	return k.out.textf("rev %d (%d operations)%s\n", c.Rev, len(ops), redactedNote(c.Redacted))
 }
 
 // parseBatch reads and validates every line before anything is written.

@@ -47,6 +47,7 @@ func runIngestGit(k *call) error {
 	if k.ctx.Int("max-commit-files") < 1 {
 		return usageErr("--max-commit-files must be at least 1")
 	}
+	k.derivedWrites = true // paths and commit counts, not free text: no secret scan (SPEC §2)
 	s, err := k.open(false)
 	if err != nil {
 		return err

@@ -54,6 +54,7 @@ func runIngestGo(k *call) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	dir := k.args[0]
+	k.derivedWrites = true // code structure, not free text: no secret scan (SPEC §2)
 	s, err := k.open(false)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/secretscan"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,6 +46,7 @@ func globalFlags(env Env) []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line (SPEC.md §6)"},
 		&cli.StringFlag{Name: "telemetry", Usage: "append telemetry events to `FILE` as JSON lines (env " + envTelemetry + ")"},
 		&cli.BoolFlag{Name: "no-sync", Usage: "do not fsync at commit: commits survive killed processes but not OS crashes (env " + envNoSync + "=1)"},
+		&cli.BoolFlag{Name: "allow-secrets", Usage: "store keys and payloads as given, without replacing secrets by [REDACTED:kind] (SPEC §2)"},
 	}
 }
 
@@ -154,6 +156,9 @@ type call struct {
 	out   *output
 	store *lmdbstore.Store
 	tele  *os.File
+	// derivedWrites: the command writes only what memctl derives from code
+	// (ingest), so its writes skip secret scanning.
+	derivedWrites bool
 }
 
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
@@ -221,6 +226,13 @@ func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
 	}
 	if k.tele != nil {
 		opts.Telemetry = k.tele
+	}
+	// Secrets never stored: every write's keys and payloads are scanned,
+	// unless the caller opts out (--allow-secrets) or the writer is ingest,
+	// whose keys and payloads memctl derives from code structure (paths,
+	// names, hashes), never free text.
+	if !readOnly && !k.ctx.Bool("allow-secrets") && !k.derivedWrites {
+		opts.Redactor = secretscan.Lazy{}
 	}
 	return opts, nil
 }

@@ -247,8 +247,9 @@ func (o *output) kvs(kvs []lmdbstore.KV) error {
 
 // commitJSON is what every write prints (SPEC.md §6.2).
 type commitJSON struct {
-	Rev uint64 `json:"rev"`
-	TS  string `json:"ts,omitempty"`
+	Rev      uint64 `json:"rev"`
+	TS       string `json:"ts,omitempty"`
+	Redacted int    `json:"redacted,omitempty"` // secrets replaced (SPEC §2)
 }
 
 // commit prints the revision a write committed: "rev N" or {"rev":N,"ts":…}.
@@ -258,10 +259,21 @@ func (o *output) commit(c lmdbstore.Commit) error {
 		c.Time = time.Time{}
 	}
 	if o.json {
-		return o.record(commitJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time)})
+		return o.record(commitJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time), Redacted: c.Redacted})
 	}
 	if c.Rev == 0 {
-		return o.textf("rev 0 (no change)\n")
+		return o.textf("rev 0 (no change)%s\n", redactedNote(c.Redacted))
 	}
-	return o.textf("rev %d\n", c.Rev)
+	return o.textf("rev %d%s\n", c.Rev, redactedNote(c.Redacted))
+}
+
+// redactedNote tells how many secrets a write replaced ("" for none).
+func redactedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " (1 secret redacted)"
+	}
+	return fmt.Sprintf(" (%d secrets redacted)", n)
 }

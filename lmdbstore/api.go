@@ -124,6 +124,9 @@ type Commit struct {
 	Rev  Revision
 	Time time.Time
 	Ops  int
+	// Redacted counts the secrets Options.Redactor replaced in the keys and
+	// payloads of the transaction's operations (committed or not).
+	Redacted int
 }
 
 // NodePut is the input of WriteTxn.PutNode.

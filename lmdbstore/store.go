@@ -47,6 +47,16 @@ type Options struct {
 	// Clock returns commit times (nil: time.Now). Commit times are forced to
 	// be strictly increasing, so tests may return a fixed time.
 	Clock func() time.Time
+	// Redactor, when non-nil, rewrites every key and payload a write names
+	// before anything of the write reaches LMDB, the log or telemetry (secret
+	// redaction, SPEC §2 "Secrets"); Commit.Redacted counts its findings.
+	Redactor Redactor
+}
+
+// Redactor replaces secrets in text (secretscan.Scanner through an
+// adapter): it returns the text to store and how many secrets it replaced.
+type Redactor interface {
+	Redact(text string) (string, int)
 }
 
 type dbis struct {
@@ -646,11 +656,11 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 		return Commit{}, err
 	}
 	if aborted {
-		return Commit{}, nil
+		return Commit{Redacted: tx.redacted}, nil
 	}
 	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
-	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: tx.redacted}, nil
 }
 
 // View runs fn in one read transaction: every read inside sees the same

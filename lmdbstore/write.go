@@ -3,6 +3,7 @@ package lmdbstore
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -29,11 +30,12 @@ type WriteTxn struct {
 	horizon Revision
 	nextRel RelID
 
-	ops    []byte // encoded operations for the log record
-	nops   int
-	events []event
-	err    error
-	r      ReadTxn
+	ops      []byte // encoded operations for the log record
+	nops     int
+	redacted int // secrets the Redactor replaced
+	events   []event
+	err      error
+	r        ReadTxn
 
 	scratch       []adjacency.Entry
 	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
@@ -135,6 +137,27 @@ func validKey(what, key string) error {
 		return fmt.Errorf("%w: %s is not UTF-8", ErrInvalid, what)
 	}
 	return nil
+}
+
+// redact passes text through the store's Redactor (if any), counting what
+// it replaced.
+func (tx *WriteTxn) redact(text string) string {
+	if tx.s.opts.Redactor == nil || text == "" {
+		return text
+	}
+	out, n := tx.s.opts.Redactor.Redact(text)
+	tx.redacted += n
+	return out
+}
+
+// redactPayload is redact for a payload. Redaction replaces the secret's
+// bytes inside a JSON string with `[REDACTED:kind]`, which keeps the JSON
+// valid; the canonical form is computed afterwards.
+func (tx *WriteTxn) redactPayload(p json.RawMessage) json.RawMessage {
+	if tx.s.opts.Redactor == nil || len(p) == 0 {
+		return p
+	}
+	return json.RawMessage(tx.redact(string(p)))
 }
 
 // errUnchanged: a put that would leave its record exactly as it is (same
@@ -241,6 +264,7 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	p.Key, p.Payload = tx.redact(p.Key), tx.redactPayload(p.Payload)
 	if err := validKey("node key", p.Key); err != nil {
 		return err
 	}
@@ -361,6 +385,7 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	p.Src, p.Dst, p.Payload = tx.redact(p.Src), tx.redact(p.Dst), tx.redactPayload(p.Payload)
 	if err := validKey("source key", p.Src); err != nil {
 		return err
 	}
@@ -556,6 +581,7 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	p.Namespace, p.Key, p.Payload = tx.redact(p.Namespace), tx.redact(p.Key), tx.redactPayload(p.Payload)
 	scope, run, task := tx.inherit(p.Scope, p.RunID, p.TaskID)
 	if err := validKVKey(scope, p.Namespace, p.Key); err != nil {
 		return err

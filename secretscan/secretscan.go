@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
@@ -149,4 +150,34 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 	}
 	b.WriteString(text[prev:])
 	return b.String(), merged
+}
+
+// Lazy is a Redactor (lmdbstore.Options.Redactor) using the process's
+// shared Scanner, built on first use, so processes that write nothing do not
+// pay for compiling the rules (about 25 ms). Safe for concurrent use.
+type Lazy struct{}
+
+// Redact redacts text and returns how many secrets it replaced. The
+// embedded rules always compile; if they did not, storing unscanned text
+// would break the promise, so it panics (memctl reports an internal error).
+func (Lazy) Redact(text string) (string, int) {
+	s, err := shared()
+	if err != nil {
+		panic(err)
+	}
+	out, findings := s.Redact(text)
+	return out, len(findings)
+}
+
+// The shared Scanner is immutable once built (like a compiled regexp at
+// package level): building it once per process is a cache, not state.
+var (
+	sharedOnce    sync.Once
+	sharedScanner *Scanner
+	sharedErr     error
+)
+
+func shared() (*Scanner, error) {
+	sharedOnce.Do(func() { sharedScanner, sharedErr = New() })
+	return sharedScanner, sharedErr
 }
