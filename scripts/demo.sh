@@ -105,9 +105,16 @@ run list-kv repo procedures
 heading "9. Relations"
 run rel list
 
+heading "10. Re-asserting is free; secrets never stored"
+note "the same decision again, spelled differently: no change, no revision"
+write put-kv repo decisions errors '{ "rule" : "wrap with %w; typed errors; no panics" }' --run run-3 --task check
+note "a credential pasted from a terminal is redacted before anything is written"
+write put-kv repo procedures deploy '{"cmd":"git push https://ci:ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke2A@github.com/o/r"}' --run run-3 --task check
+run get-kv repo procedures deploy
+
 # --- Extension point: snapshot export, ingest and engines -----------------
 # Later sections (ingest a repository, export a CSR snapshot, activate) go
-# here, numbered from 10, using the store in $MEMCTL_DB. Keep stats and
+# here, numbered from 11, using the store in $MEMCTL_DB. Keep stats and
 # check last: they summarise everything the demo wrote.
 # ---------------------------------------------------------------------------
 
@@ -129,21 +136,21 @@ export MEMCTL_DB="$WORK/code"
 DEMO_FILE=file:lmdbstore/store.go
 DEMO_SYMBOL=sym:github.com/memctl/memctl/lmdbstore.Open
 
-heading "10. Ingest this repository: Go packages, files, symbols"
+heading "11. Ingest this repository: Go packages, files, symbols"
 run init
 note "Type-checked when the go command can load the module, syntax-only otherwise."
 run ingest go "$REPO" --run demo --task ingest
 note "A second ingest of an unchanged tree writes nothing."
 run ingest go "$REPO" --run demo --task ingest
 if git -C "$REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	heading "11. Ingest its git history: files changed together"
+	heading "12. Ingest its git history: files changed together"
 	run ingest git "$REPO" --run demo --task history
 	run get-node "$DEMO_FILE"
 else
 	note "(not a git work tree: ingest git skipped)"
 fi
 
-heading "12. What is around $DEMO_FILE?"
+heading "13. What is around $DEMO_FILE?"
 run get-out "$DEMO_FILE" --rel imports
 run export --out "$WORK/code.snap"
 note "Spreading activation from the file: its symbols, package, neighbours."
