@@ -415,6 +415,19 @@ func TestPageDamage(t *testing.T) {
 	}
 
 	n := pageDamageTrials()
+	// MEMCTL_DAMAGE_ONLY=i,j,...: rerun those trials only (debugging).
+	var only map[int]bool
+	if list := os.Getenv("MEMCTL_DAMAGE_ONLY"); list != "" {
+		only = map[int]bool{}
+		for _, f := range strings.Split(list, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("MEMCTL_DAMAGE_ONLY: %v", err)
+			}
+			only[i] = true
+			n = max(n, i+1)
+		}
+	}
 	tally := damageTally{byKind: map[string][4]int{}}
 	type pending struct {
 		i           int
@@ -427,6 +440,9 @@ func TestPageDamage(t *testing.T) {
 	for start := 0; start < n; start += batchSize {
 		var batch []pending
 		for i := start; i < min(start+batchSize, n); i++ {
+			if only != nil && !only[i] {
+				continue
+			}
 			sh := shapes[i%len(shapes)]
 			kind := damageKinds[(i/len(shapes))%len(damageKinds)]
 			rng := rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15))

@@ -11,6 +11,11 @@ package lmdbstore
 // LMDB's own consistency assertions (mdb_assert) call abort(), which the
 // runtime does not forward; an assert callback registered on every
 // environment prints LMDB's message on the same one line and exits 3 first.
+// Other aborts inside LMDB (the C library's own checks, e.g. a memcpy
+// overflow while splitting a damaged page) raise SIGABRT, which the Go
+// runtime handles itself (it never forwards it): a handler installed after
+// the runtime's, from init, ends the process the same way. Go raises
+// SIGABRT only for GOTRACEBACK=crash dumps, which memctl does not use.
 
 /*
 #include <signal.h>
@@ -52,6 +57,23 @@ static void memctl_lmdb_assert(void *env, const char *msg) {
 
 static int memctl_set_assert(void *env) { return mdb_env_set_assert(env, memctl_lmdb_assert); }
 
+static void memctl_c_abort(int sig) {
+	(void)sig;
+	const char *a = "memctl: corrupt store: LMDB aborted (SIGABRT) on a damaged page of data.mdb; run memctl check\n";
+	ssize_t w = write(2, a, strlen(a));
+	(void)w;
+	_exit(3);
+}
+
+static void memctl_install_abort_handler(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = memctl_c_abort;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGABRT, &sa, NULL);
+}
+
 __attribute__((constructor)) static void memctl_install_c_fault_handler(void) {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -70,6 +92,8 @@ import (
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
+
+func init() { C.memctl_install_abort_handler() }
 
 // setAssertHandler registers the assert callback on env. lmdb-go keeps the
 // MDB_env pointer unexported (field _env of lmdb.Env, v1.9.4, pinned).

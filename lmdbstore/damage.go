@@ -107,7 +107,7 @@ func faultCorruption(keyspace string, key []byte, addr uintptr) error {
 // damageErrnos are the LMDB return codes that mean the file is damaged
 // (never a caller's mistake or a transient condition; memctl opens every
 // DBI with the same flags, so MDB_INCOMPATIBLE means a damaged DB record).
-var damageErrnos = []lmdb.Errno{lmdb.Corrupted, lmdb.PageNotFound, lmdb.Invalid, lmdb.VersionMismatch, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible}
+var damageErrnos = []lmdb.Errno{lmdb.Corrupted, lmdb.PageNotFound, lmdb.Invalid, lmdb.VersionMismatch, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull}
 
 // isDamageErrno reports whether err is an LMDB error that means damage.
 func isDamageErrno(err error) bool {
@@ -202,7 +202,7 @@ func readMetaPages(path string) error {
 		if txn[p]%2 != uint64(p) {
 			return bad("meta page %d holds txnid %d (page %d holds the odd/even ones)", p, txn[p], txn[p]%2)
 		}
-		if int64(last+1)*psize > fi.Size() && int64(last) >= 2 {
+		if last >= 2 && last >= uint64(fi.Size()/psize) {
 			return bad("meta page %d: last page %d beyond the file (%d bytes)", p, last, fi.Size())
 		}
 	}

@@ -290,6 +290,9 @@ func Open(path string, opts Options) (*Store, error) {
 		schema = ver
 		return nil
 	})
+	if err == nil && schema == 0 {
+		err = &CorruptionError{dbMeta, []byte(metaSchema), "schema version 0"}
+	}
 	if err == nil && schema < SchemaVersion {
 		err = s.upgrade(schema)
 	}
@@ -381,7 +384,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 func mapOSError(err error) error {
 	if inner, ok := lmdbErrno(err); ok {
 		switch inner {
-		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible:
+		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull:
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
@@ -490,6 +493,15 @@ func (s *Store) recoverable(err error) (bool, error) {
 		return true, cerr
 	case syscall.ENOSPC:
 		return false, fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
+	case lmdb.NotFound:
+		// Every read that may miss checks for it; MDB_NOTFOUND escaping a
+		// transaction (a Del of the key a cursor just returned) means the
+		// tree is inconsistent.
+		return false, fmt.Errorf("%w: LMDB lost a key it had just returned: %v", ErrCorrupt, err)
+	case syscall.EFBIG:
+		// The map is capped far below any file-size limit: a write that far
+		// out follows a damaged free list or page number.
+		return false, fmt.Errorf("%w: LMDB wrote beyond the file size limit (a damaged free list?): %v", ErrCorrupt, err)
 	}
 	// Damage (MDB_CORRUPTED, MDB_PAGE_NOTFOUND, ...) and OS conditions map
 	// to the store's sentinels on every path, not only at open.
