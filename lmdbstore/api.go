@@ -238,4 +238,6 @@ type Stats struct {
 	MapSize          int64
 	FileSize         int64
 	Warnings         []string // e.g. tombstone accumulation
+	// Keyspaces is the space of every keyspace (Store.Space).
+	Keyspaces []KeyspaceSpace
 }

@@ -73,6 +73,9 @@ func (s *Store) Stats() (Stats, error) {
 	if info, err := s.env.Info(); err == nil {
 		st.MapSize = info.MapSize
 	}
+	if st.Keyspaces, err = s.Space(); err != nil {
+		return Stats{}, err
+	}
 	if fi, err := os.Stat(filepath.Join(s.path, "data.mdb")); err == nil {
 		st.FileSize = fi.Size()
 	}

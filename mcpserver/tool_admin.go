@@ -11,20 +11,29 @@ type NoArgs struct{}
 
 // StatsRecord is the answer of stats (SPEC.md §6.3 "stats").
 type StatsRecord struct {
-	Revision         uint64   `json:"revision"`
-	Horizon          uint64   `json:"horizon" jsonschema:"oldest readable revision (0: all history kept)"`
-	Nodes            int      `json:"nodes"`
-	Edges            int      `json:"edges"`
-	KVs              int      `json:"kvs"`
-	Relations        int      `json:"relations"`
-	AdjacencyChunks  int      `json:"adjacency_chunks"`
-	AdjacencyEntries int      `json:"adjacency_entries"`
-	Tombstones       int      `json:"tombstones"`
-	Superseded       int      `json:"superseded"`
-	MissingNodes     int      `json:"missing_nodes"`
-	MapSize          int64    `json:"map_size"`
-	FileSize         int64    `json:"file_size"`
-	Warnings         []string `json:"warnings"`
+	Revision         uint64           `json:"revision"`
+	Horizon          uint64           `json:"horizon" jsonschema:"oldest readable revision (0: all history kept)"`
+	Nodes            int              `json:"nodes"`
+	Edges            int              `json:"edges"`
+	KVs              int              `json:"kvs"`
+	Relations        int              `json:"relations"`
+	AdjacencyChunks  int              `json:"adjacency_chunks"`
+	AdjacencyEntries int              `json:"adjacency_entries"`
+	Tombstones       int              `json:"tombstones"`
+	Superseded       int              `json:"superseded"`
+	MissingNodes     int              `json:"missing_nodes"`
+	MapSize          int64            `json:"map_size"`
+	FileSize         int64            `json:"file_size"`
+	Warnings         []string         `json:"warnings"`
+	Keyspaces        []KeyspaceRecord `json:"keyspaces" jsonschema:"space per LMDB keyspace"`
+}
+
+// KeyspaceRecord is one keyspace's space in the stats record.
+type KeyspaceRecord struct {
+	Name    string `json:"name"`
+	Entries uint64 `json:"entries"`
+	Pages   uint64 `json:"pages"`
+	Bytes   uint64 `json:"bytes"`
 }
 
 func (s *Server) stats(context.Context, *NoArgs) (StatsRecord, error) {
@@ -38,6 +47,9 @@ func (s *Server) stats(context.Context, *NoArgs) (StatsRecord, error) {
 		AdjacencyChunks: st.AdjacencyChunks, AdjacencyEntries: st.AdjacencyEntries,
 		Tombstones: st.Tombstones, Superseded: st.Superseded, MissingNodes: st.MissingNodes,
 		MapSize: st.MapSize, FileSize: st.FileSize, Warnings: st.Warnings,
+	}
+	for _, k := range st.Keyspaces {
+		rec.Keyspaces = append(rec.Keyspaces, KeyspaceRecord{Name: k.Name, Entries: k.Entries, Pages: k.Pages(), Bytes: k.Bytes})
 	}
 	if rec.Warnings == nil {
 		rec.Warnings = []string{}

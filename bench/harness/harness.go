@@ -49,14 +49,19 @@ type Options struct {
 	Log        io.Writer // progress (stderr)
 }
 
-// Workload names, in table order.
+// Workload names, in table order. Reads have a p50 and a p99 row.
 const (
 	WBulk    = "bulk load"
 	WPut     = "durable put-edge"
-	WOut     = "get-out"
-	WIn      = "get-in"
-	WHop     = "3-hop"
-	WPit     = "get-out @ old rev"
+	WOut     = "get-out p50"
+	WOut99   = "get-out p99"
+	WIn      = "get-in p50"
+	WIn99    = "get-in p99"
+	WHub     = "hub get-in p50"
+	WHub99   = "hub get-in p99"
+	WHop     = "3-hop p50"
+	WHop99   = "3-hop p99"
+	WPit     = "get-out @ old rev p50"
 	WDiff    = "diff-since"
 	WFresh   = "fresh open→get-out"
 	WProcess = "fresh process total"
@@ -64,13 +69,16 @@ const (
 )
 
 // Workloads lists the rows of the table.
-var Workloads = []string{WBulk, WPut, WOut, WIn, WHop, WPit, WDiff, WFresh, WProcess, WBytes}
+var Workloads = []string{WBulk, WPut, WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit, WDiff, WFresh, WProcess, WBytes}
 
 // higherIsBetter tells how the ratio is taken.
-var higherIsBetter = map[string]bool{WBulk: true, WPut: true, WOut: true, WIn: true, WHop: true, WPit: true}
+var higherIsBetter = map[string]bool{WBulk: true, WPut: true}
 
-var units = map[string]string{WBulk: "edges/s", WPut: "ops/s", WOut: "ops/cpu-s", WIn: "ops/cpu-s", WHop: "ops/cpu-s",
-	WPit: "ops/cpu-s", WDiff: "cpu-ms", WFresh: "ms", WProcess: "ms", WBytes: "B"}
+var units = map[string]string{WBulk: "edges/s", WPut: "ops/s", WOut: "µs", WOut99: "µs", WIn: "µs", WIn99: "µs",
+	WHub: "µs", WHub99: "µs", WHop: "µs", WHop99: "µs", WPit: "µs", WDiff: "cpu-ms", WFresh: "ms", WProcess: "ms", WBytes: "B"}
+
+// p99Of maps a read workload's p50 row to its p99 row ("" if it has none).
+var p99Of = map[string]string{WOut: WOut99, WIn: WIn99, WHub: WHub99, WHop: WHop99}
 
 // Cell is one measurement.
 type Cell struct {
@@ -89,6 +97,10 @@ type SizeResult struct {
 	PitFrac        float64
 	Batches        int
 	ExportDuration time.Duration
+	// HubInDeg are the in-degrees of the hub phase's nodes (quantiles).
+	HubInDeg []uint32
+	// Space is each system's disk use per keyspace (systems that report it).
+	Space map[string][]peers.Keyspace
 }
 
 // Result is a whole run.
@@ -131,8 +143,10 @@ type sizeRun struct {
 	g     *gen.Graph
 	p     *plan
 	t     *truth
+	nm    *names
 	sr    *SizeResult
 	nodes []uint32 // random node sequence, same for every system
+	hubs  []uint32 // destinations of random edges: nodes drawn by in-degree
 	dir   string
 }
 
@@ -162,8 +176,15 @@ func runSize(o Options, n int) (*SizeResult, error) {
 	for i := range nodes {
 		nodes[i] = uint32(r.IntN(len(g.Nodes)))
 	}
+	hubs := make([]uint32, 1<<14)
+	for i := range hubs {
+		hubs[i] = g.Edges[r.IntN(len(g.Edges))].Dst
+	}
 	sr := &SizeResult{Nodes: len(g.Nodes), Edges: len(g.Edges) + len(p.writes), Cells: map[string]map[string]Cell{},
-		OutDeg: t.outDeg, InDeg: t.inDeg, DiffOps: t.diffOps, Batches: len(p.batches)}
+		OutDeg: t.outDeg, InDeg: t.inDeg, DiffOps: t.diffOps, Batches: len(p.batches), Space: map[string][]peers.Keyspace{}}
+	for _, v := range hubs[:1000] {
+		sr.HubInDeg = append(sr.HubInDeg, t.inDeg[v])
+	}
 	pitEdges := 0
 	for _, b := range p.batches[:p.pitRev] {
 		pitEdges += len(b.Edges)
@@ -175,7 +196,7 @@ func runSize(o Options, n int) (*SizeResult, error) {
 	for _, w := range Workloads {
 		sr.Cells[w] = map[string]Cell{}
 	}
-	run := &sizeRun{o: o, g: g, p: p, t: t, sr: sr, nodes: nodes, dir: filepath.Join(o.Dir, fmt.Sprint(n))}
+	run := &sizeRun{o: o, g: g, p: p, t: t, nm: newNames(g), sr: sr, nodes: nodes, hubs: hubs, dir: filepath.Join(o.Dir, fmt.Sprint(n))}
 	var all []*entry
 	defer func() {
 		for _, e := range all {
@@ -330,6 +351,13 @@ func (r *sizeRun) writes(all []*entry) {
 		} else {
 			r.set(WBytes, e.name, Cell{Value: float64(b) / float64(r.sr.Edges), Note: fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))})
 		}
+		if sp, ok := e.sys.(peers.SpaceReporter); ok {
+			if ks, err := sp.Space(); err == nil {
+				r.sr.Space[e.name] = ks
+			} else {
+				fmt.Fprintf(r.o.Log, "  %-12s space by keyspace: %v\n", e.name, err)
+			}
+		}
 	}
 }
 
@@ -374,40 +402,47 @@ func (r *sizeRun) derive(all []*entry) {
 	}
 }
 
-// readRounds is how many turns each system gets per read workload. A
-// system's figure is the median of its per-turn rates, so a burst of load
-// from elsewhere on the machine spoils a turn or two, not the figure.
+// readRounds is how many turns each system gets per read workload, so a
+// burst of load from elsewhere on the machine hits every system alike.
 const readRounds = 24
 
 // reads checks a sample of every system's answers, then times each read
-// workload with the systems taking turns.
+// workload with the systems taking turns. Every operation's wall-clock
+// latency is recorded; a workload's cells are the p50 and p99 over all its
+// operations (the process's CPU time per operation is in the log).
 func (r *sizeRun) reads(all []*entry) {
 	for _, e := range live(all, false) {
 		e.check = r.verify(e.sys)
 	}
 	type readW struct {
-		w  string
-		op func(sys peers.System, node uint32) error
+		w   string
+		seq []uint32
+		op  func(sys peers.System, node uint32) error
 	}
 	cnt := 0
-	count := func(uint32, uint64) { cnt++ }
+	count := func(string, string) { cnt++ }
+	countKey := func(string) { cnt++ }
 	ws := []readW{
-		{WOut, func(sys peers.System, v uint32) error { return sys.GetOut(v, count) }},
-		{WIn, func(sys peers.System, v uint32) error { return sys.GetIn(v, count) }},
-		{WHop, func(sys peers.System, v uint32) error { _, err := sys.ThreeHop(v); return err }},
-		{WPit, func(sys peers.System, v uint32) error { return sys.GetOutAt(v, r.t.pitRev, count) }},
+		{WOut, r.nodes, func(sys peers.System, v uint32) error { return sys.GetOut(v, count) }},
+		{WIn, r.nodes, func(sys peers.System, v uint32) error { return sys.GetIn(v, count) }},
+		{WHub, r.hubs, func(sys peers.System, v uint32) error { return sys.GetIn(v, count) }},
+		{WHop, r.nodes, func(sys peers.System, v uint32) error { _, err := sys.ThreeHop(v, countKey); return err }},
+		{WPit, r.nodes, func(sys peers.System, v uint32) error { return sys.GetOutAt(v, r.t.pitRev, count) }},
 	}
 	for _, rw := range ws {
 		var es []*entry
 		for _, e := range live(all, false) {
 			if err := e.check[rw.w]; err != nil {
 				r.set(rw.w, e.name, Cell{Err: err})
+				if w99 := p99Of[rw.w]; w99 != "" {
+					r.set(w99, e.name, Cell{Err: err})
+				}
 			} else {
 				es = append(es, e)
 			}
 		}
-		rates := map[*entry][]float64{}
-		wallRates := map[*entry][]float64{}
+		lat := map[*entry][]time.Duration{}
+		cpu := map[*entry]time.Duration{}
 		failed := map[*entry]error{}
 		for _, e := range es {
 			e.next = 0
@@ -418,9 +453,11 @@ func (r *sizeRun) reads(all []*entry) {
 					if failed[e] != nil {
 						continue
 					}
-					n, wall, cpu, err := r.timeOps(e, round == 0, r.o.ReadTime/readRounds, func(v uint32) error { return rw.op(e.sys, v) })
-					rates[e] = append(rates[e], float64(n)/max(cpu, time.Microsecond).Seconds())
-					wallRates[e] = append(wallRates[e], float64(n)/wall.Seconds())
+					c0 := cpuTime()
+					var err error
+					lat[e], err = r.timeOps(e, rw.seq, lat[e], round == 0, r.o.ReadTime/readRounds,
+						func(v uint32) error { return rw.op(e.sys, v) })
+					cpu[e] += cpuTime() - c0
 					failed[e] = err
 				}
 			}
@@ -428,12 +465,14 @@ func (r *sizeRun) reads(all []*entry) {
 		for _, e := range es {
 			if failed[e] != nil {
 				r.set(rw.w, e.name, Cell{Err: failed[e]})
-			} else {
-				rs, ws := rates[e], wallRates[e]
-				slices.Sort(rs)
-				slices.Sort(ws)
-				r.set(rw.w, e.name, Cell{Value: rs[len(rs)/2], Note: fmt.Sprintf("median of %d turns, %.3g–%.3g; wall-clock median %.3g ops/s",
-					len(rs), rs[0], rs[len(rs)-1], ws[len(ws)/2])})
+				continue
+			}
+			d := lat[e]
+			slices.Sort(d)
+			note := fmt.Sprintf("%d ops in %d turns, %.3g cpu-µs/op", len(d), readRounds, cpu[e].Seconds()*1e6/float64(len(d)))
+			r.set(rw.w, e.name, Cell{Value: micros(pct(d, 0.50)), Note: note})
+			if w99 := p99Of[rw.w]; w99 != "" {
+				r.set(w99, e.name, Cell{Value: micros(pct(d, 0.99)), Note: note})
 			}
 		}
 	}
@@ -472,32 +511,42 @@ func (r *sizeRun) reads(all []*entry) {
 	}
 }
 
-// timeOps runs op over e's share of the random node sequence for about
-// budget of wall-clock time and returns the ops done, the wall-clock time
-// and the process CPU time they took. With warm, the first 256 ops run
-// untimed.
-func (r *sizeRun) timeOps(e *entry, warm bool, budget time.Duration, op func(uint32) error) (int, time.Duration, time.Duration, error) {
+// pct is the q-quantile of sorted durations.
+func pct(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(q*float64(len(d))))]
+}
+
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// timeOps runs op over e's share of the node sequence seq for about budget
+// of wall-clock time, appending each operation's latency to lat. With warm,
+// the first 64 ops run untimed.
+func (r *sizeRun) timeOps(e *entry, seq []uint32, lat []time.Duration, warm bool, budget time.Duration, op func(uint32) error) ([]time.Duration, error) {
 	if warm {
-		for k := 0; k < 256; k++ {
-			if err := op(r.nodes[e.next%len(r.nodes)]); err != nil {
-				return 0, 0, 0, err
+		for k := 0; k < 64; k++ {
+			if err := op(seq[e.next%len(seq)]); err != nil {
+				return lat, err
 			}
 			e.next++
 		}
 	}
-	ops := 0
-	c0 := cpuTime()
 	t0 := time.Now()
 	for {
 		for k := 0; k < 16; k++ {
-			if err := op(r.nodes[e.next%len(r.nodes)]); err != nil {
-				return 0, 0, 0, err
+			v := seq[e.next%len(seq)]
+			s0 := time.Now()
+			err := op(v)
+			lat = append(lat, time.Since(s0))
+			if err != nil {
+				return lat, err
 			}
 			e.next++
-			ops++
 		}
-		if el := time.Since(t0); el >= budget {
-			return ops, el, cpuTime() - c0, nil
+		if time.Since(t0) >= budget {
+			return lat, nil
 		}
 	}
 }
@@ -523,23 +572,25 @@ func (r *sizeRun) verify(sys peers.System) map[string]error {
 	sample = append(slices.Clone(sample), argmax(r.t.outDeg), argmax(r.t.inDeg))
 	for _, v := range sample {
 		if res[WOut] == nil {
-			got, err := collect(sys, func(fn peers.EdgeFunc) error { return sys.GetOut(v, fn) })
+			got, err := r.nm.collect(func(fn peers.EdgeFunc) error { return sys.GetOut(v, fn) })
 			res[WOut] = firstErr(err, diffPairs(WOut, v, got, expected(r.t.out[v], r.t.lastRev)))
 		}
 		if res[WIn] == nil {
-			got, err := collect(sys, func(fn peers.EdgeFunc) error { return sys.GetIn(v, fn) })
+			got, err := r.nm.collect(func(fn peers.EdgeFunc) error { return sys.GetIn(v, fn) })
 			res[WIn] = firstErr(err, diffPairs(WIn, v, got, expected(r.t.in[v], r.t.lastRev)))
 		}
 		if res[WPit] == nil {
-			got, err := collect(sys, func(fn peers.EdgeFunc) error { return sys.GetOutAt(v, r.t.pitRev, fn) })
+			got, err := r.nm.collect(func(fn peers.EdgeFunc) error { return sys.GetOutAt(v, r.t.pitRev, fn) })
 			res[WPit] = firstErr(err, diffPairs(WPit, v, got, expected(r.t.out[v], r.t.pitRev)))
 		}
 		if res[WHop] == nil && v != argmax(r.t.inDeg) {
-			got, err := sys.ThreeHop(v)
-			if want := r.t.threeHop(v); err == nil && got != want {
-				err = &WrongAnswerError{WHop, v, fmt.Sprintf("got %d nodes, want %d", got, want)}
-			}
-			res[WHop] = err
+			res[WHop] = r.verifyHop(sys, v)
+		}
+	}
+	for _, v := range r.hubs[:50] {
+		if res[WHub] == nil {
+			got, err := r.nm.collect(func(fn peers.EdgeFunc) error { return sys.GetIn(v, fn) })
+			res[WHub] = firstErr(err, diffPairs(WHub, v, got, expected(r.t.in[v], r.t.lastRev)))
 		}
 	}
 	got, err := sys.DiffSince(r.t.diffRev)
@@ -548,6 +599,36 @@ func (r *sizeRun) verify(sys peers.System) map[string]error {
 	}
 	res[WDiff] = err
 	return res
+}
+
+// verifyHop checks that a three-hop read returns exactly the keys of the
+// reference set, each once, and counts them.
+func (r *sizeRun) verifyHop(sys peers.System, v uint32) error {
+	want := r.t.threeHopSet(v)
+	seen := map[uint32]bool{}
+	var bad string
+	n, err := sys.ThreeHop(v, func(key string) {
+		i, ok := r.nm.key[key]
+		switch {
+		case !ok:
+			bad = fmt.Sprintf("unknown key %q", key)
+		case seen[i]:
+			bad = fmt.Sprintf("key %q twice", key)
+		case !want[i]:
+			bad = fmt.Sprintf("key %q is not within three hops", key)
+		}
+		seen[i] = true
+	})
+	if err != nil {
+		return err
+	}
+	if bad == "" && (len(seen) != len(want) || n != len(want)) {
+		bad = fmt.Sprintf("got %d keys (count %d), want %d", len(seen), n, len(want))
+	}
+	if bad != "" {
+		return &WrongAnswerError{WHop, v, bad}
+	}
+	return nil
 }
 
 func firstErr(errs ...error) error {

@@ -41,7 +41,7 @@ func TestPeersSmoke(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteTable(&buf, res)
-	if !strings.Contains(buf.String(), "| 2k | get-out | ops/cpu-s |") {
+	if !strings.Contains(buf.String(), "| 2k | get-out p50 | µs |") {
 		t.Errorf("table lacks the get-out row:\n%s", buf.String())
 	}
 	t.Log("\n" + buf.String())

@@ -6,11 +6,14 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/memctl/memctl/bench/peers"
 )
 
 // WriteTable prints the run as one Markdown table (workload × system), the
 // footnotes its cells refer to, and the degree distributions.
 func WriteTable(w io.Writer, res *Result) {
+	writeSummary(w, res)
 	o := res.Options
 	base := o.Systems[0]
 	fmt.Fprintf(w, "Each cell: value (×R), where R is how many times better %s is than that system "+
@@ -70,11 +73,99 @@ func WriteTable(w io.Writer, res *Result) {
 	fmt.Fprint(w, workloadNotes)
 	for _, sr := range res.Sizes {
 		fmt.Fprintf(w, "%s nodes, %s edges (%.2f/node), %d load transactions: out-degree %s; in-degree %s; "+
-			"3-hop reach %s nodes; old rev = %.0f%% of edges loaded; diff-since returns %d ops.\n",
+			"hub phase in-degree %s; 3-hop reach %s nodes; old rev = %.0f%% of edges loaded; diff-since returns %d ops.\n",
 			human(float64(sr.Nodes)), human(float64(sr.Edges)), float64(sr.Edges)/float64(sr.Nodes), sr.Batches,
-			quantiles(sr.OutDeg), quantiles(sr.InDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
+			quantiles(sr.OutDeg), quantiles(sr.InDeg), quantiles(sr.HubInDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
+	}
+	writeSpace(w, res)
+}
+
+// writeSummary prints, per size, one row per system with the figures of
+// the issue's table (latencies in µs, p50 / p99), and how memctl's store
+// compares with bbolt on them.
+func writeSummary(w io.Writer, res *Result) {
+	for _, sr := range res.Sizes {
+		fmt.Fprintf(w, "%s nodes, %s edges — each read returns canonical keys and relation names:\n\n", human(float64(sr.Nodes)), human(float64(sr.Edges)))
+		fmt.Fprintln(w, "| system | bulk edges/s | get-out p50 / p99 µs | get-in p50 µs | hub get-in p50 / p99 µs | 3-hop p50 µs | fresh open→get-out ms | bytes/edge |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		for _, sys := range res.Options.Systems {
+			cell := func(wl string) string {
+				c, ok := sr.Cells[wl][sys]
+				switch {
+				case !ok:
+					return "—"
+				case c.Err != nil:
+					if IsNotSupported(c.Err) {
+						return "—"
+					}
+					var wrong *WrongAnswerError
+					if errors.As(c.Err, &wrong) {
+						return "WRONG"
+					}
+					return "error"
+				}
+				if wl == WBulk || wl == WBytes {
+					return commas(c.Value)
+				}
+				return formatValue(c.Value, units[wl])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s / %s | %s | %s | %s |\n", sys, cell(WBulk), cell(WOut), cell(WOut99),
+				cell(WIn), cell(WHub), cell(WHub99), cell(WHop), cell(WFresh), cell(WBytes))
+		}
+		fmt.Fprintln(w)
+		if ratios := targetRatios(sr, "memctl", "bbolt"); ratios != "" {
+			fmt.Fprintf(w, "memctl store against bbolt (× = bbolt's figure / memctl's; > 1: memctl faster): %s\n\n", ratios)
+		}
 	}
 }
+
+// targetRatios compares sys with ref on the read latencies.
+func targetRatios(sr *SizeResult, sys, ref string) string {
+	var parts []string
+	for _, wl := range []string{WOut, WOut99, WIn, WHub, WHub99, WHop, WFresh} {
+		a, okA := sr.Cells[wl][sys]
+		b, okB := sr.Cells[wl][ref]
+		if !okA || !okB || a.Err != nil || b.Err != nil || a.Value <= 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%.2f", wl, b.Value/a.Value))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func commas(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// writeSpace prints each reporting system's disk use per keyspace.
+func writeSpace(w io.Writer, res *Result) {
+	for _, sr := range res.Sizes {
+		for _, sys := range res.Options.Systems {
+			ks := sr.Space[sys]
+			if len(ks) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s, %s nodes — disk use by keyspace:\n\n", sys, human(float64(sr.Nodes)))
+			fmt.Fprintln(w, "| keyspace | entries | pages | bytes | bytes/edge |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+			var tot Keyspace
+			for _, k := range ks {
+				fmt.Fprintf(w, "| %s | %d | %d | %d | %.1f |\n", k.Name, k.Entries, k.Pages, k.Bytes, float64(k.Bytes)/float64(sr.Edges))
+				tot.Entries += k.Entries
+				tot.Pages += k.Pages
+				tot.Bytes += k.Bytes
+			}
+			fmt.Fprintf(w, "| total | %d | %d | %d | %.1f |\n", tot.Entries, tot.Pages, tot.Bytes, float64(tot.Bytes)/float64(sr.Edges))
+		}
+	}
+}
+
+// Keyspace is peers.Keyspace (re-exported for the table).
+type Keyspace = peers.Keyspace
 
 func quantiles(v []uint32) string {
 	s := slices.Clone(v)
@@ -104,6 +195,11 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.0f", v)
 	case "B":
 		return fmt.Sprintf("%.0f", v)
+	case "µs":
+		if v < 100 {
+			return fmt.Sprintf("%.3g", v)
+		}
+		return fmt.Sprintf("%.0f", v)
 	}
 	return human(v)
 }
@@ -121,17 +217,20 @@ func human(v float64) string {
 
 // workloadNotes says what each row measures, once, under the table.
 const workloadNotes = `Rows: bulk load = every node, then every edge, in transactions of -batch operations, each durable
-(edges/s, node writes included in the time). durable put-edge = one edge per durable transaction. get-out, get-in =
-one read transaction per call, uniform random nodes, every neighbour handed to a callback. 3-hop = distinct nodes
-within three out-hops (SQLite: recursive CTE; Go-side systems: BFS). get-out @ old rev = get-out as of the middle
-of the load; peers filter on the revision stored in each row, which is only equivalent for an insert-only history
-(a plain adjacency table keeps no deleted or superseded rows). diff-since = every node and edge write after the
-revision at 90% of the load; peers have no change log, so they scan everything. fresh open→get-out = inside a new
-process, open the store and answer one get-out (by canonical key for memctl, by integer id for peers); fresh process
-total = the same seen from the parent (spawn to exit). disk bytes/edge = allocated file blocks after the run / edges.
-Units: reads are in operations per second of this process's CPU time (getrusage, user + system), the median over 24
-turns the systems take one after another, because CPU time does not inflate when other processes compete for the
-cores (wall-clock medians are in the run's log); diff-since is CPU time, best of 5. Writes and fresh processes are
-wall-clock: they wait on fsync and process start, which CPU time would hide.
+(edges/s, node writes included in the time). durable put-edge = one edge per durable transaction. Every read returns
+what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
+(memctl: its ids keyspace or cache; bbolt, raw LMDB: the nodes bucket; SQLite: a join with the nodes table; the
+snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
+get-in of nodes drawn by in-degree (the destination of a random edge), so long in-lists dominate. 3-hop = the key of
+every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; Go-side systems: BFS over ids,
+then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
+row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
+rows). diff-since = every node and edge write after the revision at 90% of the load; peers have no change log, so
+they scan everything. fresh open→get-out = inside a new process, open the store and answer one get-out with keys (by
+canonical key for memctl, by integer id for peers); fresh process total = the same seen from the parent (spawn to
+exit). disk bytes/edge = allocated file blocks after the run / edges.
+Units: read rows are wall-clock latencies of single operations, p50 and p99 over every operation of 24 turns the
+systems take one after another (so load from elsewhere hits them alike); the process's CPU time per operation is in
+the run's log. diff-since is CPU time, best of 5. Writes and fresh processes are wall-clock.
 
 `

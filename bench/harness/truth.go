@@ -102,23 +102,7 @@ func newTruth(p *plan) *truth {
 }
 
 // threeHop is the reference three-hop count.
-func (t *truth) threeHop(start uint32) int {
-	seen := map[uint32]bool{start: true}
-	cur := []uint32{start}
-	for d := 0; d < 3; d++ {
-		var next []uint32
-		for _, v := range cur {
-			for _, e := range t.out[v] {
-				if !seen[e.peer] {
-					seen[e.peer] = true
-					next = append(next, e.peer)
-				}
-			}
-		}
-		cur = next
-	}
-	return len(seen)
-}
+func (t *truth) threeHop(start uint32) int { return len(t.threeHopSet(start)) }
 
 type pair struct {
 	rel  gen.Rel
@@ -145,21 +129,62 @@ func sortPairs(p []pair) []pair {
 	return p
 }
 
+// names maps what systems return (relation names, canonical keys) back to
+// generator terms.
+type names struct {
+	rel map[string]gen.Rel
+	key map[string]uint32
+}
+
+func newNames(g *gen.Graph) *names {
+	n := &names{rel: map[string]gen.Rel{}, key: make(map[string]uint32, len(g.Nodes))}
+	for r := gen.Rel(1); int(r) <= gen.NumRels+1; r++ {
+		n.rel[r.Name()] = r
+	}
+	for i, node := range g.Nodes {
+		n.key[node.Key] = uint32(i)
+	}
+	return n
+}
+
 // collect runs one read and returns its answer in generator terms.
-func collect(sys peers.System, read func(peers.EdgeFunc) error) ([]pair, error) {
-	var raw [][2]uint64
-	if err := read(func(rel uint32, peer uint64) { raw = append(raw, [2]uint64{uint64(rel), peer}) }); err != nil {
+func (nm *names) collect(read func(peers.EdgeFunc) error) ([]pair, error) {
+	var out []pair
+	var bad error
+	err := read(func(rel, peer string) {
+		r, okR := nm.rel[rel]
+		i, okK := nm.key[peer]
+		if (!okR || !okK) && bad == nil {
+			bad = fmt.Errorf("unknown relation %q or key %q", rel, peer)
+		}
+		out = append(out, pair{r, i})
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
 		return nil, err
 	}
-	out := make([]pair, 0, len(raw))
-	for _, r := range raw {
-		rel, peer, err := sys.Decode(uint32(r[0]), r[1])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pair{rel, peer})
-	}
 	return sortPairs(out), nil
+}
+
+// threeHopSet is the reference set of nodes within three out-hops.
+func (t *truth) threeHopSet(start uint32) map[uint32]bool {
+	seen := map[uint32]bool{start: true}
+	cur := []uint32{start}
+	for d := 0; d < 3; d++ {
+		var next []uint32
+		for _, v := range cur {
+			for _, e := range t.out[v] {
+				if !seen[e.peer] {
+					seen[e.peer] = true
+					next = append(next, e.peer)
+				}
+			}
+		}
+		cur = next
+	}
+	return seen
 }
 
 // WrongAnswerError: a system returned something other than the truth.

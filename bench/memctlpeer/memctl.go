@@ -2,7 +2,6 @@ package memctlpeer
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 
 	"github.com/memctl/memctl/bench/gen"
@@ -30,8 +29,6 @@ type Memctl struct {
 	dir  string
 	revs []lmdbstore.Revision // harness revision -> store revision
 	ids  []lmdbstore.NodeID   // generator index -> NodeID
-	idx  map[lmdbstore.NodeID]uint32
-	rels map[lmdbstore.RelID]gen.Rel
 	hops peers.HopScratch
 }
 
@@ -84,40 +81,48 @@ func (s *Memctl) PutEdge(e gen.Edge) error {
 	return err
 }
 
-// Settle computes every node's id and resolves every relation's id once,
-// outside the timed reads.
+// Settle computes every node's id once, outside the timed reads (a caller
+// holding a key hashes it; the read itself starts from the id).
 func (s *Memctl) Settle() error {
 	s.ids = make([]lmdbstore.NodeID, len(s.g.Nodes))
-	s.idx = make(map[lmdbstore.NodeID]uint32, len(s.g.Nodes))
-	s.rels = make(map[lmdbstore.RelID]gen.Rel)
-	return s.st.View(func(r *lmdbstore.ReadTxn) error {
-		for i, n := range s.g.Nodes {
-			id := lmdbstore.IDOf(n.Key)
-			s.ids[i] = id
-			s.idx[id] = uint32(i)
-		}
-		for rel := gen.Rel(1); int(rel) <= gen.NumRels; rel++ {
-			rr, err := r.RelationByName(rel.Name())
-			if err != nil {
-				return err
-			}
-			s.rels[rr.ID] = rel
-		}
-		return nil
-	})
+	for i, n := range s.g.Nodes {
+		s.ids[i] = lmdbstore.IDOf(n.Key)
+	}
+	return nil
 }
 
 func (s *Memctl) scan(out bool, node uint32, at lmdbstore.At, fn peers.EdgeFunc) error {
 	return s.st.View(func(r *lmdbstore.ReadTxn) error {
-		cb := func(e lmdbstore.EdgeRef) bool {
-			fn(uint32(e.Rel), uint64(e.Peer))
-			return true
-		}
-		if out {
-			return r.ScanOut(s.ids[node], 0, at, cb)
-		}
-		return r.ScanIn(s.ids[node], 0, at, cb)
+		return scanKeys(r, out, s.ids[node], at, fn)
 	})
+}
+
+// scanKeys is a get-out/get-in as memctl's CLI resolves it: the scan, then
+// each peer's key and relation name.
+func scanKeys(r *lmdbstore.ReadTxn, out bool, id lmdbstore.NodeID, at lmdbstore.At, fn peers.EdgeFunc) error {
+	var err error
+	cb := func(e lmdbstore.EdgeRef) bool {
+		var rel lmdbstore.Relation
+		if rel, err = r.RelationByID(e.Rel); err != nil {
+			return false
+		}
+		var key string
+		if key, err = r.KeyOf(e.Peer); err != nil {
+			return false
+		}
+		fn(rel.Name, key)
+		return true
+	}
+	var serr error
+	if out {
+		serr = r.ScanOut(id, 0, at, cb)
+	} else {
+		serr = r.ScanIn(id, 0, at, cb)
+	}
+	if serr != nil {
+		return serr
+	}
+	return err
 }
 
 func (s *Memctl) GetOut(node uint32, fn peers.EdgeFunc) error {
@@ -132,7 +137,7 @@ func (s *Memctl) GetOutAt(node uint32, rev int, fn peers.EdgeFunc) error {
 	return s.scan(true, node, lmdbstore.AtRevision(s.revs[rev]), fn)
 }
 
-func (s *Memctl) ThreeHop(node uint32) (int, error) {
+func (s *Memctl) ThreeHop(node uint32, fn peers.KeyFunc) (int, error) {
 	var n int
 	err := s.st.View(func(r *lmdbstore.ReadTxn) error {
 		var err error
@@ -141,6 +146,12 @@ func (s *Memctl) ThreeHop(node uint32) (int, error) {
 				emit(uint64(e.Peer))
 				return true
 			})
+		}, func(id uint64) error {
+			key, err := r.KeyOf(lmdbstore.NodeID(id))
+			if err == nil {
+				fn(key)
+			}
+			return err
 		})
 		return err
 	})
@@ -161,18 +172,6 @@ func (s *Memctl) DiffSince(rev int) (int, error) {
 	return n, err
 }
 
-func (s *Memctl) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
-	r, ok := s.rels[lmdbstore.RelID(rel)]
-	if !ok {
-		return 0, 0, fmt.Errorf("memctl: unknown relation id %d", rel)
-	}
-	i, ok := s.idx[lmdbstore.NodeID(peer)]
-	if !ok {
-		return 0, 0, fmt.Errorf("memctl: unknown node id %016x", peer)
-	}
-	return r, i, nil
-}
-
 // FreshArg is the canonical key: a fresh process asks by key, as memctl
 // get-out does.
 func (s *Memctl) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
@@ -185,9 +184,10 @@ func (s *Memctl) FreshQuery(dir, key string) (int, error) {
 	defer st.Close()
 	n := 0
 	err = st.View(func(r *lmdbstore.ReadTxn) error {
-		edges, err := r.GetOut(key, "", lmdbstore.At{})
-		n = len(edges)
-		return err
+		if _, err := r.KeyOf(lmdbstore.IDOf(key)); err != nil { // the key is known (as get-out checks)
+			return err
+		}
+		return scanKeys(r, true, lmdbstore.IDOf(key), lmdbstore.At{}, func(string, string) { n++ })
 	})
 	return n, err
 }
@@ -199,4 +199,14 @@ func (s *Memctl) Close() error {
 	err := s.st.Close()
 	s.st = nil
 	return err
+}
+
+// Space is the store's per-keyspace space (memctl stats).
+func (s *Memctl) Space() ([]peers.Keyspace, error) {
+	ks, err := s.st.Space()
+	out := make([]peers.Keyspace, len(ks))
+	for i, k := range ks {
+		out[i] = peers.Keyspace{Name: k.Name, Entries: int64(k.Entries), Pages: int64(k.Pages()), Bytes: int64(k.Bytes)}
+	}
+	return out, err
 }

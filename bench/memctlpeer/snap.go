@@ -18,13 +18,13 @@ import (
 // lookup, as a caller holding a key would.
 type MemctlSnap struct {
 	gr   *csr.Graph
-	ids  []uint64 // generator index -> NodeID
-	idx  map[uint64]uint32
-	rels map[uint32]gen.Rel
+	ids  []uint64          // generator index -> NodeID
+	rels map[uint32]string // relation id -> name
 	// three-hop scratch: seen[i] == epoch marks node i visited
 	seen      []uint32
 	epoch     uint32
 	cur, next []uint32
+	all       []uint32 // every node seen, in discovery order
 }
 
 const snapFile = "graph.snap"
@@ -51,22 +51,16 @@ func (s *MemctlSnap) DeriveFrom(src peers.System, dir string) error {
 		return err
 	}
 	s.ids = make([]uint64, len(m.ids))
-	s.idx = make(map[uint64]uint32, len(m.ids))
 	for i, id := range m.ids {
 		s.ids[i] = uint64(id)
-		s.idx[uint64(id)] = uint32(i)
 	}
-	s.rels = make(map[uint32]gen.Rel)
-	for r := 0; r <= s.gr.NumRelations()+16; r++ {
-		rel, err := s.gr.Relation(uint32(r))
-		if err != nil {
-			continue
-		}
-		for g := gen.Rel(1); int(g) <= gen.NumRels; g++ {
-			if g.Name() == rel.Name {
-				s.rels[rel.ID] = g
-			}
-		}
+	rels, err := s.gr.Relations()
+	if err != nil {
+		return err
+	}
+	s.rels = make(map[uint32]string, len(rels))
+	for _, rel := range rels {
+		s.rels[rel.ID] = rel.Name
 	}
 	s.seen = make([]uint32, s.gr.NumNodes())
 	return nil
@@ -86,10 +80,10 @@ func (s *MemctlSnap) GetOut(node uint32, fn peers.EdgeFunc) error {
 		return err
 	}
 	targets, rels, _, err := s.gr.Out(i)
-	for k, t := range targets {
-		fn(rels[k], uint64(t))
+	if err != nil {
+		return err
 	}
-	return err
+	return s.emit(targets, rels, fn)
 }
 
 func (s *MemctlSnap) GetIn(node uint32, fn peers.EdgeFunc) error {
@@ -98,15 +92,27 @@ func (s *MemctlSnap) GetIn(node uint32, fn peers.EdgeFunc) error {
 		return err
 	}
 	sources, rels, _, err := s.gr.In(i)
-	for k, t := range sources {
-		fn(rels[k], uint64(t))
+	if err != nil {
+		return err
 	}
-	return err
+	return s.emit(sources, rels, fn)
+}
+
+// emit hands fn each peer's key and relation name.
+func (s *MemctlSnap) emit(ends, rels []uint32, fn peers.EdgeFunc) error {
+	for k, t := range ends {
+		key, err := s.gr.Key(csr.NodeIndex(t))
+		if err != nil {
+			return err
+		}
+		fn(s.rels[rels[k]], key)
+	}
+	return nil
 }
 
 // ThreeHop walks dense indices with an epoch-stamped visited array: no map,
 // no allocation once the scratch has grown.
-func (s *MemctlSnap) ThreeHop(node uint32) (int, error) {
+func (s *MemctlSnap) ThreeHop(node uint32, fn peers.KeyFunc) (int, error) {
 	start, err := s.index(node)
 	if err != nil {
 		return 0, err
@@ -117,7 +123,7 @@ func (s *MemctlSnap) ThreeHop(node uint32) (int, error) {
 		s.epoch = 1
 	}
 	s.seen[start] = s.epoch
-	n := 1
+	s.all = append(s.all[:0], start)
 	s.cur = append(s.cur[:0], start)
 	for depth := 0; depth < 3 && len(s.cur) > 0; depth++ {
 		s.next = s.next[:0]
@@ -133,33 +139,24 @@ func (s *MemctlSnap) ThreeHop(node uint32) (int, error) {
 				if s.seen[t] != s.epoch {
 					s.seen[t] = s.epoch
 					s.next = append(s.next, t)
-					n++
+					s.all = append(s.all, t)
 				}
 			}
 		}
 		s.cur, s.next = s.next, s.cur
 	}
-	return n, nil
+	for _, v := range s.all {
+		key, err := s.gr.Key(v)
+		if err != nil {
+			return 0, err
+		}
+		fn(key)
+	}
+	return len(s.all), nil
 }
 
 func (s *MemctlSnap) GetOutAt(uint32, int, peers.EdgeFunc) error { return peers.ErrNotSupported }
 func (s *MemctlSnap) DiffSince(int) (int, error)                 { return 0, peers.ErrNotSupported }
-
-func (s *MemctlSnap) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
-	r, ok := s.rels[rel]
-	if !ok {
-		return 0, 0, fmt.Errorf("memctl-snap: unknown relation %d", rel)
-	}
-	id, err := s.gr.NodeID(csr.NodeIndex(peer))
-	if err != nil {
-		return 0, 0, err
-	}
-	i, ok := s.idx[id]
-	if !ok {
-		return 0, 0, fmt.Errorf("memctl-snap: unknown node id %016x", id)
-	}
-	return r, i, nil
-}
 
 func (s *MemctlSnap) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
@@ -177,8 +174,21 @@ func (s *MemctlSnap) FreshQuery(dir, key string) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("memctl-snap: no node %q", key)
 	}
-	targets, _, _, err := gr.Out(i)
-	return len(targets), err
+	targets, rels, _, err := gr.Out(i)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for k, t := range targets {
+		if _, err := gr.Key(csr.NodeIndex(t)); err != nil {
+			return 0, err
+		}
+		if _, err := gr.Relation(rels[k]); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 func (s *MemctlSnap) Close() error {

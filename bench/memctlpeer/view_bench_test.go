@@ -58,7 +58,7 @@ func BenchmarkMemctlGetOutPerView(b *testing.B) {
 	n := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := m.GetOut(uint32(i*7919%len(g.Nodes)), func(uint32, uint64) { n++ }); err != nil {
+		if err := m.GetOut(uint32(i*7919%len(g.Nodes)), func(string, string) { n++ }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func BenchmarkLMDBRawGetOut(b *testing.B) {
 	n := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := s.GetOut(uint32(i*7919%len(g.Nodes)), func(uint32, uint64) { n++ }); err != nil {
+		if err := s.GetOut(uint32(i*7919%len(g.Nodes)), func(string, string) { n++ }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func BenchmarkBoltGetOut(b *testing.B) {
 	n := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := s.GetOut(uint32(i*7919%len(g.Nodes)), func(uint32, uint64) { n++ }); err != nil {
+		if err := s.GetOut(uint32(i*7919%len(g.Nodes)), func(string, string) { n++ }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,7 @@ type Bolt struct {
 	rev  int
 	hops HopScratch
 	kbuf []byte
+	nbuf []byte
 }
 
 var (
@@ -108,34 +109,44 @@ func scanPrefix(tx *bolt.Tx, bucket []byte, id uint64, prefix []byte, fn func(k,
 	return prefix
 }
 
-func (s *Bolt) scan(bucket []byte, node uint32, fn EdgeFunc) error {
+// scan hands fn every edge under node's prefix in bucket (with rev > 0,
+// only those written at or before rev), resolving each peer's key in the
+// nodes bucket.
+func (s *Bolt) scan(bucket []byte, node uint32, rev int, fn EdgeFunc) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		s.kbuf = scanPrefix(tx, bucket, uint64(node), s.kbuf, func(k, _ []byte) {
-			fn(splitEdgeKey(k))
+		nodes := tx.Bucket(bNodes)
+		var err error
+		s.kbuf = scanPrefix(tx, bucket, uint64(node), s.kbuf, func(k, v []byte) {
+			if err != nil || rev > 0 && valRev(v) > rev {
+				return
+			}
+			rel, peer := splitEdgeKey(k)
+			var key []byte
+			if key, err = s.key(nodes, peer); err == nil {
+				fn(relName(rel), aliasString(key))
+			}
 		})
-		return nil
+		return err
 	})
 }
 
-func (s *Bolt) GetOut(node uint32, fn EdgeFunc) error { return s.scan(bOut, node, fn) }
-func (s *Bolt) GetIn(node uint32, fn EdgeFunc) error  { return s.scan(bIn, node, fn) }
+// key is the canonical key of node id (from its nodes value).
+func (s *Bolt) key(nodes *bolt.Bucket, id uint64) ([]byte, error) {
+	s.nbuf = idKey(s.nbuf, id)
+	return nodeValKey(nodes.Get(s.nbuf))
+}
+
+func (s *Bolt) GetOut(node uint32, fn EdgeFunc) error { return s.scan(bOut, node, 0, fn) }
+func (s *Bolt) GetIn(node uint32, fn EdgeFunc) error  { return s.scan(bIn, node, 0, fn) }
 
 // GetOutAt filters on the revision stored with each edge: an equivalent
 // only for insert-only histories (deletes are not kept).
-func (s *Bolt) GetOutAt(node uint32, rev int, fn EdgeFunc) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		s.kbuf = scanPrefix(tx, bOut, uint64(node), s.kbuf, func(k, v []byte) {
-			if valRev(v) <= rev {
-				fn(splitEdgeKey(k))
-			}
-		})
-		return nil
-	})
-}
+func (s *Bolt) GetOutAt(node uint32, rev int, fn EdgeFunc) error { return s.scan(bOut, node, rev, fn) }
 
-func (s *Bolt) ThreeHop(node uint32) (int, error) {
+func (s *Bolt) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 	var n int
 	err := s.db.View(func(tx *bolt.Tx) error {
+		nodes := tx.Bucket(bNodes)
 		var err error
 		n, err = s.hops.ThreeHop(uint64(node), func(id uint64, emit func(uint64)) error {
 			s.kbuf = scanPrefix(tx, bOut, id, s.kbuf, func(k, _ []byte) {
@@ -143,6 +154,12 @@ func (s *Bolt) ThreeHop(node uint32) (int, error) {
 				emit(peer)
 			})
 			return nil
+		}, func(id uint64) error {
+			key, err := s.key(nodes, id)
+			if err == nil {
+				fn(aliasString(key))
+			}
+			return err
 		})
 		return err
 	})
@@ -171,10 +188,6 @@ func (s *Bolt) DiffSince(since int) (int, error) {
 	return n, err
 }
 
-func (s *Bolt) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
-	return gen.Rel(rel), uint32(peer), nil
-}
-
 func (s *Bolt) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
@@ -194,8 +207,19 @@ func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
 		if tx.Bucket(bOut) == nil {
 			return fmt.Errorf("bbolt: no out bucket in %s", dir)
 		}
-		scanPrefix(tx, bOut, id, nil, func(_, _ []byte) { n++ })
-		return nil
+		nodes := tx.Bucket(bNodes)
+		var err error
+		scanPrefix(tx, bOut, id, nil, func(k, _ []byte) {
+			_, peer := splitEdgeKey(k)
+			var key []byte
+			if err == nil {
+				key, err = s.key(nodes, peer)
+			}
+			if len(key) > 0 {
+				n++
+			}
+		})
+		return err
 	})
 	return n, err
 }
@@ -207,4 +231,19 @@ func (s *Bolt) Close() error {
 	err := s.db.Close()
 	s.db = nil
 	return err
+}
+
+// Space is each bucket's pages (bbolt's bucket statistics).
+func (s *Bolt) Space() ([]Keyspace, error) {
+	var out []Keyspace
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bNodes, bKeys, bOut, bIn} {
+			st := tx.Bucket(b).Stats()
+			out = append(out, Keyspace{Name: string(b), Entries: int64(st.KeyN),
+				Pages: int64(st.BranchPageN + st.BranchOverflowN + st.LeafPageN + st.LeafOverflowN),
+				Bytes: int64(st.BranchAlloc + st.LeafAlloc)})
+		}
+		return nil
+	})
+	return out, err
 }

@@ -2,25 +2,31 @@ package peers
 
 // HopScratch is the reusable state of a three-hop breadth-first search over
 // native ids. Every Go-side traversal (memctl's store, bbolt, raw LMDB)
-// uses it, so they differ only in how they scan one node's out-edges.
+// uses it, so they differ only in how they scan one node's out-edges and
+// resolve a node's key.
 type HopScratch struct {
 	seen      map[uint64]struct{}
+	all       []uint64 // every node seen, in discovery order
 	cur, next []uint64
 }
 
-// ThreeHop counts the distinct nodes within three out-hops of start, start
-// included. scan must call emit for every out-neighbour of id.
-func (h *HopScratch) ThreeHop(start uint64, scan func(id uint64, emit func(peer uint64)) error) (int, error) {
+// ThreeHop visits the distinct nodes within three out-hops of start, start
+// included, then calls key for each of them in discovery order, and
+// returns how many there were. scan must call emit for every
+// out-neighbour of id.
+func (h *HopScratch) ThreeHop(start uint64, scan func(id uint64, emit func(peer uint64)) error, key func(id uint64) error) (int, error) {
 	if h.seen == nil {
 		h.seen = make(map[uint64]struct{}, 1024)
 	}
 	clear(h.seen)
 	h.seen[start] = struct{}{}
+	h.all = append(h.all[:0], start)
 	h.cur = append(h.cur[:0], start)
 	emit := func(peer uint64) {
 		if _, ok := h.seen[peer]; !ok {
 			h.seen[peer] = struct{}{}
 			h.next = append(h.next, peer)
+			h.all = append(h.all, peer)
 		}
 	}
 	for depth := 0; depth < 3 && len(h.cur) > 0; depth++ {
@@ -32,5 +38,10 @@ func (h *HopScratch) ThreeHop(start uint64, scan func(id uint64, emit func(peer 
 		}
 		h.cur, h.next = h.next, h.cur
 	}
-	return len(h.seen), nil
+	for _, id := range h.all {
+		if err := key(id); err != nil {
+			return 0, err
+		}
+	}
+	return len(h.all), nil
 }

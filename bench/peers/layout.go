@@ -2,7 +2,11 @@ package peers
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
+	"unsafe"
+
+	"github.com/memctl/memctl/bench/gen"
 )
 
 // The key/value layout bbolt and raw LMDB share: one key per edge in each
@@ -44,3 +48,29 @@ func splitEdgeKey(k []byte) (rel uint32, peer uint64) {
 }
 
 func valRev(v []byte) int { return int(binary.BigEndian.Uint64(v)) }
+
+// nodeValKey returns the canonical key inside a nodes value (see nodeVal).
+func nodeValKey(v []byte) ([]byte, error) {
+	if len(v) < 10 {
+		return nil, errBadNodeValue
+	}
+	n, w := binary.Uvarint(v[9:])
+	if w <= 0 || uint64(len(v)-9-w) < n {
+		return nil, errBadNodeValue
+	}
+	return v[9+w : 9+w+int(n)], nil
+}
+
+var errBadNodeValue = errors.New("peers: bad node value")
+
+// aliasString views b as a string without copying: valid only while b's
+// memory is (inside the read transaction), which is all an EdgeFunc needs.
+func aliasString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// relName is the relation name of a generator relation id.
+func relName(rel uint32) string { return gen.Rel(rel).Name() }

@@ -155,30 +155,55 @@ func (s *LMDBRaw) scanCursor(cur *lmdb.Cursor, id uint64, fn func(k, v []byte)) 
 	return err
 }
 
-func (s *LMDBRaw) GetOut(node uint32, fn EdgeFunc) error {
+// key is the canonical key of node id (from its nodes value).
+func (s *LMDBRaw) key(id uint64) ([]byte, error) {
+	s.nbuf = idKey(s.nbuf, id)
+	v, err := s.rtxn.Get(s.nodes, s.nbuf)
+	if err != nil {
+		return nil, err
+	}
+	return nodeValKey(v)
+}
+
+// scanKeys hands fn every edge under node's prefix (with rev > 0, only
+// those written at or before rev), resolving each peer's key.
+func (s *LMDBRaw) scanKeys(out bool, node uint32, rev int, fn EdgeFunc) error {
 	return s.read(func(*lmdb.Txn) error {
-		return s.scanCursor(s.outCur, uint64(node), func(k, _ []byte) { fn(splitEdgeKey(k)) })
+		cur := s.inCur
+		if out {
+			cur = s.outCur
+		}
+		var err error
+		serr := s.scanCursor(cur, uint64(node), func(k, v []byte) {
+			if err != nil || rev > 0 && valRev(v) > rev {
+				return
+			}
+			rel, peer := splitEdgeKey(k)
+			var key []byte
+			if key, err = s.key(peer); err == nil {
+				fn(relName(rel), aliasString(key))
+			}
+		})
+		return firstError(serr, err)
 	})
 }
 
-func (s *LMDBRaw) GetIn(node uint32, fn EdgeFunc) error {
-	return s.read(func(*lmdb.Txn) error {
-		return s.scanCursor(s.inCur, uint64(node), func(k, _ []byte) { fn(splitEdgeKey(k)) })
-	})
+func firstError(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
+
+func (s *LMDBRaw) GetOut(node uint32, fn EdgeFunc) error { return s.scanKeys(true, node, 0, fn) }
+func (s *LMDBRaw) GetIn(node uint32, fn EdgeFunc) error  { return s.scanKeys(false, node, 0, fn) }
 
 // GetOutAt filters on the stored revision: insert-only equivalent.
 func (s *LMDBRaw) GetOutAt(node uint32, rev int, fn EdgeFunc) error {
-	return s.read(func(*lmdb.Txn) error {
-		return s.scanCursor(s.outCur, uint64(node), func(k, v []byte) {
-			if valRev(v) <= rev {
-				fn(splitEdgeKey(k))
-			}
-		})
-	})
+	return s.scanKeys(true, node, rev, fn)
 }
 
-func (s *LMDBRaw) ThreeHop(node uint32) (int, error) {
+func (s *LMDBRaw) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 	var n int
 	err := s.read(func(*lmdb.Txn) error {
 		var err error
@@ -187,6 +212,12 @@ func (s *LMDBRaw) ThreeHop(node uint32) (int, error) {
 				_, peer := splitEdgeKey(k)
 				emit(peer)
 			})
+		}, func(id uint64) error {
+			key, err := s.key(id)
+			if err == nil {
+				fn(aliasString(key))
+			}
+			return err
 		})
 		return err
 	})
@@ -223,10 +254,6 @@ func (s *LMDBRaw) DiffSince(since int) (int, error) {
 	return n, err
 }
 
-func (s *LMDBRaw) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
-	return gen.Rel(rel), uint32(peer), nil
-}
-
 func (s *LMDBRaw) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
@@ -248,12 +275,28 @@ func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
 		if err != nil {
 			return fmt.Errorf("lmdb-raw: %w", err)
 		}
+		nodes, err := txn.OpenDBI("nodes", 0)
+		if err != nil {
+			return fmt.Errorf("lmdb-raw: %w", err)
+		}
 		cur, err := txn.OpenCursor(dbi)
 		if err != nil {
 			return err
 		}
 		defer cur.Close()
-		return s.scanCursor(cur, id, func(_, _ []byte) { n++ })
+		var kerr error
+		err = s.scanCursor(cur, id, func(k, _ []byte) {
+			_, peer := splitEdgeKey(k)
+			v, err := txn.Get(nodes, idKey(nil, peer))
+			if err == nil {
+				_, err = nodeValKey(v)
+			}
+			if err != nil && kerr == nil {
+				kerr = err
+			}
+			n++
+		})
+		return firstError(err, kerr)
 	})
 	return n, err
 }
@@ -271,4 +314,24 @@ func (s *LMDBRaw) Close() error {
 	err := s.env.Close()
 	s.env = nil
 	return err
+}
+
+// Space is each named database's pages (mdb_stat).
+func (s *LMDBRaw) Space() ([]Keyspace, error) {
+	var out []Keyspace
+	err := s.env.View(func(txn *lmdb.Txn) error {
+		for _, d := range []struct {
+			name string
+			dbi  lmdb.DBI
+		}{{"nodes", s.nodes}, {"keys", s.keys}, {"out", s.out}, {"in", s.in}} {
+			st, err := txn.Stat(d.dbi)
+			if err != nil {
+				return err
+			}
+			pages := st.BranchPages + st.LeafPages + st.OverflowPages
+			out = append(out, Keyspace{Name: d.name, Entries: int64(st.Entries), Pages: int64(pages), Bytes: int64(pages) * int64(st.PSize)})
+		}
+		return nil
+	})
+	return out, err
 }

@@ -47,7 +47,10 @@ WITH RECURSIVE hop(id, depth) AS (
   SELECT ?1, 0
   UNION
   SELECT e.dst, hop.depth + 1 FROM hop JOIN edges e ON e.src = hop.id WHERE hop.depth < 3)
-SELECT count(DISTINCT id) FROM hop`
+SELECT n.key FROM nodes n WHERE n.id IN (SELECT id FROM hop)`
+
+// sqliteOut is get-out with each destination's key (what a user gets).
+const sqliteOut = `SELECT e.rel, n.key FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ?`
 
 func (s *SQLite) Name() string { return "sqlite" }
 
@@ -86,9 +89,9 @@ func (s *SQLite) prepare() error {
 		st, err = s.db.Prepare(q)
 		return st
 	}
-	s.out = prep(`SELECT rel, dst FROM edges WHERE src = ?`)
-	s.in = prep(`SELECT rel, src FROM edges WHERE dst = ?`)
-	s.outAt = prep(`SELECT rel, dst FROM edges WHERE src = ? AND rev <= ?`)
+	s.out = prep(sqliteOut)
+	s.in = prep(`SELECT e.rel, n.key FROM edges e JOIN nodes n ON n.id = e.src WHERE e.dst = ?`)
+	s.outAt = prep(`SELECT e.rel, n.key FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ? AND e.rev <= ?`)
 	s.hop3 = prep(sqliteHop3)
 	s.diffN = prep(`SELECT id, key, type, payload FROM nodes WHERE rev > ?`)
 	s.diffE = prep(`SELECT src, rel, dst, weight FROM edges WHERE rev > ?`)
@@ -143,12 +146,13 @@ func scanEdges(rows *sql.Rows, err error, fn EdgeFunc) error {
 		return err
 	}
 	defer rows.Close()
-	var rel, peer int64
+	var rel int64
+	var key sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&rel, &peer); err != nil {
+		if err := rows.Scan(&rel, &key); err != nil {
 			return err
 		}
-		fn(uint32(rel), uint64(peer))
+		fn(relName(uint32(rel)), aliasString(key))
 	}
 	return rows.Err()
 }
@@ -171,10 +175,22 @@ func (s *SQLite) GetOutAt(node uint32, rev int, fn EdgeFunc) error {
 	return scanEdges(rows, err, fn)
 }
 
-func (s *SQLite) ThreeHop(node uint32) (int, error) {
-	var n int
-	err := s.hop3.QueryRow(int64(node)).Scan(&n)
-	return n, err
+func (s *SQLite) ThreeHop(node uint32, fn KeyFunc) (int, error) {
+	rows, err := s.hop3.Query(int64(node))
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	var key sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&key); err != nil {
+			return 0, err
+		}
+		fn(aliasString(key))
+		n++
+	}
+	return n, rows.Err()
 }
 
 // DiffSince reads every row written after rev. With no change log, and no
@@ -215,10 +231,6 @@ func (s *SQLite) DiffSince(rev int) (int, error) {
 	return n, rows.Err()
 }
 
-func (s *SQLite) Decode(rel uint32, peer uint64) (gen.Rel, uint32, error) {
-	return gen.Rel(rel), uint32(peer), nil
-}
-
 func (s *SQLite) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
@@ -234,8 +246,8 @@ func (s *SQLite) FreshQuery(dir, arg string) (int, error) {
 	}
 	defer db.Close()
 	n := 0
-	rows, err := db.Query(`SELECT rel, dst FROM edges WHERE src = ?`, id)
-	err = scanEdges(rows, err, func(uint32, uint64) { n++ })
+	rows, err := db.Query(sqliteOut, id)
+	err = scanEdges(rows, err, func(string, string) { n++ })
 	return n, err
 }
 
@@ -246,4 +258,23 @@ func (s *SQLite) Close() error {
 	err := s.db.Close()
 	s.db = nil
 	return err
+}
+
+// Space is each table's and index's pages (the dbstat virtual table).
+func (s *SQLite) Space() ([]Keyspace, error) {
+	rows, err := s.db.Query(`SELECT name, count(*), sum(pgsize),
+		sum(CASE WHEN pagetype = 'leaf' THEN ncell ELSE 0 END) FROM dbstat GROUP BY name ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Keyspace
+	for rows.Next() {
+		var k Keyspace
+		if err := rows.Scan(&k.Name, &k.Pages, &k.Bytes, &k.Entries); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
 }

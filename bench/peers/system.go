@@ -10,9 +10,11 @@
 //   - Revisions are the harness's: Load and PutEdge calls number 1, 2, 3...
 //     in order. Peers store that number with each row; memctl maps it to
 //     the revision its commit returned.
-//   - A read hands each result to the callback as (native relation id,
-//     native peer id) without building a result slice; Decode maps them
-//     back to generator terms and is used only to check answers.
+//   - A read hands each result to the callback as a user sees it: the
+//     relation's name and the peer's canonical key (what memctl get-out
+//     prints), resolved by the system from its own storage, without
+//     building a result slice. The strings may alias the system's memory
+//     and are valid only during the call.
 package peers
 
 import (
@@ -34,8 +36,12 @@ type Batch struct {
 	Edges []gen.Edge
 }
 
-// EdgeFunc receives one result edge: native relation id and native peer id.
-type EdgeFunc func(rel uint32, peer uint64)
+// EdgeFunc receives one result edge: the relation's name and the peer's
+// canonical key, valid only during the call.
+type EdgeFunc func(rel, peer string)
+
+// KeyFunc receives one node's canonical key, valid only during the call.
+type KeyFunc func(key string)
 
 // System is one store under test.
 type System interface {
@@ -50,11 +56,13 @@ type System interface {
 	// (a WAL checkpoint, for instance).
 	Settle() error
 
+	// GetOut and GetIn hand every live edge of node (a generator index,
+	// which each system maps to its native id outside the timing) to fn.
 	GetOut(node uint32, fn EdgeFunc) error
 	GetIn(node uint32, fn EdgeFunc) error
-	// ThreeHop returns how many distinct nodes lie within three out-hops of
-	// node, node included.
-	ThreeHop(node uint32) (int, error)
+	// ThreeHop hands fn the key of every distinct node within three
+	// out-hops of node, node included, and returns how many there were.
+	ThreeHop(node uint32, fn KeyFunc) (int, error)
 	// GetOutAt is GetOut as of revision rev (ErrNotSupported if the system
 	// cannot answer it).
 	GetOutAt(node uint32, rev int, fn EdgeFunc) error
@@ -62,16 +70,28 @@ type System interface {
 	// revision rev.
 	DiffSince(rev int) (int, error)
 
-	// Decode maps a native result back to generator terms.
-	Decode(rel uint32, peer uint64) (gen.Rel, uint32, error)
 	// FreshArg is what a fresh process needs to query node's out-edges.
 	// It is called on a zero System.
 	FreshArg(g *gen.Graph, node uint32) string
 	// FreshQuery opens the store in dir in this (fresh) process, answers
-	// one get-out for arg and returns the number of edges. It is called on
-	// a zero System.
+	// one get-out for arg (keys and relation names, like GetOut) and
+	// returns the number of edges. It is called on a zero System.
 	FreshQuery(dir, arg string) (int, error)
 	Close() error
+}
+
+// Keyspace is the space one keyspace (bucket, named database, table or
+// index) of a system takes on disk.
+type Keyspace struct {
+	Name    string
+	Entries int64
+	Pages   int64
+	Bytes   int64
+}
+
+// SpaceReporter is a system that can break its disk use down by keyspace.
+type SpaceReporter interface {
+	Space() ([]Keyspace, error)
 }
 
 // Derived is a read-only view built from another system's finished store
