@@ -12,9 +12,9 @@ type pyMod struct {
 	name   string // dotted
 	file   *parsedFile
 	facts  *pyFile
-	isInit bool            // an __init__.py: the module is a package
-	byQual map[string]int  // def qual → first def index
-	tests  map[int]bool    // defs that are test code
+	isInit bool           // an __init__.py: the module is a package
+	byQual map[string]int // def qual → first def index
+	tests  map[int]bool   // defs that are test code
 	cache  map[string]pyTarget
 	busy   map[string]bool // names being looked up (import cycles)
 }
@@ -82,7 +82,7 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 			}
 			p := ingest.SymbolPayload{Package: m.name, Name: d.name, Kind: d.kind, LineStart: d.line0, LineEnd: d.line1,
 				Exported: !strings.HasPrefix(d.name, "_") || strings.HasPrefix(d.name, "__") && strings.HasSuffix(d.name, "__"),
-				Test: isPyTestFile(f.Rel) || m.tests[i]}
+				Test:     isPyTestFile(f.Rel) || m.tests[i]}
 			if d.parent >= 0 {
 				p.Recv = m.facts.defs[d.parent].qual
 			}
