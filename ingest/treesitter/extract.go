@@ -29,6 +29,10 @@ type Options struct {
 	SkipIfTreeHash map[string]string
 	// Workers bounds the parsing goroutines (0: GOMAXPROCS).
 	Workers int
+	// OmitAbsent leaves out a language that has no file in the tree and
+	// no SkipIfTreeHash entry (no earlier ingest to undo): `ingest code`
+	// then writes nothing for it, not even its ingest:<lang> node.
+	OmitAbsent bool
 }
 
 // LangResult says what Extract did for one language.
@@ -147,6 +151,9 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		if !slices.Contains(langs, lang) {
 			continue
 		}
+		if opts.OmitAbsent && len(byLang[lang]) == 0 && opts.SkipIfTreeHash[lang] == "" {
+			continue
+		}
 		lr := LangResult{Lang: lang, Files: len(byLang[lang]), TreeHash: run.treeHash(lang, byLang, wk.Config)}
 		lr.Unchanged = opts.SkipIfTreeHash[lang] != "" && opts.SkipIfTreeHash[lang] == lr.TreeHash
 		if !lr.Unchanged {
@@ -155,7 +162,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		res.Langs = append(res.Langs, lr)
 	}
 	// TypeScript and JavaScript resolve into each other: both or neither.
-	if slices.Contains(langs, ingest.LangTypeScript) && slices.Contains(langs, ingest.LangJavaScript) &&
+	if res.Lang(ingest.LangTypeScript) != nil && res.Lang(ingest.LangJavaScript) != nil &&
 		(extract[ingest.LangTypeScript] || extract[ingest.LangJavaScript]) {
 		extract[ingest.LangTypeScript], extract[ingest.LangJavaScript] = true, true
 		res.Lang(ingest.LangTypeScript).Unchanged, res.Lang(ingest.LangJavaScript).Unchanged = false, false

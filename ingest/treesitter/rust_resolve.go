@@ -75,6 +75,7 @@ type rsResolver struct {
 	traitFns map[string]map[string]string // trait key → method → key
 	impls    map[string][]string          // type key → trait keys
 	itemKind map[string]string
+	itemMod  map[string]*rsScope // item key → module declaring it
 	testKeys map[string]bool
 	busy     map[*rsScope]map[string]bool
 }
@@ -92,7 +93,7 @@ func resolveRust(b *builder, run *runCtx, files []*parsedFile) {
 	r := &rsResolver{b: b, libs: make(map[string]*rsCrate), mods: make(map[string]*rsMod),
 		inherent: make(map[string]map[string]string), traitImp: make(map[string]map[string][]string),
 		traitFns: make(map[string]map[string]string), impls: make(map[string][]string),
-		itemKind: make(map[string]string), testKeys: make(map[string]bool), busy: make(map[*rsScope]map[string]bool)}
+		itemKind: make(map[string]string), itemMod: make(map[string]*rsScope), testKeys: make(map[string]bool), busy: make(map[*rsScope]map[string]bool)}
 	for _, f := range files {
 		facts, _ := f.facts.(*rsFile)
 		if facts == nil {
@@ -150,7 +151,7 @@ func resolveRust(b *builder, run *runCtx, files []*parsedFile) {
 			return strings.Compare(a, b)
 		})
 		for _, rel := range roots {
-			id := p.name + "@" + strings.TrimSuffix(rel, ".rs")
+			id := p.lib + "@" + strings.TrimSuffix(rel, ".rs")
 			switch {
 			case rel == "src/lib.rs":
 				id = p.lib
@@ -171,7 +172,7 @@ func resolveRust(b *builder, run *runCtx, files []*parsedFile) {
 			if p.dir != "." {
 				rel = strings.TrimPrefix(rel, p.dir+"/")
 			}
-			r.newCrate(p.name+"@"+strings.TrimSuffix(rel, ".rs"), p, m)
+			r.newCrate(p.lib+"@"+strings.TrimSuffix(rel, ".rs"), p, m)
 		}
 	}
 	r.emit(files)
@@ -179,7 +180,43 @@ func resolveRust(b *builder, run *runCtx, files []*parsedFile) {
 		r.implsOf(r.mods[f.Rel])
 	}
 	for _, f := range files {
+		r.imports(r.mods[f.Rel])
 		r.uses(r.mods[f.Rel])
+	}
+}
+
+// imports adds an imports edge from a file to each module its use
+// declarations name (or that declares the item they name) whose body is
+// in another file, and to the package node of an external crate.
+func (r *rsResolver) imports(m *rsMod) {
+	fileKey := ingest.FileKey(m.file.Rel)
+	for _, u := range m.facts.uses {
+		sc := m.scope
+		if u.scope >= 0 {
+			sc = m.itemScope[u.scope]
+			if m.facts.items[u.scope].kind == ingest.KindModule {
+				sc = sc.children[m.facts.items[u.scope].name]
+			}
+		}
+		if len(u.path) == 0 {
+			continue
+		}
+		var target *rsScope
+		switch t := r.path(sc, u.path, 0); t.kind {
+		case rsTModule:
+			target = t.scope
+		case rsTItem:
+			target = r.itemMod[t.key]
+		case rsTExternal:
+			if name := u.path[0]; !rsPrelude[name] {
+				key := pkgKey(ingest.LangRust, name)
+				r.b.addPackage(ingest.LangRust, key, name, name, "")
+				r.b.edge(fileKey, ingest.RelImports, key)
+			}
+		}
+		if target != nil && target.mod != m {
+			r.b.edge(fileKey, ingest.RelImports, target.key)
+		}
 	}
 }
 
@@ -392,6 +429,7 @@ func (r *rsResolver) emit(files []*parsedFile) {
 			key := symKey(ingest.LangRust, isc.name+"::"+it.name)
 			m.keys[i] = key
 			r.itemKind[key] = it.kind
+			r.itemMod[key] = isc
 			if _, ok := isc.items[it.name]; !ok {
 				isc.items[it.name] = rsTarget{kind: rsTItem, key: key, item: it.kind}
 			}

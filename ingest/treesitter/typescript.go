@@ -31,6 +31,7 @@ const tsTypeQuery = `
 (required_parameter pattern: (_) @bind)
 (optional_parameter pattern: (_) @bind)
 (type_identifier) @type
+(nested_type_identifier) @type
 (type_parameter name: (type_identifier) @typebind)
 `
 
@@ -104,8 +105,10 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 		case "new":
 			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
 		case "type":
-			if scope >= 0 {
-				f.uses = append(f.uses, tsUse{scope: scope, chain: []string{s.text(n)}, kind: 't', line: startLine(n)})
+			if p := n.Parent(); scope >= 0 && (p == nil || s.kind(p) != "nested_type_identifier") {
+				if ch := tsChain(s, n); ch != nil {
+					f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
+				}
 			}
 		case "bind":
 			f.bind(f.locals, scope, tsBindNames(s, n))

@@ -235,7 +235,7 @@ func (r *tsResolver) uses(m *tsMod) {
 			if r.typeParam(m, u.scope, u.chain[0]) {
 				continue
 			}
-			if t := r.lookup(m, u.chain[0]); t.kind == tsTSymbol {
+			if t := r.walk(r.lookup(m, u.chain[0]), u.chain[1:]); t.kind == tsTSymbol {
 				switch t.mod.facts.defs[t.def].kind {
 				case ingest.KindClass, ingest.KindInterface, ingest.KindType, ingest.KindEnum:
 					r.b.edge(src, ingest.RelReferences, r.key(t.mod, t.def))
