@@ -116,3 +116,12 @@ func TestPythonFixture(t *testing.T) {
 		t.Errorf("python: %+v, want 4 files, 4 unresolved calls", *lr)
 	}
 }
+
+func TestTypeScriptFixture(t *testing.T) {
+	res := extractFixture(t, "typescript", []string{ingest.LangTypeScript, ingest.LangJavaScript})
+	checkGraph(t, res.Graph, "typescript.want")
+	ts, js := res.Lang(ingest.LangTypeScript), res.Lang(ingest.LangJavaScript)
+	if ts.Files != 4 || ts.Unresolved != 1 || js.Files != 2 || js.Unresolved != 1 {
+		t.Errorf("typescript %+v, javascript %+v: want 4 and 2 files, 1 unresolved call each", *ts, *js)
+	}
+}

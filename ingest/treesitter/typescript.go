@@ -105,7 +105,9 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 		case "new":
 			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
 		case "type":
-			if p := n.Parent(); scope >= 0 && (p == nil || s.kind(p) != "nested_type_identifier") {
+			// A name in an implements or extends clause is an implements
+			// edge, not a reference.
+			if p := n.Parent(); scope >= 0 && !inHeritage(s, n) && (p == nil || s.kind(p) != "nested_type_identifier") {
 				if ch := tsChain(s, n); ch != nil {
 					f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
 				}
@@ -480,6 +482,23 @@ func heritage(s *src, n *sitter.Node) [][]string {
 		}
 	}
 	return out
+}
+
+// inHeritage reports whether a type name sits in an implements or extends
+// clause (directly or as a generic type's name).
+func inHeritage(s *src, n *sitter.Node) bool {
+	p := n.Parent()
+	for i := 0; i < 2 && p != nil; i++ {
+		switch s.kind(p) {
+		case "implements_clause", "extends_type_clause", "extends_clause", "class_heritage":
+			return true
+		case "generic_type", "nested_type_identifier":
+			p = p.Parent()
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 // tsChain turns a callee, constructor or type into a name chain (nil when
