@@ -125,3 +125,12 @@ func TestTypeScriptFixture(t *testing.T) {
 		t.Errorf("typescript %+v, javascript %+v: want 4 and 2 files, 1 unresolved call each", *ts, *js)
 	}
 }
+
+func TestRustFixture(t *testing.T) {
+	res := extractFixture(t, "rust", []string{ingest.LangRust})
+	checkGraph(t, res.Graph, "rust.want")
+	// unit().area() and apply's double(1.0).
+	if lr := res.Lang(ingest.LangRust); lr.Files != 4 || lr.Unresolved != 2 {
+		t.Errorf("rust: %+v, want 4 files, 2 unresolved calls", *lr)
+	}
+}
