@@ -62,6 +62,13 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		r.mods[m.name] = m
 		r.byRel[f.Rel] = m
 	}
+	// A module is also found by its path from the root ("a/b.py" as
+	// a.b), which is how a namespace package (no __init__.py) imports.
+	for _, f := range files {
+		if alias := pathModuleName(f.Rel); r.mods[alias] == nil {
+			r.mods[alias] = r.byRel[f.Rel]
+		}
+	}
 	// Packages: directories with __init__.py.
 	pkgOf := make(map[string]string) // dir → package key
 	for _, f := range files {
