@@ -1,9 +1,12 @@
 package cli
 
 // The ingest commands turn code into memory: `memctl ingest go DIR` (Go
-// packages, files and symbols) and `memctl ingest git DIR` (co-change
-// history). Both write at most one revision and nothing when the tree has
-// not changed. SPEC.md §9 documents keys, payloads and output.
+// packages, files and symbols), `memctl ingest code DIR` (every language:
+// Go as ingest go does, Python, TypeScript, JavaScript and Rust through
+// tree-sitter), `memctl ingest python|typescript|javascript|rust DIR` (one
+// language) and `memctl ingest git DIR` (co-change history). Each writes
+// at most one revision and nothing when the tree has not changed. SPEC.md
+// §9 documents keys, payloads and output.
 
 import (
 	"github.com/memctl/memctl/ingest"
@@ -13,9 +16,14 @@ import (
 func ingestCommands(env Env) []*cli.Command {
 	return []*cli.Command{{
 		Name:  "ingest",
-		Usage: "turn a code tree into memory (ingest go DIR, ingest git DIR)",
+		Usage: "turn a code tree into memory (ingest code DIR, ingest go DIR, ingest git DIR, …)",
 		Subcommands: []*cli.Command{
+			ingestCodeCommand(env),
 			ingestGoCommand(env),
+			ingestLangCommand(env, ingest.LangPython),
+			ingestLangCommand(env, ingest.LangTypeScript),
+			ingestLangCommand(env, ingest.LangJavaScript),
+			ingestLangCommand(env, ingest.LangRust),
 			ingestGitCommand(env),
 		},
 	}}

@@ -473,21 +473,7 @@ func (fr *fragment) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload,
 }
 
 // addDirs adds the directory nodes above file rel and their contains edges.
-func (x *extractor) addDirs(rel string) {
-	child := FileKey(rel)
-	for dir := path.Dir(rel); ; dir = path.Dir(dir) {
-		key := DirKey(dir)
-		x.g.AddEdge(Edge{Src: key, Rel: RelContains, Dst: child})
-		if x.g.HasNode(key) {
-			return
-		}
-		x.g.AddNode(Node{Key: key, Type: TypeDirectory, Payload: mustJSON(DirPayload{Path: dir})})
-		if dir == "." {
-			return
-		}
-		child = key
-	}
-}
+func (x *extractor) addDirs(rel string) { AddDirs(x.g, rel) }
 
 // walk adds the calls and references edges of one declaration. srcs are the
 // symbols it declares. For a test function, calls into the package under

@@ -5,6 +5,7 @@ import (
 
 	"cmp"
 	"encoding/json"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,8 @@ const (
 // GoRelations are the relations `ingest go` owns, in a fixed order.
 var GoRelations = []string{RelContains, RelDefines, RelImports, RelCalls, RelReferences, RelImplements, RelTests}
 
-// Symbol kinds (SymbolPayload.Kind).
+// Symbol kinds (SymbolPayload.Kind). Go uses the first six; the
+// tree-sitter front-ends (package ingest/treesitter) add the others.
 const (
 	KindFunc      = "func"
 	KindMethod    = "method"
@@ -43,7 +45,35 @@ const (
 	KindInterface = "interface"
 	KindConst     = "const"
 	KindVar       = "var"
+	KindClass     = "class"
+	KindEnum      = "enum"
+	KindStruct    = "struct"
+	KindUnion     = "union"
+	KindTrait     = "trait"
+	KindModule    = "module"
+	KindNamespace = "namespace"
 )
+
+// Languages an ingest owns a share of the graph for (SPEC.md §9.5).
+const (
+	LangGo         = "go"
+	LangPython     = "python"
+	LangTypeScript = "typescript"
+	LangJavaScript = "javascript"
+	LangRust       = "rust"
+)
+
+// Languages lists every language, in the order summaries name them.
+var Languages = []string{LangGo, LangPython, LangTypeScript, LangJavaScript, LangRust}
+
+// LangTags are the tags that start the sym: and pkg: keys of a language
+// other than Go ("sym:py:…"): Go keys never hold a ':' after the prefix,
+// so the tag says which ingest owns the node.
+var LangTags = map[string]string{LangPython: "py", LangTypeScript: "ts", LangJavaScript: "js", LangRust: "rs"}
+
+// IngestKey is the node recording the state of the last ingest of lang
+// ("ingest:go", "ingest:python", …).
+func IngestKey(lang string) string { return "ingest:" + lang }
 
 // Canonical keys (SPEC.md §9). Paths are slash-separated and relative to
 // the ingested directory; the root directory is ".".
@@ -174,6 +204,27 @@ func compareEdges(a, b Edge) int {
 	return cmp.Compare(a.Dst, b.Dst)
 }
 
+// AddDirs adds the directory nodes above the file rel (up to ".") and
+// their contains edges: directory → subdirectory, directory → file.
+func AddDirs(g *Graph, rel string) {
+	child := FileKey(rel)
+	for dir := path.Dir(rel); ; dir = path.Dir(dir) {
+		key := DirKey(dir)
+		g.AddEdge(Edge{Src: key, Rel: RelContains, Dst: child})
+		if g.HasNode(key) {
+			return
+		}
+		g.AddNode(Node{Key: key, Type: TypeDirectory, Payload: mustJSON(DirPayload{Path: dir})})
+		if dir == "." {
+			return
+		}
+		child = key
+	}
+}
+
+// DropDangling removes the edges whose endpoints are not both nodes of g.
+func (g *Graph) DropDangling() { g.dropDangling() }
+
 // dropDangling removes edges whose endpoints are not nodes of g (calls to
 // code outside the tree, for instance).
 func (g *Graph) dropDangling() {
@@ -202,12 +253,17 @@ type PackagePayload struct {
 	Mode string `json:"mode,omitempty"`
 	// External marks a package outside the tree that a file imports.
 	External bool `json:"external,omitempty"`
+	// Lang is set for the packages of languages other than Go.
+	Lang string `json:"lang,omitempty"`
 }
 
 // FilePayload is the payload of a file node. The Go fields belong to
 // `ingest go`, Git to `ingest git`.
 type FilePayload struct {
-	Path       string          `json:"path"`
+	Path string `json:"path"`
+	// Lang is the language of a file another ingest than `ingest go`
+	// wrote; empty for Go files.
+	Lang       string          `json:"lang,omitempty"`
 	Package    string          `json:"package,omitempty"`
 	Hash       string          `json:"hash,omitempty"`
 	Bytes      int             `json:"bytes,omitempty"`
@@ -238,6 +294,17 @@ type SymbolPayload struct {
 	Exported  bool   `json:"exported,omitempty"`
 	Test      bool   `json:"test,omitempty"`
 }
+
+// LangIngestPayload is the payload of the ingest:<lang> node of a language
+// other than Go.
+type LangIngestPayload struct {
+	Lang     string `json:"lang"`
+	Files    int    `json:"files"`
+	TreeHash string `json:"tree_hash"`
+}
+
+// MustJSON marshals a payload struct (which always marshals).
+func MustJSON(v any) json.RawMessage { return mustJSON(v) }
 
 // IngestPayload is the payload of the ingest:go node.
 type IngestPayload struct {

@@ -252,3 +252,30 @@ func (t *tree) importPathOf(rel string) string {
 	}
 	return joinImport(m.Path, strings.TrimPrefix(rel, m.Dir+"/"))
 }
+
+// errFound stops HasGoFiles' walk at the first Go file.
+var errFound = errors.New("found")
+
+// HasGoFiles reports whether the walk of `ingest go` would read any Go
+// file below root.
+func HasGoFiles(root string, opts WalkOptions) (bool, error) {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && skipDir(d.Name(), opts) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".go") {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}

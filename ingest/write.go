@@ -54,17 +54,56 @@ func ensureRelations(tx *lmdbstore.WriteTxn, names []string) (map[string]lmdbsto
 	return out, nil
 }
 
+// sharedOwner is the owner of dir: nodes: every code ingest recomputes
+// them from its own files and the files of the other languages.
+const sharedOwner = "*"
+
+// OwnerOf returns the language whose ingest owns a stored node (SPEC.md
+// §9.5): LangGo, LangPython, …, sharedOwner for directories, "" for a node
+// no code ingest owns.
+func OwnerOf(n lmdbstore.Node) string {
+	key := n.Key
+	switch {
+	case strings.HasPrefix(key, "ingest:"):
+		lang := key[len("ingest:"):]
+		if slices.Contains(Languages, lang) {
+			return lang
+		}
+	case strings.HasPrefix(key, "dir:"):
+		return sharedOwner
+	case strings.HasPrefix(key, "pkg:"), strings.HasPrefix(key, "sym:"):
+		return langOfKey(key[4:])
+	case strings.HasPrefix(key, "file:"):
+		if !hasField(n.Payload, "hash") {
+			return ""
+		}
+		var p struct {
+			Lang string `json:"lang"`
+		}
+		if json.Unmarshal(n.Payload, &p) == nil && p.Lang != "" {
+			return p.Lang
+		}
+		return LangGo
+	}
+	return ""
+}
+
+// langOfKey is the language of a pkg: or sym: key from its tag.
+func langOfKey(rest string) string {
+	if i := strings.IndexByte(rest, ':'); i > 0 {
+		for lang, tag := range LangTags {
+			if rest[:i] == tag {
+				return lang
+			}
+		}
+	}
+	return LangGo
+}
+
 // ownedByGo reports whether `ingest go` owns a stored node.
 func ownedByGo(n lmdbstore.Node) bool {
-	switch {
-	case n.Key == IngestGoKey:
-		return true
-	case strings.HasPrefix(n.Key, "dir:"), strings.HasPrefix(n.Key, "pkg:"), strings.HasPrefix(n.Key, "sym:"):
-		return true
-	case strings.HasPrefix(n.Key, "file:"):
-		return hasField(n.Payload, "hash")
-	}
-	return false
+	o := OwnerOf(n)
+	return o == LangGo || o == sharedOwner
 }
 
 // hasField reports whether a JSON object payload has a top-level field.
@@ -94,7 +133,8 @@ type storedState struct {
 // readState reads the nodes owned (per owns) and their out-edges of the
 // given relations.
 //
-// With inEdges, it also reads the in-edges of those relations, which finds
+// With inEdges, it also reads the out-edges of the live file nodes it
+// does not own and the in-edges of all of them, which finds
 // edges whose source node was deleted by someone else (`ingest go` deletes
 // a removed file, the co_changed edges it had stay with `ingest git`).
 func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation, inEdges bool) (*storedState, error) {
@@ -118,7 +158,13 @@ func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[st
 	for _, rel := range rels {
 		relIDs[rel.ID] = true
 	}
-	for _, n := range st.all() {
+	scan := st.all()
+	if !inEdges {
+		// Only the owned nodes' edges: the other file nodes may be
+		// another language's, whose edges are its own.
+		scan = scan[:len(st.nodes)]
+	}
+	for _, n := range scan {
 		err := r.ScanOut(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
 			if relIDs[e.Rel] {
 				st.edges[idEdge{src: n.ID, dst: e.Peer, rel: e.Rel}] = e.Weight
@@ -301,6 +347,19 @@ func StoredTreeHash(s *lmdbstore.Store) (string, error) {
 // WriteGo makes the store's `ingest go` share equal to g, in one write
 // transaction: one revision, or none when nothing differs.
 func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	return WriteCode(s, g, []string{LangGo}, meta, progress)
+}
+
+// WriteCode makes the store's share of the languages langs equal to g, in
+// one write transaction: one revision, or none when nothing differs. g
+// holds the graphs of those languages only; the nodes of the other
+// languages stay as they are, and the directories above their files stay
+// too: WriteCode adds them to g before it compares.
+func WriteCode(s *lmdbstore.Store, g *Graph, langs []string, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	owns := func(n lmdbstore.Node) bool {
+		o := OwnerOf(n)
+		return o == sharedOwner || o != "" && slices.Contains(langs, o)
+	}
 	var stats WriteStats
 	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
 		rels, err := ensureRelations(tx, GoRelations)
@@ -308,9 +367,14 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 			return err
 		}
 		t0 := time.Now()
-		st, err := readState(tx.Reader(), ownedByGo, rels, false)
+		st, err := readState(tx.Reader(), owns, rels, false)
 		if err != nil {
 			return err
+		}
+		for key, n := range st.others {
+			if o := OwnerOf(n); o != "" && !slices.Contains(langs, o) {
+				AddDirs(g, strings.TrimPrefix(key, "file:"))
+			}
 		}
 		debugf("write: read %d nodes, %d edges in %v", len(st.nodes), len(st.edges), time.Since(t0))
 		t0 = time.Now()
@@ -326,6 +390,27 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 	})
 	stats.Commit = c
 	return stats, err
+}
+
+// StoredLangTreeHash is the tree hash recorded by the last ingest of a
+// language other than Go ("" if none).
+func StoredLangTreeHash(s *lmdbstore.Store, lang string) (string, error) {
+	var hash string
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		n, err := r.GetNode(IngestKey(lang), lmdbstore.At{})
+		if errors.Is(err, lmdbstore.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var p LangIngestPayload
+		if json.Unmarshal(n.Payload, &p) == nil {
+			hash = p.TreeHash
+		}
+		return nil
+	})
+	return hash, err
 }
 
 // keepGitField carries the "git" field of a stored file payload (owned by

@@ -1,0 +1,365 @@
+package treesitter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memctl/memctl/ingest"
+)
+
+// Options configures Extract.
+type Options struct {
+	ingest.WalkOptions
+	// Progress, when set, is called as work advances, possibly from
+	// several goroutines at once.
+	Progress func(ingest.Progress)
+	// SkipIfTreeHash maps a language to the tree hash its last ingest
+	// recorded (ingest.StoredLangTreeHash): a language whose tree still
+	// has it is not extracted and is reported Unchanged.
+	SkipIfTreeHash map[string]string
+	// Workers bounds the parsing goroutines (0: GOMAXPROCS).
+	Workers int
+	// OmitAbsent leaves out a language that has no file in the tree and
+	// no SkipIfTreeHash entry (no earlier ingest to undo): `ingest code`
+	// then writes nothing for it, not even its ingest:<lang> node.
+	OmitAbsent bool
+}
+
+// LangResult says what Extract did for one language.
+type LangResult struct {
+	Lang    string
+	Files   int
+	Symbols int
+	// Edges counts the edges leaving the language's nodes.
+	Edges int
+	// Unresolved counts the calls that named something this front-end
+	// could not resolve from syntax (a method of a value of unknown type,
+	// a local name…): they were dropped, not guessed.
+	Unresolved int
+	// ParseErrors counts files with syntax errors (still extracted:
+	// tree-sitter recovers).
+	ParseErrors int
+	TreeHash    string
+	// Unchanged: the tree hash equals Options.SkipIfTreeHash; nothing of
+	// the language is in the graph.
+	Unchanged bool
+}
+
+// Result is what Extract found.
+type Result struct {
+	// Graph holds the nodes and edges of the languages extracted (not
+	// Unchanged), ready for ingest.WriteCode with Extracted.
+	Graph     *ingest.Graph
+	Langs     []LangResult // in ingest.Languages order
+	Extracted []string     // the languages in Graph
+	Elapsed   time.Duration
+}
+
+// Lang returns the result of one language.
+func (r *Result) Lang(lang string) *LangResult {
+	for i := range r.Langs {
+		if r.Langs[i].Lang == lang {
+			return &r.Langs[i]
+		}
+	}
+	return nil
+}
+
+// TreeSitterLanguages are the languages this package extracts.
+var TreeSitterLanguages = []string{ingest.LangPython, ingest.LangTypeScript, ingest.LangJavaScript, ingest.LangRust}
+
+// parsedFile is one file read, hashed and (in the second pass) parsed.
+type parsedFile struct {
+	walkFile
+	Hash     string
+	Bytes    int
+	Lines    int
+	ParseErr string
+	facts    any // *pyFile, *tsFile or *rsFile
+}
+
+// Extract reads the source files of langs (a subset of
+// TreeSitterLanguages) under root and returns their graph.
+func Extract(root string, langs []string, opts Options) (*Result, error) {
+	start := time.Now()
+	for _, l := range langs {
+		if !slices.Contains(TreeSitterLanguages, l) {
+			return nil, fmt.Errorf("unknown language %q", l)
+		}
+	}
+	report := func(p ingest.Progress) {
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	gs, err := loadGrammars()
+	if err != nil {
+		return nil, err
+	}
+	report(ingest.Progress{Phase: "reading"})
+	wk, err := walk(root, langs, opts.WalkOptions)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]*parsedFile, len(wk.Files))
+	for i, f := range wk.Files {
+		files[i] = &parsedFile{walkFile: f}
+	}
+	// Pass 1: hash every file (the contents are not kept: a large tree
+	// must not sit in memory while it is parsed).
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, len(files))
+	parallel(workers, len(files), func(_ int, i int) {
+		b, err := os.ReadFile(files[i].Abs)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		files[i].Hash, files[i].Bytes, files[i].Lines = contentHash(b), len(b), countLines(b)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	configs := make(map[string][]byte, len(wk.Config))
+	for _, c := range wk.Config {
+		if b, err := os.ReadFile(c.Abs); err == nil {
+			configs[c.Rel] = b
+		}
+	}
+	run := &runCtx{root: wk.Root, dirs: wk.Dirs, configs: configs, langs: langs, opts: opts}
+	res := &Result{Graph: ingest.NewGraph()}
+	byLang := make(map[string][]*parsedFile)
+	for _, f := range files {
+		byLang[f.Lang] = append(byLang[f.Lang], f)
+	}
+	run.pyPrefix = pythonRootPrefix(wk.Root, wk.Dirs, byLang[ingest.LangPython])
+	extract := make(map[string]bool)
+	for _, lang := range ingest.Languages {
+		if !slices.Contains(langs, lang) {
+			continue
+		}
+		if opts.OmitAbsent && len(byLang[lang]) == 0 && opts.SkipIfTreeHash[lang] == "" {
+			continue
+		}
+		lr := LangResult{Lang: lang, Files: len(byLang[lang]), TreeHash: run.treeHash(lang, byLang, wk.Config)}
+		lr.Unchanged = opts.SkipIfTreeHash[lang] != "" && opts.SkipIfTreeHash[lang] == lr.TreeHash
+		if !lr.Unchanged {
+			extract[lang] = true
+		}
+		res.Langs = append(res.Langs, lr)
+	}
+	// TypeScript and JavaScript resolve into each other: both or neither.
+	if res.Lang(ingest.LangTypeScript) != nil && res.Lang(ingest.LangJavaScript) != nil &&
+		(extract[ingest.LangTypeScript] || extract[ingest.LangJavaScript]) {
+		extract[ingest.LangTypeScript], extract[ingest.LangJavaScript] = true, true
+		res.Lang(ingest.LangTypeScript).Unchanged, res.Lang(ingest.LangJavaScript).Unchanged = false, false
+	}
+	var todo []*parsedFile
+	for _, f := range files {
+		if extract[f.Lang] {
+			todo = append(todo, f)
+		}
+	}
+	// Pass 2: parse on a bounded pool; each worker owns its parsers.
+	report(ingest.Progress{Phase: "parsing", Total: len(todo)})
+	pool := make([]*worker, workers)
+	var mu sync.Mutex
+	done := 0
+	parallel(workers, len(todo), func(wi, i int) {
+		if pool[wi] == nil {
+			pool[wi] = newWorker()
+		}
+		f := todo[i]
+		b, err := os.ReadFile(f.Abs)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		f.Hash, f.Bytes, f.Lines = contentHash(b), len(b), countLines(b)
+		parseFile(pool[wi], gs, f, b)
+		mu.Lock()
+		done++
+		if done%256 == 0 || done == len(todo) {
+			report(ingest.Progress{Phase: "parsing", Done: done, Total: len(todo)})
+		}
+		mu.Unlock()
+	})
+	for _, w := range pool {
+		if w != nil {
+			w.close()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	report(ingest.Progress{Phase: "resolving"})
+	b := newBuilder(res.Graph)
+	for _, lang := range ingest.Languages {
+		if extract[lang] {
+			res.Extracted = append(res.Extracted, lang)
+		}
+	}
+	if extract[ingest.LangPython] {
+		resolvePython(b, run, byLang[ingest.LangPython])
+	}
+	if extract[ingest.LangTypeScript] || extract[ingest.LangJavaScript] {
+		resolveTS(b, run, append(slices.Clone(byLang[ingest.LangTypeScript]), byLang[ingest.LangJavaScript]...))
+	}
+	if extract[ingest.LangRust] {
+		resolveRust(b, run, byLang[ingest.LangRust])
+	}
+	for _, lang := range res.Extracted {
+		lr := res.Lang(lang)
+		lr.Unresolved = b.unresolved[lang]
+		for _, f := range byLang[lang] {
+			if f.ParseErr != "" {
+				lr.ParseErrors++
+			}
+		}
+		res.Graph.AddNode(ingest.Node{Key: ingest.IngestKey(lang), Type: ingest.TypeIngest,
+			Payload: ingest.MustJSON(ingest.LangIngestPayload{Lang: lang, Files: lr.Files, TreeHash: lr.TreeHash})})
+	}
+	b.finish()
+	for _, e := range res.Graph.Edges() {
+		if lr := res.Lang(b.ownerOf(e.Src)); lr != nil {
+			lr.Edges++
+		}
+	}
+	for _, n := range res.Graph.Nodes() {
+		if lr := res.Lang(b.ownerOf(n.Key)); lr != nil && n.Type == ingest.TypeSymbol {
+			lr.Symbols++
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// runCtx is what resolution needs to know about the whole run.
+type runCtx struct {
+	root    string
+	dirs    map[string]bool
+	configs map[string][]byte // rel path → content
+	langs   []string
+	opts    Options
+	// pyPrefix is the dotted package path above root when root itself is
+	// a Python package ("requests." for …/dist-packages/requests).
+	pyPrefix string
+}
+
+// treeHash is the hash of everything a language's extraction depends on.
+func (r *runCtx) treeHash(lang string, byLang map[string][]*parsedFile, config []walkFile) string {
+	h := sha256.New()
+	o := r.opts
+	fmt.Fprintf(h, "ingest-%s 1\nroot %s\nvendor %t testdata %t hidden %t\n", lang, filepath.Base(r.root),
+		o.IncludeVendor, o.IncludeTestdata, o.IncludeHidden)
+	family := []string{lang}
+	switch lang {
+	case ingest.LangPython:
+		fmt.Fprintf(h, "prefix %s\n", r.pyPrefix)
+	case ingest.LangTypeScript, ingest.LangJavaScript:
+		family = nil
+		for _, l := range []string{ingest.LangTypeScript, ingest.LangJavaScript} {
+			if slices.Contains(r.langs, l) {
+				family = append(family, l)
+			}
+		}
+	}
+	fmt.Fprintf(h, "family %s\n", strings.Join(family, " "))
+	for _, c := range config {
+		if c.Lang == lang || (lang == ingest.LangTypeScript && c.Lang == ingest.LangJavaScript) ||
+			(lang == ingest.LangJavaScript && c.Lang == ingest.LangTypeScript) {
+			fmt.Fprintf(h, "%s\x00%s\n", c.Rel, contentHash(r.configs[c.Rel]))
+		}
+	}
+	var all []*parsedFile
+	for _, l := range family {
+		all = append(all, byLang[l]...)
+	}
+	slices.SortFunc(all, func(a, b *parsedFile) int { return strings.Compare(a.Rel, b.Rel) })
+	for _, f := range all {
+		fmt.Fprintf(h, "%s\x00%s\n", f.Rel, f.Hash)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// parseFile parses one file with its language's grammar and extracts its
+// facts.
+func parseFile(w *worker, gs map[string]*gram, f *parsedFile, b []byte) {
+	var g *gram
+	switch f.Lang {
+	case ingest.LangPython:
+		g = gs[gramPython]
+	case ingest.LangTypeScript:
+		g = gs[gramTypeScript]
+		if strings.HasSuffix(f.Rel, ".tsx") {
+			g = gs[gramTSX]
+		}
+	case ingest.LangJavaScript:
+		g = gs[gramJavaScript]
+	case ingest.LangRust:
+		g = gs[gramRust]
+	}
+	tree, err := w.parse(g, b)
+	if err != nil {
+		f.ParseErr = err.Error()
+		return
+	}
+	defer tree.Close()
+	s := &src{g: g, b: b}
+	root := tree.RootNode()
+	f.ParseErr = firstError(s, root)
+	switch f.Lang {
+	case ingest.LangPython:
+		f.facts = parsePython(w, s, root)
+	case ingest.LangTypeScript, ingest.LangJavaScript:
+		f.facts = parseTS(w, s, root)
+	case ingest.LangRust:
+		f.facts = parseRust(w, s, root)
+	}
+}
+
+// parallel runs fn(worker, i) for i in [0, n) on workers goroutines.
+func parallel(workers, n int, fn func(w, i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(w, i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,608 @@
+package treesitter
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/memctl/memctl/ingest"
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// TypeScript and JavaScript front-end (one for both: the grammars share
+// their node kinds, the TypeScript one adds types): what one file declares
+// and uses (parseTS), then names resolved across the tree (resolveTS).
+
+// tsQuery captures what a file uses, in both grammars.
+const tsQuery = `
+(call_expression function: (_) @callee)
+(new_expression constructor: (_) @new)
+(variable_declarator name: (_) @bind)
+(arrow_function parameter: (identifier) @bind)
+(catch_clause parameter: (_) @bind)
+(for_in_statement left: (_) @bind)
+(function_declaration name: (identifier) @localdef)
+(generator_function_declaration name: (identifier) @localdef)
+(class_declaration name: (_) @localdef)
+`
+
+// tsTypeQuery adds the parameters and type names of TypeScript.
+const tsTypeQuery = `
+(required_parameter pattern: (_) @bind)
+(optional_parameter pattern: (_) @bind)
+(type_identifier) @type
+(nested_type_identifier) @type
+(type_parameter name: (type_identifier) @typebind)
+`
+
+// jsParamQuery adds the parameters of JavaScript.
+const jsParamQuery = `
+(formal_parameters (identifier) @bind)
+(formal_parameters (assignment_pattern left: (_) @bind))
+(formal_parameters (object_pattern) @bind)
+(formal_parameters (array_pattern) @bind)
+(formal_parameters (rest_pattern) @bind)
+`
+
+// tsFile is what one TypeScript or JavaScript file declares and uses.
+type tsFile struct {
+	defs    []tsDef
+	imports []tsImport
+	exports []tsBinding // export { local as exported }, export default local
+	uses    []tsUse
+	locals  map[int]map[string]bool // def → names bound inside it
+	tlocals map[int]map[string]bool // def → type parameters
+	// testCalls: top-level describe/it/test calls with a name.
+	testCalls bool
+	esm       bool // has import or export statements
+}
+
+type tsDef struct {
+	name, qual   string // qual: "Class.method", "Namespace.fn"
+	kind         string
+	parent       int
+	start, end   uint
+	nameStart    uint
+	line0, line1 int
+	exported     bool
+	heritage     [][]string // extends and implements, as name chains
+	// sig: an overload signature or a declaration without a body; the
+	// implementation, when there is one, describes the symbol instead.
+	sig bool
+}
+
+// tsImport is an import statement, a re-export (export … from), a
+// require() or an import().
+type tsImport struct {
+	spec     string
+	scope    int // def holding a require() or import(), -1 at top level
+	bindings []tsBinding
+	reexport bool // bindings are exported names (local = exported name); "*" local is export *
+	line     int
+}
+
+// tsBinding binds local to imported ("default", "*" for the module, or a
+// name).
+type tsBinding struct{ local, imported string }
+
+// tsUse is a call, a new or (TypeScript) a type name.
+type tsUse struct {
+	scope int
+	chain []string
+	kind  byte // 'c' call, 'n' new, 't' type
+	line  int
+}
+
+func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
+	f := &tsFile{locals: make(map[int]map[string]bool), tlocals: make(map[int]map[string]bool)}
+	f.stmts(s, root, -1, false)
+	w.captures(s, root, func(c capture) {
+		n := &c.node
+		scope := f.scopeAt(n.StartByte())
+		switch c.name {
+		case "callee":
+			f.callee(s, n, scope)
+		case "new":
+			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
+		case "type":
+			// A name in an implements or extends clause is an implements
+			// edge, not a reference.
+			if p := n.Parent(); scope >= 0 && !inHeritage(s, n) && (p == nil || s.kind(p) != "nested_type_identifier") {
+				if ch := tsChain(s, n); ch != nil {
+					f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
+				}
+			}
+		case "bind":
+			f.bind(f.locals, scope, tsBindNames(s, n))
+		case "typebind":
+			f.bind(f.tlocals, scope, []string{s.text(n)})
+		case "localdef":
+			if scope >= 0 && f.defs[scope].nameStart == n.StartByte() {
+				return
+			}
+			f.bind(f.locals, scope, []string{s.text(n)})
+		}
+	})
+	return f
+}
+
+// callee records a call: a require() or import() is an import instead.
+func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
+	call := n.Parent()
+	switch k := s.kind(n); {
+	case k == "import" || k == "identifier" && s.text(n) == "require":
+		args := s.named(s.field(call, "arguments"))
+		if len(args) == 0 || s.kind(&args[0]) != "string" {
+			return
+		}
+		imp := tsImport{spec: stringValue(s, &args[0]), scope: scope, line: startLine(n)}
+		if p := call.Parent(); k != "import" && s.kind(p) == "variable_declarator" {
+			if v := s.field(p, "value"); v != nil && v.StartByte() == call.StartByte() {
+				name := s.field(p, "name")
+				switch s.kind(name) {
+				case "identifier":
+					imp.bindings = append(imp.bindings, tsBinding{local: s.text(name), imported: "*"})
+				case "object_pattern":
+					for _, c := range s.named(name) {
+						switch s.kind(&c) {
+						case "shorthand_property_identifier_pattern":
+							imp.bindings = append(imp.bindings, tsBinding{local: s.text(&c), imported: s.text(&c)})
+						case "pair_pattern":
+							if v := s.field(&c, "value"); s.kind(v) == "identifier" {
+								imp.bindings = append(imp.bindings, tsBinding{local: s.text(v), imported: s.text(s.field(&c, "key"))})
+							}
+						}
+					}
+				}
+			}
+		}
+		f.imports = append(f.imports, imp)
+		return
+	case k == "super":
+		return // the base class's constructor
+	}
+	f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'c', line: startLine(n)})
+}
+
+// stmts reads the declarations among the statements of a program or a
+// namespace body.
+func (f *tsFile) stmts(s *src, n *sitter.Node, parent int, exported bool) {
+	for _, c := range s.named(n) {
+		switch s.kind(&c) {
+		case "export_statement":
+			f.esm = true
+			f.export(s, &c, parent)
+		case "import_statement":
+			f.esm = true
+			f.importStmt(s, &c)
+		case "expression_statement":
+			for _, e := range s.named(&c) {
+				switch s.kind(&e) {
+				case "internal_module":
+					f.decl(s, &e, parent, exported, false)
+				case "call_expression":
+					if parent < 0 && isTestCall(s, &e) {
+						f.testCalls = true
+					}
+				case "assignment_expression":
+					if parent < 0 {
+						f.commonJSExport(s, &e)
+					}
+				}
+			}
+		case "ambient_declaration":
+			for _, d := range s.named(&c) {
+				f.decl(s, &d, parent, exported, false)
+			}
+		default:
+			f.decl(s, &c, parent, exported, false)
+		}
+	}
+}
+
+// export reads an export statement.
+func (f *tsFile) export(s *src, n *sitter.Node, parent int) {
+	isDefault := false
+	for i := uint(0); i < n.ChildCount(); i++ {
+		if c := n.Child(i); !c.IsNamed() && s.text(c) == "default" {
+			isDefault = true
+		}
+	}
+	if d := s.field(n, "declaration"); d != nil {
+		f.decl(s, d, parent, true, isDefault)
+		return
+	}
+	if source := s.field(n, "source"); source != nil {
+		imp := tsImport{spec: stringValue(s, source), scope: -1, reexport: true, line: startLine(n)}
+		star := true
+		for _, c := range s.named(n) {
+			switch s.kind(&c) {
+			case "export_clause":
+				star = false
+				for _, sp := range s.named(&c) {
+					name, alias := s.text(s.field(&sp, "name")), s.text(s.field(&sp, "alias"))
+					if alias == "" {
+						alias = name
+					}
+					imp.bindings = append(imp.bindings, tsBinding{local: alias, imported: name})
+				}
+			case "namespace_export":
+				star = false
+				for _, id := range s.named(&c) {
+					imp.bindings = append(imp.bindings, tsBinding{local: s.text(&id), imported: "*"})
+				}
+			}
+		}
+		if star {
+			imp.bindings = append(imp.bindings, tsBinding{local: "*", imported: "*"})
+		}
+		f.imports = append(f.imports, imp)
+		return
+	}
+	if v := s.field(n, "value"); v != nil {
+		switch s.kind(v) {
+		case "identifier":
+			f.exports = append(f.exports, tsBinding{local: s.text(v), imported: "default"})
+		case "class", "function_expression", "function", "arrow_function", "generator_function":
+			f.decl(s, v, parent, true, true)
+		}
+		return
+	}
+	for _, c := range s.named(n) {
+		switch s.kind(&c) {
+		case "export_clause":
+			for _, sp := range s.named(&c) {
+				name, alias := s.text(s.field(&sp, "name")), s.text(s.field(&sp, "alias"))
+				if alias == "" {
+					alias = name
+				}
+				f.exports = append(f.exports, tsBinding{local: name, imported: alias})
+			}
+		case "identifier": // export = x
+			f.exports = append(f.exports, tsBinding{local: s.text(&c), imported: "default"})
+		}
+	}
+}
+
+func (f *tsFile) importStmt(s *src, n *sitter.Node) {
+	imp := tsImport{spec: stringValue(s, s.field(n, "source")), scope: -1, line: startLine(n)}
+	for _, c := range s.named(n) {
+		if s.kind(&c) != "import_clause" {
+			continue
+		}
+		for _, b := range s.named(&c) {
+			switch s.kind(&b) {
+			case "identifier":
+				imp.bindings = append(imp.bindings, tsBinding{local: s.text(&b), imported: "default"})
+			case "namespace_import":
+				for _, id := range s.named(&b) {
+					imp.bindings = append(imp.bindings, tsBinding{local: s.text(&id), imported: "*"})
+				}
+			case "named_imports":
+				for _, sp := range s.named(&b) {
+					if s.kind(&sp) != "import_specifier" {
+						continue
+					}
+					name, alias := s.text(s.field(&sp, "name")), s.text(s.field(&sp, "alias"))
+					if alias == "" {
+						alias = name
+					}
+					imp.bindings = append(imp.bindings, tsBinding{local: alias, imported: name})
+				}
+			}
+		}
+	}
+	f.imports = append(f.imports, imp)
+}
+
+// commonJSExport reads module.exports = {…}, module.exports.x = … and
+// exports.x = … at the top level.
+func (f *tsFile) commonJSExport(s *src, n *sitter.Node) {
+	left, right := s.field(n, "left"), s.field(n, "right")
+	chain := tsChain(s, left)
+	switch {
+	case len(chain) == 2 && chain[0] == "module" && chain[1] == "exports":
+		switch s.kind(right) {
+		case "object":
+			for _, p := range s.named(right) {
+				switch s.kind(&p) {
+				case "shorthand_property_identifier":
+					f.exports = append(f.exports, tsBinding{local: s.text(&p), imported: s.text(&p)})
+				case "pair":
+					if v := s.field(&p, "value"); s.kind(v) == "identifier" {
+						f.exports = append(f.exports, tsBinding{local: s.text(v), imported: s.text(s.field(&p, "key"))})
+					}
+				}
+			}
+		case "identifier":
+			f.exports = append(f.exports, tsBinding{local: s.text(right), imported: "default"})
+		}
+	case len(chain) == 2 && chain[0] == "exports", len(chain) == 3 && chain[0] == "module" && chain[1] == "exports":
+		name := chain[len(chain)-1]
+		switch s.kind(right) {
+		case "function_expression", "function", "arrow_function", "generator_function":
+			f.addDef(s, n, nil, name, ingest.KindFunc, -1, true)
+		case "identifier":
+			f.exports = append(f.exports, tsBinding{local: s.text(right), imported: name})
+		}
+	}
+}
+
+// decl reads a declaration.
+func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bool) {
+	name := func() string {
+		if nm := s.field(n, "name"); nm != nil {
+			return s.text(nm)
+		}
+		if isDefault {
+			return "default"
+		}
+		return ""
+	}
+	switch s.kind(n) {
+	case "function_declaration", "generator_function_declaration", "function_signature", "function_expression",
+		"function", "arrow_function", "generator_function":
+		f.addDef(s, n, s.field(n, "name"), name(), ingest.KindFunc, parent, exported)
+		if isDefault && s.field(n, "name") != nil {
+			f.exports = append(f.exports, tsBinding{local: name(), imported: "default"})
+		}
+	case "class_declaration", "abstract_class_declaration", "class":
+		nm := name()
+		if nm == "" {
+			return
+		}
+		idx := f.addDef(s, n, s.field(n, "name"), nm, ingest.KindClass, parent, exported)
+		if isDefault && s.field(n, "name") != nil {
+			f.exports = append(f.exports, tsBinding{local: nm, imported: "default"})
+		}
+		for _, c := range s.named(n) {
+			if s.kind(&c) == "class_heritage" {
+				f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+			}
+		}
+		f.members(s, s.field(n, "body"), idx)
+	case "interface_declaration":
+		idx := f.addDef(s, n, s.field(n, "name"), name(), ingest.KindInterface, parent, exported)
+		for _, c := range s.named(n) {
+			if s.kind(&c) == "extends_type_clause" {
+				f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+			}
+		}
+		f.members(s, s.field(n, "body"), idx)
+	case "type_alias_declaration":
+		f.addDef(s, n, s.field(n, "name"), name(), ingest.KindType, parent, exported)
+	case "enum_declaration":
+		f.addDef(s, n, s.field(n, "name"), name(), ingest.KindEnum, parent, exported)
+	case "internal_module":
+		idx := f.addDef(s, n, s.field(n, "name"), name(), ingest.KindNamespace, parent, exported)
+		if idx >= 0 {
+			f.stmts(s, s.field(n, "body"), idx, false)
+		}
+	case "lexical_declaration", "variable_declaration":
+		kind := ingest.KindVar
+		if n.ChildCount() > 0 && s.text(n.Child(0)) == "const" {
+			kind = ingest.KindConst
+		}
+		for _, d := range s.named(n) {
+			if s.kind(&d) != "variable_declarator" {
+				continue
+			}
+			nm := s.field(&d, "name")
+			if s.kind(nm) != "identifier" {
+				continue
+			}
+			switch v := s.field(&d, "value"); s.kind(v) {
+			case "arrow_function", "function_expression", "function", "generator_function":
+				f.addDef(s, &d, nm, s.text(nm), ingest.KindFunc, parent, exported)
+			case "class":
+				idx := f.addDef(s, &d, nm, s.text(nm), ingest.KindClass, parent, exported)
+				for _, c := range s.named(v) {
+					if s.kind(&c) == "class_heritage" {
+						f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+					}
+				}
+				f.members(s, s.field(v, "body"), idx)
+			default:
+				if exported {
+					f.addDef(s, &d, nm, s.text(nm), kind, parent, exported)
+				}
+			}
+		}
+	}
+}
+
+// members reads the methods of a class or interface body.
+func (f *tsFile) members(s *src, body *sitter.Node, class int) {
+	for _, m := range s.named(body) {
+		var nameNode *sitter.Node
+		switch s.kind(&m) {
+		case "method_definition", "method_signature", "abstract_method_signature":
+			nameNode = s.field(&m, "name")
+		case "public_field_definition", "field_definition":
+			switch s.kind(s.field(&m, "value")) {
+			case "arrow_function", "function_expression", "function":
+				nameNode = s.field(&m, "name")
+				if nameNode == nil {
+					nameNode = s.field(&m, "property")
+				}
+			}
+		}
+		switch s.kind(nameNode) {
+		case "property_identifier", "private_property_identifier", "identifier":
+			f.addDef(s, &m, nameNode, s.text(nameNode), ingest.KindMethod, class, !isPrivateMember(s, &m, nameNode))
+		}
+	}
+}
+
+func isPrivateMember(s *src, m, name *sitter.Node) bool {
+	if strings.HasPrefix(s.text(name), "#") {
+		return true
+	}
+	for _, c := range s.named(m) {
+		if s.kind(&c) == "accessibility_modifier" && s.text(&c) != "public" {
+			return true
+		}
+	}
+	return false
+}
+
+// addDef appends a def (unless it has no name) and returns its index.
+func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, parent int, exported bool) int {
+	if name == "" {
+		return -1
+	}
+	d := tsDef{name: name, qual: name, kind: kind, parent: parent, start: n.StartByte(), end: n.EndByte(),
+		line0: startLine(n), line1: endLine(n), exported: exported}
+	if nameNode != nil {
+		d.nameStart = nameNode.StartByte()
+	}
+	if parent >= 0 {
+		d.qual = f.defs[parent].qual + "." + name
+	}
+	switch s.kind(n) {
+	case "function_signature", "method_signature", "abstract_method_signature":
+		d.sig = true
+	}
+	f.defs = append(f.defs, d)
+	return len(f.defs) - 1
+}
+
+// heritage lists the names a class_heritage or extends_type_clause names.
+func heritage(s *src, n *sitter.Node) [][]string {
+	var out [][]string
+	for _, c := range s.named(n) {
+		switch s.kind(&c) {
+		case "extends_clause", "implements_clause", "extends_type_clause":
+			out = append(out, heritage(s, &c)...)
+		case "type_arguments":
+		default:
+			if ch := tsChain(s, &c); ch != nil {
+				out = append(out, ch)
+			}
+		}
+	}
+	return out
+}
+
+// inHeritage reports whether a type name sits in an implements or extends
+// clause (directly or as a generic type's name).
+func inHeritage(s *src, n *sitter.Node) bool {
+	p := n.Parent()
+	for i := 0; i < 2 && p != nil; i++ {
+		switch s.kind(p) {
+		case "implements_clause", "extends_type_clause", "extends_clause", "class_heritage":
+			return true
+		case "generic_type", "nested_type_identifier":
+			p = p.Parent()
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// tsChain turns a callee, constructor or type into a name chain (nil when
+// it is not one).
+func tsChain(s *src, n *sitter.Node) []string {
+	switch s.kind(n) {
+	case "identifier", "type_identifier", "property_identifier", "private_property_identifier":
+		return []string{s.text(n)}
+	case "this":
+		return []string{"this"}
+	case "super":
+		return []string{"super"}
+	case "member_expression":
+		obj := tsChain(s, s.field(n, "object"))
+		prop := s.field(n, "property")
+		if obj == nil || prop == nil {
+			return nil
+		}
+		return append(obj, s.text(prop))
+	case "nested_type_identifier", "nested_identifier":
+		var out []string
+		for _, c := range s.named(n) {
+			ch := tsChain(s, &c)
+			if ch == nil {
+				return nil
+			}
+			out = append(out, ch...)
+		}
+		return out
+	case "generic_type":
+		return tsChain(s, s.field(n, "name"))
+	case "non_null_expression", "parenthesized_expression":
+		if c := s.named(n); len(c) == 1 {
+			return tsChain(s, &c[0])
+		}
+	}
+	return nil
+}
+
+// tsBindNames are the names a binding pattern binds.
+func tsBindNames(s *src, n *sitter.Node) []string {
+	switch s.kind(n) {
+	case "identifier", "shorthand_property_identifier_pattern":
+		return []string{s.text(n)}
+	case "object_pattern", "array_pattern", "rest_pattern":
+		var out []string
+		for _, c := range s.named(n) {
+			out = append(out, tsBindNames(s, &c)...)
+		}
+		return out
+	case "pair_pattern":
+		return tsBindNames(s, s.field(n, "value"))
+	case "assignment_pattern", "object_assignment_pattern":
+		return tsBindNames(s, s.field(n, "left"))
+	}
+	return nil
+}
+
+// isTestCall: describe("…", …), it(…), test(…), also .each/.only/.skip.
+func isTestCall(s *src, call *sitter.Node) bool {
+	ch := tsChain(s, s.field(call, "function"))
+	if len(ch) == 0 {
+		return false
+	}
+	switch ch[0] {
+	case "describe", "it", "test", "suite":
+	default:
+		return false
+	}
+	args := s.named(s.field(call, "arguments"))
+	return len(args) > 0 && (s.kind(&args[0]) == "string" || s.kind(&args[0]) == "template_string")
+}
+
+func stringValue(s *src, n *sitter.Node) string {
+	t := s.text(n)
+	if len(t) >= 2 {
+		return t[1 : len(t)-1]
+	}
+	return t
+}
+
+func (f *tsFile) scopeAt(p uint) int {
+	i := sort.Search(len(f.defs), func(i int) bool { return f.defs[i].start > p }) - 1
+	for i >= 0 && !(f.defs[i].start <= p && p < f.defs[i].end) {
+		i = f.defs[i].parent
+	}
+	return i
+}
+
+func (f *tsFile) bind(m map[int]map[string]bool, scope int, names []string) {
+	if scope < 0 || len(names) == 0 {
+		return
+	}
+	if m[scope] == nil {
+		m[scope] = make(map[string]bool)
+	}
+	for _, n := range names {
+		m[scope][n] = true
+	}
+}
+
+// isTSTestFile: x.test.ts, x.spec.js, files under __tests__.
+func isTSTestFile(rel string) bool {
+	base := path.Base(rel)
+	return strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
+		strings.HasPrefix(rel, "__tests__/") || strings.Contains(rel, "/__tests__/")
+}

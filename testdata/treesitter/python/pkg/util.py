@@ -1,0 +1,11 @@
+class Base:
+    def start(self):
+        pass
+
+
+def helper(value):
+    return value.strip()
+
+
+def shadow(helper):
+    return helper()

@@ -1,0 +1,2 @@
+export * from './square';
+export { Shape } from './shape';
