@@ -146,7 +146,7 @@ type sizeRun struct {
 	nm    *names
 	sr    *SizeResult
 	nodes []uint32 // random node sequence, same for every system
-	hubs  []uint32 // destinations of random edges: nodes drawn by in-degree
+	hubs  []uint32 // the nodes of highest in-degree
 	dir   string
 }
 
@@ -176,13 +176,10 @@ func runSize(o Options, n int) (*SizeResult, error) {
 	for i := range nodes {
 		nodes[i] = uint32(r.IntN(len(g.Nodes)))
 	}
-	hubs := make([]uint32, 1<<14)
-	for i := range hubs {
-		hubs[i] = g.Edges[r.IntN(len(g.Edges))].Dst
-	}
+	hubs := topHubs(t.inDeg, numHubs)
 	sr := &SizeResult{Nodes: len(g.Nodes), Edges: len(g.Edges) + len(p.writes), Cells: map[string]map[string]Cell{},
 		OutDeg: t.outDeg, InDeg: t.inDeg, DiffOps: t.diffOps, Batches: len(p.batches), Space: map[string][]peers.Keyspace{}}
-	for _, v := range hubs[:1000] {
+	for _, v := range hubs {
 		sr.HubInDeg = append(sr.HubInDeg, t.inDeg[v])
 	}
 	pitEdges := 0
@@ -511,6 +508,19 @@ func (r *sizeRun) reads(all []*entry) {
 	}
 }
 
+// numHubs is how many of the highest in-degree nodes the hub phase reads.
+const numHubs = 16
+
+// topHubs returns the n nodes of highest in-degree, highest first.
+func topHubs(inDeg []uint32, n int) []uint32 {
+	idx := make([]uint32, len(inDeg))
+	for i := range idx {
+		idx[i] = uint32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b uint32) int { return int(inDeg[b]) - int(inDeg[a]) })
+	return idx[:min(n, len(idx))]
+}
+
 // pct is the q-quantile of sorted durations.
 func pct(d []time.Duration, q float64) time.Duration {
 	if len(d) == 0 {
@@ -587,7 +597,7 @@ func (r *sizeRun) verify(sys peers.System) map[string]error {
 			res[WHop] = r.verifyHop(sys, v)
 		}
 	}
-	for _, v := range r.hubs[:50] {
+	for _, v := range r.hubs {
 		if res[WHub] == nil {
 			got, err := r.nm.collect(func(fn peers.EdgeFunc) error { return sys.GetIn(v, fn) })
 			res[WHub] = firstErr(err, diffPairs(WHub, v, got, expected(r.t.in[v], r.t.lastRev)))

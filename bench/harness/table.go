@@ -73,9 +73,9 @@ func WriteTable(w io.Writer, res *Result) {
 	fmt.Fprint(w, workloadNotes)
 	for _, sr := range res.Sizes {
 		fmt.Fprintf(w, "%s nodes, %s edges (%.2f/node), %d load transactions: out-degree %s; in-degree %s; "+
-			"hub phase in-degree %s; 3-hop reach %s nodes; old rev = %.0f%% of edges loaded; diff-since returns %d ops.\n",
+			"hub phase (the %d nodes of highest in-degree) in-degree %s; 3-hop reach %s nodes; old rev = %.0f%% of edges loaded; diff-since returns %d ops.\n",
 			human(float64(sr.Nodes)), human(float64(sr.Edges)), float64(sr.Edges)/float64(sr.Nodes), sr.Batches,
-			quantiles(sr.OutDeg), quantiles(sr.InDeg), quantiles(sr.HubInDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
+			quantiles(sr.OutDeg), quantiles(sr.InDeg), len(sr.HubInDeg), quantiles(sr.HubInDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
 	}
 	writeSpace(w, res)
 }
@@ -219,9 +219,9 @@ func human(v float64) string {
 const workloadNotes = `Rows: bulk load = every node, then every edge, in transactions of -batch operations, each durable
 (edges/s, node writes included in the time). durable put-edge = one edge per durable transaction. Every read returns
 what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
-(memctl: its ids keyspace or cache; bbolt, raw LMDB: the nodes bucket; SQLite: a join with the nodes table; the
+(memctl: its ids keyspace or cache; bbolt, raw LMDB: a names bucket id → key; SQLite: a join with the nodes table; the
 snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
-get-in of nodes drawn by in-degree (the destination of a random edge), so long in-lists dominate. 3-hop = the key of
+get-in of the 16 nodes of highest in-degree, taken in turn. 3-hop = the key of
 every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; Go-side systems: BFS over ids,
 then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
 row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
