@@ -310,9 +310,11 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if err == nil {
 		err = env.Open(path, flags, 0o644)
 	}
-	if err == nil {
+	if err == nil && !opts.ReadOnly {
 		// Adopt the size another process recorded if it is larger (a size
-		// set before Open overrides the recorded one).
+		// set before Open overrides the recorded one, and the next commit
+		// would record it). A reader skips the two remaps: its map holds
+		// the file, and a later growth is adopted on MDB_MAP_RESIZED.
 		err = env.SetMapSize(0)
 		if info, ierr := env.Info(); err == nil && ierr == nil && info.MapSize < initial {
 			err = env.SetMapSize(initial)
