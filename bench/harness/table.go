@@ -86,7 +86,7 @@ func WriteTable(w io.Writer, res *Result) {
 func writeSummary(w io.Writer, res *Result) {
 	for _, sr := range res.Sizes {
 		fmt.Fprintf(w, "%s nodes, %s edges — each read returns canonical keys and relation names:\n\n", human(float64(sr.Nodes)), human(float64(sr.Edges)))
-		fmt.Fprintln(w, "| system | bulk edges/s | get-out p50 / p99 µs | get-in p50 µs | hub get-in p50 / p99 µs | 3-hop p50 µs | fresh open→get-out ms | bytes/edge |")
+		fmt.Fprintln(w, "| system | bulk edges/s | get-out p50 / p99 µs | get-in p50 µs | hub get-in p50 / p99 µs | 3-hop p50 µs | fresh process: open→get-out→close ms / first get-out µs | bytes/edge |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		for _, sys := range res.Options.Systems {
 			cell := func(wl string) string {
@@ -109,8 +109,8 @@ func writeSummary(w io.Writer, res *Result) {
 				}
 				return formatValue(c.Value, units[wl])
 			}
-			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s / %s | %s | %s | %s |\n", sys, cell(WBulk), cell(WOut), cell(WOut99),
-				cell(WIn), cell(WHub), cell(WHub99), cell(WHop), cell(WFresh), cell(WBytes))
+			fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s / %s | %s | %s / %s | %s |\n", sys, cell(WBulk), cell(WOut), cell(WOut99),
+				cell(WIn), cell(WHub), cell(WHub99), cell(WHop), cell(WFresh), cell(WFreshRead), cell(WBytes))
 		}
 		fmt.Fprintln(w)
 		if ratios := targetRatios(sr, "memctl", "bbolt"); ratios != "" {
@@ -122,7 +122,7 @@ func writeSummary(w io.Writer, res *Result) {
 // targetRatios compares sys with ref on the read latencies.
 func targetRatios(sr *SizeResult, sys, ref string) string {
 	var parts []string
-	for _, wl := range []string{WOut, WOut99, WIn, WHub, WHub99, WHop, WFresh} {
+	for _, wl := range []string{WOut, WOut99, WIn, WHub, WHub99, WHop, WFresh, WFreshRead} {
 		a, okA := sr.Cells[wl][sys]
 		b, okB := sr.Cells[wl][ref]
 		if !okA || !okB || a.Err != nil || b.Err != nil || a.Value <= 0 {
@@ -226,9 +226,10 @@ every distinct node within three out-hops (SQLite: recursive CTE joined with nod
 then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
 row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
 rows). diff-since = every node and edge write after the revision at 90% of the load; peers have no change log, so
-they scan everything. fresh open→get-out = inside a new process, open the store and answer one get-out with keys (by
-canonical key for memctl, by integer id for peers); fresh process total = the same seen from the parent (spawn to
-exit). disk bytes/edge = allocated file blocks after the run / edges.
+they scan everything. fresh open→get-out→close = inside a new process, open the store, answer one get-out with keys
+(by canonical key for memctl, by integer id for peers) and close it; fresh first get-out = that get-out alone (cold
+in-process caches, the first touch of the mapped pages); fresh process total = the same seen from the parent (spawn
+to exit). disk bytes/edge = allocated file blocks after the run / edges.
 Units: read rows are wall-clock latencies of single operations, p50 and p99 over every operation of 24 turns the
 systems take one after another (so load from elsewhere hits them alike); the process's CPU time per operation is in
 the run's log. diff-since is CPU time, best of 5. Writes and fresh processes are wall-clock.

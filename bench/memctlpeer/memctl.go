@@ -172,20 +172,20 @@ func (s *Memctl) DiffSince(rev int) (int, error) {
 // get-out does.
 func (s *Memctl) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
-func (s *Memctl) FreshQuery(dir, key string) (int, error) {
+func (s *Memctl) FreshQuery(dir, key string, opened func()) (n int, done func() error, err error) {
 	st, err := lmdbstore.Open(memctlPath(dir), lmdbstore.Options{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer st.Close()
-	n := 0
+	done = st.Close
+	opened()
 	err = st.View(func(r *lmdbstore.ReadTxn) error {
 		if _, err := r.KeyOf(lmdbstore.IDOf(key)); err != nil { // the key is known (as get-out checks)
 			return err
 		}
 		return scanKeys(r, true, lmdbstore.IDOf(key), lmdbstore.At{}, func(string, string) { n++ })
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *Memctl) Close() error {

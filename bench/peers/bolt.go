@@ -200,17 +200,17 @@ func (s *Bolt) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
 
-func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
+func (s *Bolt) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	db, err := boltOpen(dir, true)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer db.Close()
-	n := 0
+	done = db.Close
+	opened()
 	err = db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bOut) == nil {
 			return fmt.Errorf("bbolt: no out bucket in %s", dir)
@@ -229,7 +229,7 @@ func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
 		})
 		return err
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *Bolt) Close() error {

@@ -258,17 +258,17 @@ func (s *LMDBRaw) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
 
-func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
+func (s *LMDBRaw) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	env, err := lmdbOpen(dir, lmdb.Readonly)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer env.Close()
-	n := 0
+	done = func() error { env.Close(); return nil }
+	opened()
 	err = env.View(func(txn *lmdb.Txn) error {
 		txn.RawRead = true
 		dbi, err := txn.OpenDBI("out", 0)
@@ -295,7 +295,7 @@ func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
 		})
 		return firstError(err, kerr)
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *LMDBRaw) Close() error {
