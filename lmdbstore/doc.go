@@ -23,9 +23,10 @@
 //     *CorruptionError, never misread.
 //   - Caches never change what is stored: View reuses reset read-only
 //     transactions and their cursors (readpool.go; parked ones are reset, so
-//     map resizes see none live, and Close aborts them); write transactions
-//     skip the ids lookup for ids cached as committed (ids entries never
-//     change); consecutive adjacency inserts to one node are applied in
+//     map resizes see none live, and Close aborts them); reads resolve keys
+//     and write transactions skip the ids lookup through the committed-ids
+//     cache (keycache.go: ids entries never change, and only entries read
+//     by a read-only transaction or committed are cached); consecutive adjacency inserts to one node are applied in
 //     memory and written once (adjbuf.go), byte for byte as the unbuffered
 //     path writes them, before any adjacency read in the transaction and
 //     before commit.

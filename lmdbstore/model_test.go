@@ -381,6 +381,9 @@ func compareAt(t *testing.T, r *ReadTxn, st mState, at At, where string) {
 				if diff := cmp.Diff(modelAdj(r, st, key, rel, out), readEdges(t, r, got), cmpOpts...); diff != "" {
 					t.Fatalf("%s: adjacency of %s rel %q out=%v (-model +store):\n%s", where, key, rel, out, diff)
 				}
+				if diff := cmp.Diff(modelAdj(r, st, key, rel, out), neighbourEdges(t, r, out, key, rel, at), cmpOpts...); diff != "" {
+					t.Fatalf("%s: Neighbours of %s rel %q out=%v (-model +store):\n%s", where, key, rel, out, diff)
+				}
 			}
 		}
 		n, err := r.GetNode(key, at)

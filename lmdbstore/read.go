@@ -32,8 +32,9 @@ type ReadTxn struct {
 	horizon0   Revision // write txn: the stored horizon (horizon is the one it commits)
 	pendingTS  uint64   // commit time of the pending revision (write txn only)
 
-	outCur, inCur *lmdb.Cursor // reused by scans of a read-only transaction
-	pooled        *pooledRead  // the pooled transaction (nil: none); owns the scan cursors
+	outCur, inCur *lmdb.Cursor      // reused by scans of a read-only transaction
+	pooled        *pooledRead       // the pooled transaction (nil: none); owns the scan cursors
+	nb            *neighbourScratch // Neighbours' scratch when not pooled
 }
 
 func (r *ReadTxn) close() {
@@ -190,19 +191,35 @@ func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) {
 func (r *ReadTxn) KeyOf(id NodeID) (string, error) { return r.keyOf(id) }
 
 func (r *ReadTxn) keyOf(id NodeID) (string, error) {
-	k := nodeKey(id)
-	v, err := r.txn.Get(r.s.db.ids, k)
+	if k, ok := r.s.ids.get(id); ok {
+		return k, nil
+	}
+	registered, err := r.lookupKey(id)
+	if err != nil {
+		return "", err
+	}
+	if r.inWrite { // the entry may be this transaction's own, not committed
+		return string(registered), nil
+	}
+	return r.s.ids.put(id, registered), nil
+}
+
+// lookupKey reads id's ids entry (a RawRead slice, valid in the transaction).
+func (r *ReadTxn) lookupKey(id NodeID) ([]byte, error) {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], uint64(id))
+	v, err := r.txn.Get(r.s.db.ids, k[:])
 	if lmdb.IsNotFound(err) {
-		return "", fmt.Errorf("%w: node id %016x", ErrNotFound, uint64(id))
+		return nil, fmt.Errorf("%w: node id %016x", ErrNotFound, uint64(id))
 	}
 	if err != nil {
-		return "", classifyLMDB(dbIDs, k, err)
+		return nil, classifyLMDB(dbIDs, bytes.Clone(k[:]), err)
 	}
 	registered, perr := parseIDsValue(v)
 	if perr != nil {
-		return "", &CorruptionError{dbIDs, k, perr.Error()}
+		return nil, &CorruptionError{dbIDs, bytes.Clone(k[:]), perr.Error()}
 	}
-	return string(registered), nil
+	return registered, nil
 }
 
 // idOf hashes key and checks it against the ids keyspace: known reports
@@ -493,6 +510,11 @@ func (r *ReadTxn) checkRelName(rel Relation) error {
 }
 
 func (s *Store) cachedRel(id RelID, name string) (Relation, bool) {
+	if id != 0 {
+		if t := s.relTable.Load(); t != nil && int(id) < len(*t) && (*t)[id].ID == id {
+			return (*t)[id], true
+		}
+	}
 	s.relMu.Lock()
 	defer s.relMu.Unlock()
 	if id != 0 {
@@ -511,6 +533,17 @@ func (s *Store) cacheRel(rel Relation) {
 	}
 	s.rels.byID[rel.ID] = rel
 	s.rels.byName[rel.Name] = rel
+	// Readers index relTable without the lock: publish a new copy.
+	var t []Relation
+	if old := s.relTable.Load(); old != nil {
+		t = *old
+	}
+	t = append(make([]Relation, 0, max(len(t), int(rel.ID)+1)), t...)
+	for len(t) <= int(rel.ID) {
+		t = append(t, Relation{})
+	}
+	t[rel.ID] = rel
+	s.relTable.Store(&t)
 	if uint32(rel.ID) > s.maxRel.Load() {
 		s.maxRel.Store(uint32(rel.ID))
 	}

@@ -36,6 +36,8 @@ type pooledRead struct {
 	// outBound/inBound say whether they are bound to the current use of txn.
 	out, in           *lmdb.Cursor
 	outBound, inBound bool
+	// nb is Neighbours' scratch, reused across uses.
+	nb neighbourScratch
 	// reader is the ReadTxn View hands out over txn (valid only until the
 	// View returns, like the transaction itself).
 	reader ReadTxn

@@ -115,9 +115,12 @@ type Store struct {
 	// writer serialises this process's write transactions.
 	writer sync.Mutex
 
-	relMu  sync.Mutex
-	rels   relCache
-	maxRel atomic.Uint32 // largest relation id known to exist
+	relMu sync.Mutex
+	rels  relCache
+	// relTable is the committed relations indexed by id (zero where not
+	// known yet), replaced whole under relMu: lock-free reads.
+	relTable atomic.Pointer[[]Relation]
+	maxRel   atomic.Uint32 // largest relation id known to exist
 
 	zOnce sync.Once
 	zenc  *zstd.Encoder
@@ -127,53 +130,13 @@ type Store struct {
 	readers readPool
 
 	// ids caches id -> canonical key for ids entries known to be committed
-	// (an ids entry is written once and never changed or deleted), so a
-	// write transaction need not look up an endpoint it has seen before.
-	ids idCache
+	// (keycache.go): reads resolve neighbours' keys from it, and a write
+	// transaction need not look up an endpoint it has seen before.
+	ids keyCache
 
 	closeMu sync.Mutex
 	closed  bool
 	closing atomic.Bool // set by Close before it drains readers
-}
-
-// idCache is the committed-ids cache: ids entries are immutable once
-// committed, so a cached pair stays true. It is bounded: when full it starts
-// over.
-type idCache struct {
-	mu  sync.Mutex
-	ids map[NodeID]string
-}
-
-// maxCachedIDs bounds idCache (about 100 bytes per entry).
-const maxCachedIDs = 1 << 19
-
-// has reports whether id is committed with canonical key key.
-func (c *idCache) has(id NodeID, key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, ok := c.ids[id]
-	return ok && k == key
-}
-
-// addCommitted records the ids a committed write transaction found already
-// stored (ids, keyed in keys). Ids it registered itself are left out: a
-// bulk load registers many that are never written again, and caching them
-// costs more (map inserts, GC scanning) than the lookups it would save.
-func (c *idCache) addCommitted(ids []NodeID, keys map[NodeID]string) {
-	if len(ids) == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ids == nil || len(c.ids)+len(ids) > maxCachedIDs {
-		c.ids = make(map[NodeID]string, min(len(ids), maxCachedIDs))
-	}
-	for _, id := range ids {
-		if len(c.ids) >= maxCachedIDs {
-			return
-		}
-		c.ids[id] = keys[id]
-	}
 }
 
 type relCache struct {
@@ -360,9 +323,11 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if err == nil {
 		err = env.Open(path, flags, 0o644)
 	}
-	if err == nil {
+	if err == nil && !opts.ReadOnly {
 		// Adopt the size another process recorded if it is larger (a size
-		// set before Open overrides the recorded one).
+		// set before Open overrides the recorded one, and the next commit
+		// would record it). A reader skips the two remaps: its map holds
+		// the file, and a later growth is adopted on MDB_MAP_RESIZED.
 		err = env.SetMapSize(0)
 		if info, ierr := env.Info(); err == nil && ierr == nil && info.MapSize < initial {
 			err = env.SetMapSize(initial)

@@ -35,20 +35,27 @@ func MaybeChild(newSys Factory) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	n, err := sys.FreshQuery(parts[1], parts[2])
-	el := time.Since(t0)
+	var t1 time.Time
+	n, done, err := sys.FreshQuery(parts[1], parts[2], func() { t1 = time.Now() })
+	t2 := time.Now()
+	if done != nil {
+		if cerr := done(); err == nil {
+			err = cerr
+		}
+	}
+	t3 := time.Now()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("%d %d\n", n, el.Nanoseconds())
+	fmt.Printf("%d %d %d %d\n", n, t1.Sub(t0).Nanoseconds(), t2.Sub(t1).Nanoseconds(), t3.Sub(t2).Nanoseconds())
 	os.Exit(0)
 }
 
 // fresh spawns FreshRuns processes per system (taking turns) that each
-// open the system's store and answer one get-out, for a node with the
-// median out-degree. Cells: the child's own open→answer time and the
-// parent's spawn→exit time (medians). Stores must be closed in this process
+// open the system's store, answer one get-out, for a node with the median
+// out-degree, and close it. Cells (medians): the child's open→answer→close
+// time, its first get-out alone, and the parent's spawn→exit time. Stores must be closed in this process
 // first (bbolt locks its file).
 func (r *sizeRun) fresh(all []*entry) {
 	exe, err := os.Executable()
@@ -60,6 +67,7 @@ func (r *sizeRun) fresh(all []*entry) {
 			r.set(WFresh, e.name, Cell{Err: err})
 		case !ok || c.Err != nil || e.err != nil:
 			r.set(WFresh, e.name, Cell{Err: firstErr(e.err, c.Err, errors.New("no store"))})
+			r.set(WFreshRead, e.name, Cell{Err: firstErr(e.err, c.Err, errors.New("no store"))})
 			r.set(WProcess, e.name, Cell{Err: firstErr(e.err, c.Err, errors.New("no store"))})
 		default:
 			es = append(es, e)
@@ -68,6 +76,7 @@ func (r *sizeRun) fresh(all []*entry) {
 	node := medianNode(r.t.outDeg)
 	want := int(r.t.outDeg[node])
 	inChild := map[*entry][]time.Duration{}
+	firstRead := map[*entry][]time.Duration{}
 	wall := map[*entry][]time.Duration{}
 	failed := map[*entry]error{}
 	for i := 0; i < r.o.FreshRuns; i++ {
@@ -87,12 +96,13 @@ func (r *sizeRun) fresh(all []*entry) {
 				continue
 			}
 			var n int
-			var ns int64
-			if _, err := fmt.Sscan(out.String(), &n, &ns); err != nil || n != want {
+			var open, read, cl int64
+			if _, err := fmt.Sscan(out.String(), &n, &open, &read, &cl); err != nil || n != want {
 				failed[e] = &WrongAnswerError{WFresh, node, fmt.Sprintf("child said %q, want %d edges", out.String(), want)}
 				continue
 			}
-			inChild[e] = append(inChild[e], time.Duration(ns))
+			inChild[e] = append(inChild[e], time.Duration(open+read+cl))
+			firstRead[e] = append(firstRead[e], time.Duration(read))
 			wall[e] = append(wall[e], el)
 		}
 	}
@@ -100,10 +110,12 @@ func (r *sizeRun) fresh(all []*entry) {
 	for _, e := range es {
 		if failed[e] != nil {
 			r.set(WFresh, e.name, Cell{Err: failed[e]})
+			r.set(WFreshRead, e.name, Cell{Err: failed[e]})
 			r.set(WProcess, e.name, Cell{Err: failed[e]})
 			continue
 		}
 		r.set(WFresh, e.name, Cell{Value: ms(median(inChild[e])), Note: note})
+		r.set(WFreshRead, e.name, Cell{Value: micros(median(firstRead[e])), Note: note})
 		r.set(WProcess, e.name, Cell{Value: ms(median(wall[e])), Note: note})
 	}
 }

@@ -30,6 +30,9 @@ type Memctl struct {
 	revs []lmdbstore.Revision // harness revision -> store revision
 	ids  []lmdbstore.NodeID   // generator index -> NodeID
 	hops peers.HopScratch
+	// three-hop scratch: the ids reached and their keys
+	hopIDs  []lmdbstore.NodeID
+	hopKeys []string
 }
 
 func (s *Memctl) Name() string { return "memctl" }
@@ -97,32 +100,13 @@ func (s *Memctl) scan(out bool, node uint32, at lmdbstore.At, fn peers.EdgeFunc)
 	})
 }
 
-// scanKeys is a get-out/get-in as memctl's CLI resolves it: the scan, then
-// each peer's key and relation name.
+// scanKeys is a get-out/get-in returning each peer's canonical key and
+// relation name (ReadTxn.Neighbours).
 func scanKeys(r *lmdbstore.ReadTxn, out bool, id lmdbstore.NodeID, at lmdbstore.At, fn peers.EdgeFunc) error {
-	var err error
-	cb := func(e lmdbstore.EdgeRef) bool {
-		var rel lmdbstore.Relation
-		if rel, err = r.RelationByID(e.Rel); err != nil {
-			return false
-		}
-		var key string
-		if key, err = r.KeyOf(e.Peer); err != nil {
-			return false
-		}
-		fn(rel.Name, key)
+	return r.Neighbours(out, id, 0, at, func(n lmdbstore.Neighbour) bool {
+		fn(n.RelName, n.Key)
 		return true
-	}
-	var serr error
-	if out {
-		serr = r.ScanOut(id, 0, at, cb)
-	} else {
-		serr = r.ScanIn(id, 0, at, cb)
-	}
-	if serr != nil {
-		return serr
-	}
-	return err
+	})
 }
 
 func (s *Memctl) GetOut(node uint32, fn peers.EdgeFunc) error {
@@ -141,18 +125,30 @@ func (s *Memctl) ThreeHop(node uint32, fn peers.KeyFunc) (int, error) {
 	var n int
 	err := s.st.View(func(r *lmdbstore.ReadTxn) error {
 		var err error
+		s.hopIDs = s.hopIDs[:0]
 		n, err = s.hops.ThreeHop(uint64(s.ids[node]), func(id uint64, emit func(uint64)) error {
 			return r.ScanOut(lmdbstore.NodeID(id), 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
 				emit(uint64(e.Peer))
 				return true
 			})
 		}, func(id uint64) error {
-			key, err := r.KeyOf(lmdbstore.NodeID(id))
-			if err == nil {
-				fn(key)
-			}
-			return err
+			s.hopIDs = append(s.hopIDs, lmdbstore.NodeID(id))
+			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// The keys of every node reached, resolved in one pass.
+		if cap(s.hopKeys) < len(s.hopIDs) {
+			s.hopKeys = make([]string, len(s.hopIDs))
+		}
+		s.hopKeys = s.hopKeys[:len(s.hopIDs)]
+		if err := r.KeysOf(s.hopIDs, s.hopKeys); err != nil {
+			return err
+		}
+		for _, k := range s.hopKeys {
+			fn(k)
+		}
 		return err
 	})
 	return n, err
@@ -176,20 +172,20 @@ func (s *Memctl) DiffSince(rev int) (int, error) {
 // get-out does.
 func (s *Memctl) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
-func (s *Memctl) FreshQuery(dir, key string) (int, error) {
+func (s *Memctl) FreshQuery(dir, key string, opened func()) (n int, done func() error, err error) {
 	st, err := lmdbstore.Open(memctlPath(dir), lmdbstore.Options{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer st.Close()
-	n := 0
+	done = st.Close
+	opened()
 	err = st.View(func(r *lmdbstore.ReadTxn) error {
 		if _, err := r.KeyOf(lmdbstore.IDOf(key)); err != nil { // the key is known (as get-out checks)
 			return err
 		}
 		return scanKeys(r, true, lmdbstore.IDOf(key), lmdbstore.At{}, func(string, string) { n++ })
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *Memctl) Close() error {

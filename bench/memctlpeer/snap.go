@@ -161,34 +161,34 @@ func (s *MemctlSnap) DiffSince(int) (int, error)                 { return 0, pee
 func (s *MemctlSnap) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
 // FreshQuery maps the snapshot and answers get-out by canonical key.
-func (s *MemctlSnap) FreshQuery(dir, key string) (int, error) {
+func (s *MemctlSnap) FreshQuery(dir, key string, opened func()) (n int, done func() error, err error) {
 	gr, err := csr.Open(filepath.Join(dir, snapFile))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer gr.Close()
+	done = gr.Close
+	opened()
 	i, ok, err := gr.LookupKey(key)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	if !ok {
-		return 0, fmt.Errorf("memctl-snap: no node %q", key)
+		return 0, done, fmt.Errorf("memctl-snap: no node %q", key)
 	}
 	targets, rels, _, err := gr.Out(i)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
-	n := 0
 	for k, t := range targets {
 		if _, err := gr.Key(csr.NodeIndex(t)); err != nil {
-			return 0, err
+			return 0, done, err
 		}
 		if _, err := gr.Relation(rels[k]); err != nil {
-			return 0, err
+			return 0, done, err
 		}
 		n++
 	}
-	return n, nil
+	return n, done, nil
 }
 
 func (s *MemctlSnap) Close() error {

@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Bolt is bbolt with the layout of layout.go (buckets nodes, keys, out,
+// Bolt is bbolt with the layout of layout.go (buckets nodes, keys, names, out,
 // in), default options: every commit is fsynced.
 type Bolt struct {
 	db   *bolt.DB
@@ -25,6 +25,7 @@ type Bolt struct {
 var (
 	bNodes = []byte("nodes")
 	bKeys  = []byte("keys")
+	bNames = []byte("names")
 	bOut   = []byte("out")
 	bIn    = []byte("in")
 )
@@ -42,7 +43,7 @@ func (s *Bolt) Create(dir string, g *gen.Graph) error {
 	}
 	s.db, s.g = db, g
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bNodes, bKeys, bOut, bIn} {
+		for _, b := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
@@ -67,7 +68,7 @@ func (s *Bolt) Load(b Batch) error {
 	s.rev++
 	return s.db.Update(func(tx *bolt.Tx) error {
 		var p []byte
-		nodes, keys := tx.Bucket(bNodes), tx.Bucket(bKeys)
+		nodes, keys, names := tx.Bucket(bNodes), tx.Bucket(bKeys), tx.Bucket(bNames)
 		for _, n := range b.Nodes {
 			node := s.g.Nodes[n]
 			p = s.g.Payload(n, p[:0])
@@ -78,6 +79,9 @@ func (s *Bolt) Load(b Batch) error {
 				return err
 			}
 			if err := keys.Put([]byte(node.Key), k); err != nil {
+				return err
+			}
+			if err := names.Put(k, []byte(node.Key)); err != nil {
 				return err
 			}
 		}
@@ -111,10 +115,10 @@ func scanPrefix(tx *bolt.Tx, bucket []byte, id uint64, prefix []byte, fn func(k,
 
 // scan hands fn every edge under node's prefix in bucket (with rev > 0,
 // only those written at or before rev), resolving each peer's key in the
-// nodes bucket.
+// names bucket.
 func (s *Bolt) scan(bucket []byte, node uint32, rev int, fn EdgeFunc) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		nodes := tx.Bucket(bNodes)
+		names := tx.Bucket(bNames)
 		var err error
 		s.kbuf = scanPrefix(tx, bucket, uint64(node), s.kbuf, func(k, v []byte) {
 			if err != nil || rev > 0 && valRev(v) > rev {
@@ -122,7 +126,7 @@ func (s *Bolt) scan(bucket []byte, node uint32, rev int, fn EdgeFunc) error {
 			}
 			rel, peer := splitEdgeKey(k)
 			var key []byte
-			if key, err = s.key(nodes, peer); err == nil {
+			if key, err = s.key(names, peer); err == nil {
 				fn(relName(rel), aliasString(key))
 			}
 		})
@@ -130,10 +134,14 @@ func (s *Bolt) scan(bucket []byte, node uint32, rev int, fn EdgeFunc) error {
 	})
 }
 
-// key is the canonical key of node id (from its nodes value).
-func (s *Bolt) key(nodes *bolt.Bucket, id uint64) ([]byte, error) {
+// key is the canonical key of node id (from the names bucket).
+func (s *Bolt) key(names *bolt.Bucket, id uint64) ([]byte, error) {
 	s.nbuf = idKey(s.nbuf, id)
-	return nodeValKey(nodes.Get(s.nbuf))
+	k := names.Get(s.nbuf)
+	if k == nil {
+		return nil, errNoName
+	}
+	return k, nil
 }
 
 func (s *Bolt) GetOut(node uint32, fn EdgeFunc) error { return s.scan(bOut, node, 0, fn) }
@@ -146,7 +154,7 @@ func (s *Bolt) GetOutAt(node uint32, rev int, fn EdgeFunc) error { return s.scan
 func (s *Bolt) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 	var n int
 	err := s.db.View(func(tx *bolt.Tx) error {
-		nodes := tx.Bucket(bNodes)
+		names := tx.Bucket(bNames)
 		var err error
 		n, err = s.hops.ThreeHop(uint64(node), func(id uint64, emit func(uint64)) error {
 			s.kbuf = scanPrefix(tx, bOut, id, s.kbuf, func(k, _ []byte) {
@@ -155,7 +163,7 @@ func (s *Bolt) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 			})
 			return nil
 		}, func(id uint64) error {
-			key, err := s.key(nodes, id)
+			key, err := s.key(names, id)
 			if err == nil {
 				fn(aliasString(key))
 			}
@@ -192,28 +200,28 @@ func (s *Bolt) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
 
-func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
+func (s *Bolt) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	db, err := boltOpen(dir, true)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer db.Close()
-	n := 0
+	done = db.Close
+	opened()
 	err = db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bOut) == nil {
 			return fmt.Errorf("bbolt: no out bucket in %s", dir)
 		}
-		nodes := tx.Bucket(bNodes)
+		names := tx.Bucket(bNames)
 		var err error
 		scanPrefix(tx, bOut, id, nil, func(k, _ []byte) {
 			_, peer := splitEdgeKey(k)
 			var key []byte
 			if err == nil {
-				key, err = s.key(nodes, peer)
+				key, err = s.key(names, peer)
 			}
 			if len(key) > 0 {
 				n++
@@ -221,7 +229,7 @@ func (s *Bolt) FreshQuery(dir, arg string) (int, error) {
 		})
 		return err
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *Bolt) Close() error {
@@ -237,7 +245,7 @@ func (s *Bolt) Close() error {
 func (s *Bolt) Space() ([]Keyspace, error) {
 	var out []Keyspace
 	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bNodes, bKeys, bOut, bIn} {
+		for _, b := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
 			st := tx.Bucket(b).Stats()
 			out = append(out, Keyspace{Name: string(b), Entries: int64(st.KeyN),
 				Pages: int64(st.BranchPageN + st.BranchOverflowN + st.LeafPageN + st.LeafOverflowN),

@@ -14,6 +14,7 @@ import (
 //
 //	nodes: id(8)                    -> type(1) rev(8) keylen(uvarint) key payload
 //	keys:  canonical key            -> id(8)
+//	names: id(8)                    -> canonical key (what reads resolve peers with)
 //	out:   src(8) rel(4) dst(8)     -> rev(8) weight(f32, 4)
 //	in:    dst(8) rel(4) src(8)     -> rev(8) weight(f32, 4)
 const (
@@ -49,19 +50,7 @@ func splitEdgeKey(k []byte) (rel uint32, peer uint64) {
 
 func valRev(v []byte) int { return int(binary.BigEndian.Uint64(v)) }
 
-// nodeValKey returns the canonical key inside a nodes value (see nodeVal).
-func nodeValKey(v []byte) ([]byte, error) {
-	if len(v) < 10 {
-		return nil, errBadNodeValue
-	}
-	n, w := binary.Uvarint(v[9:])
-	if w <= 0 || uint64(len(v)-9-w) < n {
-		return nil, errBadNodeValue
-	}
-	return v[9+w : 9+w+int(n)], nil
-}
-
-var errBadNodeValue = errors.New("peers: bad node value")
+var errNoName = errors.New("peers: node has no name entry")
 
 // aliasString views b as a string without copying: valid only while b's
 // memory is (inside the read transaction), which is all an EdgeFunc needs.

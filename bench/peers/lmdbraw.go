@@ -14,7 +14,8 @@ import (
 // lmdb-go offers) under RawRead.
 type LMDBRaw struct {
 	env                    *lmdb.Env
-	nodes, keys, out, in   lmdb.DBI
+	nodes, keys, names     lmdb.DBI
+	out, in                lmdb.DBI
 	g                      *gen.Graph
 	rev                    int
 	rtxn                   *lmdb.Txn
@@ -57,7 +58,7 @@ func (s *LMDBRaw) Create(dir string, g *gen.Graph) error {
 		for _, d := range []struct {
 			name string
 			dbi  *lmdb.DBI
-		}{{"nodes", &s.nodes}, {"keys", &s.keys}, {"out", &s.out}, {"in", &s.in}} {
+		}{{"nodes", &s.nodes}, {"keys", &s.keys}, {"names", &s.names}, {"out", &s.out}, {"in", &s.in}} {
 			if *d.dbi, err = txn.OpenDBI(d.name, lmdb.Create); err != nil {
 				return err
 			}
@@ -88,6 +89,9 @@ func (s *LMDBRaw) Load(b Batch) error {
 				return err
 			}
 			if err := txn.Put(s.keys, []byte(node.Key), s.kbuf, 0); err != nil {
+				return err
+			}
+			if err := txn.Put(s.names, s.kbuf, []byte(node.Key), 0); err != nil {
 				return err
 			}
 		}
@@ -155,14 +159,10 @@ func (s *LMDBRaw) scanCursor(cur *lmdb.Cursor, id uint64, fn func(k, v []byte)) 
 	return err
 }
 
-// key is the canonical key of node id (from its nodes value).
+// key is the canonical key of node id (from the names database).
 func (s *LMDBRaw) key(id uint64) ([]byte, error) {
 	s.nbuf = idKey(s.nbuf, id)
-	v, err := s.rtxn.Get(s.nodes, s.nbuf)
-	if err != nil {
-		return nil, err
-	}
-	return nodeValKey(v)
+	return s.rtxn.Get(s.names, s.nbuf)
 }
 
 // scanKeys hands fn every edge under node's prefix (with rev > 0, only
@@ -258,24 +258,24 @@ func (s *LMDBRaw) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
 
-func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
+func (s *LMDBRaw) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	env, err := lmdbOpen(dir, lmdb.Readonly)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer env.Close()
-	n := 0
+	done = func() error { env.Close(); return nil }
+	opened()
 	err = env.View(func(txn *lmdb.Txn) error {
 		txn.RawRead = true
 		dbi, err := txn.OpenDBI("out", 0)
 		if err != nil {
 			return fmt.Errorf("lmdb-raw: %w", err)
 		}
-		nodes, err := txn.OpenDBI("nodes", 0)
+		names, err := txn.OpenDBI("names", 0)
 		if err != nil {
 			return fmt.Errorf("lmdb-raw: %w", err)
 		}
@@ -287,10 +287,7 @@ func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
 		var kerr error
 		err = s.scanCursor(cur, id, func(k, _ []byte) {
 			_, peer := splitEdgeKey(k)
-			v, err := txn.Get(nodes, idKey(nil, peer))
-			if err == nil {
-				_, err = nodeValKey(v)
-			}
+			_, err := txn.Get(names, idKey(nil, peer))
 			if err != nil && kerr == nil {
 				kerr = err
 			}
@@ -298,7 +295,7 @@ func (s *LMDBRaw) FreshQuery(dir, arg string) (int, error) {
 		})
 		return firstError(err, kerr)
 	})
-	return n, err
+	return n, done, err
 }
 
 func (s *LMDBRaw) Close() error {
@@ -323,7 +320,7 @@ func (s *LMDBRaw) Space() ([]Keyspace, error) {
 		for _, d := range []struct {
 			name string
 			dbi  lmdb.DBI
-		}{{"nodes", s.nodes}, {"keys", s.keys}, {"out", s.out}, {"in", s.in}} {
+		}{{"nodes", s.nodes}, {"keys", s.keys}, {"names", s.names}, {"out", s.out}, {"in", s.in}} {
 			st, err := txn.Stat(d.dbi)
 			if err != nil {
 				return err

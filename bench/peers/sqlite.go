@@ -235,20 +235,20 @@ func (s *SQLite) FreshArg(_ *gen.Graph, node uint32) string {
 	return strconv.FormatUint(uint64(node), 10)
 }
 
-func (s *SQLite) FreshQuery(dir, arg string) (int, error) {
+func (s *SQLite) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
 	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	db, err := sqliteOpen(dir)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer db.Close()
-	n := 0
+	done = db.Close
+	opened()
 	rows, err := db.Query(sqliteOut, id)
 	err = scanEdges(rows, err, func(string, string) { n++ })
-	return n, err
+	return n, done, err
 }
 
 func (s *SQLite) Close() error {

@@ -73,10 +73,11 @@ type System interface {
 	// FreshArg is what a fresh process needs to query node's out-edges.
 	// It is called on a zero System.
 	FreshArg(g *gen.Graph, node uint32) string
-	// FreshQuery opens the store in dir in this (fresh) process, answers
-	// one get-out for arg (keys and relation names, like GetOut) and
-	// returns the number of edges. It is called on a zero System.
-	FreshQuery(dir, arg string) (int, error)
+	// FreshQuery opens the store in dir in this (fresh) process, calls
+	// opened, answers one get-out for arg (keys and relation names, like
+	// GetOut) and returns the number of edges and how to close the store.
+	// It is called on a zero System.
+	FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error)
 	Close() error
 }
 

@@ -1,0 +1,117 @@
+package lmdbstore
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// keyCache maps node ids to their canonical keys for ids entries known to
+// be committed. An ids entry is written once and never changed or deleted,
+// so a cached pair stays true for the life of the store: reads resolve
+// neighbours' keys from it without an LMDB lookup, and write transactions
+// skip the ids lookup for keys they find here.
+//
+// Keys live back to back in an append-only arena; the index maps an id to
+// the key's offset and length (no pointers, so the garbage collector does
+// not scan it). Strings handed out alias the arena: bytes once appended are
+// never written again, and a string keeps its arena alive after the cache
+// has moved on to a new one, so they are safe to keep.
+//
+// The cache is bounded: when an insert would pass maxCachedIDs entries or
+// maxArenaBytes, it starts over empty.
+type keyCache struct {
+	mu    sync.RWMutex
+	index map[NodeID]uint64 // offset << 16 | length (keys are at most maxNodeKeyLen < 1<<16 bytes)
+	arena []byte
+}
+
+const (
+	maxCachedIDs  = 1 << 21
+	maxArenaBytes = 128 << 20
+)
+
+// get returns id's cached key.
+func (c *keyCache) get(id NodeID) (string, bool) {
+	c.mu.RLock()
+	x, ok := c.index[id]
+	arena := c.arena
+	c.mu.RUnlock()
+	if !ok {
+		return "", false
+	}
+	return arenaString(arena, x), true
+}
+
+func arenaString(arena []byte, x uint64) string {
+	n := int(x & 0xffff)
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String(&arena[x>>16], n)
+}
+
+// getMany fills keys[i] with the key of every refs[i].Peer in the cache
+// and sets hit[i]; it returns how many were missing.
+func (c *keyCache) getMany(refs []EdgeRef, keys []string, hit []bool) int {
+	miss := 0
+	c.mu.RLock()
+	arena := c.arena
+	for i := range refs {
+		x, ok := c.index[refs[i].Peer]
+		hit[i] = ok
+		if ok {
+			keys[i] = arenaString(arena, x)
+		} else {
+			miss++
+		}
+	}
+	c.mu.RUnlock()
+	return miss
+}
+
+// has reports whether id is cached with key key.
+func (c *keyCache) has(id NodeID, key string) bool {
+	k, ok := c.get(id)
+	return ok && k == key
+}
+
+// put caches id's committed key and returns the cached copy (an arena
+// string, safe to keep).
+func (c *keyCache) put(id NodeID, key []byte) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.putLocked(id, key)
+}
+
+func (c *keyCache) putLocked(id NodeID, key []byte) string {
+	if x, ok := c.index[id]; ok {
+		return arenaString(c.arena, x)
+	}
+	if len(key) >= 1<<16 {
+		return string(key) // never: keys are at most maxNodeKeyLen
+	}
+	if c.index == nil || len(c.index) >= maxCachedIDs || len(c.arena)+len(key) > maxArenaBytes {
+		c.index = make(map[NodeID]uint64, 1024)
+		c.arena = make([]byte, 0, 64<<10)
+	}
+	off := len(c.arena)
+	c.arena = append(c.arena, key...)
+	x := uint64(off)<<16 | uint64(len(key))
+	c.index[id] = x
+	return arenaString(c.arena, x)
+}
+
+// addCommitted records the ids a committed write transaction found already
+// stored (ids, keyed in keys). Ids it registered itself are left out: a
+// bulk load registers many that are never written again, and caching them
+// costs more than the lookups it would save.
+func (c *keyCache) addCommitted(ids []NodeID, keys map[NodeID]string) {
+	if len(ids) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		c.putLocked(id, unsafe.Slice(unsafe.StringData(keys[id]), len(keys[id])))
+	}
+}
