@@ -63,6 +63,7 @@ type Result struct {
 	Langs     []LangResult // in ingest.Languages order
 	Extracted []string     // the languages in Graph
 	Elapsed   time.Duration
+	bytes     int // bytes parsed (for the benchmark)
 }
 
 // Lang returns the result of one language.
@@ -171,6 +172,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	for _, f := range files {
 		if extract[f.Lang] {
 			todo = append(todo, f)
+			res.bytes += f.Bytes
 		}
 	}
 	// Pass 2: parse on a bounded pool; each worker owns its parsers.
