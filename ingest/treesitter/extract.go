@@ -235,16 +235,18 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			Payload: ingest.MustJSON(ingest.LangIngestPayload{Lang: lang, Files: lr.Files, TreeHash: lr.TreeHash})})
 	}
 	b.finish()
-	for _, e := range res.Graph.Edges() {
+	res.Graph.EachEdge(func(e ingest.Edge) {
 		if lr := res.Lang(b.ownerOf(e.Src)); lr != nil {
 			lr.Edges++
 		}
-	}
-	for _, n := range res.Graph.Nodes() {
-		if lr := res.Lang(b.ownerOf(n.Key)); lr != nil && n.Type == ingest.TypeSymbol {
-			lr.Symbols++
+	})
+	res.Graph.EachNode(func(n ingest.Node) {
+		if n.Type == ingest.TypeSymbol {
+			if lr := res.Lang(b.ownerOf(n.Key)); lr != nil {
+				lr.Symbols++
+			}
 		}
-	}
+	})
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
