@@ -214,26 +214,22 @@ func mergeGraph(dst, src *ingest.Graph) {
 	if src == nil {
 		return
 	}
-	for _, n := range src.Nodes() {
-		dst.AddNode(n)
-	}
-	for _, e := range src.Edges() {
-		dst.AddEdge(e)
-	}
+	src.EachNode(dst.AddNode)
+	src.EachEdge(dst.AddEdge)
 }
 
 // countGo counts the symbols of a Go graph and the edges leaving its
 // nodes other than directories.
 func countGo(g *ingest.Graph) (symbols, edges int) {
-	for _, n := range g.Nodes() {
+	g.EachNode(func(n ingest.Node) {
 		if n.Type == ingest.TypeSymbol {
 			symbols++
 		}
-	}
-	for _, e := range g.Edges() {
+	})
+	g.EachEdge(func(e ingest.Edge) {
 		if !strings.HasPrefix(e.Src, "dir:") {
 			edges++
 		}
-	}
+	})
 	return symbols, edges
 }

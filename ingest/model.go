@@ -184,6 +184,20 @@ func (g *Graph) Nodes() []Node {
 	return out
 }
 
+// EachNode calls fn for every node, in no particular order.
+func (g *Graph) EachNode(fn func(Node)) {
+	for _, n := range g.nodes {
+		fn(n)
+	}
+}
+
+// EachEdge calls fn for every edge, in no particular order.
+func (g *Graph) EachEdge(fn func(Edge)) {
+	for k, w := range g.edges {
+		fn(Edge{Src: k.src, Rel: k.rel, Dst: k.dst, Weight: w})
+	}
+}
+
 // Edges returns the edges ordered by (src, rel, dst).
 func (g *Graph) Edges() []Edge {
 	out := make([]Edge, 0, len(g.edges))

@@ -100,12 +100,6 @@ func langOfKey(rest string) string {
 	return LangGo
 }
 
-// ownedByGo reports whether `ingest go` owns a stored node.
-func ownedByGo(n lmdbstore.Node) bool {
-	o := OwnerOf(n)
-	return o == LangGo || o == sharedOwner
-}
-
 // hasField reports whether a JSON object payload has a top-level field.
 func hasField(payload []byte, field string) bool {
 	var m map[string]json.RawMessage

@@ -63,6 +63,7 @@ type Result struct {
 	Langs     []LangResult // in ingest.Languages order
 	Extracted []string     // the languages in Graph
 	Elapsed   time.Duration
+	bytes     int // bytes parsed (for the benchmark)
 }
 
 // Lang returns the result of one language.
@@ -171,6 +172,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	for _, f := range files {
 		if extract[f.Lang] {
 			todo = append(todo, f)
+			res.bytes += f.Bytes
 		}
 	}
 	// Pass 2: parse on a bounded pool; each worker owns its parsers.
@@ -233,16 +235,18 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			Payload: ingest.MustJSON(ingest.LangIngestPayload{Lang: lang, Files: lr.Files, TreeHash: lr.TreeHash})})
 	}
 	b.finish()
-	for _, e := range res.Graph.Edges() {
+	res.Graph.EachEdge(func(e ingest.Edge) {
 		if lr := res.Lang(b.ownerOf(e.Src)); lr != nil {
 			lr.Edges++
 		}
-	}
-	for _, n := range res.Graph.Nodes() {
-		if lr := res.Lang(b.ownerOf(n.Key)); lr != nil && n.Type == ingest.TypeSymbol {
-			lr.Symbols++
+	})
+	res.Graph.EachNode(func(n ingest.Node) {
+		if n.Type == ingest.TypeSymbol {
+			if lr := res.Lang(b.ownerOf(n.Key)); lr != nil {
+				lr.Symbols++
+			}
 		}
-	}
+	})
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

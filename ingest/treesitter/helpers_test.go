@@ -3,9 +3,7 @@ package treesitter
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
-	"testing"
 
 	"github.com/memctl/memctl/ingest"
 )
@@ -54,21 +52,4 @@ func render(g *ingest.Graph) string {
 		fmt.Fprintf(&b, "%s %s %s\n", e.Src, e.Rel, e.Dst)
 	}
 	return b.String()
-}
-
-// TestDumpGraph prints the graph of $MEMCTL_DUMP (a directory) for
-// debugging; it is skipped otherwise.
-func TestDumpGraph(t *testing.T) {
-	dir := os.Getenv("MEMCTL_DUMP")
-	if dir == "" {
-		t.Skip("set MEMCTL_DUMP=DIR to print the graph of DIR")
-	}
-	res, err := Extract(dir, TreeSitterLanguages, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Print(render(res.Graph))
-	for _, l := range res.Langs {
-		fmt.Printf("# %+v\n", l)
-	}
 }

@@ -62,6 +62,7 @@ var (
 // are never closed: they live as long as the process, like the grammars.
 func loadGrammars() (map[string]*gram, error) {
 	gramsOnce.Do(func() {
+		useLibcAllocator()
 		defs := []struct {
 			name  string
 			lang  func() *sitter.Language
@@ -133,7 +134,10 @@ func (s *src) kind(n *sitter.Node) string {
 	if n == nil {
 		return ""
 	}
-	return s.g.kinds[n.KindId()]
+	if id := int(n.KindId()); id < len(s.g.kinds) {
+		return s.g.kinds[id]
+	}
+	return "ERROR" // ts_builtin_sym_error is 65535
 }
 
 func (s *src) text(n *sitter.Node) string {

@@ -56,6 +56,7 @@ type rsTarget struct {
 	scope *rsScope // rsTModule
 	key   string   // rsTItem
 	item  string   // rsTItem: its kind
+	ext   string   // rsTExternal: the crate's name
 }
 
 const (
@@ -208,7 +209,7 @@ func (r *rsResolver) imports(m *rsMod) {
 		case rsTItem:
 			target = r.itemMod[t.key]
 		case rsTExternal:
-			if name := u.path[0]; !rsPrelude[name] {
+			if name := t.ext; !rsPrelude[name] {
 				key := pkgKey(ingest.LangRust, name)
 				r.b.addPackage(ingest.LangRust, key, name, name, "")
 				r.b.edge(fileKey, ingest.RelImports, key)
@@ -616,7 +617,7 @@ func (r *rsResolver) path(sc *rsScope, segs []string, depth int) rsTarget {
 			case c != nil && c != sc.crate:
 				t = rsTarget{kind: rsTModule, scope: c.root}
 			case rsStd[first] || sc.crate.pkg.externs[first] || rsPrelude[first]:
-				return rsTarget{kind: rsTExternal}
+				return rsTarget{kind: rsTExternal, ext: first}
 			}
 		}
 	}

@@ -53,8 +53,9 @@ type tsFile struct {
 	locals  map[int]map[string]bool // def → names bound inside it
 	tlocals map[int]map[string]bool // def → type parameters
 	// testCalls: top-level describe/it/test calls with a name.
-	testCalls bool
-	esm       bool // has import or export statements
+	testCalls  bool
+	esm        bool      // has import or export statements
+	heritageAt [][2]uint // byte ranges of implements and extends clauses
 }
 
 type tsDef struct {
@@ -96,6 +97,7 @@ type tsUse struct {
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 	f := &tsFile{locals: make(map[int]map[string]bool), tlocals: make(map[int]map[string]bool)}
 	f.stmts(s, root, -1, false)
+	var nestedEnd uint // end of the last a.b.C type captured
 	w.captures(s, root, func(c capture) {
 		n := &c.node
 		scope := f.scopeAt(n.StartByte())
@@ -106,11 +108,16 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
 		case "type":
 			// A name in an implements or extends clause is an implements
-			// edge, not a reference.
-			if p := n.Parent(); scope >= 0 && !inHeritage(s, n) && (p == nil || s.kind(p) != "nested_type_identifier") {
-				if ch := tsChain(s, n); ch != nil {
-					f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
-				}
+			// edge, not a reference; the names inside a.b.C are part of it.
+			start := n.StartByte()
+			if scope < 0 || start < nestedEnd || f.inHeritage(start) {
+				return
+			}
+			if s.kind(n) == "nested_type_identifier" {
+				nestedEnd = n.EndByte()
+			}
+			if ch := tsChain(s, n); ch != nil {
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
 			}
 		case "bind":
 			f.bind(f.locals, scope, tsBindNames(s, n))
@@ -128,9 +135,9 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 
 // callee records a call: a require() or import() is an import instead.
 func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
-	call := n.Parent()
 	switch k := s.kind(n); {
 	case k == "import" || k == "identifier" && s.text(n) == "require":
+		call := n.Parent()
 		args := s.named(s.field(call, "arguments"))
 		if len(args) == 0 || s.kind(&args[0]) != "string" {
 			return
@@ -357,7 +364,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		}
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "class_heritage" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -365,7 +372,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		idx := f.addDef(s, n, s.field(n, "name"), name(), ingest.KindInterface, parent, exported)
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "extends_type_clause" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -398,7 +405,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 				idx := f.addDef(s, &d, nm, s.text(nm), ingest.KindClass, parent, exported)
 				for _, c := range s.named(v) {
 					if s.kind(&c) == "class_heritage" {
-						f.defs[idx].heritage = append(f.defs[idx].heritage, heritage(s, &c)...)
+						f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
 					}
 				}
 				f.members(s, s.field(v, "body"), idx)
@@ -468,12 +475,13 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 }
 
 // heritage lists the names a class_heritage or extends_type_clause names.
-func heritage(s *src, n *sitter.Node) [][]string {
+func (f *tsFile) heritage(s *src, n *sitter.Node) [][]string {
+	f.heritageAt = append(f.heritageAt, [2]uint{n.StartByte(), n.EndByte()})
 	var out [][]string
 	for _, c := range s.named(n) {
 		switch s.kind(&c) {
 		case "extends_clause", "implements_clause", "extends_type_clause":
-			out = append(out, heritage(s, &c)...)
+			out = append(out, f.heritage(s, &c)...)
 		case "type_arguments":
 		default:
 			if ch := tsChain(s, &c); ch != nil {
@@ -484,19 +492,13 @@ func heritage(s *src, n *sitter.Node) [][]string {
 	return out
 }
 
-// inHeritage reports whether a type name sits in an implements or extends
-// clause (directly or as a generic type's name).
-func inHeritage(s *src, n *sitter.Node) bool {
-	p := n.Parent()
-	for i := 0; i < 2 && p != nil; i++ {
-		switch s.kind(p) {
-		case "implements_clause", "extends_type_clause", "extends_clause", "class_heritage":
+// inHeritage reports whether a byte offset is inside an implements or
+// extends clause.
+func (f *tsFile) inHeritage(p uint) bool {
+	for _, r := range f.heritageAt {
+		if r[0] <= p && p < r[1] {
 			return true
-		case "generic_type", "nested_type_identifier":
-			p = p.Parent()
-			continue
 		}
-		return false
 	}
 	return false
 }

@@ -201,9 +201,7 @@ func (r *tsResolver) resolveSpec(from, spec string) (rel, external string) {
 		}
 		return "", ""
 	}
-	if strings.HasPrefix(name, "node:") {
-		name = strings.TrimPrefix(name, "node:")
-	}
+	name = strings.TrimPrefix(name, "node:")
 	return "", name
 }
 

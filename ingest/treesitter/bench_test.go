@@ -1,0 +1,122 @@
+package treesitter
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memctl/memctl/ingest"
+)
+
+// BenchmarkExtract measures Extract (walk, hash, parse on all CPUs,
+// resolve) over a large tree: $MEMCTL_BENCH_TREE, else rxjs 7.8.1's dist/
+// (≈1,000 JavaScript and .d.ts files; see real_test.go for installing
+// it). It reports files parsed per second, MB/s and the process's peak
+// RSS (which includes the test binary itself).
+//
+//	go test -run '^$' -bench Extract -benchtime 5x ./ingest/treesitter/
+func BenchmarkExtract(b *testing.B) {
+	dir := os.Getenv("MEMCTL_BENCH_TREE")
+	if dir == "" {
+		dir = filepath.Join(rxjsDir(), "dist")
+	}
+	requireDir(b, dir, "set MEMCTL_BENCH_TREE=DIR, or npm pack rxjs@7.8.1 into $MEMCTL_CORPUS/rxjs-7.8.1")
+	if _, err := loadGrammars(); err != nil {
+		b.Fatal(err)
+	}
+	// As the CLI does: extraction makes many small objects.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	var files, bytes int
+	var parse time.Duration
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Extract(dir, TreeSitterLanguages, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		files, bytes = 0, 0
+		for _, l := range res.Langs {
+			files += l.Files
+		}
+		parse += res.Elapsed
+		bytes = res.bytes
+	}
+	b.StopTimer()
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(files)/sec, "files/s")
+	b.ReportMetric(float64(bytes)/sec/1e6, "MB/s")
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+	// Files per CPU-second: what the machine would do unshared, per core.
+	b.ReportMetric(float64(files)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "files/cpu-s")
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
+
+// BenchmarkParseOnly is the baseline of BenchmarkExtract: the same files
+// parsed by tree-sitter on the same pool, nothing extracted. Compare the
+// two from one run (the machine is shared): their ratio is what
+// extraction costs on top of parsing.
+func BenchmarkParseOnly(b *testing.B) {
+	dir := os.Getenv("MEMCTL_BENCH_TREE")
+	if dir == "" {
+		dir = filepath.Join(rxjsDir(), "dist")
+	}
+	requireDir(b, dir, "set MEMCTL_BENCH_TREE=DIR, or npm pack rxjs@7.8.1 into $MEMCTL_CORPUS/rxjs-7.8.1")
+	gs, err := loadGrammars()
+	if err != nil {
+		b.Fatal(err)
+	}
+	wk, err := walk(dir, TreeSitterLanguages, ingest.WalkOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pool := make([]*worker, workers)
+		parallel(workers, len(wk.Files), func(wi, j int) {
+			if pool[wi] == nil {
+				pool[wi] = newWorker()
+			}
+			f := wk.Files[j]
+			src, err := os.ReadFile(f.Abs)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			g := gs[map[string]string{ingest.LangPython: gramPython, ingest.LangTypeScript: gramTypeScript,
+				ingest.LangJavaScript: gramJavaScript, ingest.LangRust: gramRust}[f.Lang]]
+			if strings.HasSuffix(f.Rel, ".tsx") {
+				g = gs[gramTSX]
+			}
+			t, err := pool[wi].parse(g, src)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			t.Close()
+		})
+		for _, w := range pool {
+			if w != nil {
+				w.close()
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(len(wk.Files))*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+}
+
+// cpuTime is the CPU time this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
