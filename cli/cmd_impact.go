@@ -11,10 +11,13 @@ import (
 func impactCommand(env Env) *cli.Command {
 	return &cli.Command{
 		Name:      "impact",
-		Usage:     "list the blast radius of the node KEY in a snapshot",
-		ArgsUsage: "KEY",
-		Description: "Walks in-edges (who depends on KEY) by default, out-edges or both, up to --depth\n" +
-			"hops; each hop multiplies the score by 0.55 × edge weight (SPEC.md §8.5).",
+		Usage:     "list who is affected if the node QUERY matches changes",
+		ArgsUsage: "QUERY",
+		Description: "QUERY is a key, prefix, substring or fuzzy name (the best match is used).\n" +
+			"Walks usage and memory relations backwards (who depends on it; --direction out:\n" +
+			"what it depends on) from the node and what it contains, up to --depth hops, and\n" +
+			"lifts every affected node to its owners (file, package); ranked by distance,\n" +
+			"dependents before owners, then strength (SPEC.md §8.5).",
 		Flags: []cli.Flag{
 			snapshotFlag(),
 			topFlag(0),
@@ -22,7 +25,7 @@ func impactCommand(env Env) *cli.Command {
 			&cli.StringFlag{Name: "direction", Value: "in", Usage: "`DIR`: in (dependents), out (dependencies) or both"},
 			relFlag(),
 		},
-		Action: engineAction(env, 1, 1, "exactly one KEY", runImpact),
+		Action: engineAction(env, 1, 1, "exactly one QUERY", runImpact),
 	}
 }
 
@@ -45,12 +48,15 @@ func runImpact(k *engineCall) error {
 	if p.Relations, err = k.relations(); err != nil {
 		return err
 	}
-	origin, ok, err := k.graph.LookupKey(k.args[0])
+	if k.args[0] == "" {
+		return usageErr("empty QUERY")
+	}
+	origin, matches, err := k.eng.ResolveOrigin(k.args[0])
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return withCode(ExitNotFound, fmt.Errorf("no node with key %q", k.args[0]))
+	if len(matches) == 0 {
+		return withCode(ExitNotFound, fmt.Errorf("no node matches %q", k.args[0]))
 	}
 	as, err := k.eng.Impact(origin, p)
 	if err != nil {

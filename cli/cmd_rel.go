@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +29,8 @@ func relCommand(env Env) *cli.Command {
 				Flags: append(writeFlags(true),
 					&cli.Float64Flag{Name: "weight", Value: 1, Usage: "default weight `W` of its edges"},
 					&cli.BoolFlag{Name: "bidirectional", Usage: "engines propagate along its in-edges too"},
-					&cli.BoolFlag{Name: "inhibitory", Usage: "engines subtract along it instead of adding"}),
+					&cli.BoolFlag{Name: "inhibitory", Usage: "engines subtract along it instead of adding"},
+					&cli.StringFlag{Name: "role", Value: "memory", Usage: "what it means to the engines `R`: structure, usage, history or memory (SPEC §1)"}),
 				Run: runRelAdd,
 			}),
 		},
@@ -42,6 +44,7 @@ type relationJSON struct {
 	DefaultWeight json.Number `json:"default_weight"`
 	Bidirectional bool        `json:"bidirectional"`
 	Inhibitory    bool        `json:"inhibitory"`
+	Role          string      `json:"role"`
 }
 
 func runRelList(k *call) error {
@@ -60,7 +63,7 @@ func runRelList(k *call) error {
 		for _, rel := range rels {
 			if err := k.out.record(relationJSON{
 				ID: uint32(rel.ID), Name: rel.Name, DefaultWeight: formatWeight(rel.DefaultWeight),
-				Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory,
+				Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory, Role: rel.Role.String(),
 			}); err != nil {
 				return err
 			}
@@ -68,7 +71,7 @@ func runRelList(k *call) error {
 		return nil
 	}
 	tw := k.out.table()
-	fmt.Fprintln(tw, "ID\tNAME\tWEIGHT\tFLAGS")
+	fmt.Fprintln(tw, "ID\tNAME\tWEIGHT\tROLE\tFLAGS")
 	for _, rel := range rels {
 		var flags []string
 		if rel.Bidirectional {
@@ -77,7 +80,7 @@ func runRelList(k *call) error {
 		if rel.Inhibitory {
 			flags = append(flags, "inhibitory")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", rel.ID, rel.Name, formatWeight(rel.DefaultWeight), orDash(strings.Join(flags, ",")))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", rel.ID, rel.Name, formatWeight(rel.DefaultWeight), rel.Role, orDash(strings.Join(flags, ",")))
 	}
 	return tw.Flush()
 }
@@ -94,7 +97,12 @@ func runRelAdd(k *call) error {
 	if err != nil {
 		return err
 	}
+	role, err := roles.Parse(k.ctx.String("role"))
+	if err != nil {
+		return usageErr("--role: %v", err)
+	}
 	rel := lmdbstore.Relation{
+		Role:          role,
 		Name:          k.args[0],
 		DefaultWeight: w,
 		Bidirectional: k.ctx.Bool("bidirectional"),

@@ -21,12 +21,22 @@ func TestRelListAndAdd(t *testing.T) {
 		}
 	}
 
-	out := ok(t, "--db", db, "--json", "rel", "add", "owns", "--weight", "0.5", "--bidirectional")
+	// The built-ins' roles (SPEC §1).
+	wantRole := map[string]string{"defines": "structure", "references": "usage", "calls": "usage", "imports": "usage",
+		"tests": "usage", "implements": "usage", "constrains": "memory", "decided_for": "memory",
+		"derived_from": "memory", "supersedes": "memory"}
+	for _, r := range rels {
+		if r["role"] != wantRole[r["name"].(string)] {
+			t.Errorf("%v: role %v, want %v", r["name"], r["role"], wantRole[r["name"].(string)])
+		}
+	}
+
+	out := ok(t, "--db", db, "--json", "rel", "add", "owns", "--weight", "0.5", "--bidirectional", "--role", "structure")
 	added := jsonLines(t, out)
 	if len(added) != 1 || added[0]["name"] != "owns" || added[0]["id"] == nil || added[0]["rev"] == nil {
 		t.Fatalf("rel add printed %q", out)
 	}
-	want := map[string]any{"id": added[0]["id"], "name": "owns", "default_weight": n("0.5"), "bidirectional": true, "inhibitory": false}
+	want := map[string]any{"id": added[0]["id"], "name": "owns", "default_weight": n("0.5"), "bidirectional": true, "inhibitory": false, "role": "structure"}
 	diffJSON(t, ok(t, "--db", db, "--json", "rel", "list"), append(rels, want))
 
 	// The new relation is usable, with its default weight.
@@ -36,7 +46,8 @@ func TestRelListAndAdd(t *testing.T) {
 	// Text listing has a header and one row per relation.
 	txt := ok(t, "--db", db, "rel", "list")
 	lines := strings.Split(strings.TrimSuffix(txt, "\n"), "\n")
-	if len(lines) != len(rels)+2 || !strings.HasPrefix(lines[0], "ID  NAME") || !strings.Contains(lines[len(lines)-1], "owns") || !strings.HasSuffix(lines[len(lines)-1], "bidirectional") {
+	if len(lines) != len(rels)+2 || !strings.HasPrefix(lines[0], "ID  NAME") || !strings.Contains(lines[len(lines)-1], "owns") ||
+		!strings.Contains(lines[len(lines)-1], "structure") || !strings.HasSuffix(lines[len(lines)-1], "bidirectional") {
 		t.Errorf("rel list text:\n%s", txt)
 	}
 }
@@ -49,6 +60,9 @@ func TestRelAddBadName(t *testing.T) {
 		if r.Code != ExitUsage && r.Code != ExitConflict {
 			t.Errorf("rel add %q: exit %d (%s), want a usage error", name, r.Code, r.Stderr)
 		}
+	}
+	if r := memctl(t, "--db", db, "rel", "add", "uses", "--role", "dependency"); r.Code != ExitUsage || !strings.Contains(r.Stderr, "unknown role") {
+		t.Errorf("rel add --role dependency: exit %d (%s), want a usage error", r.Code, r.Stderr)
 	}
 	if fingerprint(t, db) != before {
 		t.Errorf("failed rel add changed the store")

@@ -128,7 +128,7 @@ func TestDamagedSnapshotExit3NamesSection(t *testing.T) {
 	wantFailure(t, memctl(t, "snapshot", "verify", filepath.Join(db, "data.mdb")), ExitCorrupt, "not a memctl snapshot")
 	// A newer major version: refused with a clear message.
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint16(newer[8:], 2)
+	binary.LittleEndian.PutUint16(newer[8:], 3)
 	binary.LittleEndian.PutUint32(newer[124:], crc32.Checksum(newer[:124], crc32.MakeTable(crc32.Castagnoli)))
 	os.WriteFile(short, newer, 0o644)
 	wantFailure(t, memctl(t, "snapshot", "verify", short), ExitCorrupt, "newer than this reader")

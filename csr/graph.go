@@ -28,6 +28,7 @@ package csr
 
 import (
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"strings"
 
 	"github.com/memctl/memctl/snapshot"
@@ -334,6 +335,7 @@ func (g *Graph) relation(row snapshot.RelationRow) (Relation, error) {
 		DefaultWeight: row.DefaultWeight,
 		Bidirectional: row.Flags&snapshot.RelBidirectional != 0,
 		Inhibitory:    row.Flags&snapshot.RelInhibitory != 0,
+		Role:          row.Role(),
 	}, nil
 }
 
@@ -373,4 +375,5 @@ type Relation struct {
 	DefaultWeight float32
 	Bidirectional bool
 	Inhibitory    bool
+	Role          roles.Role
 }

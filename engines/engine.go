@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/roles"
 )
 
 // ErrInvalidArgument marks a query the engines refuse (bad parameter values,
@@ -44,6 +45,7 @@ type Engine struct {
 	// relFlags[r] holds the rel* bits of relation id r; ids beyond the table
 	// are unknown and an edge carrying one is corruption.
 	relFlags []uint8
+	relRole  []roles.Role // per relation id, SPEC §1
 	relNames map[string]uint32
 	pool     sync.Pool // *scratch
 }
@@ -81,7 +83,9 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 	for _, r := range rels {
 		for int(r.ID) >= len(e.relFlags) {
 			e.relFlags = append(e.relFlags, 0)
+			e.relRole = append(e.relRole, roles.Memory)
 		}
+		e.relRole[r.ID] = r.Role
 		f := relKnown
 		if r.Bidirectional {
 			f |= relBidirectional

@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"github.com/memctl/memctl/roles"
 	"slices"
 	"testing"
 
@@ -13,6 +14,7 @@ type testRel struct {
 	id          uint32
 	name        string
 	bidi, inhib bool
+	role        roles.Role
 }
 
 // testEdge is an edge of a test graph, by node position in testGraph.keys.
@@ -31,7 +33,7 @@ type testGraph struct {
 
 // defaultRels: 1 "uses" (plain), 2 "related" (bidirectional), 3 "blocks"
 // (inhibitory).
-var defaultRels = []testRel{{1, "uses", false, false}, {2, "related", true, false}, {3, "blocks", false, true}}
+var defaultRels = []testRel{{1, "uses", false, false, roles.Usage}, {2, "related", true, false, roles.Memory}, {3, "blocks", false, true, roles.Memory}}
 
 // memState feeds a testGraph to the snapshot writer.
 type memState struct{ g testGraph }
@@ -41,7 +43,7 @@ func (m memState) CommitTime() int64 { return 1 }
 func (m memState) Relations() ([]snapshot.RelationRecord, error) {
 	var out []snapshot.RelationRecord
 	for _, r := range m.g.rels {
-		out = append(out, snapshot.RelationRecord{ID: r.id, Name: r.name, DefaultWeight: 1, Bidirectional: r.bidi, Inhibitory: r.inhib})
+		out = append(out, snapshot.RelationRecord{ID: r.id, Name: r.name, DefaultWeight: 1, Bidirectional: r.bidi, Inhibitory: r.inhib, Role: r.role})
 	}
 	return out, nil
 }

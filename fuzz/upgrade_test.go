@@ -10,6 +10,7 @@ import (
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // TestUpgradeSchema1: a store written by schema 1 (relation values without
@@ -28,7 +29,7 @@ func TestUpgradeSchema1(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"mentions", "owns"} {
+	for _, name := range []string{"mentions", "owns", "co_changed"} {
 		if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
 			_, err := tx.AddRelation(lmdbstore.Relation{Name: name, DefaultWeight: 0.5})
 			return err
@@ -44,7 +45,7 @@ func TestUpgradeSchema1(t *testing.T) {
 	seal := func(b []byte) []byte { return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)) }
 	withRawEnv(t, dir, true, func(env *lmdb.Env, dbis map[string]lmdb.DBI) error {
 		return env.Update(func(txn *lmdb.Txn) error {
-			for id, name := range map[uint32]string{1: "defines", 11: "mentions", 12: "owns"} {
+			for id, name := range map[uint32]string{1: "defines", 11: "mentions", 12: "owns", 13: "co_changed"} {
 				w := float32(1)
 				if id > 10 {
 					w = 0.5
@@ -78,13 +79,20 @@ func TestUpgradeSchema1(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		want := map[string]lmdbstore.Revision{"defines": 0, "supersedes": 0, "mentions": 2, "owns": 3}
+		want := map[string]lmdbstore.Revision{"defines": 0, "supersedes": 0, "mentions": 2, "owns": 3, "co_changed": 4}
+		// Roles (schema 1 had none): the built-ins' and ingest's by name,
+		// memory for the others.
+		wantRole := map[string]roles.Role{"defines": roles.Structure, "calls": roles.Usage, "implements": roles.Usage,
+			"supersedes": roles.Memory, "mentions": roles.Memory, "owns": roles.Memory, "co_changed": roles.History}
 		for _, rel := range rels {
 			if w, ok := want[rel.Name]; ok && rel.CreatedRev != w {
 				t.Errorf("%s: created at %d, want %d", rel.Name, rel.CreatedRev, w)
 			}
+			if w, ok := wantRole[rel.Name]; ok && rel.Role != w {
+				t.Errorf("%s: role %v, want %v", rel.Name, rel.Role, w)
+			}
 		}
-		if latest := r.Revision(); latest != 3 {
+		if latest := r.Revision(); latest != 4 {
 			t.Errorf("latest revision %d: the upgrade must commit none", latest)
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"slices"
 	"strings"
 	"time"
@@ -26,8 +27,8 @@ type WriteStats struct {
 // contains is bidirectional so that the engines move from a symbol to its
 // file, from a file to its package and directory, and back.
 var relationDefs = map[string]lmdbstore.Relation{
-	RelContains:  {Name: RelContains, DefaultWeight: 1, Bidirectional: true},
-	RelCoChanged: {Name: RelCoChanged, DefaultWeight: 1, Bidirectional: true},
+	RelContains:  {Name: RelContains, DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
+	RelCoChanged: {Name: RelCoChanged, DefaultWeight: 1, Bidirectional: true, Role: roles.History},
 }
 
 // ensureRelations returns the relations by name, registering the missing

@@ -7,6 +7,7 @@ package lmdbstore
 
 import (
 	"encoding/json"
+	"github.com/memctl/memctl/roles"
 	"time"
 )
 
@@ -104,10 +105,11 @@ type KV struct {
 type Relation struct {
 	ID            RelID
 	Name          string
-	DefaultWeight float32  // weight of put-edge without an explicit weight
-	Bidirectional bool     // engines propagate along in-edges too
-	Inhibitory    bool     // engines subtract instead of scatter-max
-	CreatedRev    Revision // revision that added it; 0 for the built-ins
+	DefaultWeight float32    // weight of put-edge without an explicit weight
+	Bidirectional bool       // engines propagate along in-edges too
+	Inhibitory    bool       // engines subtract instead of scatter-max
+	Role          roles.Role // what the engines make of it (SPEC §1); the zero value is memory
+	CreatedRev    Revision   // revision that added it; 0 for the built-ins
 }
 
 // WriteMeta is the provenance of one write transaction: it is recorded in the

@@ -2,9 +2,11 @@ package lmdbstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"math"
 	"os"
 	"path/filepath"
@@ -215,6 +217,11 @@ func TestRelations(t *testing.T) {
 		if err != nil || id != 11 {
 			t.Errorf("AddRelation = %d, %v; want 11", id, err)
 		}
+		if id, err := tx.AddRelation(Relation{Name: "uses", Role: roles.Usage}); err != nil || id != 12 {
+			t.Errorf("AddRelation(uses) = %d, %v; want 12", id, err)
+		}
+		_, err = tx.AddRelation(Relation{Name: "badrole", Role: 7})
+		wantErr(t, err, ErrInvalid)
 		_, err = tx.AddRelation(Relation{Name: "calls"})
 		wantErr(t, err, ErrInvalid)
 		_, err = tx.AddRelation(Relation{Name: "bad name"})
@@ -226,12 +233,22 @@ func TestRelations(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if len(rels) != 11 || rels[0].Name != "defines" || rels[9].Name != "supersedes" {
+		if len(rels) != 12 || rels[0].Name != "defines" || rels[9].Name != "supersedes" {
 			t.Errorf("relations = %+v", rels)
 		}
 		want := Relation{ID: 11, Name: "mentions", DefaultWeight: 0.25, Inhibitory: true, CreatedRev: 1}
 		if diff := cmp.Diff(want, rels[10]); diff != "" {
 			t.Errorf("added relation (-want +got):\n%s", diff)
+		}
+		if rels[11].Role != roles.Usage {
+			t.Errorf("uses: role %v, want usage", rels[11].Role)
+		}
+		// The built-ins' roles (SPEC §1).
+		for i, want := range []roles.Role{roles.Structure, roles.Usage, roles.Usage, roles.Usage, roles.Usage, roles.Usage,
+			roles.Memory, roles.Memory, roles.Memory, roles.Memory} {
+			if rels[i].Role != want {
+				t.Errorf("%s: role %v, want %v", rels[i].Name, rels[i].Role, want)
+			}
 		}
 		out, err := r.GetOut("a", "mentions", At{})
 		if err != nil || len(out) != 1 || out[0].Weight != 0.25 {
@@ -848,5 +865,20 @@ func TestLargeCompressedValues(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRelationFlagBits: bits 2–3 of a relation value's flags are its role;
+// any higher bit is corruption, in decode and in check.
+func TestRelationFlagBits(t *testing.T) {
+	for flags, ok := range map[byte]bool{0x00: true, 0x0f: true, 0x0c: true, 0x10: false, 0x80: false} {
+		v := sealValue(append(append(binary.LittleEndian.AppendUint32([]byte{relFormatV2, flags}, math.Float32bits(1)), 0), "x"...))
+		r, err := decodeRel(11, v)
+		if (err == nil) != ok {
+			t.Errorf("flags %#x: %+v, %v; want ok=%v", flags, r, err, ok)
+		}
+		if ok && r.Role != roles.Role(flags>>2) {
+			t.Errorf("flags %#x: role %v", flags, r.Role)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,6 +256,9 @@ func (c *checker) relations() error {
 		builtin := int(id) <= len(builtinRelations)
 		if builtin != (rel.CreatedRev == 0) || uint64(rel.CreatedRev) > c.rev {
 			c.corrupt(dbRel, k, "relation %q created at revision %d (built-ins at 0, others in 1..%d)", rel.Name, rel.CreatedRev, c.rev)
+		}
+		if want, _ := roles.Known(rel.Name); builtin && rel.Role != want {
+			c.corrupt(dbRel, k, "built-in relation %q has role %v, want %v", rel.Name, rel.Role, want)
 		}
 		names[rel.Name] = id
 		c.stats.Relations++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
@@ -13,7 +14,9 @@ import (
 // the memory, so reads at every revision and diff-since answer as before.
 //
 //	1 → 2: relation values gain their creation revision, taken from the
-//	add_rel operation of the log (0 for the built-ins).
+//	add_rel operation of the log (0 for the built-ins), and their role:
+//	the built-ins' and ingest's (contains, co_changed) by name
+//	(roles.Known), memory for any other added relation.
 //
 // A read-only open cannot upgrade and fails with ErrReadOnly saying so.
 // Concurrent openers are safe: the transaction re-reads the schema and does
@@ -69,6 +72,7 @@ func (s *Store) upgrade(from uint64) error {
 				}
 				r.CreatedRev = rev
 			}
+			r.Role, _ = roles.Known(r.Name)
 			if err := txn.Put(s.db.rel, e.k, encodeRel(r), 0); err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"hash/crc32"
 	"hash/fnv"
 	"math"
@@ -479,7 +480,8 @@ func clonePayload(p []byte) []byte {
 	return append([]byte(nil), p...)
 }
 
-// Relation values (`rel`): format u8 ‖ flags u8 ‖ default weight f32 LE ‖
+// Relation values (`rel`): format u8 ‖ flags u8 (bit0 bidirectional, bit1
+// inhibitory, bits 2–3 the role, format 02 only) ‖ default weight f32 LE ‖
 // [uvarint created_rev, format 02 only] ‖ name bytes ‖ crc. Schema 2
 // writes 02; 01 (no creation revision) exists only in schema-1 stores,
 // which Open upgrades.
@@ -496,6 +498,7 @@ func encodeRel(r Relation) []byte {
 	if r.Inhibitory {
 		b[1] |= 2
 	}
+	b[1] |= r.Role.Bits()
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(r.DefaultWeight))
 	b = binary.AppendUvarint(b, uint64(r.CreatedRev))
 	return sealValue(append(b, r.Name...))
@@ -516,13 +519,18 @@ func decodeRelFormat(id RelID, v []byte, format byte) (Relation, error) {
 	if len(v) < 6 || v[0] != format {
 		return Relation{}, errors.New("bad relation value")
 	}
-	if v[1]&^3 != 0 {
+	known := byte(3) // 01: bidirectional, inhibitory
+	if format == relFormatV2 {
+		known |= roles.Mask // 02: and the role
+	}
+	if v[1]&^known != 0 {
 		return Relation{}, fmt.Errorf("unknown relation flags %#x", v[1])
 	}
 	r := Relation{
 		ID:            id,
 		DefaultWeight: math.Float32frombits(binary.LittleEndian.Uint32(v[2:])),
 		Bidirectional: v[1]&1 != 0, Inhibitory: v[1]&2 != 0,
+		Role: roles.FromFlags(uint32(v[1])),
 	}
 	name := v[6:]
 	if format == relFormatV2 {

@@ -3,6 +3,7 @@ package lmdbstore
 import (
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"io"
 	"os"
 	"path/filepath"
@@ -185,6 +186,7 @@ func Init(path string, opts Options) (*Store, error) {
 		}
 		for i, name := range builtinRelations {
 			r := Relation{ID: RelID(i + 1), Name: name, DefaultWeight: 1}
+			r.Role, _ = roles.Known(name)
 			if err := txn.Put(s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
 				return err
 			}

@@ -667,8 +667,8 @@ func (tx *WriteTxn) DeleteKV(scope, ns, key string) error {
 }
 
 // AddRelation registers a new relation and returns its id (r.ID is
-// ignored). DefaultWeight 0 means 1.0. A name already registered is
-// ErrInvalid.
+// ignored). DefaultWeight 0 means 1.0; the zero Role is memory. A name
+// already registered is ErrInvalid.
 func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) {
 	if tx.err != nil {
 		return 0, tx.err
@@ -681,6 +681,9 @@ func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) {
 	}
 	if err := validWeight(r.DefaultWeight); err != nil {
 		return 0, err
+	}
+	if !r.Role.Valid() {
+		return 0, fmt.Errorf("%w: relation %q: invalid role %d", ErrInvalid, r.Name, r.Role)
 	}
 	if _, err := tx.txn.Get(tx.s.db.relname, []byte(r.Name)); err == nil {
 		return 0, fmt.Errorf("%w: relation %q already exists", ErrInvalid, r.Name)

@@ -41,6 +41,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"hash/crc32"
 )
 
@@ -55,11 +56,15 @@ type FormatVersion uint32
 const (
 	// FormatV1_0 adds: everything (the first format).
 	FormatV1_0 FormatVersion = 1 << 16 // major 1, minor 0
+	// FormatV2_0 adds: relation roles (relation flags bits 2–3). A 1.x
+	// file has none, and reading its relations as memory would silently
+	// change every engine's answer, so 1.x is refused (re-export it).
+	FormatV2_0 FormatVersion = 2 << 16
 
 	// FormatOldest and FormatNewest bound what this reader accepts; the
 	// writer always writes FormatNewest.
-	FormatOldest = FormatV1_0
-	FormatNewest = FormatV1_0
+	FormatOldest = FormatV2_0
+	FormatNewest = FormatV2_0
 )
 
 // Major and Minor split the version.
@@ -200,7 +205,7 @@ const NodeFlagMissing uint32 = 1 << 0
 //	0  u32 relation id (ascending, unique, non-zero)
 //	4  u32 name string id
 //	8  f32 default weight
-//	12 u32 flags (bit 0 bidirectional, bit 1 inhibitory)
+//	12 u32 flags (bit 0 bidirectional, bit 1 inhibitory, bits 2–3 role)
 type RelationRow struct {
 	ID            uint32
 	Name          uint32
@@ -212,7 +217,11 @@ type RelationRow struct {
 const (
 	RelBidirectional uint32 = 1 << 0
 	RelInhibitory    uint32 = 1 << 1
+	RelRoleMask      uint32 = uint32(roles.Mask) // the role, SPEC §1
 )
+
+// Role is the relation's role (flags bits 2–3).
+func (r RelationRow) Role() roles.Role { return roles.FromFlags(r.Flags) }
 
 // RevTime maps a revision to its commit time (KindRevTimes), 16 bytes:
 // u64 rev, i64 unix nanoseconds.

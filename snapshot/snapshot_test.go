@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
@@ -30,8 +31,8 @@ func idOf(key string) uint64 {
 }
 
 var testRels = []snapshot.RelationRecord{
-	{ID: 1, Name: "calls", DefaultWeight: 1},
-	{ID: 2, Name: "imports", DefaultWeight: 0.5, Bidirectional: true},
+	{ID: 1, Name: "calls", DefaultWeight: 1, Role: roles.Usage},
+	{ID: 2, Name: "imports", DefaultWeight: 0.5, Bidirectional: true, Role: roles.History},
 	{ID: 3, Name: "contradicts", DefaultWeight: 0.25, Inhibitory: true},
 }
 

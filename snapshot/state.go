@@ -4,6 +4,8 @@ package snapshot
 // which a store hands its state to the writer. The reader never sees it, and
 // snapshot/ never imports the store (storesnap/ adapts lmdbstore to it).
 
+import "github.com/memctl/memctl/roles"
+
 // NodeRecord is one node of the exported state.
 type NodeRecord struct {
 	ID         uint64
@@ -38,6 +40,7 @@ type RelationRecord struct {
 	DefaultWeight float32
 	Bidirectional bool
 	Inhibitory    bool
+	Role          roles.Role // stored in flags bits 2–3
 }
 
 // State is what the exporter reads. Nodes must be delivered in ascending ID

@@ -115,7 +115,7 @@ func (f *File) verifyRelations() error {
 		if !finite32(r.DefaultWeight) {
 			return f.sectionErr(KindRelations, uint64(i), relationSize, "default weight is not finite")
 		}
-		if r.Flags&^(RelBidirectional|RelInhibitory) != 0 {
+		if r.Flags&^(RelBidirectional|RelInhibitory|RelRoleMask) != 0 {
 			return f.sectionErr(KindRelations, uint64(i), relationSize, "unknown relation flags %#x", r.Flags)
 		}
 	}

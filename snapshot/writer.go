@@ -473,6 +473,7 @@ func (b *builder) writeRelations() error {
 		if r.Inhibitory {
 			flags |= RelInhibitory
 		}
+		flags |= uint32(r.Role.Bits())
 		rows[i] = RelationRow{ID: r.ID, Name: b.small[r.Name], DefaultWeight: r.DefaultWeight, Flags: flags}
 	}
 	return nil

@@ -114,7 +114,7 @@ func (st *State) Relations() ([]snapshot.RelationRecord, error) {
 		}
 		out = append(out, snapshot.RelationRecord{
 			ID: uint32(r.ID), Name: r.Name, DefaultWeight: r.DefaultWeight,
-			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory,
+			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory, Role: r.Role,
 		})
 	}
 	slices.SortFunc(out, func(a, b snapshot.RelationRecord) int { return int(a.ID) - int(b.ID) })
@@ -334,6 +334,7 @@ func importRelations(f *snapshot.File, s *lmdbstore.Store, stats *ImportStats) e
 		want := lmdbstore.Relation{
 			ID: lmdbstore.RelID(row.ID), Name: name, DefaultWeight: row.DefaultWeight,
 			Bidirectional: row.Flags&snapshot.RelBidirectional != 0, Inhibitory: row.Flags&snapshot.RelInhibitory != 0,
+			Role: row.Role(),
 		}
 		if got, ok := have[want.ID]; ok {
 			if got != want {

@@ -18,7 +18,7 @@ def main(path):
     if b[:8] != b"MEMCTLSN":
         sys.exit("not a memctl snapshot")
     major, minor, flags = struct.unpack_from("<HHI", b, 8)
-    if major != 1:
+    if major != 2:
         sys.exit("unsupported major version %d" % major)
     n, m, s = struct.unpack_from("<QQQ", b, 32)
     nrel, nsec, dir_off = struct.unpack_from("<IIQ", b, 56)

@@ -1,0 +1,205 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
+	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
+)
+
+// DefaultMinDependents is the fewest direct usage dependents a symbol needs
+// to be scored by ImpactPrecision.
+const DefaultMinDependents = 5
+
+// ImpactOptions configures an impact evaluation.
+type ImpactOptions struct {
+	Walk          ingest.WalkOptions
+	MinDependents int                   // 0: DefaultMinDependents
+	Progress      func(ingest.Progress) // may be nil; phase "scoring" is eval's own
+}
+
+// ImpactResult is the outcome of an impact evaluation.
+type ImpactResult struct {
+	Dir           string
+	Nodes         int // snapshot nodes
+	Edges         int // snapshot edges
+	Symbols       int // symbols scored
+	MinDependents int // direct usage dependents a symbol needs to be scored
+	// Mean is the mean over scored symbols of the share of impact's top k
+	// (k = the symbol's number of direct usage dependents) that are direct
+	// usage dependents; Min the worst symbol's share; Perfect how many
+	// scored 1.
+	Mean, Min float64
+	Perfect   int
+	Worst     string // key of the worst symbol (first in key order on ties)
+	Seconds   float64
+}
+
+// ErrNothingToScore: the tree has no symbol with enough dependents.
+var ErrNothingToScore = errors.New("no symbol has enough direct usage dependents to score")
+
+// Impact ingests the Go tree dir into a temporary store, exports it and
+// scores impact on it (ImpactPrecision).
+func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
+	start := time.Now()
+	g, err := BuildGo(dir, opts.Walk, opts.Progress)
+	if err != nil {
+		return ImpactResult{}, err
+	}
+	res, err := ImpactPrecision(g, opts.MinDependents, opts.Progress)
+	res.Dir = dir
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// BuildGo ingests the Go tree dir (ingest go, type-checked where it loads)
+// into a temporary store and returns the graph of its snapshot (held in
+// memory; the store is removed).
+func BuildGo(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
+	tmp, err := os.MkdirTemp("", "memctl-eval-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	s, err := lmdbstore.Init(filepath.Join(tmp, "db"), lmdbstore.Options{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	res, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: walk, Progress: progress})
+	if err != nil {
+		return nil, fmt.Errorf("ingest go %s: %w", dir, err)
+	}
+	if _, err := ingest.WriteGo(s, res.Graph, lmdbstore.WriteMeta{RunID: "eval"}, progress); err != nil {
+		return nil, err
+	}
+	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return csr.FromBytes(b)
+}
+
+// UsageRelations is the set of g's relation ids with the usage role.
+func UsageRelations(g *csr.Graph) (map[uint32]bool, error) {
+	rels, err := g.Relations()
+	if err != nil {
+		return nil, err
+	}
+	usage := map[uint32]bool{}
+	for _, r := range rels {
+		usage[r.ID] = r.Role == roles.Usage
+	}
+	return usage, nil
+}
+
+// DirectDependents returns the distinct sources of n's in-edges whose
+// relation is in usage (self-loops excluded). It reads the graph, not the
+// impact engine.
+func DirectDependents(g *csr.Graph, usage map[uint32]bool, n csr.NodeIndex) (map[csr.NodeIndex]bool, error) {
+	srcs, rs, _, err := g.In(n)
+	if err != nil {
+		return nil, err
+	}
+	deps := map[csr.NodeIndex]bool{}
+	for i, src := range srcs {
+		if usage[rs[i]] && src != n {
+			deps[src] = true
+		}
+	}
+	return deps, nil
+}
+
+// ImpactPrecision scores impact on g: for every symbol (key `sym:`) with at
+// least minDeps direct usage dependents, the share of impact's top k
+// (default parameters, k = its number of direct dependents) that are direct
+// dependents.
+func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) (ImpactResult, error) {
+	if minDeps <= 0 {
+		minDeps = DefaultMinDependents
+	}
+	res := ImpactResult{Nodes: g.NumNodes(), Edges: g.NumEdges(), MinDependents: minDeps, Min: math.Inf(1)}
+	usage, err := UsageRelations(g)
+	if err != nil {
+		return res, err
+	}
+	e, err := engines.New(g)
+	if err != nil {
+		return res, err
+	}
+	order, err := g.KeyOrder()
+	if err != nil {
+		return res, err
+	}
+	lo, hi, err := g.PrefixRange("sym:")
+	if err != nil {
+		return res, err
+	}
+	sum := 0.0
+	for i := lo; i < hi; i++ {
+		if progress != nil && (i-lo)%256 == 0 {
+			progress(ingest.Progress{Phase: "scoring", Done: i - lo, Total: hi - lo})
+		}
+		n := csr.NodeIndex(order[i])
+		deps, err := DirectDependents(g, usage, n)
+		if err != nil {
+			return res, err
+		}
+		if len(deps) < minDeps {
+			continue
+		}
+		p := engines.DefaultImpactParams()
+		p.TopK = len(deps)
+		as, err := e.Impact(n, p)
+		if err != nil {
+			return res, err
+		}
+		hit := 0
+		for _, a := range as {
+			if deps[a.Node] {
+				hit++
+			}
+		}
+		share := float64(hit) / float64(len(deps))
+		sum += share
+		res.Symbols++
+		if share == 1 {
+			res.Perfect++
+		}
+		if share < res.Min {
+			res.Min = share
+			if res.Worst, err = g.Key(n); err != nil {
+				return res, err
+			}
+		}
+	}
+	if progress != nil {
+		progress(ingest.Progress{Phase: "scoring", Done: hi - lo, Total: hi - lo})
+	}
+	if res.Symbols == 0 {
+		res.Min = 0
+		return res, ErrNothingToScore
+	}
+	res.Mean = sum / float64(res.Symbols)
+	return res, nil
+}
+
+// Text is the one-line summary of r.
+func (r ImpactResult) Text() string {
+	worst := ""
+	if r.Min < 1 {
+		worst = fmt.Sprintf(", worst %s", r.Worst)
+	}
+	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s); %d nodes, %d edges; %.2fs",
+		r.Dir, r.Symbols, r.MinDependents, r.Mean, r.Min, r.Perfect, worst, r.Nodes, r.Edges, r.Seconds)
+}
