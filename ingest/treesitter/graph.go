@@ -1,6 +1,7 @@
 package treesitter
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 
@@ -16,6 +17,15 @@ type builder struct {
 	symTest    map[string]bool   // symbol key → test code
 	symFile    map[string]string // symbol key → declaring file (first)
 	tests      []testEdge
+	// pending are file and symbol nodes whose payloads finish marshals
+	// (on all CPUs: canonical JSON is a large part of the serial work).
+	pending     []pendingNode
+	pendingKeys map[string]bool
+}
+
+type pendingNode struct {
+	key, typ string
+	payload  any
 }
 
 // testEdge is a call made by test code: a tests edge once the target is
@@ -28,7 +38,7 @@ type testEdge struct {
 
 func newBuilder(g *ingest.Graph) *builder {
 	return &builder{g: g, unresolved: make(map[string]int), fileLang: make(map[string]string),
-		symTest: make(map[string]bool), symFile: make(map[string]string)}
+		symTest: make(map[string]bool), symFile: make(map[string]string), pendingKeys: make(map[string]bool)}
 }
 
 // tag is the key tag of a language ("py", "ts", …).
@@ -45,10 +55,10 @@ func pkgKey(lang, name string) string { return "pkg:" + tag(lang) + ":" + name }
 func (b *builder) addFile(f *parsedFile, module, pkg string, test bool) {
 	key := ingest.FileKey(f.Rel)
 	b.fileLang[key] = f.Lang
-	b.g.AddNode(ingest.Node{Key: key, Type: ingest.TypeFile, Payload: ingest.MustJSON(ingest.FilePayload{
+	b.add(key, ingest.TypeFile, ingest.FilePayload{
 		Path: f.Rel, Lang: f.Lang, Package: module, Hash: f.Hash, Bytes: f.Bytes, Lines: f.Lines,
 		Test: test, ParseError: f.ParseErr,
-	})})
+	})
 	ingest.AddDirs(b.g, f.Rel)
 	if pkg != "" {
 		b.edge(pkg, ingest.RelContains, key)
@@ -73,13 +83,32 @@ func (b *builder) addSymbol(key, rel string, p ingest.SymbolPayload) {
 	fileKey := ingest.FileKey(rel)
 	b.edge(fileKey, ingest.RelDefines, key)
 	b.edge(fileKey, ingest.RelContains, key)
-	if b.g.HasNode(key) {
+	if b.pendingKeys[key] || b.g.HasNode(key) {
 		return
 	}
 	p.Path = rel
-	b.g.AddNode(ingest.Node{Key: key, Type: ingest.TypeSymbol, Payload: ingest.MustJSON(p)})
+	b.add(key, ingest.TypeSymbol, p)
 	b.symTest[key] = p.Test
 	b.symFile[key] = rel
+}
+
+// add queues a node whose payload flush marshals.
+func (b *builder) add(key, typ string, payload any) {
+	b.pending = append(b.pending, pendingNode{key: key, typ: typ, payload: payload})
+	b.pendingKeys[key] = true
+}
+
+// flush marshals the queued payloads in parallel and adds their nodes.
+func (b *builder) flush() {
+	nodes := make([]ingest.Node, len(b.pending))
+	parallel(runtime.GOMAXPROCS(0), len(nodes), func(_, i int) {
+		p := b.pending[i]
+		nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: ingest.MustJSON(p.payload)}
+	})
+	for _, n := range nodes {
+		b.g.AddNode(n)
+	}
+	b.pending, b.pendingKeys = nil, make(map[string]bool)
 }
 
 // edge adds an edge of the relation's weight; self-loops are left out.
@@ -99,6 +128,7 @@ func (b *builder) test(src, file, target string) {
 // symbol, test file → the file declaring the symbol) and drops edges
 // whose endpoints are not nodes.
 func (b *builder) finish() {
+	b.flush()
 	for _, te := range b.tests {
 		if !b.g.HasNode(te.target) || b.symTest[te.target] {
 			continue
