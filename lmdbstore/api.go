@@ -59,6 +59,7 @@ type Node struct {
 	UpdatedTS  time.Time // commit time of this version
 	CreatedRev Revision
 	Rev        Revision // revision of this version
+	Valid      Validity // valid time; zero: always valid
 }
 
 // EdgeRef is one live adjacency entry as a read sees it. It is what the
@@ -98,6 +99,7 @@ type KV struct {
 	RunID, TaskID         string
 	TS                    time.Time
 	Rev                   Revision
+	Valid                 Validity // valid time; zero: always valid
 }
 
 // Relation is one interned relation.
@@ -134,6 +136,7 @@ type NodePut struct {
 	Key     string
 	Type    string          // empty: the part of Key before the first ':'
 	Payload json.RawMessage // must be valid JSON or empty (stored as null)
+	Valid   Validity        // valid time (SPEC.md §4); zero: always valid
 	Scope   string
 	RunID   string
 	TaskID  string
@@ -156,6 +159,7 @@ type EdgePut struct {
 type KVPut struct {
 	Scope, Namespace, Key string
 	Payload               json.RawMessage // required, valid JSON
+	Valid                 Validity        // valid time (SPEC.md §4); zero: always valid
 	RunID, TaskID         string
 }
 
@@ -213,6 +217,8 @@ type Op struct {
 	Namespace, Key string
 	// put_node, put_edge, put_kv
 	Payload json.RawMessage
+	// put_node, put_kv
+	Valid Validity
 }
 
 // DiffFilter restricts DiffSince to operations of one run and/or task.
