@@ -60,6 +60,7 @@ type Node struct {
 	UpdatedTS  time.Time // commit time of this version
 	CreatedRev Revision
 	Rev        Revision // revision of this version
+	Valid      Validity // valid time; zero: always valid
 }
 
 // EdgeRef is one live adjacency entry as a read sees it. It is what the
@@ -99,6 +100,7 @@ type KV struct {
 	RunID, TaskID         string
 	TS                    time.Time
 	Rev                   Revision
+	Valid                 Validity // valid time; zero: always valid
 }
 
 // Relation is one interned relation.
@@ -136,6 +138,7 @@ type NodePut struct {
 	Key     string
 	Type    string          // empty: the part of Key before the first ':'
 	Payload json.RawMessage // must be valid JSON or empty (stored as null)
+	Valid   Validity        // valid time (SPEC.md §4); zero: always valid
 	Scope   string
 	RunID   string
 	TaskID  string
@@ -158,6 +161,7 @@ type EdgePut struct {
 type KVPut struct {
 	Scope, Namespace, Key string
 	Payload               json.RawMessage // required, valid JSON
+	Valid                 Validity        // valid time (SPEC.md §4); zero: always valid
 	RunID, TaskID         string
 }
 
@@ -215,6 +219,8 @@ type Op struct {
 	Namespace, Key string
 	// put_node, put_edge, put_kv
 	Payload json.RawMessage
+	// put_node, put_kv
+	Valid Validity
 }
 
 // DiffFilter restricts DiffSince to operations of one run and/or task.

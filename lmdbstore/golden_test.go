@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/google/go-cmp/cmp"
@@ -34,6 +35,13 @@ func TestGoldenLayout(t *testing.T) {
 			return err
 		}
 		if err := tx.PutNode(NodePut{Key: "file:a.go", Payload: json.RawMessage(`{"lines":12}`)}); err != nil {
+			return err
+		}
+		valid := Validity{From: time.Unix(1_700_000_000, 0), Until: time.Unix(1_800_000_000, 5)}
+		if err := tx.PutNode(NodePut{Key: "decision:d", Payload: json.RawMessage(`{"b":1,"a":2}`), Valid: valid}); err != nil {
+			return err
+		}
+		if err := tx.PutKV(KVPut{Namespace: "decisions", Key: "until", Payload: json.RawMessage(`1`), Valid: Validity{Until: valid.Until}}); err != nil {
 			return err
 		}
 		if err := tx.PutEdge(EdgePut{Src: "file:a.go", Rel: "mentions", Dst: "sym:a.F", Weight: 2}); err != nil {

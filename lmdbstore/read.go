@@ -1022,7 +1022,7 @@ func (r *ReadTxn) GetKV(scope, ns, key string, at At) (KV, error) {
 
 func (rec *kvRec) kv(scope, ns, key string) KV {
 	return KV{Scope: scope, Namespace: ns, Key: key, Payload: clonePayload(rec.payload),
-		RunID: rec.run, TaskID: rec.task, TS: nsTime(rec.ts), Rev: rec.rev}
+		RunID: rec.run, TaskID: rec.task, TS: nsTime(rec.ts), Rev: rec.rev, Valid: rec.valid.api()}
 }
 
 // ListKV returns the live entries of scope/ns at the view, ordered by key.
@@ -1170,9 +1170,12 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 		scope, run, task = od.strLike(scope), od.strLike(run), od.strLike(task)
 		op.Scope, op.RunID, op.TaskID = scope, run, task
 		switch op.Kind {
-		case OpPutNode:
+		case OpPutNode, opPutNodeValid:
 			op.NodeKey, op.NodeType = od.str(), od.str()
 			op.Payload = nilIfEmpty(od.bytes())
+			if op.Kind == opPutNodeValid {
+				op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od).api()
+			}
 		case OpDelNode:
 			op.NodeKey = od.str()
 		case OpPutEdge:
@@ -1181,9 +1184,12 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 			op.Payload = nilIfEmpty(od.bytes())
 		case OpDelEdge:
 			op.Src, op.Rel, op.Dst = od.str(), od.str(), od.str()
-		case OpPutKV:
+		case OpPutKV, opPutKVValid:
 			op.Namespace, op.Key = od.str(), od.str()
 			op.Payload = nilIfEmpty(od.bytes())
+			if op.Kind == opPutKVValid {
+				op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od).api()
+			}
 		case OpDelKV:
 			op.Namespace, op.Key = od.str(), od.str()
 		case OpAddRel:

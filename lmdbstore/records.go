@@ -21,7 +21,10 @@ import (
 //	1: the layout of SPEC.md §2 as first released.
 //	2: adds: relation values carry their creation revision (format 02), so
 //	   a past state's relation table is exact. Open upgrades a schema-1
-//	   store in place (migrateRelations).
+//	   store in place (migrateRelations). Node and kv bodies may carry a
+//	   valid-time interval (flag bits 2 and 3) and the log has op kinds 8
+//	   and 9 (puts with validity); schema-1 bodies and ops are valid schema-2
+//	   ones, so the upgrade need not touch them.
 const SchemaVersion = 2
 
 // Keyspace (DBI) names.
@@ -59,8 +62,18 @@ const (
 
 // Record flags (node, edge and kv records).
 const (
-	recTombstone byte = 1 << 0
-	recWeight    byte = 1 << 1 // edge only: weight was given explicitly
+	recTombstone  byte = 1 << 0
+	recWeight     byte = 1 << 1 // edge only: weight was given explicitly
+	recValidFrom  byte = 1 << 2 // node and kv only: a valid_from follows
+	recValidUntil byte = 1 << 3 // node and kv only: a valid_until follows
+)
+
+// Log op kinds beyond the OpKind values: puts that carry a valid-time
+// interval. DiffSince reports them as OpPutNode and OpPutKV with Op.Valid
+// set; puts without validity keep kinds 1 and 5.
+const (
+	opPutNodeValid OpKind = 8
+	opPutKVValid   OpKind = 9
 )
 
 // hist key kinds.
@@ -278,6 +291,20 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag varint (minimal encoding only).
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 || (n > 1 && d.b[d.off+n-1] == 0) {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
 func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {
@@ -339,6 +366,7 @@ type nodeRec struct {
 	createdRev Revision
 	createdTS  uint64
 	updatedTS  uint64
+	valid      validity
 	typ        string
 	scope      string
 	run        string
@@ -349,11 +377,12 @@ type nodeRec struct {
 func (r *nodeRec) tombstone() bool { return r.flags&recTombstone != 0 }
 
 func (r *nodeRec) appendBody(b []byte) []byte {
-	b = append(b, r.flags)
+	b = append(b, r.flags|r.valid.flags())
 	b = binary.AppendUvarint(b, uint64(r.rev))
 	b = binary.AppendUvarint(b, uint64(r.createdRev))
 	b = binary.AppendUvarint(b, r.createdTS)
 	b = binary.AppendUvarint(b, r.updatedTS)
+	b = r.valid.append(b)
 	b = appendStr(b, r.typ)
 	b = appendStr(b, r.scope)
 	b = appendStr(b, r.run)
@@ -368,6 +397,8 @@ func (r *nodeRec) decodeBody(body []byte) error {
 	r.createdRev = Revision(d.uvarint())
 	r.createdTS = d.uvarint()
 	r.updatedTS = d.uvarint()
+	r.valid = decodeValidity(&d, r.flags)
+	r.flags &^= recValidFrom | recValidUntil
 	r.typ = d.str()
 	r.scope = d.str()
 	r.run = d.str()
@@ -385,7 +416,7 @@ func (r *nodeRec) node(id NodeID, key string) Node {
 		ID: id, Key: key, Type: r.typ, Payload: clonePayload(r.payload),
 		Scope: r.scope, RunID: r.run, TaskID: r.task,
 		CreatedTS: nsTime(r.createdTS), UpdatedTS: nsTime(r.updatedTS),
-		CreatedRev: r.createdRev, Rev: r.rev,
+		CreatedRev: r.createdRev, Rev: r.rev, Valid: r.valid.api(),
 	}
 }
 
@@ -442,6 +473,7 @@ type kvRec struct {
 	flags   byte
 	rev     Revision
 	ts      uint64
+	valid   validity
 	run     string
 	task    string
 	payload []byte
@@ -450,9 +482,10 @@ type kvRec struct {
 func (r *kvRec) tombstone() bool { return r.flags&recTombstone != 0 }
 
 func (r *kvRec) appendBody(b []byte) []byte {
-	b = append(b, r.flags)
+	b = append(b, r.flags|r.valid.flags())
 	b = binary.AppendUvarint(b, uint64(r.rev))
 	b = binary.AppendUvarint(b, r.ts)
+	b = r.valid.append(b)
 	b = appendStr(b, r.run)
 	b = appendStr(b, r.task)
 	return appendStr(b, string(r.payload))
@@ -463,6 +496,8 @@ func (r *kvRec) decodeBody(body []byte) error {
 	r.flags = d.u8()
 	r.rev = Revision(d.uvarint())
 	r.ts = d.uvarint()
+	r.valid = decodeValidity(&d, r.flags)
+	r.flags &^= recValidFrom | recValidUntil
 	r.run = d.str()
 	r.task = d.str()
 	r.payload = d.bytes()

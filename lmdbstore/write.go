@@ -259,7 +259,8 @@ func (tx *WriteTxn) toHist(dbName string, kind byte, entity, cur []byte, rev Rev
 	return nil
 }
 
-// PutNode creates or overwrites a node.
+// PutNode creates or overwrites a node. A put that leaves the live node as
+// it is (same type, payload and valid time) changes nothing (SPEC.md §2).
 func (tx *WriteTxn) PutNode(p NodePut) error {
 	if tx.err != nil {
 		return tx.err
@@ -268,7 +269,14 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if err := validKey("node key", p.Key); err != nil {
 		return err
 	}
+	if strings.HasPrefix(p.Key, kvAddrPrefix) {
+		return fmt.Errorf("%w: node key %q: keys starting with %q name kv entries (kv:SCOPE/NS/KEY), not nodes", ErrInvalid, p.Key, kvAddrPrefix)
+	}
 	payload, err := canonicalPayload(p.Payload, false)
+	if err != nil {
+		return err
+	}
+	valid, err := toValidity(p.Valid)
 	if err != nil {
 		return err
 	}
@@ -285,10 +293,10 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 		return err
 	}
 	rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-		typ: typ, scope: scope, run: run, task: task, payload: payload}
+		valid: valid, typ: typ, scope: scope, run: run, task: task, payload: payload}
 	overwrite, err := tx.supersedeNode(id, &rec)
 	if err == errUnchanged {
-		return nil // same type and payload: no change, no operation (SPEC §2)
+		return nil // same type, payload and valid time: no change, no operation (SPEC §2)
 	}
 	if err != nil {
 		return err
@@ -296,10 +304,18 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
-	tx.op(OpPutNode, scope, run, task, func(b []byte) []byte {
+	kind := OpPutNode
+	if valid != (validity{}) {
+		kind = opPutNodeValid
+	}
+	tx.op(kind, scope, run, task, func(b []byte) []byte {
 		b = appendStr(b, p.Key)
 		b = appendStr(b, typ)
-		return appendStr(b, string(payload))
+		b = appendStr(b, string(payload))
+		if kind == opPutNodeValid {
+			b = valid.appendLog(b)
+		}
+		return b
 	})
 	tx.event(eventWriteOrOverwrite(overwrite), "n:"+p.Key, "node", scope, run, task, func(e *event) { e.NodeType = typ })
 	return nil
@@ -321,7 +337,7 @@ func (tx *WriteTxn) supersedeNode(id NodeID, rec *nodeRec) (bool, error) {
 	if err := tx.s.decodeRecord(dbNodes, k, cur, old.decodeBody); err != nil {
 		return false, tx.fail(err)
 	}
-	if !old.tombstone() && !rec.tombstone() && old.typ == rec.typ && bytes.Equal(old.payload, rec.payload) {
+	if !old.tombstone() && !rec.tombstone() && old.typ == rec.typ && old.valid == rec.valid && bytes.Equal(old.payload, rec.payload) {
 		return true, errUnchanged
 	}
 	if old.rev < tx.rev {
@@ -380,19 +396,31 @@ func (tx *WriteTxn) relByName(name string) (Relation, error) {
 	return tx.r.RelationByName(name)
 }
 
-// PutEdge creates or overwrites the edge src -rel-> dst.
+// PutEdge creates or overwrites the edge src -rel-> dst. Endpoints starting
+// with "kv:" must be kv addresses. The relations the store interprets
+// (SPEC.md §4): a `supersedes` edge may not close a cycle, neither it nor a
+// `contradicts` edge may join an item to itself, and `contradicts` is
+// registered by its first use (an add_rel operation in the same revision).
 func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
 	p.Src, p.Dst, p.Payload = tx.redact(p.Src), tx.redact(p.Dst), tx.redactPayload(p.Payload)
-	if err := validKey("source key", p.Src); err != nil {
+	if err := validEndpoint("source key", p.Src); err != nil {
 		return err
 	}
-	if err := validKey("destination key", p.Dst); err != nil {
+	if err := validEndpoint("destination key", p.Dst); err != nil {
 		return err
+	}
+	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
+		return fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
 	}
 	rel, err := tx.relByName(p.Rel)
+	if errors.Is(err, ErrUnknownRelation) && p.Rel == relContradicts {
+		if _, err = tx.AddRelation(Relation{Name: relContradicts, DefaultWeight: 1}); err == nil {
+			rel, err = tx.relByName(p.Rel)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -414,6 +442,11 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	dst, err := tx.registerID(p.Dst)
 	if err != nil {
 		return err
+	}
+	if rel.Name == relSupersedes {
+		if err := tx.checkSupersede(p.Src, src, p.Dst, dst, rel.ID); err != nil {
+			return err
+		}
 	}
 	rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
 		weight: weight, scope: scope, run: run, task: task, payload: payload}
@@ -510,6 +543,52 @@ func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) e
 	return nil
 }
 
+// Supersede records that item newer supersedes item older (each a node
+// key or a kv address): the edge newer -supersedes-> older, with the
+// relation's default weight. Both must be live (ErrNotFound otherwise).
+func (tx *WriteTxn) Supersede(older, newer string) error {
+	if tx.err != nil {
+		return tx.err
+	}
+	older, newer = tx.redact(older), tx.redact(newer)
+	for _, key := range []string{older, newer} {
+		if err := validEndpoint("key", key); err != nil {
+			return err
+		}
+		live, err := tx.liveItem(key)
+		if err != nil {
+			return err
+		}
+		if !live {
+			return fmt.Errorf("%w: %s (supersede needs two live items: nodes or kv entries)", ErrNotFound, key)
+		}
+	}
+	return tx.PutEdge(EdgePut{Src: newer, Rel: relSupersedes, Dst: older})
+}
+
+// liveItem reports whether key names a live node or (a kv address) a live
+// kv entry, including this transaction's writes.
+func (tx *WriteTxn) liveItem(key string) (bool, error) {
+	if scope, ns, k, ok := ParseKVAddress(key); ok {
+		var rec kvRec
+		found, err := tx.r.kvAt(scope, ns, k, Revision(math.MaxUint64), &rec)
+		if err != nil {
+			return false, tx.fail(err)
+		}
+		return found, nil
+	}
+	id, known, err := tx.checkID(key)
+	if err != nil || !known {
+		return false, err
+	}
+	var rec nodeRec
+	found, err := tx.r.nodeAt(id, Revision(math.MaxUint64), &rec)
+	if err != nil {
+		return false, tx.fail(err)
+	}
+	return found, nil
+}
+
 // DeleteEdge tombstones the live edge src -rel-> dst.
 func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error {
 	if tx.err != nil {
@@ -522,6 +601,9 @@ func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error {
 		return err
 	}
 	r, err := tx.relByName(rel)
+	if errors.Is(err, ErrUnknownRelation) && rel == relContradicts {
+		return fmt.Errorf("%w: edge %s -%s-> %s (no contradicts edge was ever written)", ErrNotFound, src, rel, dst)
+	}
 	if err != nil {
 		return err
 	}
@@ -590,10 +672,14 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if err != nil {
 		return err
 	}
-	rec := kvRec{rev: tx.rev, ts: tx.ts, run: run, task: task, payload: payload}
-	overwrite, err := tx.supersedeKV(scope, p.Namespace, p.Key, payload)
+	valid, err := toValidity(p.Valid)
+	if err != nil {
+		return err
+	}
+	rec := kvRec{rev: tx.rev, ts: tx.ts, valid: valid, run: run, task: task, payload: payload}
+	overwrite, err := tx.supersedeKV(scope, p.Namespace, p.Key, &rec)
 	if err == errUnchanged {
-		return nil // same payload: no change (SPEC §2)
+		return nil // same payload and valid time: no change (SPEC §2)
 	}
 	if err != nil {
 		return err
@@ -601,16 +687,27 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, p.Namespace, p.Key), tx.plain(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
-	tx.op(OpPutKV, scope, run, task, func(b []byte) []byte {
+	kind := OpPutKV
+	if valid != (validity{}) {
+		kind = opPutKVValid
+	}
+	tx.op(kind, scope, run, task, func(b []byte) []byte {
 		b = appendStr(b, p.Namespace)
 		b = appendStr(b, p.Key)
-		return appendStr(b, string(payload))
+		b = appendStr(b, string(payload))
+		if kind == opPutKVValid {
+			b = valid.appendLog(b)
+		}
+		return b
 	})
 	tx.event(eventWriteOrOverwrite(overwrite), "kv:"+scope+":"+p.Namespace+":"+p.Key, "kv", scope, run, task, nil)
 	return nil
 }
 
-func (tx *WriteTxn) supersedeKV(scope, ns, key string, payload []byte) (bool, error) {
+// supersedeKV moves the current version of a kv entry to hist (if an
+// earlier revision wrote it) and reports whether it was live; errUnchanged
+// when rec (nil for a delete) would leave the live entry as it is.
+func (tx *WriteTxn) supersedeKV(scope, ns, key string, rec *kvRec) (bool, error) {
 	k := kvKey(scope, ns, key)
 	cur, err := tx.txn.Get(tx.s.db.kv, k)
 	if lmdb.IsNotFound(err) {
@@ -623,7 +720,7 @@ func (tx *WriteTxn) supersedeKV(scope, ns, key string, payload []byte) (bool, er
 	if err := tx.s.decodeRecord(dbKV, k, cur, old.decodeBody); err != nil {
 		return false, tx.fail(err)
 	}
-	if !old.tombstone() && payload != nil && bytes.Equal(old.payload, payload) {
+	if !old.tombstone() && rec != nil && !rec.tombstone() && old.valid == rec.valid && bytes.Equal(old.payload, rec.payload) {
 		return true, errUnchanged
 	}
 	if old.rev < tx.rev {
