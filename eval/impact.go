@@ -45,8 +45,8 @@ type ImpactResult struct {
 	// default activation seeded with the symbol (the symbol itself left
 	// out of its top k): what "related" gives when "affected" is asked.
 	ActivateMean float64
-	Worst     string // key of the worst symbol (first in key order on ties)
-	Seconds   float64
+	Worst        string // key of the worst symbol (first in key order on ties)
+	Seconds      float64
 }
 
 // ErrNothingToScore: the tree has no symbol with enough dependents.
