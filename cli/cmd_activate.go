@@ -18,6 +18,7 @@ func activateCommand(env Env) *cli.Command {
 			&cli.IntFlag{Name: "depth", Value: engines.DefaultMaxDepth, Usage: "propagate at most `D` hops (0..20)"},
 			relFlag(),
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "`S`: wavefront, heap or auto (same scores, different cost)"},
+			&cli.BoolFlag{Name: "files", Usage: "return files only (keys starting with file:)"},
 		},
 		Action: engineAction(env, 1, -1, "at least one QUERY", runActivate),
 	}
@@ -32,6 +33,9 @@ func runActivate(k *engineCall) error {
 		return err
 	}
 	p.Strategy = strategy
+	if k.ctx.Bool("files") {
+		p.KeyPrefix = "file:"
+	}
 	if p.Relations, err = k.relations(); err != nil {
 		return err
 	}

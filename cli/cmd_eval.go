@@ -43,6 +43,7 @@ type evalImpactJSON struct {
 	Min           float64 `json:"min"`
 	Perfect       int     `json:"perfect"`
 	Worst         string  `json:"worst"`
+	Activate      float64 `json:"activate"`
 	Nodes         int     `json:"nodes"`
 	Edges         int     `json:"edges"`
 	Seconds       float64 `json:"seconds"`
@@ -72,7 +73,7 @@ func runEvalImpact(k *call) error {
 	}
 	if k.out.json {
 		return k.out.record(evalImpactJSON{Eval: "impact", Dir: dir, Symbols: res.Symbols, MinDependents: res.MinDependents,
-			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds})
+			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds})
 	}
 	return k.out.textf("%s\n", res.Text())
 }

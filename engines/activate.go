@@ -3,6 +3,7 @@ package engines
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/memctl/memctl/csr"
 )
@@ -68,6 +69,9 @@ type ActivationParams struct {
 	Relations        []uint32
 	Strategy         Strategy
 	TopK             int // <= 0: all activated nodes
+	// KeyPrefix, when set, keeps only results whose key starts with it
+	// (e.g. "file:" for files only); the spreading itself is unchanged.
+	KeyPrefix string
 }
 
 // DefaultActivationParams returns the documented defaults with TopK 20.
@@ -132,6 +136,9 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	if p.KeyPrefix != "" && e.keys == nil {
+		return nil, invalidf("key prefix %q: graph has no keys", p.KeyPrefix)
+	}
 	mask, err := e.relationMask(p.Relations)
 	if err != nil {
 		return nil, err
@@ -175,10 +182,19 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	cands := make([]Scored, 0, len(s.touched))
 	for _, v := range s.touched {
 		if a := s.act[v].act; a > 0 {
+			if p.KeyPrefix != "" {
+				k, err := e.keys.Key(v)
+				if err != nil {
+					return nil, err
+				}
+				if !strings.HasPrefix(k, p.KeyPrefix) {
+					continue
+				}
+			}
 			cands = append(cands, Scored{Node: v, Score: a})
 		}
 	}
-	return topK(cands, p.TopK), nil
+	return topKBy(cands, p.TopK, e.rankedBefore), nil
 }
 
 // chooseStrategy is the hybrid rule of the reference system.

@@ -47,6 +47,7 @@ type Engine struct {
 	relFlags []uint8
 	relRole  []roles.Role // per relation id, SPEC §1
 	relNames map[string]uint32
+	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
 	pool     sync.Pool // *scratch
 }
 
@@ -63,6 +64,11 @@ func New(g *csr.Graph) (*Engine, error) {
 	}
 	e.graph = g
 	e.keys = g
+	if pr, ok, err := g.PageRank(); err != nil {
+		return nil, err
+	} else if ok && len(pr) == e.numNodes {
+		e.rank = pr
+	}
 	return e, nil
 }
 
@@ -202,6 +208,19 @@ type Scored struct {
 func better(a, b Scored) bool {
 	if a.Score != b.Score {
 		return a.Score > b.Score
+	}
+	return a.Node < b.Node
+}
+
+// rankedBefore orders activation results: higher score first; equal scores
+// by the snapshot's stored PageRank, higher first (when the snapshot has
+// the section); then lower node index.
+func (e *Engine) rankedBefore(a, b Scored) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	if e.rank != nil && e.rank[a.Node] != e.rank[b.Node] {
+		return e.rank[a.Node] > e.rank[b.Node]
 	}
 	return a.Node < b.Node
 }

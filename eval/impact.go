@@ -41,8 +41,12 @@ type ImpactResult struct {
 	// scored 1.
 	Mean, Min float64
 	Perfect   int
-	Worst     string // key of the worst symbol (first in key order on ties)
-	Seconds   float64
+	// ActivateMean is the same share for a baseline in the same run:
+	// default activation seeded with the symbol (the symbol itself left
+	// out of its top k): what "related" gives when "affected" is asked.
+	ActivateMean float64
+	Worst        string // key of the worst symbol (first in key order on ties)
+	Seconds      float64
 }
 
 // ErrNothingToScore: the tree has no symbol with enough dependents.
@@ -145,7 +149,7 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 	if err != nil {
 		return res, err
 	}
-	sum := 0.0
+	sum, actSum := 0.0, 0.0
 	for i := lo; i < hi; i++ {
 		if progress != nil && (i-lo)%256 == 0 {
 			progress(ingest.Progress{Phase: "scoring", Done: i - lo, Total: hi - lo})
@@ -172,6 +176,23 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 		}
 		share := float64(hit) / float64(len(deps))
 		sum += share
+		ap := engines.DefaultActivationParams()
+		ap.TopK = len(deps) + 1
+		acts, err := e.Activate([]engines.Seed{{Node: n, Score: 1}}, ap)
+		if err != nil {
+			return res, err
+		}
+		actHit, kept := 0, 0
+		for _, a := range acts {
+			if a.Node == n || kept == len(deps) {
+				continue
+			}
+			kept++
+			if deps[a.Node] {
+				actHit++
+			}
+		}
+		actSum += float64(actHit) / float64(len(deps))
 		res.Symbols++
 		if share == 1 {
 			res.Perfect++
@@ -191,6 +212,7 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 		return res, ErrNothingToScore
 	}
 	res.Mean = sum / float64(res.Symbols)
+	res.ActivateMean = actSum / float64(res.Symbols)
 	return res, nil
 }
 
@@ -200,6 +222,6 @@ func (r ImpactResult) Text() string {
 	if r.Min < 1 {
 		worst = fmt.Sprintf(", worst %s", r.Worst)
 	}
-	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s); %d nodes, %d edges; %.2fs",
-		r.Dir, r.Symbols, r.MinDependents, r.Mean, r.Min, r.Perfect, worst, r.Nodes, r.Edges, r.Seconds)
+	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s; baseline activate %.3f); %d nodes, %d edges; %.2fs",
+		r.Dir, r.Symbols, r.MinDependents, r.Mean, r.Min, r.Perfect, worst, r.ActivateMean, r.Nodes, r.Edges, r.Seconds)
 }
