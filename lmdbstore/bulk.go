@@ -37,9 +37,15 @@ type Bulk struct {
 	s     *Store
 	meta  WriteMeta
 	rels  map[string]Relation
+	relOf map[RelID]Relation
+	provs []provenance          // distinct (scope, run, task), interned
+	provN map[provenance]uint32 // index into provs
 	nodes []bulkNode
 	edges []bulkEdge
 	seq   []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
+	// logValue delivers the fast path's log record (compressed beside the
+	// keyspace writes).
+	logValue chan []byte
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -47,20 +53,21 @@ type Bulk struct {
 
 const bulkEdgeBit = 1 << 31
 
+type provenance struct{ scope, run, task string }
+
 type bulkNode struct {
-	key                   string
-	typ, scope, run, task string
-	raw                   []byte // payload as given
-	payload               []byte // canonical (Commit)
+	key, typ string
+	payload  []byte // as given; canonical after canonicalise
+	prov     uint32
 }
 
 type bulkEdge struct {
-	srcKey, dstKey   string
-	rel              Relation
-	weight           float32 // effective
-	explicit         bool
-	scope, run, task string
-	raw, payload     []byte
+	srcKey, dstKey string
+	payload        []byte  // as given; canonical after canonicalise
+	weight         float32 // effective
+	rel            RelID
+	prov           uint32
+	explicit       bool
 }
 
 // BulkOpError is a Bulk operation the store refused: Op is its position
@@ -81,7 +88,16 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 // Len is the number of operations added.
 func (b *Bulk) Len() int { return len(b.seq) }
 
-func (b *Bulk) inherit(scope, run, task string) (string, string, string) {
+// Grow makes room for nodes and edges more operations.
+func (b *Bulk) Grow(nodes, edges int) {
+	b.nodes = slices.Grow(b.nodes, nodes)
+	b.edges = slices.Grow(b.edges, edges)
+	b.seq = slices.Grow(b.seq, nodes+edges)
+}
+
+// prov interns an operation's provenance after inheriting the
+// transaction's for empty fields.
+func (b *Bulk) prov(scope, run, task string) uint32 {
 	if scope == "" {
 		scope = b.meta.Scope
 	}
@@ -91,7 +107,19 @@ func (b *Bulk) inherit(scope, run, task string) (string, string, string) {
 	if task == "" {
 		task = b.meta.TaskID
 	}
-	return scope, run, task
+	p := provenance{scope, run, task}
+	if n := len(b.provs); n > 0 && b.provs[n-1] == p {
+		return uint32(n - 1)
+	}
+	if i, ok := b.provN[p]; ok {
+		return i
+	}
+	if b.provN == nil {
+		b.provN = map[provenance]uint32{}
+	}
+	b.provN[p] = uint32(len(b.provs))
+	b.provs = append(b.provs, p)
+	return uint32(len(b.provs) - 1)
 }
 
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
@@ -107,9 +135,8 @@ func (b *Bulk) PutNode(p NodePut) error {
 			typ = ""
 		}
 	}
-	scope, run, task := b.inherit(p.Scope, p.RunID, p.TaskID)
 	b.seq = append(b.seq, uint32(len(b.nodes)))
-	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, scope: scope, run: run, task: task, raw: p.Payload})
+	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID)})
 	return nil
 }
 
@@ -132,10 +159,9 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 	} else if err := validWeight(weight); err != nil {
 		return err
 	}
-	scope, run, task := b.inherit(p.Scope, p.RunID, p.TaskID)
 	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
-	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, rel: rel, weight: weight, explicit: p.Weight != 0,
-		scope: scope, run: run, task: task, raw: p.Payload})
+	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, payload: p.Payload, weight: weight, rel: rel.ID,
+		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: p.Weight != 0})
 	return nil
 }
 
@@ -155,9 +181,9 @@ func (b *Bulk) relation(name string) (Relation, error) {
 		return Relation{}, err
 	}
 	if b.rels == nil {
-		b.rels = map[string]Relation{}
+		b.rels, b.relOf = map[string]Relation{}, map[RelID]Relation{}
 	}
-	b.rels[name] = rel
+	b.rels[name], b.relOf[rel.ID] = rel, rel
 	return rel, nil
 }
 
@@ -179,10 +205,10 @@ func (b *Bulk) canonicalise() error {
 				var err error
 				if x&bulkEdgeBit != 0 {
 					e := &b.edges[x&^bulkEdgeBit]
-					e.payload, err = canonicalPayload(e.raw, false)
+					e.payload, err = canonicalPayload(e.payload, false)
 				} else {
 					nd := &b.nodes[x]
-					nd.payload, err = canonicalPayload(nd.raw, false)
+					nd.payload, err = canonicalPayload(nd.payload, false)
 				}
 				if err != nil {
 					errs[w], bad[w] = err, i
@@ -237,6 +263,9 @@ func (b *Bulk) Commit() (Commit, error) {
 		if tx.nops == 0 {
 			return errAbort
 		}
+		if fast {
+			return tx.finishLog(<-b.logValue)
+		}
 		return tx.finish()
 	})
 	if err != nil {
@@ -271,15 +300,17 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		var err error
 		if x&bulkEdgeBit != 0 {
 			e := &b.edges[x&^bulkEdgeBit]
-			p := EdgePut{Src: e.srcKey, Rel: e.rel.Name, Dst: e.dstKey, Payload: e.payload,
-				Scope: e.scope, RunID: e.run, TaskID: e.task}
+			pv := b.provs[e.prov]
+			p := EdgePut{Src: e.srcKey, Rel: b.relOf[e.rel].Name, Dst: e.dstKey, Payload: e.payload,
+				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
 			if e.explicit {
 				p.Weight = e.weight
 			}
 			err = tx.PutEdge(p)
 		} else {
 			n := &b.nodes[x]
-			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Scope: n.scope, RunID: n.run, TaskID: n.task})
+			pv := b.provs[n.prov]
+			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
 			return &BulkOpError{Op: i, Err: err}
@@ -362,14 +393,14 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	go func() {
 		defer wg.Done()
 		for j := range b.edges {
-			outRefs[j] = bulkEdgeRef{a: srcIDs[j], b: dstIDs[j], rel: b.edges[j].rel.ID, idx: uint32(j)}
+			outRefs[j] = bulkEdgeRef{a: srcIDs[j], b: dstIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
 		}
 		slices.SortFunc(outRefs, cmpEdgeRef)
 	}()
 	go func() {
 		defer wg.Done()
 		for j := range b.edges {
-			inRefs[j] = bulkEdgeRef{a: dstIDs[j], b: srcIDs[j], rel: b.edges[j].rel.ID, idx: uint32(j)}
+			inRefs[j] = bulkEdgeRef{a: dstIDs[j], b: srcIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
 		}
 		slices.SortFunc(inRefs, cmpEdgeRef)
 	}()
@@ -425,8 +456,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	// n, in id order.
 	for _, idx := range finalNodes {
 		n := &b.nodes[idx]
+		pv := b.provs[n.prov]
 		rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			typ: n.typ, scope: n.scope, run: n.run, task: n.task, payload: n.payload}
+			typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
 		binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[idx]))
 		val = sealValue(rec.appendBody(append(val[:0], fmtPlain)))
 		if err := tx.txn.Put(s.db.n, k8[:], val, lmdb.Append); err != nil {
@@ -453,6 +485,53 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		final[cur] = true
 		i = j
 	}
+	// The log record: the operations that change something, in order,
+	// encoded now and compressed on another goroutine while the keyspaces
+	// are written.
+	size := 0
+	for i, x := range b.seq {
+		if !changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			pv := b.provs[e.prov]
+			size += 1 + 5*7 + len(pv.scope) + len(pv.run) + len(pv.task) + len(e.srcKey) + len(b.relOf[e.rel].Name) + len(e.dstKey) + 4 + len(e.payload)
+		} else {
+			n := &b.nodes[x]
+			pv := b.provs[n.prov]
+			size += 1 + 5*6 + len(pv.scope) + len(pv.run) + len(pv.task) + len(n.key) + len(n.typ) + len(n.payload)
+		}
+	}
+	tx.ops = slices.Grow(tx.ops, size)
+	for i, x := range b.seq {
+		if !changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			pv := b.provs[e.prov]
+			tx.op(OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+				buf = appendStr(buf, e.srcKey)
+				buf = appendStr(buf, b.relOf[e.rel].Name)
+				buf = appendStr(buf, e.dstKey)
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
+				return appendStr(buf, string(e.payload))
+			})
+		} else {
+			n := &b.nodes[x]
+			pv := b.provs[n.prov]
+			tx.op(OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+				buf = appendStr(buf, n.key)
+				buf = appendStr(buf, n.typ)
+				return appendStr(buf, string(n.payload))
+			})
+		}
+	}
+	logDone := make(chan []byte, 1)
+	go func() { logDone <- tx.logValue() }()
+	b.logValue = logDone
+
 	// The adjacency chunks of both sides are encoded on other goroutines
 	// while e is written here.
 	type kv struct{ k, v []byte }
@@ -495,8 +574,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			continue
 		}
 		e := &b.edges[r.idx]
+		pv := b.provs[e.prov]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			weight: e.weight, scope: e.scope, run: e.run, task: e.task, payload: e.payload}
+			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: e.payload}
 		if e.explicit {
 			rec.flags |= recWeight
 		}
@@ -525,28 +605,5 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		}
 	}
 
-	// The log record: the operations that change something, in order.
-	for i, x := range b.seq {
-		if !changed[i] {
-			continue
-		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			tx.op(OpPutEdge, e.scope, e.run, e.task, func(buf []byte) []byte {
-				buf = appendStr(buf, e.srcKey)
-				buf = appendStr(buf, e.rel.Name)
-				buf = appendStr(buf, e.dstKey)
-				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
-				return appendStr(buf, string(e.payload))
-			})
-		} else {
-			n := &b.nodes[x]
-			tx.op(OpPutNode, n.scope, n.run, n.task, func(buf []byte) []byte {
-				buf = appendStr(buf, n.key)
-				buf = appendStr(buf, n.typ)
-				return appendStr(buf, string(n.payload))
-			})
-		}
-	}
 	return nil
 }

@@ -237,5 +237,5 @@ func TestIDOfIsFNV1a(t *testing.T) {
 	}
 }
 
-func asBulkOpError(err error, target **BulkOpError) bool { return errors.As(err, target) }
+func asBulkOpError(err error, target **BulkOpError) bool  { return errors.As(err, target) }
 func asCollision(err error, target **CollisionError) bool { return errors.As(err, target) }
