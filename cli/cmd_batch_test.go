@@ -170,7 +170,7 @@ func bulkLines() string {
 			fmt.Fprintf(&b, `{"op":"put_node","key":"sym:s%d","payload":{"b": %d, "a": "x"}}`+"\n", i, i)
 		}
 	}
-	b.WriteString(`{"op":"put_edge","src":"sym:s1","rel":"calls","dst":"sym:hub"}` + "\n")                     // no change
+	b.WriteString(`{"op":"put_edge","src":"sym:s1","rel":"calls","dst":"sym:hub"}` + "\n")                            // no change
 	b.WriteString(`{"op":"put_edge","src":"sym:s2","rel":"calls","dst":"sym:hub","weight":0.5,"run_id":"r9"}` + "\n") // a change
 	b.WriteString(`{"op":"put_node","key":"sym:hub","type":"symbol","scope":"repo"}` + "\n")
 	return b.String()
