@@ -14,7 +14,8 @@ func importCommand(env Env) *cli.Command {
 		Name:  "import",
 		Usage: "build a new store (--db) from a snapshot file's state",
 		Description: "The snapshot is verified first. The store must not exist yet; it is created,\n" +
-			"and removed again if the import fails. Revisions and times are the new store's.",
+			"and removed again if the import fails. Revisions and times are the new store's: one per added\n" +
+			"relation, then one for every node and edge (a bulk load).",
 		Args: []string{"FILE"},
 		Run:  runImport,
 	})

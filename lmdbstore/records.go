@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"github.com/memctl/memctl/roles"
 	"hash/crc32"
-	"hash/fnv"
 	"math"
 	"time"
 )
@@ -95,9 +94,13 @@ const (
 
 // IDOf is the NodeID of a canonical key: FNV-1a 64 of its UTF-8 bytes.
 func IDOf(key string) NodeID {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	return NodeID(h.Sum64())
+	const offset64, prime64 = 14695981039346656037, 1099511628211 // hash/fnv's
+	h := uint64(offset64)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= prime64
+	}
+	return NodeID(h)
 }
 
 func u64be(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

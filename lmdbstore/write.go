@@ -828,6 +828,11 @@ func (tx *WriteTxn) finish() error {
 	if err := tx.flushAdj(); err != nil {
 		return err
 	}
+	return tx.finishLog(tx.logValue())
+}
+
+// logValue encodes the log record of the operations so far.
+func (tx *WriteTxn) logValue() []byte {
 	v := make([]byte, 0, 32+len(tx.ops))
 	head := binary.BigEndian.AppendUint64(nil, tx.ts)
 	head = appendStr(head, tx.meta.Scope)
@@ -842,7 +847,12 @@ func (tx *WriteTxn) finish() error {
 	} else {
 		v = append(append(append(v, fmtPlain), head...), tx.ops...)
 	}
-	v = sealValue(v)
+	return sealValue(v)
+}
+
+// finishLog writes the log record v (logValue), the time index and the
+// meta counters.
+func (tx *WriteTxn) finishLog(v []byte) error {
 	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
 			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}

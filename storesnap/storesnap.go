@@ -206,12 +206,11 @@ type ImportStats struct {
 	Revisions               int // commits made
 }
 
-// importBatch bounds the operations per write transaction.
-const importBatch = 20000
-
 // Import writes f's state into s, which should be empty (a fresh store):
-// relations first (reproducing their ids), then nodes in id order, then
-// edges. Missing nodes are not written (they reappear as missing endpoints).
+// relations first (reproducing their ids, one revision per added
+// relation), then every node in id order and every edge as one bulk load
+// (lmdbstore.Bulk: one revision, keyspaces appended in key order).
+// Missing nodes are not written (they reappear as missing endpoints).
 // Node scope, run and task ids are kept; revisions and times are the new
 // store's. The snapshot should have passed Verify.
 func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
@@ -224,88 +223,63 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 		v, _ := f.String(id)
 		return v
 	}
-	for start := uint32(0); start < n; {
-		end := min(n, start+importBatch)
-		c, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
-			for i := start; i < end; i++ {
-				row := f.NodeRows()[i]
-				if row.Flags&snapshot.NodeFlagMissing != 0 {
-					continue
-				}
-				key, err := f.Key(i)
-				if err != nil {
-					return err
-				}
-				payload, err := f.Payload(i)
-				if err != nil {
-					return err
-				}
-				if err := tx.PutNode(lmdbstore.NodePut{
-					Key: key, Type: str(row.Type), Payload: payload,
-					Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
-				}); err != nil {
-					return fmt.Errorf("node %q: %w", key, err)
-				}
-			}
-			return nil
-		})
+	b := s.NewBulk(lmdbstore.WriteMeta{})
+	b.Grow(int(n), f.NumEdges())
+	for i := uint32(0); i < n; i++ {
+		row := f.NodeRows()[i]
+		if row.Flags&snapshot.NodeFlagMissing != 0 {
+			continue
+		}
+		key, err := f.Key(i)
 		if err != nil {
 			return stats, err
 		}
-		for i := start; i < end; i++ {
-			if f.NodeRows()[i].Flags&snapshot.NodeFlagMissing == 0 {
-				stats.Nodes++
-			}
+		payload, err := f.Payload(i)
+		if err != nil {
+			return stats, err
 		}
-		if c.Rev != 0 {
-			stats.Revisions++
+		if err := b.PutNode(lmdbstore.NodePut{
+			Key: key, Type: str(row.Type), Payload: payload,
+			Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
+		}); err != nil {
+			return stats, fmt.Errorf("node %q: %w", key, err)
 		}
-		start = end
+		stats.Nodes++
 	}
 	relName := map[uint32]string{}
 	for _, r := range f.Relations() {
 		relName[r.ID] = str(r.Name)
 	}
-	// Edges, in forward order, batched by source ranges.
-	for src := uint32(0); src < n; {
-		var ops int
-		next := src
-		c, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
-			ops = 0
-			next = src
-			for ; next < n && ops < importBatch; next++ {
-				lo, hi, err := f.OutRange(next)
-				if err == nil {
-					err = f.CheckFwdEdges(lo, hi)
-				}
-				if err != nil {
-					return err
-				}
-				srcKey, err := f.Key(next)
-				if err != nil {
-					return err
-				}
-				for p := lo; p < hi; p++ {
-					dstKey, err := f.Key(f.FwdTargets()[p])
-					if err != nil {
-						return err
-					}
-					if err := tx.PutEdge(lmdbstore.EdgePut{Src: srcKey, Rel: relName[f.FwdRels()[p]], Dst: dstKey, Weight: f.FwdWeights()[p]}); err != nil {
-						return fmt.Errorf("edge %s -%s-> %s: %w", srcKey, relName[f.FwdRels()[p]], dstKey, err)
-					}
-					ops++
-				}
-			}
-			return nil
-		})
+	for src := uint32(0); src < n; src++ {
+		lo, hi, err := f.OutRange(src)
+		if err == nil {
+			err = f.CheckFwdEdges(lo, hi)
+		}
 		if err != nil {
 			return stats, err
 		}
-		stats.Edges += ops
-		if c.Rev != 0 {
-			stats.Revisions++
+		srcKey, err := f.Key(src)
+		if err != nil {
+			return stats, err
 		}
-		src = next
+		for p := lo; p < hi; p++ {
+			dstKey, err := f.Key(f.FwdTargets()[p])
+			if err != nil {
+				return stats, err
+			}
+			rel := relName[f.FwdRels()[p]]
+			if err := b.PutEdge(lmdbstore.EdgePut{Src: srcKey, Rel: rel, Dst: dstKey, Weight: f.FwdWeights()[p]}); err != nil {
+				return stats, fmt.Errorf("edge %s -%s-> %s: %w", srcKey, rel, dstKey, err)
+			}
+			stats.Edges++
+		}
+	}
+	c, err := b.Commit()
+	if err != nil {
+		return stats, err
+	}
+	if c.Rev != 0 {
+		stats.Revisions++
 	}
 	return stats, nil
 }

@@ -1,0 +1,609 @@
+package lmdbstore
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/adjacency"
+)
+
+// Bulk collects put_node and put_edge operations and commits them as one
+// write transaction (one revision), like Update with the same calls in the
+// same order would: the same records, ids, log record and revision, and
+// adjacency lists with the same entries (SPEC §2, "Bulk loads").
+//
+// When the store holds no node and no edge yet (only relations and kv
+// entries), Commit builds every keyspace in memory, sorted, and appends it
+// with MDB_APPEND (pages filled completely, no B-tree search per record),
+// packing adjacency lists into chunks as Compact does; encoding runs on
+// several goroutines. Otherwise, or with telemetry on (events are per
+// operation), Commit replays the operations through the ordinary write path
+// in one transaction. Either way the result is the store the ordinary path
+// produces (same logical snapshot hash; Check holds).
+//
+// A Bulk is not safe for concurrent use. Operations are validated as they
+// are added where that needs no store state (keys, weights, relations);
+// payloads are canonicalised and collisions found at Commit, whose errors
+// name the operation (*BulkOpError).
+type Bulk struct {
+	s     *Store
+	meta  WriteMeta
+	rels  map[string]Relation
+	relOf map[RelID]Relation
+	provs []provenance          // distinct (scope, run, task), interned
+	provN map[provenance]uint32 // index into provs
+	nodes []bulkNode
+	edges []bulkEdge
+	seq   []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
+	// logValue delivers the fast path's log record (compressed beside the
+	// keyspace writes).
+	logValue chan []byte
+	// Appended reports, after Commit, whether the fast path (appending into
+	// an empty store) ran rather than the ordinary write path.
+	Appended bool
+}
+
+const bulkEdgeBit = 1 << 31
+
+type provenance struct{ scope, run, task string }
+
+type bulkNode struct {
+	key, typ string
+	payload  []byte // as given; canonical after canonicalise
+	prov     uint32
+}
+
+type bulkEdge struct {
+	srcKey, dstKey string
+	payload        []byte  // as given; canonical after canonicalise
+	weight         float32 // effective
+	rel            RelID
+	prov           uint32
+	explicit       bool
+}
+
+// BulkOpError is a Bulk operation the store refused: Op is its position
+// among the operations added (from 0).
+type BulkOpError struct {
+	Op  int
+	Err error
+}
+
+func (e *BulkOpError) Error() string { return fmt.Sprintf("operation %d: %v", e.Op, e.Err) }
+func (e *BulkOpError) Unwrap() error { return e.Err }
+
+// NewBulk starts a bulk load whose operations inherit meta's provenance.
+func (s *Store) NewBulk(meta WriteMeta) *Bulk {
+	return &Bulk{s: s, meta: meta}
+}
+
+// Len is the number of operations added.
+func (b *Bulk) Len() int { return len(b.seq) }
+
+// Grow makes room for nodes and edges more operations.
+func (b *Bulk) Grow(nodes, edges int) {
+	b.nodes = slices.Grow(b.nodes, nodes)
+	b.edges = slices.Grow(b.edges, edges)
+	b.seq = slices.Grow(b.seq, nodes+edges)
+}
+
+// prov interns an operation's provenance after inheriting the
+// transaction's for empty fields.
+func (b *Bulk) prov(scope, run, task string) uint32 {
+	if scope == "" {
+		scope = b.meta.Scope
+	}
+	if run == "" {
+		run = b.meta.RunID
+	}
+	if task == "" {
+		task = b.meta.TaskID
+	}
+	p := provenance{scope, run, task}
+	if n := len(b.provs); n > 0 && b.provs[n-1] == p {
+		return uint32(n - 1)
+	}
+	if i, ok := b.provN[p]; ok {
+		return i
+	}
+	if b.provN == nil {
+		b.provN = map[provenance]uint32{}
+	}
+	b.provN[p] = uint32(len(b.provs))
+	b.provs = append(b.provs, p)
+	return uint32(len(b.provs) - 1)
+}
+
+// PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
+// refused here; nothing is added then.
+func (b *Bulk) PutNode(p NodePut) error {
+	if err := validKey("node key", p.Key); err != nil {
+		return err
+	}
+	typ := p.Type
+	if typ == "" {
+		typ, _, _ = strings.Cut(p.Key, ":")
+		if typ == p.Key {
+			typ = ""
+		}
+	}
+	b.seq = append(b.seq, uint32(len(b.nodes)))
+	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID)})
+	return nil
+}
+
+// PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
+// unknown relation or a bad weight are refused here; nothing is added then.
+func (b *Bulk) PutEdge(p EdgePut) error {
+	if err := validKey("source key", p.Src); err != nil {
+		return err
+	}
+	if err := validKey("destination key", p.Dst); err != nil {
+		return err
+	}
+	rel, err := b.relation(p.Rel)
+	if err != nil {
+		return err
+	}
+	weight := p.Weight
+	if weight == 0 {
+		weight = rel.DefaultWeight
+	} else if err := validWeight(weight); err != nil {
+		return err
+	}
+	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
+	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, payload: p.Payload, weight: weight, rel: rel.ID,
+		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: p.Weight != 0})
+	return nil
+}
+
+// relation resolves a relation name against the committed relations (a
+// bulk load adds none).
+func (b *Bulk) relation(name string) (Relation, error) {
+	if r, ok := b.rels[name]; ok {
+		return r, nil
+	}
+	var rel Relation
+	err := b.s.View(func(r *ReadTxn) error {
+		var err error
+		rel, err = r.RelationByName(name)
+		return err
+	})
+	if err != nil {
+		return Relation{}, err
+	}
+	if b.rels == nil {
+		b.rels, b.relOf = map[string]Relation{}, map[RelID]Relation{}
+	}
+	b.rels[name], b.relOf[rel.ID] = rel, rel
+	return rel, nil
+}
+
+// canonicalise turns every raw payload into its stored form, on every
+// core; the first failure (in operation order) is returned.
+func (b *Bulk) canonicalise() error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	errs := make([]error, workers)
+	bad := make([]int, workers)
+	var wg sync.WaitGroup
+	n := len(b.seq)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bad[w] = -1
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				x := b.seq[i]
+				var err error
+				if x&bulkEdgeBit != 0 {
+					e := &b.edges[x&^bulkEdgeBit]
+					e.payload, err = canonicalPayload(e.payload, false)
+				} else {
+					nd := &b.nodes[x]
+					nd.payload, err = canonicalPayload(nd.payload, false)
+				}
+				if err != nil {
+					errs[w], bad[w] = err, i
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		if errs[w] != nil {
+			return &BulkOpError{Op: bad[w], Err: errs[w]}
+		}
+	}
+	return nil
+}
+
+// Commit writes every operation added as one revision (see Bulk). A Bulk
+// whose every put changes nothing commits nothing (Commit.Rev 0).
+func (b *Bulk) Commit() (Commit, error) {
+	if err := b.canonicalise(); err != nil {
+		return Commit{}, err
+	}
+	s := b.s
+	var tx *WriteTxn
+	aborted, err := s.update(func(txn *lmdb.Txn) error {
+		var err error
+		tx, err = s.beginWrite(txn, b.meta)
+		if err != nil {
+			return err
+		}
+		defer tx.close()
+		fast := s.opts.Telemetry == nil
+		if fast {
+			fast, err = b.storeEmpty(txn)
+			if err != nil {
+				return err
+			}
+		}
+		b.Appended = fast
+		if fast {
+			err = b.write(tx)
+		} else {
+			err = b.replay(tx)
+		}
+		if err != nil {
+			return err
+		}
+		if tx.err != nil {
+			return tx.err
+		}
+		if tx.nops == 0 {
+			return errAbort
+		}
+		if fast {
+			return tx.finishLog(<-b.logValue)
+		}
+		return tx.finish()
+	})
+	if err != nil {
+		return Commit{}, err
+	}
+	if aborted {
+		return Commit{}, nil
+	}
+	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
+	s.emitWrites(tx)
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
+}
+
+// storeEmpty reports whether no node or edge was ever written (so ids, n,
+// e, out, in and hist are empty and can be appended to in key order).
+func (b *Bulk) storeEmpty(txn *lmdb.Txn) (bool, error) {
+	for _, dbi := range []lmdb.DBI{b.s.db.ids, b.s.db.n, b.s.db.e, b.s.db.out, b.s.db.in, b.s.db.hist} {
+		st, err := txn.Stat(dbi)
+		if err != nil {
+			return false, err
+		}
+		if st.Entries != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// replay runs the operations through the ordinary write path.
+func (b *Bulk) replay(tx *WriteTxn) error {
+	for i, x := range b.seq {
+		var err error
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			pv := b.provs[e.prov]
+			p := EdgePut{Src: e.srcKey, Rel: b.relOf[e.rel].Name, Dst: e.dstKey, Payload: e.payload,
+				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
+			if e.explicit {
+				p.Weight = e.weight
+			}
+			err = tx.PutEdge(p)
+		} else {
+			n := &b.nodes[x]
+			pv := b.provs[n.prov]
+			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
+		}
+		if err != nil {
+			return &BulkOpError{Op: i, Err: err}
+		}
+	}
+	return nil
+}
+
+// bulkEdgeRef is one edge operation in sort order: its endpoints and
+// relation, then its index (operation order within one edge).
+type bulkEdgeRef struct {
+	a, b NodeID // (src, dst) for the out side, (dst, src) for the in side
+	rel  RelID
+	idx  uint32
+}
+
+func cmpEdgeRef(x, y bulkEdgeRef) int {
+	if c := cmp.Compare(x.a, y.a); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.rel, y.rel); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.b, y.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.idx, y.idx)
+}
+
+// write is the fast path into a store with no node or edge: every record
+// resolved in memory, every keyspace appended in key order.
+func (b *Bulk) write(tx *WriteTxn) error {
+	s := b.s
+	// Ids: every key once; two keys with one id are a collision.
+	ids := make(map[NodeID]string, len(b.nodes)+len(b.edges)/4)
+	nodeIDs := make([]NodeID, len(b.nodes))
+	srcIDs := make([]NodeID, len(b.edges))
+	dstIDs := make([]NodeID, len(b.edges))
+	register := func(op int, key string) (NodeID, error) {
+		id := s.hash(key)
+		if k, ok := ids[id]; ok {
+			if k != key {
+				return 0, &BulkOpError{Op: op, Err: &CollisionError{ID: id, Key: key, Existing: k}}
+			}
+			return id, nil
+		}
+		ids[id] = key
+		return id, nil
+	}
+	for i, x := range b.seq {
+		var err error
+		if x&bulkEdgeBit != 0 {
+			j := x &^ bulkEdgeBit
+			if srcIDs[j], err = register(i, b.edges[j].srcKey); err == nil {
+				dstIDs[j], err = register(i, b.edges[j].dstKey)
+			}
+		} else {
+			nodeIDs[x], err = register(i, b.nodes[x].key)
+		}
+		if err != nil {
+			return tx.fail(err)
+		}
+	}
+	changed := make([]bool, len(b.seq)) // per operation: does it change its record (is it logged)?
+	nodeSeq := make([]uint32, len(b.nodes))
+	edgeSeq := make([]uint32, len(b.edges))
+	for i, x := range b.seq {
+		if x&bulkEdgeBit != 0 {
+			edgeSeq[x&^bulkEdgeBit] = uint32(i)
+		} else {
+			nodeSeq[x] = uint32(i)
+		}
+	}
+
+	// Out side and in side sorts run beside the node work.
+	outRefs := make([]bulkEdgeRef, len(b.edges))
+	inRefs := make([]bulkEdgeRef, len(b.edges))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for j := range b.edges {
+			outRefs[j] = bulkEdgeRef{a: srcIDs[j], b: dstIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
+		}
+		slices.SortFunc(outRefs, cmpEdgeRef)
+	}()
+	go func() {
+		defer wg.Done()
+		for j := range b.edges {
+			inRefs[j] = bulkEdgeRef{a: dstIDs[j], b: srcIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
+		}
+		slices.SortFunc(inRefs, cmpEdgeRef)
+	}()
+
+	// Nodes: per id in operation order, a put that leaves the live record
+	// as it is changes nothing (supersedeNode); the last change stays.
+	type nodeRef struct {
+		id  NodeID
+		idx uint32
+	}
+	nrefs := make([]nodeRef, len(b.nodes))
+	for i := range b.nodes {
+		nrefs[i] = nodeRef{nodeIDs[i], uint32(i)}
+	}
+	slices.SortFunc(nrefs, func(x, y nodeRef) int {
+		if c := cmp.Compare(x.id, y.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.idx, y.idx)
+	})
+	finalNodes := make([]uint32, 0, len(nrefs)) // index of each id's final put, in id order
+	for i := 0; i < len(nrefs); {
+		j := i
+		cur := nrefs[i].idx
+		changed[nodeSeq[cur]] = true
+		for j++; j < len(nrefs) && nrefs[j].id == nrefs[i].id; j++ {
+			n, c := &b.nodes[nrefs[j].idx], &b.nodes[cur]
+			if n.typ == c.typ && bytes.Equal(n.payload, c.payload) {
+				continue
+			}
+			cur = nrefs[j].idx
+			changed[nodeSeq[cur]] = true
+		}
+		finalNodes = append(finalNodes, cur)
+		i = j
+	}
+
+	// ids, in id order.
+	idList := make([]NodeID, 0, len(ids))
+	for id := range ids {
+		idList = append(idList, id)
+	}
+	slices.Sort(idList)
+	var k8 [8]byte
+	val := make([]byte, 0, 256)
+	for _, id := range idList {
+		binary.BigEndian.PutUint64(k8[:], uint64(id))
+		val = sealValue(append(append(val[:0], fmtPlain), ids[id]...))
+		if err := tx.txn.Put(s.db.ids, k8[:], val, lmdb.Append); err != nil {
+			return tx.fail(err)
+		}
+	}
+	// n, in id order.
+	for _, idx := range finalNodes {
+		n := &b.nodes[idx]
+		pv := b.provs[n.prov]
+		rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
+			typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
+		binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[idx]))
+		val = sealValue(rec.appendBody(append(val[:0], fmtPlain)))
+		if err := tx.txn.Put(s.db.n, k8[:], val, lmdb.Append); err != nil {
+			return tx.fail(err)
+		}
+	}
+	wg.Wait()
+
+	// Edges: the same rule per (src, rel, dst) (supersedeEdge). final[j]
+	// marks the edge operations whose record stays.
+	final := make([]bool, len(b.edges))
+	for i := 0; i < len(outRefs); {
+		j := i
+		cur := outRefs[i].idx
+		changed[edgeSeq[cur]] = true
+		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
+			e, c := &b.edges[outRefs[j].idx], &b.edges[cur]
+			if e.weight == c.weight && bytes.Equal(e.payload, c.payload) {
+				continue
+			}
+			cur = outRefs[j].idx
+			changed[edgeSeq[cur]] = true
+		}
+		final[cur] = true
+		i = j
+	}
+	// The log record: the operations that change something, in order,
+	// encoded now and compressed on another goroutine while the keyspaces
+	// are written.
+	size := 0
+	for i, x := range b.seq {
+		if !changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			pv := b.provs[e.prov]
+			size += 1 + 5*7 + len(pv.scope) + len(pv.run) + len(pv.task) + len(e.srcKey) + len(b.relOf[e.rel].Name) + len(e.dstKey) + 4 + len(e.payload)
+		} else {
+			n := &b.nodes[x]
+			pv := b.provs[n.prov]
+			size += 1 + 5*6 + len(pv.scope) + len(pv.run) + len(pv.task) + len(n.key) + len(n.typ) + len(n.payload)
+		}
+	}
+	tx.ops = slices.Grow(tx.ops, size)
+	for i, x := range b.seq {
+		if !changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			pv := b.provs[e.prov]
+			tx.op(OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+				buf = appendStr(buf, e.srcKey)
+				buf = appendStr(buf, b.relOf[e.rel].Name)
+				buf = appendStr(buf, e.dstKey)
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
+				return appendStr(buf, string(e.payload))
+			})
+		} else {
+			n := &b.nodes[x]
+			pv := b.provs[n.prov]
+			tx.op(OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+				buf = appendStr(buf, n.key)
+				buf = appendStr(buf, n.typ)
+				return appendStr(buf, string(n.payload))
+			})
+		}
+	}
+	logDone := make(chan []byte, 1)
+	go func() { logDone <- tx.logValue() }()
+	b.logValue = logDone
+
+	// The adjacency chunks of both sides are encoded on other goroutines
+	// while e is written here.
+	type kv struct{ k, v []byte }
+	chunks := func(refs []bulkEdgeRef, out chan<- []kv) {
+		defer close(out)
+		var entries []adjacency.Entry
+		var batch []kv
+		for i := 0; i < len(refs); {
+			node := refs[i].a
+			entries = entries[:0]
+			for ; i < len(refs) && refs[i].a == node; i++ {
+				if !final[refs[i].idx] {
+					continue
+				}
+				e := &b.edges[refs[i].idx]
+				entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(refs[i].b), Rev: uint64(tx.rev), Weight: e.weight})
+			}
+			for _, part := range splitChunks(entries, s.chunkMax) {
+				batch = append(batch, kv{adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
+			}
+			if len(batch) >= 1024 {
+				out <- batch
+				batch = nil
+			}
+		}
+		if len(batch) > 0 {
+			out <- batch
+		}
+	}
+	outCh, inCh := make(chan []kv, 64), make(chan []kv, 64)
+	go chunks(outRefs, outCh)
+	go chunks(inRefs, inCh)
+	drain := func(ch <-chan []kv) {
+		for range ch {
+		}
+	}
+	var k20 [20]byte
+	for _, r := range outRefs {
+		if !final[r.idx] {
+			continue
+		}
+		e := &b.edges[r.idx]
+		pv := b.provs[e.prov]
+		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
+			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: e.payload}
+		if e.explicit {
+			rec.flags |= recWeight
+		}
+		binary.BigEndian.PutUint64(k20[:], uint64(r.a))
+		binary.BigEndian.PutUint32(k20[8:], uint32(r.rel))
+		binary.BigEndian.PutUint64(k20[12:], uint64(r.b))
+		val = sealValue(rec.appendBody(append(val[:0], fmtPlain)))
+		if err := tx.txn.Put(s.db.e, k20[:], val, lmdb.Append); err != nil {
+			drain(outCh)
+			drain(inCh)
+			return tx.fail(err)
+		}
+	}
+	for _, side := range []struct {
+		ch  <-chan []kv
+		dbi lmdb.DBI
+	}{{outCh, s.db.out}, {inCh, s.db.in}} {
+		for batch := range side.ch {
+			for _, x := range batch {
+				if err := tx.txn.Put(side.dbi, x.k, x.v, lmdb.Append); err != nil {
+					drain(outCh)
+					drain(inCh)
+					return tx.fail(err)
+				}
+			}
+		}
+	}
+
+	return nil
+}

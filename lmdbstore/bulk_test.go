@@ -1,0 +1,241 @@
+package lmdbstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/adjacency"
+)
+
+// bulkOp is one operation of a random bulk workload.
+type bulkOp struct {
+	node *NodePut
+	edge *EdgePut
+}
+
+// randomBulkOps draws puts of nodes and edges over a small key space, so
+// keys repeat: the same put again (no change), another payload or weight
+// (a change), explicit and default weights, provenance set or inherited.
+func randomBulkOps(rng *rand.Rand, n int) []bulkOp {
+	rels := []string{"calls", "imports", "defines", "tests"}
+	payloads := []json.RawMessage{nil, json.RawMessage(`{"b": 1, "a": [1, 2]}`), json.RawMessage(`{"line":12}`), json.RawMessage(`null`)}
+	key := func() string { return fmt.Sprint([]string{"sym:", "file:", "x"}[rng.IntN(3)], rng.IntN(40)) }
+	var ops []bulkOp
+	for range n {
+		if rng.IntN(4) == 0 {
+			p := NodePut{Key: key(), Payload: payloads[rng.IntN(len(payloads))]}
+			if rng.IntN(3) == 0 {
+				p.Type = "T"
+			}
+			if rng.IntN(5) == 0 {
+				p.RunID = "r2"
+			}
+			ops = append(ops, bulkOp{node: &p})
+			continue
+		}
+		p := EdgePut{Src: key(), Rel: rels[rng.IntN(len(rels))], Dst: key(), Payload: payloads[rng.IntN(len(payloads))]}
+		switch rng.IntN(3) {
+		case 0:
+			p.Weight = 0.5
+		case 1:
+			p.Weight = 1
+		}
+		if rng.IntN(5) == 0 {
+			p.Scope, p.TaskID = "other", "t9"
+		}
+		ops = append(ops, bulkOp{edge: &p})
+	}
+	return ops
+}
+
+// dumpAll is every keyspace's keys and values.
+func dumpAll(t *testing.T, s *Store) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	if err := s.view(func(txn *lmdb.Txn) error {
+		return s.db.each(func(name string, dbi *lmdb.DBI) error {
+			cur, err := txn.OpenCursor(*dbi)
+			if err != nil {
+				return err
+			}
+			defer cur.Close()
+			for k, v, err := cur.Get(nil, nil, lmdb.First); err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+				out[name] = append(out[name], fmt.Sprintf("%x=%x", k, v))
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// adjEntries is every adjacency entry of one side, with its node, whatever
+// the chunking.
+func adjEntries(t *testing.T, s *Store, out bool) []string {
+	t.Helper()
+	dbi := s.db.in
+	if out {
+		dbi = s.db.out
+	}
+	var es []string
+	if err := s.view(func(txn *lmdb.Txn) error {
+		cur, err := txn.OpenCursor(dbi)
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
+		for k, v, err := cur.Get(nil, nil, lmdb.First); err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+			entries, err := adjacency.Decode(v, nil)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				es = append(es, fmt.Sprintf("%x %+v", k[:8], e))
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// TestBulkMatchesUpdate: the same operations committed by Bulk (fast path
+// into an empty store, replay into a non-empty one) and by one Update give
+// byte-identical keyspaces, except that adjacency lists may be chunked
+// differently (their entries are identical), and Check holds.
+func TestBulkMatchesUpdate(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			ops := randomBulkOps(rng, 200+int(seed)*150)
+			prefill := seed%4 == 3 // a store with an edge already: the replay path
+			ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
+			for _, s := range []*Store{ordinary, bulk} {
+				if seed%2 == 1 {
+					s.setChunkMaxForTest(4 + int(seed))
+				}
+				mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+					_, err := tx.AddRelation(Relation{Name: "heavy", DefaultWeight: 2})
+					return err
+				})
+				if prefill {
+					putEdge(t, s, "sym:1", "calls", "sym:2")
+				}
+			}
+			meta := WriteMeta{Scope: "repo", RunID: "r1"}
+			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
+				for _, op := range ops {
+					var err error
+					if op.node != nil {
+						err = tx.PutNode(*op.node)
+					} else {
+						err = tx.PutEdge(*op.edge)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			b := bulk.NewBulk(meta)
+			for _, op := range ops {
+				var err error
+				if op.node != nil {
+					err = b.PutNode(*op.node)
+				} else {
+					err = b.PutEdge(*op.edge)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			c2, err := b.Commit()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Appended == prefill {
+				t.Errorf("fast path %v with a prefilled store %v", b.Appended, prefill)
+			}
+			if c1 != c2 {
+				t.Fatalf("commits differ: update %+v, bulk %+v", c1, c2)
+			}
+			d1, d2 := dumpAll(t, ordinary), dumpAll(t, bulk)
+			for _, name := range []string{dbMeta, dbNodes, dbEdges, dbKV, dbHist, dbIDs, dbRel, dbRelName, dbLog, dbTS} {
+				if diff := cmp.Diff(d1[name], d2[name]); diff != "" {
+					t.Errorf("%s keyspace differs (-update +bulk):\n%s", name, diff)
+				}
+			}
+			for _, out := range []bool{true, false} {
+				if diff := cmp.Diff(adjEntries(t, ordinary, out), adjEntries(t, bulk, out)); diff != "" {
+					t.Errorf("adjacency out=%v differs (-update +bulk):\n%s", out, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestBulkErrors: refusals name the operation, and nothing is written.
+func TestBulkErrors(t *testing.T) {
+	s := newStore(t, Options{})
+	b := s.NewBulk(WriteMeta{})
+	wantErr(t, b.PutEdge(EdgePut{Src: "a", Rel: "nope", Dst: "b"}), ErrUnknownRelation)
+	wantErr(t, b.PutEdge(EdgePut{Src: "a", Rel: "calls", Dst: "b", Weight: -1}), ErrInvalid)
+	wantErr(t, b.PutNode(NodePut{}), ErrInvalid)
+	if b.Len() != 0 {
+		t.Fatalf("refused operations were added: %d", b.Len())
+	}
+	if err := b.PutNode(NodePut{Key: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutNode(NodePut{Key: "b", Payload: json.RawMessage(`{"x":`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Commit()
+	wantErr(t, err, ErrInvalid)
+	var opErr *BulkOpError
+	if !asBulkOpError(err, &opErr) || opErr.Op != 1 {
+		t.Fatalf("error %v does not name operation 1", err)
+	}
+	// A collision, found at commit.
+	s.setHashForTest(func(k string) NodeID { return 7 })
+	b = s.NewBulk(WriteMeta{})
+	_ = b.PutNode(NodePut{Key: "a"})
+	_ = b.PutEdge(EdgePut{Src: "a", Rel: "calls", Dst: "c"})
+	_, err = b.Commit()
+	var coll *CollisionError
+	if !asCollision(err, &coll) || !asBulkOpError(err, &opErr) || opErr.Op != 1 {
+		t.Fatalf("collision: %v", err)
+	}
+	s.setHashForTest(IDOf)
+	err = s.View(func(r *ReadTxn) error {
+		if r.Revision() != 0 {
+			t.Errorf("a failed bulk load committed revision %d", r.Revision())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIDOfIsFNV1a: IDOf is hash/fnv's 64-bit FNV-1a (SPEC §1).
+func TestIDOfIsFNV1a(t *testing.T) {
+	for _, k := range []string{"", "a", "sym:pkg.Func", "file:é/ü.go", string(make([]byte, 300))} {
+		h := fnv.New64a()
+		h.Write([]byte(k))
+		if got, want := IDOf(k), NodeID(h.Sum64()); got != want {
+			t.Errorf("IDOf(%q) = %x, want %x", k, got, want)
+		}
+	}
+}
+
+func asBulkOpError(err error, target **BulkOpError) bool  { return errors.As(err, target) }
+func asCollision(err error, target **CollisionError) bool { return errors.As(err, target) }
