@@ -215,7 +215,7 @@ func rewriteSnapshot(t *testing.T, g *csr.Graph) []byte {
 	rels, _ := g.Relations()
 	for _, r := range rels {
 		st.Rels = append(st.Rels, snapshot.RelationRecord{ID: r.ID, Name: r.Name, DefaultWeight: r.DefaultWeight,
-			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory})
+			Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory, Role: r.Role})
 	}
 	for i := range g.NumNodes() {
 		x := csr.NodeIndex(i)

@@ -97,6 +97,7 @@ type RelationRecord struct {
 	DefaultWeight Weight `json:"default_weight"`
 	Bidirectional bool   `json:"bidirectional" jsonschema:"engines also follow it backwards"`
 	Inhibitory    bool   `json:"inhibitory" jsonschema:"engines subtract along it"`
+	Role          string `json:"role" jsonschema:"what the engines make of it: structure, usage, history or memory (SPEC §1)"`
 }
 
 // RelationList is the answer of list_relations.
@@ -114,7 +115,7 @@ func (s *Server) listRelations(_ context.Context, _ *NoArgs) (RelationList, erro
 		res.Relations = make([]RelationRecord, len(rels))
 		for i, rel := range rels {
 			res.Relations[i] = RelationRecord{ID: uint32(rel.ID), Name: rel.Name,
-				DefaultWeight: Weight(rel.DefaultWeight), Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory}
+				DefaultWeight: Weight(rel.DefaultWeight), Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory, Role: rel.Role.String()}
 		}
 		return nil
 	})
