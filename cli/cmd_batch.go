@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/suggest"
 	"io"
 	"runtime"
@@ -60,6 +61,7 @@ type batchFields struct {
 	Namespace     string          `json:"namespace"`
 	Bidirectional bool            `json:"bidirectional"`
 	Inhibitory    bool            `json:"inhibitory"`
+	Role          string          `json:"role"`
 }
 
 // batchRequired lists the fields each op must carry.
@@ -309,7 +311,14 @@ func applyBatchOp(tx *lmdbstore.WriteTxn, op batchOp) error {
 		if weight == 0 {
 			weight = 1
 		}
-		_, err := tx.AddRelation(lmdbstore.Relation{Name: f.Rel, DefaultWeight: weight, Bidirectional: f.Bidirectional, Inhibitory: f.Inhibitory})
+		role := roles.Memory
+		if f.Role != "" {
+			var err error
+			if role, err = roles.Parse(f.Role); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		_, err := tx.AddRelation(lmdbstore.Relation{Name: f.Rel, DefaultWeight: weight, Bidirectional: f.Bidirectional, Inhibitory: f.Inhibitory, Role: role})
 		return err
 	}
 	return fmt.Errorf("unknown op %q", op.op)

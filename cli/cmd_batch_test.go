@@ -12,7 +12,7 @@ const goodBatch = `{"op":"put_node","key":"file:a.go","payload":{"lang":"go"}}
 {"op":"put_edge","src":"file:a.go","rel":"defines","dst":"sym:a.F","weight":0.5,"payload":{"line":3}}
 
 {"op":"put_kv","scope":"repo","namespace":"procedures","key":"test","payload":{"cmd":"make test"},"task_id":"t7"}
-{"op":"add_rel","rel":"owns","bidirectional":true}
+{"op":"add_rel","rel":"owns","bidirectional":true,"role":"structure"}
 {"op":"put_edge","src":"team:core","rel":"owns","dst":"file:a.go"}
 `
 
@@ -45,6 +45,14 @@ func TestBatchAppliesOneRevision(t *testing.T) {
 	withPayload["payload"] = map[string]any{"line": n("3")}
 	diffJSON(t, ok(t, "--db", db, "--json", "get-out", "file:a.go"), []map[string]any{withPayload})
 	diffJSON(t, ok(t, "--db", db, "--json", "get-in", "file:a.go"), []map[string]any{edge("team:core", "owns", "file:a.go", rev, "1")})
+	// The role travels: batch → store → diff-since → rel list.
+	if ops[3]["op"] != "add_rel" || ops[3]["role"] != "structure" {
+		t.Errorf("diff-since add_rel = %v, want role structure", ops[3])
+	}
+	rels := jsonLines(t, ok(t, "--db", db, "--json", "rel", "list"))
+	if last := rels[len(rels)-1]; last["name"] != "owns" || last["role"] != "structure" {
+		t.Errorf("rel list last = %v", last)
+	}
 }
 
 func TestBatchAllOrNothing(t *testing.T) {
@@ -68,6 +76,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 		{"unknown relation", `{"op":"put_edge","src":"a:1","rel":"cals","dst":"a:2"}`, ExitUsage, `batch line 7 (put_edge): unknown relation "cals"`},
 		{"delete missing", `{"op":"del_edge","src":"a:1","rel":"calls","dst":"a:2"}`, ExitNotFound, "batch line 7 (del_edge)"},
 		{"relation twice", `{"op":"add_rel","rel":"owns"}`, -1, "batch line 7 (add_rel)"},
+		{"bad role", `{"op":"add_rel","rel":"uses","role":"dependency"}`, ExitUsage, `batch line 7 (add_rel): unknown role "dependency"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := newStore(t)

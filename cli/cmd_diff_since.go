@@ -87,7 +87,7 @@ var opFields = map[string][]string{
 	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
 	"put_kv":   {"scope", "namespace", "key", "payload", "run_id", "task_id"},
 	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
-	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "scope", "run_id", "task_id"},
+	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "role", "scope", "run_id", "task_id"},
 }
 
 // opField is the value of field name of op, and whether to print it (an
@@ -99,6 +99,8 @@ func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
 		return rel.Bidirectional, true
 	case "inhibitory":
 		return rel.Inhibitory, true
+	case "role":
+		return rel.Role.String(), true
 	case "key":
 		if op.Kind == lmdbstore.OpPutNode || op.Kind == lmdbstore.OpDelNode {
 			return op.NodeKey, true
@@ -199,6 +201,7 @@ func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 		if rel.Inhibitory {
 			details = append(details, "inhibitory")
 		}
+		details = append(details, "role="+rel.Role.String())
 	}
 	if op.Scope != "" && op.Kind != lmdbstore.OpPutKV && op.Kind != lmdbstore.OpDelKV {
 		details = append(details, "scope="+op.Scope)

@@ -1,11 +1,9 @@
 package mcpserver
 
 import (
-	"cmp"
 	"context"
 
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/roles"
 )
 
 // NoArgs is the input of tools without arguments.
@@ -99,7 +97,7 @@ type RelationRecord struct {
 	DefaultWeight Weight `json:"default_weight"`
 	Bidirectional bool   `json:"bidirectional" jsonschema:"engines also follow it backwards"`
 	Inhibitory    bool   `json:"inhibitory" jsonschema:"engines subtract along it"`
-	Role          string `json:"role" jsonschema:"what the engines make of it: structure, usage, history or memory"`
+	Role          string `json:"role" jsonschema:"what the engines make of it: structure, usage, history or memory (SPEC §1)"`
 }
 
 // RelationList is the answer of list_relations.
@@ -117,8 +115,7 @@ func (s *Server) listRelations(_ context.Context, _ *NoArgs) (RelationList, erro
 		res.Relations = make([]RelationRecord, len(rels))
 		for i, rel := range rels {
 			res.Relations[i] = RelationRecord{ID: uint32(rel.ID), Name: rel.Name,
-				DefaultWeight: Weight(rel.DefaultWeight), Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory,
-				Role: rel.Role.String()}
+				DefaultWeight: Weight(rel.DefaultWeight), Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory, Role: rel.Role.String()}
 		}
 		return nil
 	})
@@ -131,7 +128,6 @@ type AddRelationArgs struct {
 	DefaultWeight *float64 `json:"default_weight,omitempty" jsonschema:"weight of edges put without one (default 1)"`
 	Bidirectional bool     `json:"bidirectional,omitempty" jsonschema:"engines also follow the relation backwards"`
 	Inhibitory    bool     `json:"inhibitory,omitempty" jsonschema:"engines subtract along the relation"`
-	Role          string   `json:"role,omitempty" jsonschema:"structure, usage, history or memory (default memory)"`
 	ProvenanceArgs
 }
 
@@ -150,11 +146,8 @@ func (s *Server) addRelation(_ context.Context, a *AddRelationArgs) (RelationAdd
 	}
 	var id lmdbstore.RelID
 	c, err := s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
-		role, err := roles.Parse(cmp.Or(a.Role, "memory"))
-		if err != nil {
-			return err
-		}
-		id, err = tx.AddRelation(lmdbstore.Relation{Name: a.Name, DefaultWeight: w, Bidirectional: a.Bidirectional, Inhibitory: a.Inhibitory, Role: role})
+		var err error
+		id, err = tx.AddRelation(lmdbstore.Relation{Name: a.Name, DefaultWeight: w, Bidirectional: a.Bidirectional, Inhibitory: a.Inhibitory})
 		return err
 	})
 	if err != nil {
