@@ -419,3 +419,42 @@ func TestToolErrors(t *testing.T) {
 		t.Errorf("read at the horizon: %s", b)
 	}
 }
+
+// TestSecretsRedacted: writes through MCP pass the store's secret scanner
+// like the CLI's (SPEC §2) and say how many secrets they replaced; nothing
+// of a secret reaches the store, through memctl's tools or the memory
+// server's.
+func TestSecretsRedacted(t *testing.T) {
+	const token = "ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke2A"
+	db := newStore(t)
+	s := startServer(t, db)
+	var c struct {
+		Rev      uint64 `json:"rev"`
+		Redacted int    `json:"redacted"`
+	}
+	s.ok("put_kv", map[string]any{"namespace": "ops", "key": "deploy",
+		"payload": map[string]any{"note": "push with " + token, "dsn": "postgres://app:Sup3rS3cretPw@db/prod"}}, &c)
+	if c.Rev != 1 || c.Redacted != 2 {
+		t.Errorf("put_kv: %+v, want rev 1 and 2 secrets redacted", c)
+	}
+	s.ok("batch", map[string]any{"ops": []map[string]any{{"op": "put_node", "key": "doc:a", "payload": map[string]any{"t": token}}}}, &c)
+	if c.Redacted != 1 {
+		t.Errorf("batch: %+v", c)
+	}
+	s.ok("create_entities", map[string]any{"entities": []map[string]any{{"name": "ci", "entityType": "service", "observations": []string{"token " + token}}}}, &c)
+	if c.Redacted != 1 {
+		t.Errorf("create_entities: %+v", c)
+	}
+	c.Redacted = 0 // absent when none: decoding leaves the field as it was
+	s.ok("put_node", map[string]any{"key": "doc:b"}, &c)
+	if c.Redacted != 0 {
+		t.Errorf("put_node without a secret: %+v", c)
+	}
+	b, _ := s.call("open_nodes", map[string]any{"names": []string{"ci"}})
+	if !strings.Contains(string(b), "[REDACTED:github-pat]") {
+		t.Errorf("open_nodes: %s", b)
+	}
+	if log := runCLI(t, "", "--db", db, "diff-since", "0"); strings.Contains(log, token) || strings.Contains(log, "Sup3rS3cretPw") {
+		t.Errorf("a secret was stored:\n%s", log)
+	}
+}
