@@ -88,7 +88,12 @@ func BenchmarkToolLatency(b *testing.B) {
 			b.Fatalf("memctl activate: %v", err)
 		}
 	})
-	// related after every write: the cost of rebuilding the engine
+	// related after every kv write: the snapshot is carried forward.
+	run("mcp/related-after-kv-write", func(i int) {
+		call("put_kv", map[string]any{"scope": "s", "namespace": "decisions", "key": fmt.Sprint(i), "payload": i})
+		call("related", map[string]any{"queries": []string{key(i)}, "top": 20})
+	})
+	// related after every edge write: the cost of rebuilding the engine
 	// snapshot (the store moved), the worst case for an agent that
 	// alternates writes and analysis.
 	run("mcp/related-after-write", func(i int) {

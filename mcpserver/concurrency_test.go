@@ -272,3 +272,59 @@ func waitFor(t *testing.T, b *lockedBuffer, s string, timeout time.Duration) tim
 	}
 	return time.Now()
 }
+
+// TestConcurrentCallsOneServer: one server, many calls in flight at once
+// from one session (agents issue parallel tool calls): writes, reads and
+// analysis calls whose engine snapshot keeps being rebuilt.
+func TestConcurrentCallsOneServer(t *testing.T) {
+	const workers, calls = 8, 40
+	db := newStore(t)
+	seedNodes(t, db, workers, calls)
+	runCLI(t, "", "--db", db, "rel", "add", "links")
+	s := startServer(t, db)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for c := 0; c < workers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src := fmt.Sprintf("w%d", c)
+			for i := 0; i < calls; i++ {
+				reads := []struct {
+					name string
+					args map[string]any
+				}{
+					{"get_out", map[string]any{"key": src}},
+					{"related", map[string]any{"queries": []string{src}}},
+					{"read_graph", map[string]any{"limit": 20}},
+				}
+				r := reads[i%len(reads)]
+				for _, call := range []struct {
+					name string
+					args map[string]any
+				}{
+					{"put_edge", map[string]any{"src": src, "rel": "links", "dst": fmt.Sprintf("t%d", i)}},
+					r,
+				} {
+					if text, isErr, err := callRaw(s.sess, call.name, call.args); err != nil || isErr {
+						errs <- fmt.Errorf("%s call %d %s: %v %s", src, i, call.name, err, text)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for c := 0; c < workers; c++ {
+		if n := len(cliJSON(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")); n != calls {
+			t.Errorf("w%d: %d edges, want %d", c, n, calls)
+		}
+	}
+	if out, errOut, code := tryCLI(t, "", "--db", db, "check"); code != 0 {
+		t.Errorf("check: %s%s", out, errOut)
+	}
+}

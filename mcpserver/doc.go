@@ -22,9 +22,10 @@
 //     error from the transport (transport.go); a panic in a handler becomes
 //     a tool error. A failed write leaves the store as it was.
 //   - stdout carries protocol messages only; logs go to Options.Logger.
-//   - Payloads pass through byte for byte: tool arguments are decoded from
-//     the raw request (the SDK's typed AddTool would re-marshal them through
-//     a map, reordering keys and rounding large numbers).
+//   - Payloads reach the store as the client spelled them: tool arguments
+//     are decoded from the raw request (the SDK's typed AddTool would
+//     re-marshal them through a map, rounding numbers beyond float64); the
+//     store then keeps its canonical form (SPEC.md §2).
 //
 // Nothing here imports cli; cli's `memctl mcp` opens the store and calls
 // Serve.

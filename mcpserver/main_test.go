@@ -31,7 +31,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	memctlBin = filepath.Join(dir, "memctl")
-	build := exec.Command("go", "build", "-o", memctlBin, "github.com/memctl/memctl/cmd/memctl")
+	args := []string{"build", "-o", memctlBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/memctl/memctl/cmd/memctl")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building memctl:", err)

@@ -7,7 +7,7 @@ package mcpserver
 //
 //	{"observations":[{"text":"likes tea","added":"2026-01-02T03:04:05.123Z","rev":12}]}
 //
-// (other payload fields are kept, in order). A relation is an edge: from →
+// (other payload members are kept; the store sorts members, SPEC.md §2). A relation is an edge: from →
 // to through the relation named after relationType, registered on first
 // use. A relationType that is not a valid relation name is mapped to one
 // (relationName) and kept verbatim in the edge payload as

@@ -34,6 +34,7 @@ type CreateEntitiesResult struct {
 	Entities []Entity `json:"entities" jsonschema:"the entities created; names that already existed are skipped"`
 	Existing []string `json:"existing,omitempty" jsonschema:"names skipped because an entity with that name already exists"`
 	Rev      uint64   `json:"rev" jsonschema:"the revision committed (0: nothing created)"`
+	Redacted int      `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
 func (s *Server) writeScope(a ScopeArg) string {
@@ -76,7 +77,7 @@ func (s *Server) createEntities(_ context.Context, a *CreateEntitiesArgs) (Creat
 		}
 		return nil
 	})
-	res.Rev = c.Rev
+	res.Rev, res.Redacted = c.Rev, c.Redacted
 	return res, err
 }
 
@@ -90,6 +91,7 @@ type CreateRelationsArgs struct {
 type CreateRelationsResult struct {
 	Relations []GraphRelation `json:"relations" jsonschema:"the relations created; ones that already existed are skipped"`
 	Rev       uint64          `json:"rev"`
+	Redacted  int             `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
 func (s *Server) createRelations(_ context.Context, a *CreateRelationsArgs) (CreateRelationsResult, error) {
@@ -128,7 +130,7 @@ func (s *Server) createRelations(_ context.Context, a *CreateRelationsArgs) (Cre
 		}
 		return nil
 	})
-	res.Rev = c.Rev
+	res.Rev, res.Redacted = c.Rev, c.Redacted
 	return res, err
 }
 
@@ -152,8 +154,9 @@ type ObservationsAdded struct {
 
 // AddObservationsResult is the answer of add_observations.
 type AddObservationsResult struct {
-	Results []ObservationsAdded `json:"results"`
-	Rev     uint64              `json:"rev"`
+	Results  []ObservationsAdded `json:"results"`
+	Rev      uint64              `json:"rev"`
+	Redacted int                 `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
 func (s *Server) addObservations(_ context.Context, a *AddObservationsArgs) (AddObservationsResult, error) {
@@ -192,7 +195,7 @@ func (s *Server) addObservations(_ context.Context, a *AddObservationsArgs) (Add
 		}
 		return nil
 	})
-	res.Rev = c.Rev
+	res.Rev, res.Redacted = c.Rev, c.Redacted
 	return res, err
 }
 

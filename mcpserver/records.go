@@ -96,13 +96,16 @@ func kvRecord(kv lmdbstore.KV) KVRecord {
 type CommitResult struct {
 	Rev uint64 `json:"rev" jsonschema:"the revision committed; 0 when nothing changed"`
 	TS  string `json:"ts,omitempty" jsonschema:"its commit time (absent when rev is 0)"`
+	// Redacted is how many secrets the store replaced by [REDACTED:kind]
+	// in the write's keys and payloads (SPEC.md §2).
+	Redacted int `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing (absent when none)"`
 }
 
 func commitResult(c lmdbstore.Commit) CommitResult {
 	if c.Rev == 0 {
-		return CommitResult{}
+		return CommitResult{Redacted: c.Redacted}
 	}
-	return CommitResult{Rev: uint64(c.Rev), TS: formatTime(c.Time)}
+	return CommitResult{Rev: uint64(c.Rev), TS: formatTime(c.Time), Redacted: c.Redacted}
 }
 
 // formatTime is RFC 3339 with nanoseconds (trailing zeros trimmed), UTC.

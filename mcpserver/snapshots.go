@@ -6,11 +6,19 @@ package mcpserver
 // does not hold. The latest one is kept while the store stays at its
 // revision: a call first reads the store's current revision (a fresh read
 // transaction, so commits by other processes count), and rebuilds when the
-// store moved. One point-in-time snapshot (at_rev / at_time) is kept
-// beside it. A snapshot is immutable, so calls that hold an old one finish
-// on it while the next call builds a new one.
+// store moved in a way the engines can see. One point-in-time snapshot
+// (at_rev / at_time) is kept beside it. A snapshot is immutable, so calls
+// that hold an old one finish on it while the next call builds a new one.
+//
+// The engines read keys, relations and edges, never node types or
+// payloads. So when every operation committed since the latest snapshot is
+// a kv write or a put of a node the snapshot already holds as live (a new
+// payload or type: what add_observations writes), the snapshot still gives
+// exactly the answers a new export would, and is carried forward to the new
+// revision instead of rebuilt (stillValid).
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -27,9 +35,14 @@ type engineSnap struct {
 	graph *csr.Graph
 	eng   *engines.Engine
 
-	prOnce sync.Once // unweighted PageRank, computed on first use
-	ranks  []float64
-	prErr  error
+	pr *pageRankCache // shared by the revisions the snapshot is carried to
+}
+
+// pageRankCache is a snapshot's unweighted PageRank, computed on first use.
+type pageRankCache struct {
+	once  sync.Once
+	ranks []float64
+	err   error
 }
 
 // pageRank is the unweighted default PageRank of the snapshot, computed
@@ -38,15 +51,14 @@ func (e *engineSnap) pageRank(weighted bool) ([]float64, error) {
 	if weighted {
 		return engines.StoredOrComputedPageRank(e.eng, true)
 	}
-	e.prOnce.Do(func() { e.ranks, e.prErr = engines.StoredOrComputedPageRank(e.eng, false) })
-	return e.ranks, e.prErr
+	e.pr.once.Do(func() { e.pr.ranks, e.pr.err = engines.StoredOrComputedPageRank(e.eng, false) })
+	return e.pr.ranks, e.pr.err
 }
 
 type snapshotCache struct {
 	mu     sync.Mutex // held while looking up or building: one export at a time
 	latest *engineSnap
 	past   *engineSnap
-	builds int // exports so far (tests read it through Stats)
 }
 
 // snapshot returns the engine snapshot at the view v selects.
@@ -72,6 +84,18 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 			return e, nil
 		}
 	}
+	if c.latest != nil && c.latest.rev < rev {
+		ok, err := s.stillValid(c.latest, rev)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			// A new value: calls still holding the old one keep its rev.
+			s.log.Debug("engine snapshot carried forward", "from", c.latest.rev, "to", rev)
+			c.latest = &engineSnap{rev: rev, graph: c.latest.graph, eng: c.latest.eng, pr: c.latest.pr}
+			return c.latest, nil
+		}
+	}
 	start := time.Now()
 	b, err := storesnap.ExportBytes(s.store, lmdbstore.AtRevision(rev), snapshot.WriterOptions{})
 	if err != nil {
@@ -85,8 +109,7 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &engineSnap{rev: rev, graph: g, eng: eng}
-	c.builds++
+	e := &engineSnap{rev: rev, graph: g, eng: eng, pr: &pageRankCache{}}
 	if at.IsLatest() || c.latest == nil || rev > c.latest.rev {
 		c.latest = e
 	} else {
@@ -97,9 +120,49 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 	return e, nil
 }
 
-// SnapshotBuilds is how many engine snapshots the server has exported.
-func (s *Server) SnapshotBuilds() int {
-	s.snaps.mu.Lock()
-	defer s.snaps.mu.Unlock()
-	return s.snaps.builds
+// maxCarryOps bounds the log read that decides whether a snapshot can be
+// carried forward; past it, rebuilding is cheaper to reason about.
+const maxCarryOps = 10000
+
+// errNotCarried stops that log read at the first operation the engines see.
+var errNotCarried = errors.New("snapshot invalidated")
+
+// stillValid reports whether every operation after e.rev up to rev leaves
+// what the engines read unchanged: kv writes, and puts of nodes e holds as
+// live nodes.
+func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision) (bool, error) {
+	n := 0
+	err := s.store.View(func(r *lmdbstore.ReadTxn) error {
+		return r.DiffSince(lmdbstore.AtRevision(e.rev), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
+			if op.Rev > rev {
+				return nil
+			}
+			if n++; n > maxCarryOps {
+				return errNotCarried
+			}
+			switch op.Kind {
+			case lmdbstore.OpPutKV, lmdbstore.OpDelKV:
+				return nil
+			case lmdbstore.OpPutNode:
+				idx, ok, err := e.graph.LookupKey(op.NodeKey)
+				if err != nil {
+					return err
+				}
+				if ok {
+					node, err := e.graph.Node(idx)
+					if err != nil {
+						return err
+					}
+					if !node.Missing {
+						return nil
+					}
+				}
+			}
+			return errNotCarried
+		})
+	})
+	if errors.Is(err, errNotCarried) {
+		return false, nil
+	}
+	return err == nil, err
 }

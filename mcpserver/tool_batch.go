@@ -74,9 +74,10 @@ type BatchArgs struct {
 
 // BatchResult is the answer of batch.
 type BatchResult struct {
-	Rev uint64 `json:"rev" jsonschema:"the revision committed; 0 when nothing changed"`
-	TS  string `json:"ts,omitempty"`
-	Ops int    `json:"ops" jsonschema:"number of operations applied"`
+	Rev      uint64 `json:"rev" jsonschema:"the revision committed; 0 when nothing changed"`
+	TS       string `json:"ts,omitempty"`
+	Ops      int    `json:"ops" jsonschema:"number of operations applied"`
+	Redacted int    `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing (absent when none)"`
 }
 
 func (s *Server) batch(_ context.Context, a *BatchArgs) (BatchResult, error) {
@@ -103,7 +104,7 @@ func (s *Server) batch(_ context.Context, a *BatchArgs) (BatchResult, error) {
 	if err != nil {
 		return BatchResult{}, err
 	}
-	return BatchResult{Rev: c.Rev, TS: c.TS, Ops: len(a.Ops)}, nil
+	return BatchResult{Rev: c.Rev, TS: c.TS, Ops: len(a.Ops), Redacted: c.Redacted}, nil
 }
 
 // checkBatchOp validates one op before anything is written and returns its

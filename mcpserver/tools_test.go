@@ -419,3 +419,81 @@ func TestToolErrors(t *testing.T) {
 		t.Errorf("read at the horizon: %s", b)
 	}
 }
+
+// TestSecretsRedacted: writes through MCP pass the store's secret scanner
+// like the CLI's (SPEC §2) and say how many secrets they replaced; nothing
+// of a secret reaches the store, through memctl's tools or the memory
+// server's.
+func TestSecretsRedacted(t *testing.T) {
+	const token = "ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke2A"
+	db := newStore(t)
+	s := startServer(t, db)
+	var c struct {
+		Rev      uint64 `json:"rev"`
+		Redacted int    `json:"redacted"`
+	}
+	s.ok("put_kv", map[string]any{"namespace": "ops", "key": "deploy",
+		"payload": map[string]any{"note": "push with " + token, "dsn": "postgres://app:Sup3rS3cretPw@db/prod"}}, &c)
+	if c.Rev != 1 || c.Redacted != 2 {
+		t.Errorf("put_kv: %+v, want rev 1 and 2 secrets redacted", c)
+	}
+	s.ok("batch", map[string]any{"ops": []map[string]any{{"op": "put_node", "key": "doc:a", "payload": map[string]any{"t": token}}}}, &c)
+	if c.Redacted != 1 {
+		t.Errorf("batch: %+v", c)
+	}
+	s.ok("create_entities", map[string]any{"entities": []map[string]any{{"name": "ci", "entityType": "service", "observations": []string{"token " + token}}}}, &c)
+	if c.Redacted != 1 {
+		t.Errorf("create_entities: %+v", c)
+	}
+	c.Redacted = 0 // absent when none: decoding leaves the field as it was
+	s.ok("put_node", map[string]any{"key": "doc:b"}, &c)
+	if c.Redacted != 0 {
+		t.Errorf("put_node without a secret: %+v", c)
+	}
+	b, _ := s.call("open_nodes", map[string]any{"names": []string{"ci"}})
+	if !strings.Contains(string(b), "[REDACTED:github-pat]") {
+		t.Errorf("open_nodes: %s", b)
+	}
+	if log := runCLI(t, "", "--db", db, "diff-since", "0"); strings.Contains(log, token) || strings.Contains(log, "Sup3rS3cretPw") {
+		t.Errorf("a secret was stored:\n%s", log)
+	}
+}
+
+// TestSnapshotCarriedForward: the engine snapshot is rebuilt when a write
+// changes what the engines read (keys, edges), and carried to the new
+// revision otherwise (kv writes, a new payload of a node it holds); either
+// way the answers are the CLI's on a fresh export.
+func TestSnapshotCarriedForward(t *testing.T) {
+	db := newStore(t)
+	runCLI(t, `{"op":"put_node","key":"a:1"}
+{"op":"put_edge","src":"a:1","rel":"calls","dst":"a:2"}
+{"op":"put_edge","src":"a:2","rel":"calls","dst":"a:3"}
+`, "--db", db, "batch")
+	s := startServer(t, db, "--log-level", "debug")
+	builds := func() int { return strings.Count(s.stderr.String(), "engine snapshot built") }
+	related := func(what string, wantBuilds int) {
+		t.Helper()
+		b, _ := s.call("related", map[string]any{"queries": []string{"a:1"}, "top": 0})
+		snap := filepath.Join(t.TempDir(), "g.snap")
+		runCLI(t, "", "--db", db, "export", "--out", snap)
+		diff(t, "related after "+what, records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "a:1", "--top", "0"))
+		st := cliJSON(t, db, "stats")[0]
+		if field(t, b, "rev") != st["revision"] {
+			t.Errorf("after %s: related answered for rev %v, the store is at %v", what, field(t, b, "rev"), st["revision"])
+		}
+		if got := builds(); got != wantBuilds {
+			t.Errorf("after %s: %d snapshot builds, want %d", what, got, wantBuilds)
+		}
+	}
+	related("the first call", 1)
+	s.ok("put_kv", map[string]any{"scope": "r", "namespace": "decisions", "key": "k", "payload": 1}, nil)
+	related("a kv write", 1)
+	s.ok("add_observations", map[string]any{"observations": []map[string]any{{"entityName": "a:1", "contents": []string{"seen"}}}}, nil)
+	related("an observation on a live node", 1)
+	s.ok("put_node", map[string]any{"key": "a:2"}, nil) // a missing node becomes live
+	related("a node put on a missing node", 2)
+	s.ok("put_edge", map[string]any{"src": "a:1", "rel": "calls", "dst": "a:9"}, nil)
+	related("an edge write", 3)
+	runCLI(t, "", "--db", db, "put-node", "a:new") // another process: a new key
+	related("a new node by another process", 4)
+}
