@@ -31,6 +31,9 @@ func canonicalPayload(p json.RawMessage, required bool) ([]byte, error) {
 		}
 		return nil, nil
 	}
+	if out, ok := canonicalFast(p); ok {
+		return out, nil // decided in one pass, no decoding needed
+	}
 	dec := json.NewDecoder(bytes.NewReader(p))
 	dec.UseNumber()
 	var out bytes.Buffer

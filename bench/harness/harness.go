@@ -52,6 +52,8 @@ type Options struct {
 // Workload names, in table order. Reads have a p50 and a p99 row.
 const (
 	WBulk      = "bulk load"
+	WImport    = "bulk import"
+	WImportB   = "bulk import bytes/edge"
 	WPut       = "durable put-edge"
 	WOut       = "get-out p50"
 	WOut99     = "get-out p99"
@@ -70,12 +72,12 @@ const (
 )
 
 // Workloads lists the rows of the table.
-var Workloads = []string{WBulk, WPut, WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit, WDiff, WFresh, WFreshRead, WProcess, WBytes}
+var Workloads = []string{WBulk, WImport, WImportB, WPut, WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit, WDiff, WFresh, WFreshRead, WProcess, WBytes}
 
 // higherIsBetter tells how the ratio is taken.
-var higherIsBetter = map[string]bool{WBulk: true, WPut: true}
+var higherIsBetter = map[string]bool{WBulk: true, WImport: true, WPut: true}
 
-var units = map[string]string{WBulk: "edges/s", WPut: "ops/s", WOut: "µs", WOut99: "µs", WIn: "µs", WIn99: "µs",
+var units = map[string]string{WBulk: "edges/s", WImport: "edges/s", WImportB: "B", WPut: "ops/s", WOut: "µs", WOut99: "µs", WIn: "µs", WIn99: "µs",
 	WHub: "µs", WHub99: "µs", WHop: "µs", WHop99: "µs", WPit: "µs", WDiff: "cpu-ms", WFresh: "ms", WFreshRead: "µs", WProcess: "ms", WBytes: "B"}
 
 // p99Of maps a read workload's p50 row to its p99 row ("" if it has none).
@@ -209,6 +211,7 @@ func runSize(o Options, n int) (*SizeResult, error) {
 		all = append(all, &entry{sys: sys, name: name, from: o.Derived[name]})
 	}
 	run.writes(all)
+	run.imports(all)
 	run.derive(all)
 	run.reads(all)
 	for _, e := range all {
@@ -359,6 +362,49 @@ func (r *sizeRun) writes(all []*entry) {
 	}
 }
 
+// imports times each system's BulkLoad of the whole graph (every node,
+// then every edge, one transaction) into a new store beside its main one,
+// measures that store's size and removes it. Systems take turns; the
+// payloads are generated before the clock starts.
+func (r *sizeRun) imports(all []*entry) {
+	var b peers.Batch
+	for _, batch := range r.p.batches {
+		b.Nodes = append(b.Nodes, batch.Nodes...)
+		b.Edges = append(b.Edges, batch.Edges...)
+	}
+	r.g.WarmPayloads()
+	for _, e := range live(all, true) {
+		bl, ok := e.sys.(peers.BulkLoader)
+		if !ok {
+			r.set(WImport, e.name, Cell{Err: peers.ErrNotSupported})
+			continue
+		}
+		dir, err := r.sysDir(e.name + "-import")
+		if err != nil {
+			r.set(WImport, e.name, Cell{Err: err})
+			continue
+		}
+		var el time.Duration
+		r.profile(WImport+" "+e.name, func() {
+			t0 := time.Now()
+			err = bl.BulkLoad(dir, r.g, b)
+			el = time.Since(t0)
+		})
+		if err != nil {
+			r.set(WImport, e.name, Cell{Err: err})
+		} else {
+			r.set(WImport, e.name, Cell{Value: float64(len(b.Edges)) / el.Seconds(),
+				Note: fmt.Sprintf("%.2fs incl. %d nodes, one transaction", el.Seconds(), len(b.Nodes))})
+			if n, err := peers.DiskBytes(dir); err == nil {
+				r.set(WImportB, e.name, Cell{Value: float64(n) / float64(len(b.Edges)), Note: fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))})
+			}
+		}
+		if !r.o.Keep {
+			os.RemoveAll(dir)
+		}
+	}
+}
+
 // derive builds every derived system from its (loaded) source.
 func (r *sizeRun) derive(all []*entry) {
 	byName := map[string]*entry{}
@@ -390,7 +436,7 @@ func (r *sizeRun) derive(all []*entry) {
 			r.fail(e, err)
 			continue
 		}
-		for _, w := range []string{WBulk, WPut} {
+		for _, w := range []string{WBulk, WImport, WImportB, WPut} {
 			r.set(w, e.name, Cell{Err: peers.ErrNotSupported, Note: "read-only export"})
 		}
 		if b, err := peers.DiskBytes(dir); err == nil {

@@ -206,3 +206,33 @@ func (s *Memctl) Space() ([]peers.Keyspace, error) {
 	}
 	return out, err
 }
+
+// BulkLoad is memctl import / batch --bulk: one lmdbstore.Bulk into a new
+// store (keyspaces appended in key order), durable at commit.
+func (s *Memctl) BulkLoad(dir string, g *gen.Graph, batch peers.Batch) error {
+	st, err := lmdbstore.Init(memctlPath(dir), lmdbstore.Options{})
+	if err != nil {
+		return err
+	}
+	b := st.NewBulk(lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"})
+	b.Grow(len(batch.Nodes), len(batch.Edges))
+	for _, n := range batch.Nodes {
+		node := g.Nodes[n]
+		if err = b.PutNode(lmdbstore.NodePut{Key: node.Key, Type: node.Type.String(), Payload: g.Payload(n, nil)}); err != nil {
+			break
+		}
+	}
+	for _, e := range batch.Edges {
+		if err != nil {
+			break
+		}
+		err = b.PutEdge(lmdbstore.EdgePut{Src: g.Nodes[e.Src].Key, Rel: e.Rel.Name(), Dst: g.Nodes[e.Dst].Key})
+	}
+	if err == nil {
+		_, err = b.Commit()
+	}
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

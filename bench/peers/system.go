@@ -81,6 +81,13 @@ type System interface {
 	Close() error
 }
 
+// BulkLoader is a system that can load a whole graph at once into a new
+// store in dir (which exists and is empty): its fastest way to do it, one
+// durable transaction. The store is closed when BulkLoad returns.
+type BulkLoader interface {
+	BulkLoad(dir string, g *gen.Graph, b Batch) error
+}
+
 // Keyspace is the space one keyspace (bucket, named database, table or
 // index) of a system takes on disk.
 type Keyspace struct {
