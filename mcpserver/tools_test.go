@@ -1,8 +1,11 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -496,4 +499,72 @@ func TestSnapshotCarriedForward(t *testing.T) {
 	related("an edge write", 3)
 	runCLI(t, "", "--db", db, "put-node", "a:new") // another process: a new key
 	related("a new node by another process", 4)
+}
+
+// TestSchemasAreObjects: every schema in every tool's input and output
+// schema is a JSON object. A boolean schema (`true`, what an empty Go
+// jsonschema.Schema marshals to) is valid JSON Schema, but clients that
+// expect objects refuse the whole tools/list (the TypeScript SDK does).
+func TestSchemasAreObjects(t *testing.T) {
+	s := startServer(t, newStore(t))
+	res, err := s.sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case bool:
+			t.Errorf("%s: boolean schema %v", path, x)
+		case map[string]any:
+			for _, k := range []string{"properties", "$defs"} {
+				if m, ok := x[k].(map[string]any); ok {
+					for name, sub := range m {
+						walk(path+"."+name, sub)
+					}
+				}
+			}
+			if items, ok := x["items"]; ok {
+				walk(path+"[]", items)
+			}
+		default:
+			t.Errorf("%s: schema is %T", path, v)
+		}
+	}
+	for _, tool := range res.Tools {
+		walk(tool.Name+".in", tool.InputSchema)
+		walk(tool.Name+".out", tool.OutputSchema)
+	}
+	if len(res.Tools) < 30 {
+		t.Errorf("%d tools listed", len(res.Tools))
+	}
+}
+
+// TestNodeClient runs testdata/node_client.mjs: the TypeScript SDK's client
+// against `memctl mcp`, every tool once. It needs node and the SDK
+// (MEMCTL_TEST_NODE_MODULES=/path/to/node_modules); it is skipped otherwise.
+func TestNodeClient(t *testing.T) {
+	modules := os.Getenv("MEMCTL_TEST_NODE_MODULES")
+	node, err := exec.LookPath("node")
+	if modules == "" || err != nil {
+		t.Skip("set MEMCTL_TEST_NODE_MODULES to a node_modules with @modelcontextprotocol/sdk (and have node) to run")
+	}
+	// ES modules resolve packages from the script's directory upwards, so
+	// run a copy placed beside the node_modules directory.
+	script := filepath.Join(filepath.Dir(modules), "memctl_node_client_test.mjs")
+	src, err := os.ReadFile(filepath.Join("testdata", "node_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(script)
+	cmd := exec.Command(node, script)
+	cmd.Env = append(testEnv(), "MEMCTL_BIN="+memctlBin, "MEMCTL_DB="+newStore(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "client errors: 0") || strings.Contains(string(out), "CLIENT ERROR") {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }
