@@ -35,9 +35,14 @@ type version struct {
 }
 
 func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
+	vr, err := c.r.Versions()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer vr.Close()
 	var vs []version
 	nodeOps := func(key string) error {
-		return c.r.NodeVersions(key, func(v lmdbstore.Version) error {
+		return vr.Node(key, func(v lmdbstore.Version) error {
 			if v.Rev > c.view {
 				return nil
 			}
@@ -85,20 +90,23 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 			continue
 		}
 		for _, out := range []bool{true, false} {
-			// Distinct edges of the target in this direction.
-			type edge struct {
+			// Every stored version of every edge of the target in this
+			// direction: (rel, peer, rev) from the adjacency list, the
+			// provenance from the edge's record of that revision.
+			type entry struct {
 				rel  lmdbstore.RelID
 				peer lmdbstore.NodeID
+				rev  lmdbstore.Revision
 			}
-			var edges []edge
+			var entries []entry
 			var symbols []lmdbstore.NodeID
 			err := c.r.ScanAdjHistory(out, id, 0, func(a lmdbstore.AdjEntry) bool {
 				if a.Rev > c.view {
 					return true
 				}
-				if n := len(edges); n == 0 || edges[n-1] != (edge{a.Rel, a.Peer}) {
-					edges = append(edges, edge{a.Rel, a.Peer})
-					if out && hasDefines && a.Rel == defines && t.Kind == "file" {
+				entries = append(entries, entry{a.Rel, a.Peer, a.Rev})
+				if out && hasDefines && a.Rel == defines && t.Kind == "file" && !a.Deleted {
+					if n := len(symbols); n == 0 || symbols[n-1] != a.Peer {
 						symbols = append(symbols, a.Peer)
 					}
 				}
@@ -111,12 +119,12 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 			if out {
 				dir = "out"
 			}
-			for _, e := range edges {
+			for _, e := range entries {
 				name, err := relName(e.rel)
 				if err != nil {
 					return nil, nil, err
 				}
-				peer, err := c.r.KeyOf(e.peer)
+				peer, err := c.keyOf(e.peer)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -124,23 +132,21 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 				if !out {
 					src, dst = e.peer, id
 				}
-				err = c.r.EdgeVersions(src, e.rel, dst, func(v lmdbstore.Version) error {
-					if v.Rev > c.view {
-						return nil
-					}
-					op := "put_edge"
-					if v.Deleted {
-						op = "del_edge"
-					}
-					vs = append(vs, version{op: op, key: t.Key, rel: name, dir: dir, peer: peer, prov: verProv(v)})
-					return nil
-				})
+				v, ok, err := vr.EdgeAt(src, e.rel, dst, e.rev)
 				if err != nil {
 					return nil, nil, err
 				}
+				if !ok {
+					continue // compacted away
+				}
+				op := "put_edge"
+				if v.Deleted {
+					op = "del_edge"
+				}
+				vs = append(vs, version{op: op, key: t.Key, rel: name, dir: dir, peer: peer, prov: verProv(v)})
 			}
 			for _, s := range symbols {
-				k, err := c.r.KeyOf(s)
+				k, err := c.keyOf(s)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -160,7 +166,7 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 	}
 	for _, pol := range p.Applies {
 		if pol.Source == "kv" {
-			err := c.r.KVVersions(pol.Scope, pol.Namespace, pol.KVKey, func(v lmdbstore.Version) error {
+			err := vr.KV(pol.Scope, pol.Namespace, pol.KVKey, func(v lmdbstore.Version) error {
 				if v.Rev > c.view {
 					return nil
 				}

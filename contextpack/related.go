@@ -9,11 +9,22 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 )
 
+// Activation parameters of Related (SPEC.md §11.2): the engines' defaults
+// but a shorter reach. Three hops from a file reach its package and
+// directory, their other files, what its symbols call and the files
+// declaring those; a fourth and fifth hop through package and directory
+// hubs reach a large share of a big repository (on the standard library,
+// 40× the work for items that rank below the budget anyway).
+const (
+	relatedDepth     = 3
+	relatedThreshold = 0.1
+)
+
 // related ranks the code neighbourhood of the targets: spreading
-// activation (SPEC.md §8.2, default parameters) from the targets over the
-// ranking relations, keeping files and symbols live at the view, minus the
-// targets themselves and what they enclose (a file's own symbols). At
-// most limit items, best first.
+// activation (SPEC.md §8.2) from the targets over the ranking relations,
+// keeping files and symbols live at the view, minus the targets themselves
+// and what they enclose (a file's own symbols). At most limit items, best
+// first.
 func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	e, err := c.engine()
 	if err != nil {
@@ -58,6 +69,7 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	}
 	p := engines.DefaultActivationParams()
 	p.Relations = e.rels
+	p.MaxDepth, p.Threshold = relatedDepth, relatedThreshold
 	p.TopK = min(4*limit+len(skip)+64, 20000)
 	scored, err := e.eng.Activate(seeds, p)
 	if err != nil {

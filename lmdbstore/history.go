@@ -35,14 +35,18 @@ type Version struct {
 }
 
 // versions calls fn for the hist versions of an entity (oldest first),
-// then for its current record.
-func (r *ReadTxn) versions(kind byte, entity []byte, dbi lmdb.DBI, dbName string, key []byte,
+// then for its current record. cur is a cursor on hist (nil: one is opened
+// for the call).
+func (r *ReadTxn) versions(cur *lmdb.Cursor, kind byte, entity []byte, dbi lmdb.DBI, dbName string, key []byte,
 	decode func(body []byte) (Version, error), fn func(Version) error) error {
-	cur, err := r.txn.OpenCursor(r.s.db.hist)
-	if err != nil {
-		return err
+	if cur == nil {
+		c, err := r.txn.OpenCursor(r.s.db.hist)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		cur = c
 	}
-	defer cur.Close()
 	prefix := append([]byte{kind}, entity...)
 	k, v, err := cur.Get(histKey(kind, entity, 0), nil, lmdb.SetRange)
 	for ; err == nil && len(k) == len(prefix)+8 && bytes.HasPrefix(k, prefix); k, v, err = cur.Get(nil, nil, lmdb.Next) {
@@ -71,50 +75,62 @@ func (r *ReadTxn) versions(kind byte, entity []byte, dbi lmdb.DBI, dbName string
 	return fn(ver)
 }
 
+func decodeNodeVersion(body []byte) (Version, error) {
+	var rec nodeRec
+	if err := rec.decodeBody(body); err != nil {
+		return Version{}, err
+	}
+	return Version{Rev: rec.rev, TS: nsTime(rec.updatedTS), Deleted: rec.tombstone(), Scope: rec.scope,
+		RunID: rec.run, TaskID: rec.task, Type: rec.typ, Payload: clonePayload(rec.payload)}, nil
+}
+
+func decodeEdgeVersion(body []byte) (Version, error) {
+	var rec edgeRec
+	if err := rec.decodeBody(body); err != nil {
+		return Version{}, err
+	}
+	w := rec.weight
+	if rec.tombstone() {
+		w = 0
+	}
+	return Version{Rev: rec.rev, TS: nsTime(rec.updatedTS), Deleted: rec.tombstone(), Scope: rec.scope,
+		RunID: rec.run, TaskID: rec.task, Weight: w, Payload: clonePayload(rec.payload)}, nil
+}
+
 // NodeVersions calls fn for every stored version of node key, oldest
 // first (hist versions, then the current record). A key never written has
 // none. Returning an error from fn stops the walk with that error.
 func (r *ReadTxn) NodeVersions(key string, fn func(Version) error) error {
+	return r.nodeVersions(nil, key, fn)
+}
+
+func (r *ReadTxn) nodeVersions(cur *lmdb.Cursor, key string, fn func(Version) error) error {
 	id, known, err := r.idOf(key)
 	if err != nil || !known {
 		return err
 	}
 	k := nodeKey(id)
-	return r.versions(histNode, k, r.s.db.n, dbNodes, k, func(body []byte) (Version, error) {
-		var rec nodeRec
-		if err := rec.decodeBody(body); err != nil {
-			return Version{}, err
-		}
-		return Version{Rev: rec.rev, TS: nsTime(rec.updatedTS), Deleted: rec.tombstone(), Scope: rec.scope,
-			RunID: rec.run, TaskID: rec.task, Type: rec.typ, Payload: clonePayload(rec.payload)}, nil
-	}, fn)
+	return r.versions(cur, histNode, k, r.s.db.n, dbNodes, k, decodeNodeVersion, fn)
 }
 
 // EdgeVersions calls fn for every stored version of the edge src -rel->
 // dst, oldest first.
 func (r *ReadTxn) EdgeVersions(src NodeID, rel RelID, dst NodeID, fn func(Version) error) error {
 	k := edgeKey(src, rel, dst)
-	return r.versions(histEdge, k, r.s.db.e, dbEdges, k, func(body []byte) (Version, error) {
-		var rec edgeRec
-		if err := rec.decodeBody(body); err != nil {
-			return Version{}, err
-		}
-		w := rec.weight
-		if rec.tombstone() {
-			w = 0
-		}
-		return Version{Rev: rec.rev, TS: nsTime(rec.updatedTS), Deleted: rec.tombstone(), Scope: rec.scope,
-			RunID: rec.run, TaskID: rec.task, Weight: w, Payload: clonePayload(rec.payload)}, nil
-	}, fn)
+	return r.versions(nil, histEdge, k, r.s.db.e, dbEdges, k, decodeEdgeVersion, fn)
 }
 
 // KVVersions calls fn for every stored version of kv entry scope/ns/key,
 // oldest first.
 func (r *ReadTxn) KVVersions(scope, ns, key string, fn func(Version) error) error {
+	return r.kvVersions(nil, scope, ns, key, fn)
+}
+
+func (r *ReadTxn) kvVersions(cur *lmdb.Cursor, scope, ns, key string, fn func(Version) error) error {
 	if validKVKey(scope, ns, key) != nil {
 		return nil // such an entry cannot have been written
 	}
-	return r.versions(histKV, kvEntity(scope, ns, key), r.s.db.kv, dbKV, kvKey(scope, ns, key), func(body []byte) (Version, error) {
+	return r.versions(cur, histKV, kvEntity(scope, ns, key), r.s.db.kv, dbKV, kvKey(scope, ns, key), func(body []byte) (Version, error) {
 		var rec kvRec
 		if err := rec.decodeBody(body); err != nil {
 			return Version{}, err
@@ -122,6 +138,86 @@ func (r *ReadTxn) KVVersions(scope, ns, key string, fn func(Version) error) erro
 		return Version{Rev: rec.rev, TS: nsTime(rec.ts), Deleted: rec.tombstone(), Scope: scope,
 			RunID: rec.run, TaskID: rec.task, Payload: clonePayload(rec.payload)}, nil
 	}, fn)
+}
+
+// VersionReader reads many entities' versions through one hist cursor:
+// a pack reads hundreds. Close it before the transaction ends.
+type VersionReader struct {
+	r   *ReadTxn
+	cur *lmdb.Cursor
+}
+
+// Versions opens a VersionReader.
+func (r *ReadTxn) Versions() (*VersionReader, error) {
+	cur, err := r.txn.OpenCursor(r.s.db.hist)
+	if err != nil {
+		return nil, err
+	}
+	return &VersionReader{r: r, cur: cur}, nil
+}
+
+// Close releases the cursor.
+func (vr *VersionReader) Close() { vr.cur.Close() }
+
+// Node is ReadTxn.NodeVersions.
+func (vr *VersionReader) Node(key string, fn func(Version) error) error {
+	return vr.r.nodeVersions(vr.cur, key, fn)
+}
+
+// KV is ReadTxn.KVVersions.
+func (vr *VersionReader) KV(scope, ns, key string, fn func(Version) error) error {
+	return vr.r.kvVersions(vr.cur, scope, ns, key, fn)
+}
+
+// EdgeAt returns the version of edge src -rel-> dst written by revision
+// rev (the revisions of an edge's versions are those of its adjacency
+// entries, ScanAdjHistory): the current record when it is that version,
+// else one exact hist lookup. ok is false when no such version is stored.
+func (vr *VersionReader) EdgeAt(src NodeID, rel RelID, dst NodeID, rev Revision) (Version, bool, error) {
+	r := vr.r
+	k := edgeKey(src, rel, dst)
+	v, err := r.txn.Get(r.s.db.e, k)
+	if lmdb.IsNotFound(err) {
+		return Version{}, false, nil
+	}
+	if err != nil {
+		return Version{}, false, classifyLMDB(dbEdges, k, err)
+	}
+	var ver Version
+	if err := r.s.decodeRecord(dbEdges, k, v, func(body []byte) (e error) { ver, e = decodeEdgeVersion(body); return e }); err != nil {
+		return Version{}, false, err
+	}
+	if ver.Rev == rev {
+		return ver, true, nil
+	}
+	hk := histKey(histEdge, k, rev)
+	v, err = r.txn.Get(r.s.db.hist, hk)
+	if lmdb.IsNotFound(err) {
+		return Version{}, false, nil
+	}
+	if err != nil {
+		return Version{}, false, classifyLMDB(dbHist, hk, err)
+	}
+	if err := r.s.decodeRecord(dbHist, hk, v, func(body []byte) (e error) { ver, e = decodeEdgeVersion(body); return e }); err != nil {
+		return Version{}, false, err
+	}
+	return ver, true, nil
+}
+
+// CommitTime is the commit time of revision rev; for the latest revision
+// it is read from meta (no log record is opened).
+func (r *ReadTxn) CommitTime(rev Revision) (time.Time, error) {
+	if err := r.loadMeta(); err != nil {
+		return time.Time{}, err
+	}
+	if rev == r.rev && rev > 0 && !r.inWrite {
+		ts, err := getU64(r.txn, r.s.db.meta, metaTS)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return nsTime(ts), nil
+	}
+	return r.RevisionTime(rev)
 }
 
 // AdjEntry is one stored adjacency entry: one version of one edge as seen
