@@ -1,0 +1,431 @@
+package contextpack
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memctl/memctl/bpe"
+	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// DefaultBudget is the token budget of a pack when the request gives none.
+const DefaultBudget = 2000
+
+// Errors. They wrap the store's sentinels, so callers that map those to
+// exit codes (the CLI) need nothing new.
+var (
+	// ErrNoMatch: a target is no live key, no repository path, and no
+	// query matches a node.
+	ErrNoMatch = fmt.Errorf("%w: no match", lmdbstore.ErrNotFound)
+	// ErrBadRequest: a request the assembler refuses (no target, a budget
+	// too small for the header and footer, a bad since).
+	ErrBadRequest = fmt.Errorf("%w: bad context request", lmdbstore.ErrInvalid)
+)
+
+// SinceKind selects what "Changed since" compares with.
+type SinceKind int
+
+const (
+	SincePreviousRun SinceKind = iota // the default
+	SinceRun                          // after the last revision of Since.Run
+	SinceTask                         // after the last revision of Since.Task
+	SinceRevision                     // after Since.Rev
+	SinceTime                         // after the revision Since.Time selects
+)
+
+// Since is what "Changed since" compares with.
+type Since struct {
+	Kind SinceKind
+	Run  string
+	Task string
+	Rev  lmdbstore.Revision
+	Time time.Time
+}
+
+// Request is one context query.
+type Request struct {
+	Targets []string     // canonical keys, repository paths or queries (§8.1)
+	Budget  int          // tokens of the Markdown rendering; 0: DefaultBudget
+	At      lmdbstore.At // the view; zero: the latest state
+	Since   Since
+	// ValidAt is the time validity is judged at; zero: the clock.
+	ValidAt time.Time
+	// All shows superseded and expired items instead of counting them.
+	All bool
+	// Run and Task are the caller's session (MEMCTL_RUN, MEMCTL_TASK):
+	// the current run for SincePreviousRun, and the task whose own
+	// operations are not "earlier" attempts.
+	Run, Task string
+}
+
+// Options configures an Assembler.
+type Options struct {
+	// SnapshotPath is the engine snapshot file; "" is SnapshotFile in the
+	// store directory, "-" keeps engine snapshots in memory only.
+	SnapshotPath string
+	// Status judges supersession and validity; nil: EdgeStatus.
+	Status StatusReader
+	// Clock is the time source for ValidAt; nil: time.Now.
+	Clock func() time.Time
+	// Logf receives notes about the snapshot file (a failed write, a file
+	// ignored); nil: discarded.
+	Logf func(format string, args ...any)
+}
+
+// Assembler builds context packs over one store. Hold one per store for
+// the life of a process: it keeps the engine snapshot mapped and its
+// validity checked between calls. Safe for concurrent use.
+type Assembler struct {
+	store    *lmdbstore.Store
+	snapPath string
+	status   StatusReader
+	clock    func() time.Time
+	logf     func(format string, args ...any)
+	enc      *bpe.Encoding
+
+	mu            sync.Mutex // guards the snapshot slots and file state
+	cur, past     *engineSnap
+	curMod        time.Time
+	savedValidity validity
+	builds        atomic.Int64
+}
+
+// New returns an Assembler over s (which must stay open while it is used).
+func New(s *lmdbstore.Store, opts Options) *Assembler {
+	a := &Assembler{store: s, status: opts.Status, clock: opts.Clock, logf: opts.Logf, enc: bpe.O200kBase()}
+	switch opts.SnapshotPath {
+	case "":
+		a.snapPath = filepath.Join(s.Path(), SnapshotFile)
+	case "-":
+	default:
+		a.snapPath = opts.SnapshotPath
+	}
+	if a.status == nil {
+		a.status = EdgeStatus{}
+	}
+	if a.clock == nil {
+		a.clock = time.Now
+	}
+	if a.logf == nil {
+		a.logf = func(string, ...any) {}
+	}
+	return a
+}
+
+// Close unmaps the engine snapshots (calls in flight finish first: each
+// holds its own reference).
+func (a *Assembler) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, slot := range []**engineSnap{&a.cur, &a.past} {
+		if *slot != nil {
+			(*slot).release()
+			*slot = nil
+		}
+	}
+	return nil
+}
+
+// SnapshotBuilds is how many engine snapshots this Assembler exported.
+func (a *Assembler) SnapshotBuilds() int { return int(a.builds.Load()) }
+
+// Assemble builds the context pack req asks for, in one read transaction.
+func (a *Assembler) Assemble(req Request) (*Pack, error) {
+	if len(req.Targets) == 0 {
+		return nil, fmt.Errorf("%w: no target", ErrBadRequest)
+	}
+	for _, t := range req.Targets {
+		if strings.TrimSpace(t) == "" || !utf8.ValidString(t) {
+			return nil, fmt.Errorf("%w: empty or invalid target %q", ErrBadRequest, t)
+		}
+	}
+	if req.Budget == 0 {
+		req.Budget = DefaultBudget
+	}
+	if req.Budget < 0 {
+		return nil, fmt.Errorf("%w: budget %d tokens", ErrBadRequest, req.Budget)
+	}
+	validAt := req.ValidAt
+	if validAt.IsZero() {
+		validAt = a.clock()
+	}
+	var pack *Pack
+	err := a.store.View(func(r *lmdbstore.ReadTxn) error {
+		c := &call{a: a, r: r, req: req, validAt: validAt}
+		defer c.done()
+		var err error
+		pack, err = c.run()
+		return err
+	})
+	return pack, err
+}
+
+// call is one Assemble in its read transaction.
+type call struct {
+	a       *Assembler
+	r       *lmdbstore.ReadTxn
+	req     Request
+	validAt time.Time
+	view    lmdbstore.Revision
+	at      lmdbstore.At
+	snap    *engineSnap
+	snapIn  SnapshotInfo
+	keys    map[lmdbstore.NodeID]string // keyOf's cache: history asks for the same peers again and again
+}
+
+// keyOf is the canonical key of id, looked up once per call.
+func (c *call) keyOf(id lmdbstore.NodeID) (string, error) {
+	if k, ok := c.keys[id]; ok {
+		return k, nil
+	}
+	k, err := c.r.KeyOf(id)
+	if err != nil {
+		return "", err
+	}
+	if c.keys == nil {
+		c.keys = make(map[lmdbstore.NodeID]string)
+	}
+	c.keys[id] = k
+	return k, nil
+}
+
+func (c *call) done() {
+	if c.snap != nil {
+		c.snap.release()
+	}
+}
+
+// engine returns the engine snapshot serving the view (kept for the call).
+func (c *call) engine() (*engineSnap, error) {
+	if c.snap != nil {
+		return c.snap, nil
+	}
+	e, info, err := c.a.snapshotFor(c.r, c.view)
+	if err != nil {
+		return nil, err
+	}
+	c.snap, c.snapIn = e, info
+	return e, nil
+}
+
+func (c *call) run() (*Pack, error) {
+	var err error
+	if c.view, err = c.r.Resolve(c.req.At); err != nil {
+		return nil, err
+	}
+	c.at = lmdbstore.AtRevision(c.view)
+	p := &Pack{Rev: c.view, Budget: c.req.Budget, Encoding: c.a.enc.Name()}
+	if c.view > 0 {
+		if p.TS, err = c.r.RevisionTime(c.view); err != nil {
+			return nil, err
+		}
+	}
+	if p.Targets, err = c.resolveTargets(); err != nil {
+		return nil, err
+	}
+	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.a.status, c.req.All)
+	if err != nil {
+		return nil, err
+	}
+	p.Applies, p.hidden = ap.items, ap.hidden
+	limit := relatedLimit(c.req.Budget)
+	if p.Related, err = c.related(p.Targets, limit); err != nil {
+		return nil, err
+	}
+	p.Snapshot = c.snapIn
+	if p.Since, err = c.resolveSince(); err != nil {
+		return nil, err
+	}
+	if p.Changed, p.Attempted, err = c.history(p); err != nil {
+		return nil, err
+	}
+	if err := p.fit(c.a.enc); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// relatedLimit is how many related items a pack considers: more than a
+// budget of that size can show (about 12 tokens a line).
+func relatedLimit(budget int) int { return min(max(20, budget/10), 2000) }
+
+// resolveTargets resolves every target: a live key or a repository path
+// through the store, anything else as a query over the engine snapshot
+// (every match a target). Duplicates are dropped.
+func (c *call) resolveTargets() ([]Target, error) {
+	var out []Target
+	seen := map[string]bool{}
+	add := func(t Target) error {
+		if seen[t.Key] {
+			return nil
+		}
+		seen[t.Key] = true
+		if err := complete(c.r, &t, c.at); err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	}
+	for _, q := range c.req.Targets {
+		t, ok, err := resolveDirect(c.r, q, c.at)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if err := add(t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		e, err := c.engine()
+		if err != nil {
+			return nil, err
+		}
+		_, matches, err := e.eng.FindSeeds([]string{q}, engines.DefaultSeedParams())
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, m := range matches {
+			key, err := e.graph.Key(m.Node)
+			if err != nil {
+				return nil, err
+			}
+			node, live, err := liveNode(c.r, key, c.at)
+			if err != nil {
+				return nil, err
+			}
+			if !live {
+				continue // in the snapshot but deleted at the view
+			}
+			n++
+			if err := add(Target{Query: q, Key: key, Match: m.Kind.String(), Node: node}); err != nil {
+				return nil, err
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: no node matches %q at revision %d", ErrNoMatch, q, c.view)
+		}
+	}
+	return out, nil
+}
+
+// resolveSince finds the revision "Changed since" starts after.
+func (c *call) resolveSince() (SinceInfo, error) {
+	s := c.req.Since
+	in := SinceInfo{Kind: s.Kind, Run: s.Run, Task: s.Task}
+	switch s.Kind {
+	case SinceRevision:
+		if s.Rev > c.view {
+			return in, fmt.Errorf("%w: --since %d is after the view (revision %d)", ErrBadRequest, s.Rev, c.view)
+		}
+		in.Rev, in.Found = s.Rev, true
+		return in, nil
+	case SinceTime:
+		in.Time = s.Time
+		rev, err := c.r.Resolve(lmdbstore.AtTime(s.Time))
+		switch {
+		case isNotFound(err):
+			rev = 0 // before the first commit: everything is newer
+		case errors.Is(err, lmdbstore.ErrBeforeHorizon):
+			// The log is never pruned: a revision below the horizon is
+			// still a valid boundary. Find it through the headers.
+			rev, err = c.revAtTime(s.Time)
+			if err != nil {
+				return in, err
+			}
+		case err != nil:
+			return in, err
+		}
+		in.Rev, in.Found = min(rev, c.view), true
+		return in, nil
+	}
+	current := c.req.Run
+	var found bool
+	var rev lmdbstore.Revision
+	err := c.r.LogHeaders(c.view, func(h lmdbstore.LogHeader) bool {
+		switch s.Kind {
+		case SinceRun:
+			found = h.RunID == s.Run
+		case SinceTask:
+			found = h.TaskID == s.Task
+		default:
+			if h.RunID == "" {
+				return true
+			}
+			if current == "" {
+				current = h.RunID // the newest run is the current one
+				return true
+			}
+			found = h.RunID != current
+			if found {
+				in.Run = h.RunID
+			}
+		}
+		if found {
+			rev = h.Rev
+		}
+		return !found
+	})
+	if err != nil {
+		return in, err
+	}
+	in.Current = current
+	switch {
+	case found:
+		in.Rev, in.Found = rev, true
+	case s.Kind == SinceRun:
+		return in, fmt.Errorf("%w: run %q wrote no revision up to %d", lmdbstore.ErrNotFound, s.Run, c.view)
+	case s.Kind == SinceTask:
+		return in, fmt.Errorf("%w: task %q wrote no revision up to %d", lmdbstore.ErrNotFound, s.Task, c.view)
+	}
+	return in, nil
+}
+
+// revAtTime is the latest revision committed at or before t, from the log
+// headers (below the retention horizon too).
+func (c *call) revAtTime(t time.Time) (lmdbstore.Revision, error) {
+	var rev lmdbstore.Revision
+	err := c.r.LogHeaders(c.view, func(h lmdbstore.LogHeader) bool {
+		if !h.TS.After(t) {
+			rev = h.Rev
+			return false
+		}
+		return true
+	})
+	return rev, err
+}
+
+// SinceInfo says what "Changed since" compared with.
+type SinceInfo struct {
+	Kind    SinceKind
+	Run     string // SinceRun; for SincePreviousRun, the previous run found
+	Task    string
+	Time    time.Time
+	Current string // SincePreviousRun: the run taken as the current one
+	Rev     lmdbstore.Revision
+	Found   bool // false: no previous run (nothing is listed as changed)
+}
+
+// kindName is the JSON name of a SinceKind.
+func (k SinceKind) kindName() string {
+	return [...]string{"previous_run", "run", "task", "rev", "time"}[k]
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,68 @@
+package contextpack
+
+import (
+	"os"
+	"testing"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// BenchmarkAssembleStore runs Assemble from a long-lived Assembler on the
+// store MEMCTL_CONTEXT_BENCH_DB names (e.g. the Go standard library
+// ingested with `memctl ingest go $(go env GOROOT)/src`), for the target
+// MEMCTL_CONTEXT_BENCH_TARGET (default net/http/server.go). The engine
+// snapshot is built (or found current) before the timer starts.
+func BenchmarkAssembleStore(b *testing.B) {
+	db := os.Getenv("MEMCTL_CONTEXT_BENCH_DB")
+	if db == "" {
+		b.Skip("MEMCTL_CONTEXT_BENCH_DB not set")
+	}
+	target := os.Getenv("MEMCTL_CONTEXT_BENCH_TARGET")
+	if target == "" {
+		target = "net/http/server.go"
+	}
+	s, err := lmdbstore.Open(db, lmdbstore.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a := New(s, Options{})
+	defer a.Close()
+	req := Request{Targets: []string{target}}
+	if _, err := a.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := a.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleStoreFresh is BenchmarkAssembleStore with everything
+// opened anew per call (store, Assembler, snapshot mapping): the work of a
+// one-shot `memctl context` process, minus the process start.
+func BenchmarkAssembleStoreFresh(b *testing.B) {
+	db := os.Getenv("MEMCTL_CONTEXT_BENCH_DB")
+	if db == "" {
+		b.Skip("MEMCTL_CONTEXT_BENCH_DB not set")
+	}
+	target := os.Getenv("MEMCTL_CONTEXT_BENCH_TARGET")
+	if target == "" {
+		target = "net/http/server.go"
+	}
+	req := Request{Targets: []string{target}}
+	for b.Loop() {
+		s, err := lmdbstore.Open(db, lmdbstore.Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := New(s, Options{})
+		if _, err := a.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+		a.Close()
+		s.Close()
+	}
+}

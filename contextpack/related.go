@@ -1,0 +1,116 @@
+package contextpack
+
+import (
+	"encoding/json"
+
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// Activation parameters of Related (SPEC.md §11.2): the engines' defaults
+// but a shorter reach. Three hops from a file reach its package and
+// directory, their other files, what its symbols call and the files
+// declaring those; a fourth and fifth hop through package and directory
+// hubs reach a large share of a big repository (on the standard library,
+// 40× the work for items that rank below the budget anyway).
+const (
+	relatedDepth     = 3
+	relatedThreshold = 0.1
+)
+
+// related ranks the code neighbourhood of the targets: spreading
+// activation (SPEC.md §8.2) from the targets over the ranking relations,
+// keeping files and symbols live at the view, minus the targets themselves
+// and what they enclose (a file's own symbols). At most limit items, best
+// first.
+func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
+	e, err := c.engine()
+	if err != nil {
+		return nil, err
+	}
+	g := e.graph
+	var seeds []engines.Seed
+	skip := map[csr.NodeIndex]bool{}
+	var inside []uint32 // relations from a target to what it encloses
+	for _, name := range []string{ingest.RelDefines, ingest.RelContains} {
+		if id, err := e.eng.RelationID(name); err == nil {
+			inside = append(inside, id)
+		}
+	}
+	for _, t := range targets {
+		n, ok, err := g.LookupKey(t.Key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // no ranking edges yet: nothing to spread from
+		}
+		seeds = append(seeds, engines.Seed{Node: n, Score: 1})
+		skip[n] = true
+		if t.Kind != "file" {
+			continue
+		}
+		dsts, rels, _, err := g.OutChecked(n)
+		if err != nil {
+			return nil, err
+		}
+		for i, d := range dsts {
+			for _, in := range inside {
+				if rels[i] == in {
+					skip[csr.NodeIndex(d)] = true
+				}
+			}
+		}
+	}
+	if len(seeds) == 0 {
+		return nil, nil
+	}
+	p := engines.DefaultActivationParams()
+	p.Relations = e.rels
+	p.MaxDepth, p.Threshold = relatedDepth, relatedThreshold
+	p.TopK = min(4*limit+len(skip)+64, 20000)
+	scored, err := e.eng.Activate(seeds, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Neighbour
+	for _, s := range scored {
+		if len(out) >= limit {
+			break
+		}
+		if skip[s.Node] {
+			continue
+		}
+		key, err := g.Key(s.Node)
+		if err != nil {
+			return nil, err
+		}
+		kind := kindOf(key)
+		if kind != "file" && kind != "symbol" {
+			continue
+		}
+		node, live, err := liveNode(c.r, key, c.at)
+		if err != nil {
+			return nil, err
+		}
+		if !live {
+			continue
+		}
+		nb := Neighbour{Key: key, Kind: kind, Score: s.Score, Prov: nodeProv(node)}
+		if kind == "symbol" {
+			var sp ingest.SymbolPayload
+			_ = json.Unmarshal(node.Payload, &sp)
+			nb.Path, nb.LineStart, nb.LineEnd = sp.Path, sp.LineStart, sp.LineEnd
+		} else {
+			nb.Path = key[len("file:"):]
+		}
+		out = append(out, nb)
+	}
+	return out, nil
+}
+
+func nodeProv(n lmdbstore.Node) Provenance {
+	return Provenance{Rev: n.Rev, TS: n.UpdatedTS, Scope: n.Scope, Run: n.RunID, Task: n.TaskID}
+}
