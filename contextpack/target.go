@@ -64,9 +64,6 @@ func kindOf(key string) string {
 	return "other"
 }
 
-// isCode reports whether key names a code entity ingest writes.
-func isCode(key string) bool { return kindOf(key) != "other" }
-
 // cleanPath turns a repository path argument into ingest's form: slash
 // separated, relative, no "./" or trailing "/"; the root is ".".
 func cleanPath(p string) string {
