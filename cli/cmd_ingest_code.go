@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
 	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/urfave/cli/v2"
 )
@@ -44,33 +46,8 @@ func ingestLangCommand(env Env, lang string) *cli.Command {
 	})
 }
 
-// ingestLangJSON is one language of the --json summary of `ingest code`.
-type ingestLangJSON struct {
-	Lang        string `json:"lang"`
-	Files       int    `json:"files"`
-	Symbols     int    `json:"symbols"`
-	Edges       int    `json:"edges"`
-	Unresolved  int    `json:"unresolved"`
-	ParseErrors int    `json:"parse_errors"`
-	Unchanged   bool   `json:"unchanged"`
-	Mode        string `json:"mode,omitempty"`
-}
-
 // ingestCodeJSON is the --json summary of `ingest code` and `ingest LANG`.
-type ingestCodeJSON struct {
-	Dir          string           `json:"dir"`
-	Languages    []ingestLangJSON `json:"languages"`
-	Unchanged    bool             `json:"unchanged"`
-	Nodes        int              `json:"nodes"`
-	Edges        int              `json:"edges"`
-	Rev          uint64           `json:"rev"`
-	NodesPut     int              `json:"nodes_put"`
-	NodesDeleted int              `json:"nodes_deleted"`
-	EdgesPut     int              `json:"edges_put"`
-	EdgesDeleted int              `json:"edges_deleted"`
-	Seconds      float64          `json:"seconds"`
-	LoadErrors   []string         `json:"load_errors"`
-}
+type ingestCodeJSON = codetree.Summary
 
 func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	start := time.Now()
@@ -82,88 +59,17 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	if err != nil {
 		return err
 	}
-	force := k.ctx.Bool("force")
 	bar := newProgressBar(k.env)
 	defer bar.done()
-	out := ingestCodeJSON{Dir: dir, LoadErrors: []string{}}
-	g := ingest.NewGraph()
-	var written []string
-
-	// Go, through its own type-checked path, when the tree has Go files
-	// or an earlier ingest left Go nodes to update.
-	var goRes *ingest.GoResult
-	if withGo {
-		stored, err := ingest.StoredTreeHash(s)
-		if err != nil {
-			return err
-		}
-		has, err := ingest.HasGoFiles(dir, walkOptions(k))
-		if err != nil {
-			return usageErr("ingest %s %s: %v", verb, dir, err)
-		}
-		if has || stored != "" {
-			opts := ingest.GoOptions{WalkOptions: walkOptions(k), SyntaxOnly: k.ctx.Bool("syntax-only"), Progress: bar.update}
-			if !force {
-				opts.SkipIfTreeHash = stored
-			}
-			if goRes, err = ingest.ExtractGo(dir, opts); err != nil {
-				return usageErr("ingest %s %s: %v", verb, dir, err)
-			}
-			out.LoadErrors = append(out.LoadErrors, goRes.LoadErrors...)
-			if !goRes.Unchanged {
-				mergeGraph(g, goRes.Graph)
-				written = append(written, ingest.LangGo)
-			}
-		}
-	}
-
-	opts := treesitter.Options{WalkOptions: walkOptions(k), Progress: bar.update, OmitAbsent: withGo,
-		SkipIfTreeHash: make(map[string]string)}
-	for _, lang := range langs {
-		h, err := ingest.StoredLangTreeHash(s, lang)
-		if err != nil {
-			return err
-		}
-		if h != "" {
-			opts.SkipIfTreeHash[lang] = h
-		}
-	}
-	if force {
-		opts.SkipIfTreeHash = nil
-	}
-	res, err := treesitter.Extract(dir, langs, opts)
-	if err != nil {
-		return usageErr("ingest %s %s: %v", verb, dir, err)
-	}
-	mergeGraph(g, res.Graph)
-	written = append(written, res.Extracted...)
-
-	if goRes != nil {
-		lj := ingestLangJSON{Lang: ingest.LangGo, Files: goRes.Files, Unchanged: goRes.Unchanged, Mode: modeText(goRes)}
-		if !goRes.Unchanged {
-			lj.Symbols, lj.Edges = countGo(goRes.Graph)
-		}
-		out.Languages = append(out.Languages, lj)
-	}
-	for _, l := range res.Langs {
-		out.Languages = append(out.Languages, ingestLangJSON{Lang: l.Lang, Files: l.Files, Symbols: l.Symbols, Edges: l.Edges,
-			Unresolved: l.Unresolved, ParseErrors: l.ParseErrors, Unchanged: l.Unchanged})
-	}
-	if out.Languages == nil {
-		out.Languages = []ingestLangJSON{}
-	}
-	var stats ingest.WriteStats
-	out.Unchanged = len(written) == 0
-	if !out.Unchanged {
-		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
-		if stats, err = ingest.WriteCode(s, g, written, k.meta(), bar.update); err != nil {
-			return err
-		}
+	out, stats, err := codetree.Ingest(s, dir, codetree.Options{Langs: langs, WithGo: withGo,
+		SyntaxOnly: withGo && k.ctx.Bool("syntax-only"), Force: k.ctx.Bool("force"),
+		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update})
+	if de := (*codetree.DirError)(nil); errors.As(err, &de) {
+		return usageErr("ingest %s %v", verb, de)
+	} else if err != nil {
+		return err
 	}
 	bar.done()
-	out.Rev = uint64(stats.Commit.Rev)
-	out.NodesPut, out.NodesDeleted = stats.NodesPut, stats.NodesDeleted
-	out.EdgesPut, out.EdgesDeleted = stats.EdgesPut, stats.EdgesDeleted
 	out.Seconds = time.Since(start).Seconds()
 	for _, e := range out.LoadErrors {
 		fmt.Fprintf(k.env.Stderr, "memctl: ingest %s: syntax-only fallback: %s\n", verb, e)
@@ -207,29 +113,4 @@ func codeSummary(verb, dir string, out ingestCodeJSON, stats ingest.WriteStats, 
 		write = fmt.Sprintf("%d nodes, %d edges; %s", out.Nodes, out.Edges, writeText(stats))
 	}
 	return fmt.Sprintf("ingest %s %s: %s; %s; %.2fs", verb, dir, strings.Join(parts, "; "), write, out.Seconds)
-}
-
-// mergeGraph adds the nodes and edges of src to dst.
-func mergeGraph(dst, src *ingest.Graph) {
-	if src == nil {
-		return
-	}
-	src.EachNode(dst.AddNode)
-	src.EachEdge(dst.AddEdge)
-}
-
-// countGo counts the symbols of a Go graph and the edges leaving its
-// nodes other than directories.
-func countGo(g *ingest.Graph) (symbols, edges int) {
-	g.EachNode(func(n ingest.Node) {
-		if n.Type == ingest.TypeSymbol {
-			symbols++
-		}
-	})
-	g.EachEdge(func(e ingest.Edge) {
-		if !strings.HasPrefix(e.Src, "dir:") {
-			edges++
-		}
-	})
-	return symbols, edges
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
 	"github.com/urfave/cli/v2"
 )
 
@@ -111,15 +112,7 @@ func runIngestGo(k *call) error {
 }
 
 // modeText says how the packages were read.
-func modeText(res *ingest.GoResult) string {
-	switch res.Mode {
-	case ingest.ModeTyped:
-		return "type-checked"
-	case ingest.ModeSyntax:
-		return "syntax-only"
-	}
-	return fmt.Sprintf("%d type-checked, %d syntax-only", res.TypedPackages, res.SyntaxPackages)
-}
+func modeText(res *ingest.GoResult) string { return codetree.GoMode(res) }
 
 // writeText says what a write changed.
 func writeText(st ingest.WriteStats) string {
