@@ -20,7 +20,7 @@ var opFields = map[string][]string{
 	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
 	"put_kv":   {"scope", "namespace", "key", "payload", "run_id", "task_id"},
 	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
-	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "scope", "run_id", "task_id"},
+	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "role", "scope", "run_id", "task_id"},
 }
 
 // OpRecord is one logged operation. The struct lists the union of every
@@ -38,6 +38,7 @@ type OpRecord struct {
 	Weight        Weight          `json:"weight,omitempty"`
 	Bidirectional bool            `json:"bidirectional,omitempty"`
 	Inhibitory    bool            `json:"inhibitory,omitempty"`
+	Role          string          `json:"role,omitempty" jsonschema:"add_rel: structure, usage, history or memory"`
 	Namespace     string          `json:"namespace,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	Scope         string          `json:"scope,omitempty"`
@@ -53,6 +54,9 @@ func opRecord(op lmdbstore.Op, ts string, rel lmdbstore.Relation) OpRecord {
 		Src: op.Src, Rel: op.Rel, Dst: op.Dst, Weight: Weight(op.Weight),
 		Namespace: op.Namespace, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID,
 		Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory,
+	}
+	if op.Kind == lmdbstore.OpAddRel {
+		rec.Role = rel.Role.String()
 	}
 	switch op.Kind {
 	case lmdbstore.OpPutNode, lmdbstore.OpDelNode:
@@ -115,6 +119,8 @@ func (o OpRecord) MarshalJSON() ([]byte, error) {
 			v = o.Bidirectional
 		case "inhibitory":
 			v = o.Inhibitory
+		case "role":
+			v = o.Role
 		case "namespace":
 			v = o.Namespace
 		case "payload":

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // NoArgs is the input of tools without arguments.
@@ -128,6 +129,7 @@ type AddRelationArgs struct {
 	DefaultWeight *float64 `json:"default_weight,omitempty" jsonschema:"weight of edges put without one (default 1)"`
 	Bidirectional bool     `json:"bidirectional,omitempty" jsonschema:"engines also follow the relation backwards"`
 	Inhibitory    bool     `json:"inhibitory,omitempty" jsonschema:"engines subtract along the relation"`
+	Role          string   `json:"role,omitempty" jsonschema:"what it means to the engines: structure, usage, history or memory (default memory; SPEC §1)"`
 	ProvenanceArgs
 }
 
@@ -144,10 +146,17 @@ func (s *Server) addRelation(_ context.Context, a *AddRelationArgs) (RelationAdd
 	if err != nil {
 		return RelationAdded{}, err
 	}
+	if a.Role == "" {
+		a.Role = "memory"
+	}
+	role, err := roles.Parse(a.Role)
+	if err != nil {
+		return RelationAdded{}, invalidArg("role: %v", err)
+	}
 	var id lmdbstore.RelID
 	c, err := s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
 		var err error
-		id, err = tx.AddRelation(lmdbstore.Relation{Name: a.Name, DefaultWeight: w, Bidirectional: a.Bidirectional, Inhibitory: a.Inhibitory})
+		id, err = tx.AddRelation(lmdbstore.Relation{Name: a.Name, DefaultWeight: w, Bidirectional: a.Bidirectional, Inhibitory: a.Inhibitory, Role: role})
 		return err
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/suggest"
 )
 
@@ -28,6 +29,7 @@ type BatchOp struct {
 	Namespace     string          `json:"namespace,omitempty" jsonschema:"put_kv, del_kv: namespace"`
 	Bidirectional bool            `json:"bidirectional,omitempty" jsonschema:"add_rel: engines also follow the relation backwards"`
 	Inhibitory    bool            `json:"inhibitory,omitempty" jsonschema:"add_rel: engines subtract along the relation"`
+	Role          string          `json:"role,omitempty" jsonschema:"add_rel: structure, usage, history or memory (default memory)"`
 	Scope         string          `json:"scope,omitempty" jsonschema:"provenance scope; put_kv, del_kv: the entry's scope (default: the batch's)"`
 	RunID         string          `json:"run_id,omitempty"`
 	TaskID        string          `json:"task_id,omitempty"`
@@ -138,6 +140,11 @@ func checkBatchOp(op *BatchOp) (float32, error) {
 			return 0, fmt.Errorf("%s needs field %q", op.Op, k)
 		}
 	}
+	if op.Op == "add_rel" && op.Role != "" {
+		if _, err := roles.Parse(op.Role); err != nil {
+			return 0, fmt.Errorf("role: %w", err)
+		}
+	}
 	if op.Op != "put_kv" && string(op.Payload) == "null" {
 		op.Payload = nil
 	}
@@ -162,7 +169,11 @@ func applyBatchOp(tx *lmdbstore.WriteTxn, op BatchOp, weight float32) error {
 		if weight == 0 {
 			weight = 1
 		}
-		_, err := tx.AddRelation(lmdbstore.Relation{Name: op.Rel, DefaultWeight: weight, Bidirectional: op.Bidirectional, Inhibitory: op.Inhibitory})
+		role := roles.Memory
+		if op.Role != "" {
+			role, _ = roles.Parse(op.Role) // checked by checkBatchOp
+		}
+		_, err := tx.AddRelation(lmdbstore.Relation{Name: op.Rel, DefaultWeight: weight, Bidirectional: op.Bidirectional, Inhibitory: op.Inhibitory, Role: role})
 		return err
 	}
 	return fmt.Errorf("unknown op %q", op.Op)

@@ -50,6 +50,10 @@ func (s *Server) registerStoreTools() {
 		description: "Revision, retention horizon, node/edge/kv/relation counts, adjacency and file sizes, warnings."}, s.stats)
 	addTool(s, toolDef{name: "check", title: "Integrity check", kind: readOnly,
 		description: "Verify every keyspace of the store: integrity problems, warnings and missing nodes (keys referenced by edges with no node)."}, s.check)
+	addTool(s, toolDef{name: "ingest", title: "Ingest a code tree", kind: destructive,
+		description: "Read a code tree into memory (files, packages, symbols and their relations: defines, calls, imports, implements, tests…): " +
+			"Go type-checked, Python, TypeScript, JavaScript and Rust with tree-sitter. Writes what changed since the last ingest as one revision " +
+			"(symbols that disappeared are deleted); an unchanged tree writes nothing. Returns per-language counts and the revision."}, s.ingest)
 }
 
 func (s *Server) registerAnalysisTools() {

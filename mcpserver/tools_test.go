@@ -285,6 +285,19 @@ func TestStoreToolsMatchCLI(t *testing.T) {
 	if len(e) != 1 || e[0]["weight"] != 0.25 {
 		t.Errorf("edge of an added relation: %v", e)
 	}
+	// A role given is stored (rel list shows it); the default is memory;
+	// an unknown role is a tool error that registers nothing.
+	s.ok("add_relation", map[string]any{"name": "wraps", "role": "usage"}, nil)
+	s.fails("add_relation", map[string]any{"name": "bogus", "role": "vibes"}, "role")
+	s.ok("batch", map[string]any{"ops": []map[string]any{{"op": "add_rel", "rel": "co_edited", "role": "history"}}}, nil)
+	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "add_rel", "rel": "bogus", "role": "vibes"}}}, "op 1: role")
+	roleOf := map[string]any{}
+	for _, r := range cliJSON(t, db, "rel", "list") {
+		roleOf[r["name"].(string)] = r["role"]
+	}
+	if roleOf["owns"] != "memory" || roleOf["wraps"] != "usage" || roleOf["co_edited"] != "history" || roleOf["bogus"] != nil {
+		t.Errorf("roles after add_relation and batch: owns %v, wraps %v, co_edited %v, bogus %v", roleOf["owns"], roleOf["wraps"], roleOf["co_edited"], roleOf["bogus"])
+	}
 }
 
 // TestAnalysisToolsMatchCLI compares the engine tools with the CLI's
@@ -561,10 +574,64 @@ func TestNodeClient(t *testing.T) {
 	}
 	defer os.Remove(script)
 	cmd := exec.Command(node, script)
-	cmd.Env = append(testEnv(), "MEMCTL_BIN="+memctlBin, "MEMCTL_DB="+newStore(t))
+	tree, err := filepath.Abs(filepath.Join("..", "testdata", "treesitter", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(testEnv(), "MEMCTL_BIN="+memctlBin, "MEMCTL_DB="+newStore(t), "MEMCTL_TREE="+tree)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "client errors: 0") || strings.Contains(string(out), "CLIENT ERROR") {
 		t.Fatalf("node client: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// TestIngestTool: the ingest tool writes the store `memctl ingest code`
+// writes (same logical snapshot, same summary), an unchanged tree writes
+// nothing, and bad arguments are one-line tool errors that change nothing.
+func TestIngestTool(t *testing.T) {
+	tree, err := filepath.Abs(filepath.Join("..", "testdata", "treesitter", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaCLI := newStore(t)
+	want := cliJSON(t, viaCLI, "ingest", "code", tree)[0]
+	db := newStore(t)
+	s := startServer(t, db)
+	b, _ := s.call("ingest", map[string]any{"dir": tree})
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "seconds")
+	delete(want, "seconds")
+	diff(t, "ingest summary", []map[string]any{got}, []map[string]any{want})
+	logical := func(db string) []byte {
+		snap := filepath.Join(t.TempDir(), "l.snap")
+		runCLI(t, "", "--db", db, "export", "--logical", "--out", snap)
+		b, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if !slices.Equal(logical(db), logical(viaCLI)) {
+		t.Error("the ingest tool's store differs from memctl ingest code's (logical snapshots)")
+	}
+	var again struct {
+		Unchanged bool   `json:"unchanged"`
+		Rev       uint64 `json:"rev"`
+	}
+	s.ok("ingest", map[string]any{"dir": tree, "languages": []string{"python"}}, &again)
+	if !again.Unchanged || again.Rev != 0 {
+		t.Errorf("second ingest of an unchanged tree: %+v", again)
+	}
+	before := logical(db)
+	s.fails("ingest", map[string]any{"dir": filepath.Join(tree, "no-such-dir")}, "no-such-dir")
+	s.fails("ingest", map[string]any{"dir": tree, "languages": []string{"cobol"}}, `language "cobol"`)
+	s.fails("ingest", map[string]any{}, `missing properties: ["dir"]`)
+	s.fails("ingest", map[string]any{"dir": ""}, "dir is required")
+	if !slices.Equal(before, logical(db)) {
+		t.Error("a failed ingest changed the store")
+	}
 }

@@ -17,7 +17,9 @@ await client.connect(transport);
 const { tools } = await client.listTools();
 console.log("tools:", tools.length, tools.map(t => t.name).join(" "));
 let failures = 0;
+const called = new Set();
 async function call(name, args) {
+  called.add(name);
   try {
     const r = await client.callTool({ name, arguments: args });
     console.log(name, r.isError ? "TOOL ERROR " + r.content[0].text : JSON.stringify(r.structuredContent).slice(0, 160));
@@ -61,6 +63,14 @@ await call("delete_edge", { src: "file:a.go", rel: "defines", dst: "sym:a.F" });
 await call("delete_kv", { namespace: "decisions", key: "errors" });
 await call("delete_node", { key: "doc:x" });
 await call("get_node", { key: "nope" });
+await call("ingest", { dir: process.env.MEMCTL_TREE, languages: ["python"] });
+// Every listed tool was called once: a new tool must be added here.
+for (const t of tools) {
+  if (!called.has(t.name)) {
+    failures++;
+    console.log(t.name, "CLIENT ERROR not called by this script");
+  }
+}
 await client.close();
 console.log("client errors:", failures);
 process.exit(failures === 0 ? 0 : 1);
