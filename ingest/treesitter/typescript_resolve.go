@@ -39,12 +39,23 @@ type tsResolver struct {
 	mods     map[string]*tsMod // by rel path
 	configs  map[string]*tsConfig
 	packages map[string]string // package.json name → dir
+	// inMember marks the member lookups in progress: a heritage chain can
+	// lead back to the class it starts from (interface A extends B, B
+	// extends A.C), which would otherwise recurse without end.
+	inMember map[tsMemberLookup]bool
+}
+
+// tsMemberLookup is one member lookup: name in def of mod.
+type tsMemberLookup struct {
+	mod  *tsMod
+	def  int
+	name string
 }
 
 // resolveTS adds the graph of the TypeScript and JavaScript files.
 func resolveTS(b *builder, run *runCtx, files []*parsedFile) {
 	r := &tsResolver{b: b, run: run, mods: make(map[string]*tsMod), configs: make(map[string]*tsConfig),
-		packages: make(map[string]string)}
+		packages: make(map[string]string), inMember: make(map[tsMemberLookup]bool)}
 	slices.SortFunc(files, func(a, b *parsedFile) int { return strings.Compare(a.Rel, b.Rel) })
 	for _, f := range files {
 		facts, _ := f.facts.(*tsFile)
@@ -458,9 +469,12 @@ func (r *tsResolver) member(m *tsMod, i int, name string, depth int) tsTarget {
 	if j, ok := m.byQual[m.facts.defs[i].qual+"."+name]; ok {
 		return tsTarget{kind: tsTSymbol, mod: m, def: j}
 	}
-	if depth > 16 {
+	lk := tsMemberLookup{m, i, name}
+	if depth > 16 || r.inMember[lk] {
 		return tsTarget{}
 	}
+	r.inMember[lk] = true
+	defer delete(r.inMember, lk)
 	for _, h := range m.facts.defs[i].heritage {
 		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
 			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
