@@ -90,6 +90,7 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, snapshotCommands(env)...)
 	app.Commands = append(app.Commands, engineCommands(env)...)
 	app.Commands = append(app.Commands, ingestCommands(env)...)
+	app.Commands = append(app.Commands, evalCommands(env)...)
 	app.Commands = append(app.Commands, mcpCommand(env))
 	// Usage errors are one line at every level (never the help page).
 	var inherit func(cmds []*cli.Command)

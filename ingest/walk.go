@@ -252,3 +252,8 @@ func (t *tree) importPathOf(rel string) string {
 	}
 	return joinImport(m.Path, strings.TrimPrefix(rel, m.Dir+"/"))
 }
+
+// Walkable reports whether a walk with opts reaches the file at the
+// slash-separated path rel (relative to the walked root): no directory on
+// the way is one the walk skips.
+func Walkable(rel string, opts WalkOptions) bool { return walkable(rel, opts) }
