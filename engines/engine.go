@@ -44,8 +44,23 @@ type Engine struct {
 	// relFlags[r] holds the rel* bits of relation id r; ids beyond the table
 	// are unknown and an edge carrying one is corruption.
 	relFlags []uint8
+	relRoles []Role // by relation id
 	relNames map[string]uint32
 	pool     sync.Pool // *scratch
+
+	// info reads node types, payloads and the stored PageRank (nil in
+	// algorithm-core tests: no temporal term, no kind filter).
+	info     nodeInfo
+	temporal temporalOnce
+}
+
+// nodeInfo is the part of *csr.Graph the related profile reads besides the
+// adjacency: node types (kinds), payloads (git history) and PageRank (a
+// tie-break).
+type nodeInfo interface {
+	Type(n csr.NodeIndex) (string, error)
+	Payload(n csr.NodeIndex) ([]byte, error)
+	PageRank() ([]float64, bool, error)
 }
 
 // New prepares an engine over g. It reads only the relation table; the
@@ -61,6 +76,7 @@ func New(g *csr.Graph) (*Engine, error) {
 	}
 	e.graph = g
 	e.keys = g
+	e.info = g
 	return e, nil
 }
 
@@ -81,7 +97,9 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 	for _, r := range rels {
 		for int(r.ID) >= len(e.relFlags) {
 			e.relFlags = append(e.relFlags, 0)
+			e.relRoles = append(e.relRoles, RoleNone)
 		}
+		e.relRoles[r.ID] = relationRole(r)
 		f := relKnown
 		if r.Bidirectional {
 			f |= relBidirectional

@@ -42,6 +42,7 @@ type FileHistory struct {
 	Changes    int       `json:"changes"`
 	LastChange time.Time `json:"-"`
 	Last       string    `json:"last_change"`
+	LastCommit string    `json:"last_commit"`
 }
 
 // FileNode is the node index of the file at path (relative to the
