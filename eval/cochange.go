@@ -204,7 +204,7 @@ func firstGoFiles(got []string, query string, k int) []string {
 			continue
 		}
 		seen[f] = true
-		out = append(out, f)
+		out = append(out, strings.Clone(f)) // predictors may answer with strings of the mapped snapshot
 	}
 	return out
 }

@@ -85,7 +85,7 @@ func (m *Memory) index() error {
 		if err != nil {
 			return err
 		}
-		p := strings.TrimPrefix(key, "file:")
+		p := strings.Clone(strings.TrimPrefix(key, "file:")) // outlives nothing, but callers keep paths
 		m.files = append(m.files, p)
 		m.byPath[p] = n
 		payload, err := m.Graph.Payload(n)
