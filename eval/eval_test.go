@@ -376,4 +376,3 @@ func TestCochangeErrors(t *testing.T) {
 		t.Error("unknown predictor accepted")
 	}
 }
-
