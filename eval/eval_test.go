@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -374,5 +375,109 @@ func TestCochangeErrors(t *testing.T) {
 	}
 	if _, err := PickPredictors(Predictors(), []string{"oracle"}); err == nil {
 		t.Error("unknown predictor accepted")
+	}
+}
+
+// evalRepos finds the evaluation bundles: shared/eval-repos in the nearest
+// ancestor directory that has one (../shared from the repository root), or
+// $MEMCTL_EVAL_REPOS.
+func evalRepos(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("MEMCTL_EVAL_REPOS"); d != "" {
+		return d
+	}
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p := filepath.Join(dir, "shared", "eval-repos")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("skipping: no shared/eval-repos (the git bundles of the evaluation repositories) in any parent directory; set MEMCTL_EVAL_REPOS to run")
+		}
+		dir = parent
+	}
+}
+
+// TestCochangeOnBbolt replays two real commits of etcd-io/bbolt and checks
+// what the evaluation saw against git itself: the commits and their files,
+// and that the memory of each changed file is the parent's version.
+func TestCochangeOnBbolt(t *testing.T) {
+	bundle := filepath.Join(evalRepos(t), "bbolt.bundle")
+	if testing.Short() {
+		t.Skip("skipping: -short")
+	}
+	dir := filepath.Join(t.TempDir(), "bbolt")
+	if out, err := exec.Command("git", "clone", "-q", bundle, dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone %s: %v: %s", bundle, err, out)
+	}
+	repo, err := OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits, err := repo.Commits(2, 0, DefaultCommitRule)
+	if err != nil || len(commits) != 2 {
+		t.Fatalf("commits %v, %v", commits, err)
+	}
+	r := &testRepo{t: t, dir: dir}
+	for _, c := range commits {
+		// Independently: git's own view of the commit.
+		if got := r.git("rev-parse", c.Hash+"^"); got != c.Parent {
+			t.Errorf("%s: parent %s, git says %s", c.Hash, c.Parent, got)
+		}
+		var goFiles []string
+		for _, l := range strings.Split(r.git("diff-tree", "--no-commit-id", "-r", "--name-status", "--no-renames", c.Parent, c.Hash), "\n") {
+			st, f, _ := strings.Cut(l, "\t")
+			if strings.HasSuffix(f, ".go") && !strings.Contains("/"+f, "/testdata/") {
+				if st == "A" {
+					t.Errorf("%s adds %s", c.Hash, f)
+				}
+				goFiles = append(goFiles, f)
+			}
+		}
+		if d := cmp.Diff(goFiles, c.Files); d != "" {
+			t.Errorf("%s files (-git +eval):\n%s", c.Hash, d)
+		}
+	}
+	b, err := newBuilder(repo, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	for _, c := range commits {
+		m, err := b.at(c.Parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range c.Files {
+			n, ok := m.FileNode(f)
+			if !ok {
+				t.Errorf("%s: %s not in the memory at the parent", c.Hash[:8], f)
+				continue
+			}
+			payload, err := m.Graph.Payload(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			content, err := exec.Command("git", "-C", dir, "show", c.Parent+":"+f).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(content)
+			if want := fmt.Sprintf(`"hash":"sha256:%x"`, sum); !strings.Contains(string(payload), want) {
+				t.Errorf("%s: memory of %s is not the parent's version (want %s): %s", c.Hash[:8], f, want, payload)
+			}
+		}
+	}
+	rep, err := Cochange(dir, Options{Commits: 2, Predictors: Predictors()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Queries != len(commits[0].Files)+len(commits[1].Files) || len(rep.Scores) != 4 {
+		t.Errorf("report %+v", rep)
 	}
 }
