@@ -373,7 +373,7 @@ func TestCochangeErrors(t *testing.T) {
 	if _, err := Cochange(r.dir, Options{Commits: 3, Skip: 10, Predictors: Predictors()}); err == nil {
 		t.Error("no qualifying commit: no error")
 	}
-	if _, err := PickPredictors(Predictors(), []string{"oracle"}); err == nil {
+	if _, err := PickPredictors([]string{"oracle"}); err == nil {
 		t.Error("unknown predictor accepted")
 	}
 }

@@ -23,18 +23,25 @@ type Predictor struct {
 	Open func(m *Memory) (Ranker, error)
 }
 
-// Predictors returns the built-in predictors: memctl's answer first, then
-// the baselines (SPEC.md §11.2).
+// Predictors returns the built-in predictors a run scores by default:
+// memctl's answer first, then the baselines (SPEC.md §11.2).
 func Predictors() []Predictor {
 	return []Predictor{Activate(), CoChange(), SameDir(), PersonalizedPageRank()}
 }
 
-// PickPredictors selects predictors by name from all, in the order given;
-// no names selects all of them.
-func PickPredictors(all []Predictor, names []string) ([]Predictor, error) {
+// Extra returns the predictors a run scores only when asked by name:
+// ablations of memctl's answer.
+func Extra() []Predictor {
+	return []Predictor{ActivateStatic()}
+}
+
+// PickPredictors selects predictors by name from Predictors and Extra, in
+// the order given; no names selects Predictors.
+func PickPredictors(names []string) ([]Predictor, error) {
 	if len(names) == 0 {
-		return all, nil
+		return Predictors(), nil
 	}
+	all := append(Predictors(), Extra()...)
 	var out []Predictor
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(p Predictor) bool { return p.Name == n })
