@@ -58,10 +58,16 @@ func TestEngineGolden(t *testing.T) {
 	snap := writeFixture(t, true)
 	steps := [][]string{
 		{"activate", "--snapshot", snap, "pkg/a.go"},
-		{"--json", "activate", "--snapshot", snap, "pkg/a.go"},
-		{"activate", "--snapshot", snap, "pkg/a.go", "--depth", "2", "--top", "3"},
-		{"activate", "--snapshot", snap, "pkg/a.go", "--rel", "uses", "--strategy", "heap"},
-		{"activate", "--snapshot", snap, "b.go", "pkg/e"},
+		{"--json", "activate", "--snapshot", snap, "pkg/a.go", "--depth", "1"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--rel", "uses", "--top", "3", "--temporal", "0"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic"},
+		{"--json", "activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic", "--depth", "2", "--top", "3"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic", "--rel", "uses", "--strategy", "heap"},
+		{"activate", "--snapshot", snap, "b.go", "pkg/e", "--profile", "classic"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--strategy", "heap"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic", "--temporal", "1"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "fast"},
 		{"resonate", "--snapshot", snap, "pkg/a.go", "--top", "4"},
 		{"--json", "resonate", "--snapshot", snap, "pkg/d.go", "--sweep", "--top", "3"},
 		{"resonate", "--snapshot", snap, "pkg/d.go", "--sweep", "--top", "3"},
@@ -74,7 +80,7 @@ func TestEngineGolden(t *testing.T) {
 		{"activate", "--snapshot", snap, "nothing-like-this"},
 		{"impact", "--snapshot", snap, "pkg/zzz.go"},
 		{"activate", "--snapshot", snap, "pkg/a.go", "--rel", "nope"},
-		{"activate", "--snapshot", snap, "pkg/a.go", "--strategy", "fast"},
+		{"activate", "--snapshot", snap, "pkg/a.go", "--profile", "classic", "--strategy", "fast"},
 		{"impact", "--snapshot", snap, "pkg/a.go", "--direction", "up"},
 		{"pagerank", "--snapshot", snap, "extra"},
 	}
@@ -115,9 +121,9 @@ func TestEngineGolden(t *testing.T) {
 
 func TestActivateStrategiesPrintTheSame(t *testing.T) {
 	snap := writeFixture(t, false)
-	base := ok(t, "--json", "activate", "--snapshot", snap, "pkg/a.go", "pkg/d.go", "--top", "0")
+	base := ok(t, "--json", "activate", "--snapshot", snap, "pkg/a.go", "pkg/d.go", "--top", "0", "--profile", "classic")
 	for _, s := range []string{"wavefront", "heap", "auto"} {
-		if got := ok(t, "--json", "activate", "--snapshot", snap, "pkg/a.go", "pkg/d.go", "--top", "0", "--strategy", s); got != base {
+		if got := ok(t, "--json", "activate", "--snapshot", snap, "pkg/a.go", "pkg/d.go", "--top", "0", "--profile", "classic", "--strategy", s); got != base {
 			t.Errorf("--strategy %s:\n%s\nwant\n%s", s, got, base)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func evalCommand(env Env) *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
-		Usage: "measure how well memory answers on a code tree (eval impact DIR)",
+		Usage: "measure how well memory answers on real code and its history (eval impact DIR, eval cochange DIR)",
 		Subcommands: []*cli.Command{
 			verbCommand(env, verbSpec{
 				Name:  "impact",
@@ -29,6 +29,7 @@ func evalCommand(env Env) *cli.Command {
 					&cli.IntFlag{Name: "min-dependents", Value: eval.DefaultMinDependents, Usage: "score symbols with at least `N` direct usage dependents"}),
 				Run: runEvalImpact,
 			}),
+			evalCochangeCommand(env),
 		},
 	}
 }

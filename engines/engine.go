@@ -46,9 +46,24 @@ type Engine struct {
 	// are unknown and an edge carrying one is corruption.
 	relFlags []uint8
 	relRole  []roles.Role // per relation id, SPEC §1
+	relRoles []Role       // the same as the related profile's Role (relationRole)
 	relNames map[string]uint32
 	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
 	pool     sync.Pool // *scratch
+
+	// info reads node types, payloads and the stored PageRank (nil in
+	// algorithm-core tests: no temporal term, no kind filter).
+	info     nodeInfo
+	temporal temporalOnce
+}
+
+// nodeInfo is the part of *csr.Graph the related profile reads besides the
+// adjacency: node types (kinds), payloads (git history) and PageRank (a
+// tie-break).
+type nodeInfo interface {
+	Type(n csr.NodeIndex) (string, error)
+	Payload(n csr.NodeIndex) ([]byte, error)
+	PageRank() ([]float64, bool, error)
 }
 
 // New prepares an engine over g. It reads only the relation table; the
@@ -69,6 +84,7 @@ func New(g *csr.Graph) (*Engine, error) {
 	} else if ok && len(pr) == e.numNodes {
 		e.rank = pr
 	}
+	e.info = g
 	return e, nil
 }
 
@@ -90,8 +106,10 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 		for int(r.ID) >= len(e.relFlags) {
 			e.relFlags = append(e.relFlags, 0)
 			e.relRole = append(e.relRole, roles.Memory)
+			e.relRoles = append(e.relRoles, RoleNone)
 		}
 		e.relRole[r.ID] = r.Role
+		e.relRoles[r.ID] = relationRole(r)
 		f := relKnown
 		if r.Bidirectional {
 			f |= relBidirectional

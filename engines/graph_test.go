@@ -29,6 +29,9 @@ type testGraph struct {
 	keys  []string
 	rels  []testRel
 	edges []testEdge
+	// types and payloads by node position (default type "t", no payload).
+	types    map[int]string
+	payloads map[int]string
 }
 
 // defaultRels: 1 "uses" (plain), 2 "related" (bidirectional), 3 "blocks"
@@ -49,7 +52,15 @@ func (m memState) Relations() ([]snapshot.RelationRecord, error) {
 }
 func (m memState) Nodes(fn func(snapshot.NodeRecord) error) error {
 	for i, k := range m.g.keys {
-		if err := fn(snapshot.NodeRecord{ID: uint64(i + 1), Key: k, Type: "t", Rev: 1, CreatedRev: 1, CreatedTS: 1, UpdatedTS: 1}); err != nil {
+		typ := "t"
+		if t, ok := m.g.types[i]; ok {
+			typ = t
+		}
+		var payload []byte
+		if p, ok := m.g.payloads[i]; ok {
+			payload = []byte(p)
+		}
+		if err := fn(snapshot.NodeRecord{ID: uint64(i + 1), Key: k, Type: typ, Payload: payload, Rev: 1, CreatedRev: 1, CreatedTS: 1, UpdatedTS: 1}); err != nil {
 			return err
 		}
 	}

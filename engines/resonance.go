@@ -183,15 +183,17 @@ func (e *Engine) resonate(seeds []Seed, p ResonanceParams, done func(s *scratch,
 		usable := func(t, rel uint32, w float32) bool {
 			return mask[rel] != 0 && t != v && t != pl.prev && edgeWeight(w) > 0
 		}
-		k := 0
+		k, sumW := 0, 0.0 // usable edges and Σ clamp(w)² over them
 		for i, t := range outs {
 			if usable(t, outRels[i], outW[i]) {
 				k++
+				sumW += edgeWeight(outW[i]) * edgeWeight(outW[i])
 			}
 		}
 		for i, t := range ins {
 			if usable(t, inRels[i], inW[i]) {
 				k++
+				sumW += edgeWeight(inW[i]) * edgeWeight(inW[i])
 			}
 		}
 		share := 1.0
@@ -212,7 +214,10 @@ func (e *Engine) resonate(seeds []Seed, p ResonanceParams, done func(s *scratch,
 		if k == 0 {
 			continue
 		}
-		a := pl.amp * p.Damping * share
+		// The amplitude is split among the edges: each gets w/√(Σw²) of
+		// it, so the energy sent (Σ amplitude²) is what arrived, whatever
+		// the degree, and a hub passes each neighbour a small share.
+		a := pl.amp * p.Damping * share / math.Sqrt(sumW)
 		for i, t := range outs {
 			if usable(t, outRels[i], outW[i]) {
 				w := edgeWeight(outW[i])
@@ -269,8 +274,9 @@ type Harmonic struct {
 type Sweep struct {
 	// Spectrum has one entry per swept frequency, in frequency order.
 	Spectrum []Harmonic
-	// Resonant lists the local maxima of Energy over the spectrum: entries
-	// whose energy exceeds both neighbours' (one neighbour at either end).
+	// Resonant lists the interior local maxima of Energy over the
+	// spectrum: entries whose energy exceeds both neighbours' (the first
+	// and last entries never count).
 	Resonant []Harmonic
 }
 
@@ -308,10 +314,12 @@ func (e *Engine) Sweep(seeds []Seed, p SweepParams) (Sweep, error) {
 		}
 		out.Spectrum = append(out.Spectrum, h)
 	}
-	for i, h := range out.Spectrum {
-		leftOK := i == 0 || h.Energy > out.Spectrum[i-1].Energy
-		rightOK := i == len(out.Spectrum)-1 || h.Energy > out.Spectrum[i+1].Energy
-		if leftOK && rightOK {
+	// A peak needs a fall on both sides: the ends of the range never count
+	// (energy that keeps rising towards an end says nothing of a resonance
+	// inside the range).
+	for i := 1; i+1 < len(out.Spectrum); i++ {
+		h := out.Spectrum[i]
+		if h.Energy > out.Spectrum[i-1].Energy && h.Energy > out.Spectrum[i+1].Energy {
 			out.Resonant = append(out.Resonant, h)
 		}
 	}

@@ -76,20 +76,58 @@ func TestResonateHubReflects(t *testing.T) {
 	if d := cmp.Diff(want, byKey(t, e, w.Nodes), approx); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	// Without a budget limit every other leaf gets .85 × .85 × .7 first;
-	// the leaves reflect .85 × that, which min amplitude .5 stops.
+	// Without a budget limit every other leaf gets .85 × .85 × .7, split
+	// among the hub's 11 other edges (each 1/√11 of it: the energy sent is
+	// what arrived). The leaves reflect .85 × that to h (.129); what h then
+	// sends on (.033 back, .023 to each leaf) is under min amplitude .1.
 	p.Budget = DefaultPulseBudget
-	p.MinAmplitude = .5
+	p.MinAmplitude = .1
 	w, err = e.Resonate([]Seed{{l0, 1}}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf := .85 * .85 * .7
+	leaf := .85 * .85 * .7 / math.Sqrt(11)
+	leaves := 0
 	for _, r := range w.Nodes {
 		k := keyOf(t, e, r.Node)
-		if k != "h" && k != "l00" && math.Abs(r.Score-leaf) > 1e-12 {
+		if k == "h" || k == "l00" {
+			continue
+		}
+		leaves++
+		if math.Abs(r.Score-leaf) > 1e-12 {
 			t.Errorf("leaf %s = %v, want %v", k, r.Score, leaf)
 		}
+	}
+	if leaves != 11 {
+		t.Errorf("%d leaves reached, want 11", leaves)
+	}
+	// 1 seed pulse, h, the reflection to l00 (.217), l00's own reflection
+	// (a dead end: .184), 11 leaves, 11 reflections.
+	if w.Pulses != 26 {
+		t.Errorf("pulses = %d, want 26", w.Pulses)
+	}
+}
+
+// TestResonateSplitsAmplitude: a pulse leaving a node is split among its
+// edges by weight, w/√(Σw²): from a (seed), b and c (weights 1 and .5) get
+// .85 × 1/√1.25 and .85 × .5/√1.25; both are dead ends and reflect.
+func TestResonateSplitsAmplitude(t *testing.T) {
+	e := buildEngine(t, testGraph{keys: []string{"a", "b", "c"}, edges: []testEdge{{0, 1, 1, 1}, {0, 2, 1, .5}}})
+	p := DefaultResonanceParams()
+	p.TopK = 0
+	p.Budget = 3
+	w, err := e.Resonate([]Seed{{node(t, e, "a"), 1}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := math.Sqrt(1.25)
+	want := []keyed{{"a", 1}, {"b", .85 / n}, {"c", .85 * .5 / n}}
+	if d := cmp.Diff(want, byKey(t, e, w.Nodes), approx); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	// Σ amplitude² sent from a = .85²: the split keeps the energy.
+	if got := (.85/n)*(.85/n) + (.85*.5/n)*(.85*.5/n); math.Abs(got-.85*.85) > 1e-12 {
+		t.Errorf("energy sent %v", got)
 	}
 }
 
@@ -130,7 +168,7 @@ func pattern(t *testing.T, e *Engine, seeds []Seed, p ResonanceParams) string {
 
 // TestSweepDistinctFrequenciesDistinctPatterns: on a graph with cycles every
 // swept frequency gives its own interference pattern, and the resonant
-// frequencies are the local maxima of the energy curve.
+// frequencies are the interior local maxima of the energy curve.
 func TestSweepDistinctFrequenciesDistinctPatterns(t *testing.T) {
 	e := buildEngine(t, cyclicGraph())
 	seeds := []Seed{{0, 1}}
@@ -159,7 +197,7 @@ func TestSweepDistinctFrequenciesDistinctPatterns(t *testing.T) {
 	groups := map[string]bool{}
 	for _, h := range sw.Resonant {
 		i := int(math.Round((h.Frequency - sp.Min) / (sp.Max - sp.Min) * float64(sp.Steps-1)))
-		if i > 0 && sw.Spectrum[i-1].Energy >= h.Energy || i < sp.Steps-1 && sw.Spectrum[i+1].Energy >= h.Energy {
+		if i == 0 || i == sp.Steps-1 || sw.Spectrum[i-1].Energy >= h.Energy || sw.Spectrum[i+1].Energy >= h.Energy {
 			t.Errorf("frequency %v (energy %v) is not a local maximum", h.Frequency, h.Energy)
 		}
 		if len(h.Antinodes) == 0 {

@@ -206,3 +206,36 @@ func TestGitForgetsRemovedFiles(t *testing.T) {
 		t.Errorf("file:a.go still live")
 	}
 }
+
+// Two removed files that changed together: the co_changed edge between
+// them goes too, although neither end is a node any more (found by
+// eval's incremental-versus-fresh test).
+func TestGitForgetsEdgesBetweenRemovedFiles(t *testing.T) {
+	r := newGitRepo(t)
+	r.commit(map[string]string{"go.mod": "module example.com/g\n\ngo 1.22\n", "a.go": "package g\n", "b.go": "package g\n", "c.go": "package g\n"})
+	r.commit(map[string]string{"a.go": "package g // 2\n", "b.go": "package g // 2\n"})
+	s := newStore(t)
+	ingestAll := func() {
+		t.Helper()
+		ingestGo(t, s, r.dir, lmdbstore.WriteMeta{})
+		res, err := ExtractGit(r.dir, GitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteGit(s, res, lmdbstore.WriteMeta{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingestAll()
+	r.commit(map[string]string{"a.go": "", "b.go": ""})
+	ingestAll()
+	var got []string
+	for _, e := range storeGraph(t, s).Edges() {
+		if e.Rel == RelCoChanged {
+			got = append(got, e.Src+" "+e.Dst)
+		}
+	}
+	if diff := cmp.Diff([]string{"file:c.go file:go.mod"}, got); diff != "" {
+		t.Errorf("co_changed edges after removing a.go and b.go (-want +got):\n%s", diff)
+	}
+}

@@ -279,3 +279,8 @@ func HasGoFiles(root string, opts WalkOptions) (bool, error) {
 	}
 	return false, err
 }
+
+// Walkable reports whether a walk with opts reaches the file at the
+// slash-separated path rel (relative to the walked root): no directory on
+// the way is one the walk skips.
+func Walkable(rel string, opts WalkOptions) bool { return walkable(rel, opts) }

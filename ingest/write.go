@@ -128,11 +128,11 @@ type storedState struct {
 // readState reads the nodes owned (per owns) and their out-edges of the
 // given relations.
 //
-// With inEdges, it also reads the out-edges of the live file nodes it
-// does not own and the in-edges of all of them, which finds
-// edges whose source node was deleted by someone else (`ingest go` deletes
-// a removed file, the co_changed edges it had stay with `ingest git`).
-func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation, inEdges bool) (*storedState, error) {
+// With allEdges, it reads every live edge of those relations instead (a
+// scan of all edges), which finds edges whose endpoints were deleted by
+// someone else (`ingest go` deletes removed files; the co_changed edges
+// between them stay with `ingest git`).
+func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[string]lmdbstore.Relation, allEdges bool) (*storedState, error) {
 	st := &storedState{nodes: make(map[string]lmdbstore.Node), edges: make(map[idEdge]float32),
 		others: make(map[string]lmdbstore.Node)}
 	err := r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
@@ -153,29 +153,23 @@ func readState(r *lmdbstore.ReadTxn, owns func(lmdbstore.Node) bool, rels map[st
 	for _, rel := range rels {
 		relIDs[rel.ID] = true
 	}
-	scan := st.all()
-	if !inEdges {
-		// Only the owned nodes' edges: the other file nodes may be
-		// another language's, whose edges are its own.
-		scan = scan[:len(st.nodes)]
+	if allEdges {
+		// Every edge of the relations, whatever its endpoints: both may be
+		// nodes deleted since (two files `ingest go` removed).
+		err := r.ScanEdges(lmdbstore.At{}, func(e lmdbstore.Edge) error {
+			if relIDs[e.Rel] {
+				st.edges[idEdge{src: e.Src, dst: e.Dst, rel: e.Rel}] = e.Weight
+			}
+			return nil
+		})
+		return st, err
 	}
-	for _, n := range scan {
+	// Only the owned nodes' edges: the other file nodes may be another
+	// language's, whose edges are its own.
+	for _, n := range st.all()[:len(st.nodes)] {
 		err := r.ScanOut(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
 			if relIDs[e.Rel] {
 				st.edges[idEdge{src: n.ID, dst: e.Peer, rel: e.Rel}] = e.Weight
-			}
-			return true
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !inEdges {
-			continue
-		}
-		// In-edges too: their source may be a node deleted since.
-		err = r.ScanIn(n.ID, 0, lmdbstore.At{}, func(e lmdbstore.EdgeRef) bool {
-			if relIDs[e.Rel] {
-				st.edges[idEdge{src: e.Peer, dst: n.ID, rel: e.Rel}] = e.Weight
 			}
 			return true
 		})

@@ -38,9 +38,11 @@ type Ranked struct {
 type RelatedArgs struct {
 	Queries  []string `json:"queries" jsonschema:"keys or parts of keys to start from: each resolves by exact key, else key prefix, else substring, else fuzzy match"`
 	Top      *int     `json:"top,omitempty" jsonschema:"at most this many results (default 20; 0: all)"`
-	Depth    *int     `json:"depth,omitempty" jsonschema:"propagate at most this many hops, 0..20 (default 5)"`
+	Profile  string   `json:"profile,omitempty" jsonschema:"related (default: ranked relatedness, SPEC 8.2.1) or classic (strongest path, 8.2)"`
+	Depth    *int     `json:"depth,omitempty" jsonschema:"propagate at most this many hops (default 3 related, 5 classic)"`
 	Rel      []string `json:"rel,omitempty" jsonschema:"follow only these relations"`
-	Strategy string   `json:"strategy,omitempty" jsonschema:"wavefront, heap or auto (default; same scores, different cost)"`
+	Files    bool     `json:"files,omitempty" jsonschema:"list files only"`
+	Strategy string   `json:"strategy,omitempty" jsonschema:"classic only: wavefront, heap or auto (default; same scores, different cost)"`
 	ViewArgs
 }
 
@@ -49,25 +51,63 @@ func (s *Server) related(_ context.Context, a *RelatedArgs) (Ranked, error) {
 	if err != nil {
 		return Ranked{}, err
 	}
-	p := engines.DefaultActivationParams()
-	p.TopK = intOr(a.Top, 20)
-	p.MaxDepth = intOr(a.Depth, engines.DefaultMaxDepth)
-	if p.TopK < 0 {
+	top := intOr(a.Top, 20)
+	if top < 0 {
 		return Ranked{}, invalidArg("top must be >= 0")
 	}
-	if a.Strategy != "" {
-		if p.Strategy, err = engines.ParseStrategy(a.Strategy); err != nil {
-			return Ranked{}, err
-		}
-	}
-	if p.Relations, err = relationIDs(snap.eng, a.Rel); err != nil {
+	rels, err := relationIDs(snap.eng, a.Rel)
+	if err != nil {
 		return Ranked{}, err
+	}
+	var run func([]engines.Seed) ([]engines.Scored, error)
+	switch a.Profile {
+	case "", "related":
+		if a.Strategy != "" {
+			return Ranked{}, invalidArg("strategy applies to profile classic only")
+		}
+		p := engines.DefaultRelatedParams()
+		p.TopK, p.Depth, p.Relations = top, intOr(a.Depth, engines.DefaultRelatedDepth), rels
+		if a.Files {
+			p.Kind = "file"
+		}
+		run = func(seeds []engines.Seed) ([]engines.Scored, error) { return snap.eng.Related(seeds, p) }
+	case "classic":
+		p := engines.DefaultActivationParams()
+		p.TopK, p.MaxDepth, p.Relations = top, intOr(a.Depth, engines.DefaultMaxDepth), rels
+		if a.Strategy != "" {
+			if p.Strategy, err = engines.ParseStrategy(a.Strategy); err != nil {
+				return Ranked{}, err
+			}
+		}
+		if a.Files {
+			p.TopK = 0
+		}
+		run = func(seeds []engines.Seed) ([]engines.Scored, error) {
+			rs, err := snap.eng.Activate(seeds, p)
+			if err != nil || !a.Files {
+				return rs, err
+			}
+			out := rs[:0]
+			for _, r := range rs {
+				if top > 0 && len(out) == top {
+					break
+				}
+				if typ, err := snap.eng.Graph().Type(r.Node); err != nil {
+					return nil, err
+				} else if typ == "file" {
+					out = append(out, r)
+				}
+			}
+			return out, nil
+		}
+	default:
+		return Ranked{}, invalidArg("unknown profile %q (want related or classic)", a.Profile)
 	}
 	seeds, matches, err := findSeeds(snap, a.Queries, engines.DefaultSeedParams())
 	if err != nil {
 		return Ranked{}, err
 	}
-	rs, err := snap.eng.Activate(seeds, p)
+	rs, err := run(seeds)
 	if err != nil {
 		return Ranked{}, err
 	}

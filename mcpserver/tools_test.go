@@ -322,8 +322,10 @@ func TestAnalysisToolsMatchCLI(t *testing.T) {
 
 	b, _ := s.call("related", map[string]any{"queries": []string{"file:pkg/f1.go"}, "top": 10})
 	diff(t, "related", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "file:pkg/f1.go", "--top", "10"))
-	b, _ = s.call("related", map[string]any{"queries": []string{"F2_1", "f3"}, "depth": 2, "rel": []string{"calls"}, "strategy": "heap", "top": 0})
-	diff(t, "related filtered", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "F2_1", "f3", "--depth", "2", "--rel", "calls", "--strategy", "heap", "--top", "0"))
+	b, _ = s.call("related", map[string]any{"queries": []string{"F2_1", "f3"}, "profile": "classic", "depth": 2, "rel": []string{"calls"}, "strategy": "heap", "top": 0})
+	diff(t, "related filtered", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "F2_1", "f3", "--profile", "classic", "--depth", "2", "--rel", "calls", "--strategy", "heap", "--top", "0"))
+	b, _ = s.call("related", map[string]any{"queries": []string{"pkg/f2"}, "files": true, "depth": 4, "top": 3})
+	diff(t, "related files", records(t, b, "results"), cliJSON(t, db, "activate", "--snapshot", snap, "pkg/f2", "--files", "--depth", "4", "--top", "3"))
 	b, _ = s.call("impact", map[string]any{"key": "sym:pkg.F2_1", "top": 0})
 	diff(t, "impact", records(t, b, "affected"), cliJSON(t, db, "impact", "--snapshot", snap, "sym:pkg.F2_1"))
 	b, _ = s.call("impact", map[string]any{"key": "file:pkg/f2.go", "direction": "both", "depth": 2, "top": 5})

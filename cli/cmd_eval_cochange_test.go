@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// evalRepo makes a git repository whose last commits change x.go with y.go
+// (three times) and x.go with z.go (once).
+func evalRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	step := 0
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		date := fmt.Sprintf("2024-01-01T00:%02d:00Z", step)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@t", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date, "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	commit := func(files ...string) {
+		t.Helper()
+		step++
+		for _, f := range files {
+			body := fmt.Sprintf("package m\n\n// step %d\nfunc %s() {}\n", step, strings.ToUpper(strings.TrimSuffix(f, ".go")))
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(append([]string{"add"}, files...)...)
+		run("commit", "-q", "-m", fmt.Sprintf("step %d", step))
+	}
+	run("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "go.mod")
+	commit("x.go", "y.go", "z.go")
+	commit("x.go", "y.go")
+	commit("x.go", "z.go")
+	commit("x.go", "y.go")
+	return dir
+}
+
+func TestEvalCochangeOutput(t *testing.T) {
+	dir := evalRepo(t)
+	text := ok(t, "eval", "cochange", dir, "--commits", "2")
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	head := regexp.MustCompile(`^eval cochange .+: 2 commits \([0-9a-f]{12}\.\.[0-9a-f]{12}\), 4 queries, memory at each parent; [0-9.]+s$`)
+	if len(lines) != 6 || !head.MatchString(lines[0]) {
+		t.Fatalf("output:\n%s", text)
+	}
+	if f := strings.Fields(lines[1]); strings.Join(f[:4], " ") != "predictor recall@10 hit@3 answered" {
+		t.Errorf("table header %q", lines[1])
+	}
+	for i, name := range []string{"activate", "cochange", "samedir", "pagerank"} {
+		f := strings.Fields(lines[2+i])
+		if f[0] != name || !regexp.MustCompile(`^[01]\.\d\d$`).MatchString(f[1]) || f[3] != "4/4" && name != "pagerank" {
+			t.Errorf("row %d: %q", i, lines[2+i])
+		}
+	}
+	out := ok(t, "--json", "eval", "cochange", dir, "--commits", "2", "--predictor", "cochange,samedir")
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		recs = append(recs, m)
+	}
+	if len(recs) != 2 || recs[0]["predictor"] != "cochange" || recs[1]["predictor"] != "samedir" {
+		t.Fatalf("json: %s", out)
+	}
+	// Steps 3 (x, z) and 4 (x, y) are evaluated; both pairs changed
+	// together before (step 1), so history alone finds every partner among
+	// the first ten: recall@10 1.
+	if recs[0]["recall_at_10"] != 1.0 || recs[0]["queries"] != 4.0 || recs[0]["commits"] != 2.0 {
+		t.Errorf("cochange record %v", recs[0])
+	}
+	var keys []string
+	for k := range recs[0] {
+		keys = append(keys, k)
+	}
+	if len(keys) != 9 {
+		t.Errorf("record fields %v", keys)
+	}
+	// --trace --json: one query object per query before the scores.
+	out = ok(t, "--json", "eval", "cochange", dir, "--commits", "1", "--predictor", "cochange", "--trace")
+	if n := strings.Count(out, `"query":`); n != 2 {
+		t.Errorf("trace: %d query lines:\n%s", n, out)
+	}
+}
+
+func TestEvalCochangeBadUsage(t *testing.T) {
+	dir := evalRepo(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"eval", "cochange", t.TempDir()}, ExitUsage, "not a git work tree"},
+		{[]string{"eval", "cochange", dir, "--commits", "0"}, ExitUsage, "commits"},
+		{[]string{"eval", "cochange", dir, "--predictor", "oracle"}, ExitUsage, "unknown predictor"},
+		{[]string{"eval", "cochange", dir, "--skip", "50"}, ExitNotFound, "no qualifying commit"},
+		{[]string{"eval", "cochange"}, ExitUsage, "DIR"},
+	} {
+		r := memctl(t, tc.args...)
+		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || strings.Count(r.Stderr, "\n") != 1 || r.Stdout != "" {
+			t.Errorf("memctl %s: exit %d, stdout %q, stderr %q; want exit %d mentioning %q", strings.Join(tc.args, " "), r.Code, r.Stdout, r.Stderr, tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,393 @@
+package engines
+
+import "slices"
+
+// RoleWeight is how much a profile weighs the edges of one role, walked
+// along their direction (Out: from source to destination) and against it
+// (In).
+type RoleWeight struct{ Out, In float64 }
+
+// The related profile's defaults. They were chosen by measurement with
+// `memctl eval cochange` on one repository (etcd-io/bbolt, an older window
+// of its history than the one BENCHMARKS.md reports), see SPEC.md §8.2.1.
+const (
+	DefaultRelatedDepth     = 3
+	DefaultRelatedDecay     = 1.0
+	DefaultRelatedThreshold = 1e-4
+	DefaultRelatedTemporal  = 2.0
+	DefaultPerContainer     = 3
+)
+
+// DefaultRoleWeights are the related profile's role weights: structure
+// both ways 1, usage both ways 0.5, history 0.3 (its relation is
+// bidirectional: Out and In are equal); memory and relations without a
+// role both ways 0.5 (not measured: the evaluation repositories have
+// neither).
+var DefaultRoleWeights = [numRoles]RoleWeight{
+	RoleNone:      {Out: 0.5, In: 0.5},
+	RoleStructure: {Out: 1, In: 1},
+	RoleUsage:     {Out: 0.5, In: 0.5},
+	RoleHistory:   {Out: 0.3, In: 0.3},
+	RoleMemory:    {Out: 0.5, In: 0.5},
+}
+
+// RelatedParams configures the related profile of activation (SPEC.md
+// §8.2.1). Use DefaultRelatedParams and change what you need.
+type RelatedParams struct {
+	Roles         [numRoles]RoleWeight // by Role
+	Depth         int                  // hops, 1..MaxDepthCap
+	Decay         float64              // per-hop factor, in (0, 1]
+	Threshold     float64              // a node spreads its step mass only when it is >= Threshold (> 0)
+	Temporal      float64              // weight τ of the recency term (>= 0; 0: off)
+	SaturationCap float64              // seed scores are capped here (> 0)
+	Relations     []uint32             // relation filter (empty: all)
+	// Kind keeps only nodes of this type ("file": files only); "" keeps
+	// every kind.
+	Kind string
+	// PerContainer caps the leaves (nodes with no structure out-edge, such
+	// as symbols) listed per container (the sources of their structure
+	// in-edges, such as files); 0 lists them all.
+	PerContainer int
+	TopK         int // <= 0: all
+}
+
+// DefaultRelatedParams returns the measured defaults with TopK 20.
+func DefaultRelatedParams() RelatedParams {
+	return RelatedParams{
+		Roles:         DefaultRoleWeights,
+		Depth:         DefaultRelatedDepth,
+		Decay:         DefaultRelatedDecay,
+		Threshold:     DefaultRelatedThreshold,
+		Temporal:      DefaultRelatedTemporal,
+		SaturationCap: DefaultSaturationCap,
+		PerContainer:  DefaultPerContainer,
+		TopK:          20,
+	}
+}
+
+func (p *RelatedParams) validate() error {
+	for r, w := range p.Roles {
+		if !finite(w.Out) || !finite(w.In) || w.Out < 0 || w.In < 0 {
+			return invalidf("role %s weights %v/%v must be >= 0", Role(r), w.Out, w.In)
+		}
+	}
+	switch {
+	case p.Depth < 1 || p.Depth > MaxDepthCap:
+		return invalidf("depth %d not in 1..%d", p.Depth, MaxDepthCap)
+	case !finite(p.Decay) || p.Decay <= 0 || p.Decay > 1:
+		return invalidf("decay %v not in (0, 1]", p.Decay)
+	case !finite(p.Threshold) || p.Threshold <= 0:
+		return invalidf("threshold %v must be > 0", p.Threshold)
+	case !finite(p.Temporal) || p.Temporal < 0:
+		return invalidf("temporal weight %v must be >= 0", p.Temporal)
+	case !finite(p.SaturationCap) || p.SaturationCap <= 0:
+		return invalidf("saturation cap %v must be > 0", p.SaturationCap)
+	case p.PerContainer < 0:
+		return invalidf("per-container cap %d must be >= 0", p.PerContainer)
+	}
+	return nil
+}
+
+// relatedRun is one query of the related profile. Scratch roles: f1 = the
+// accumulated activation A, f2 = the mass of the current step, f3 = the
+// mass of the next step; touched = nodes with A set; frontier / nextList =
+// nodes holding mass in the current / next step.
+type relatedRun struct {
+	e    *Engine
+	s    *scratch
+	p    RelatedParams
+	mask []uint8
+	// weight[dir][rel]: the role weight of relation rel walked out (0) or
+	// in (1); 0 when the relation is filtered out, inhibitory or has no
+	// role.
+	weight [2][]float64
+	accGen uint32
+}
+
+// Related runs the related profile of activation from seeds: a walk that
+// splits each node's mass among its edges in proportion to role weight ×
+// edge weight, sums what arrives, and ranks with the recency term
+// (SPEC.md §8.2.1). Results are ranked by score, then recency, then
+// PageRank, then node index.
+func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	mask, err := e.relationMask(p.Relations)
+	if err != nil {
+		return nil, err
+	}
+	for _, sd := range seeds {
+		if err := e.checkNode(sd.Node); err != nil {
+			return nil, err
+		}
+	}
+	// The history gives the recency term and the first tie-break.
+	hist, err := e.History()
+	if err != nil {
+		return nil, err
+	}
+	s := e.getScratch()
+	defer e.putScratch(s)
+	s.f1.need(s.n)
+	s.f2.need(s.n)
+	s.f3.need(s.n)
+	r := &relatedRun{e: e, s: s, p: p, mask: mask}
+	for d := 0; d < 2; d++ {
+		r.weight[d] = make([]float64, len(mask))
+	}
+	for rel, m := range mask {
+		if m == 0 || m&relInhibitory != 0 {
+			continue
+		}
+		w := p.Roles[e.relRoles[rel]]
+		r.weight[0][rel], r.weight[1][rel] = w.Out, w.In
+		if m&relBidirectional != 0 {
+			// A bidirectional relation is the same link both ways.
+			r.weight[1][rel] = w.Out
+		}
+	}
+	if err := r.spread(seeds); err != nil {
+		return nil, err
+	}
+	return r.rank(hist)
+}
+
+// spread computes A = Σ_{k=0..D} x_k where x_0 is the seed vector and
+// x_k(t) = Σ_u x_{k−1}(u) × decay × c(u,t) / S(u) over the edges of every u
+// with x_{k−1}(u) >= threshold; c is role weight × clamped edge weight, S(u)
+// the sum of c over u's usable edges.
+func (r *relatedRun) spread(seeds []Seed) error {
+	s := r.s
+	r.accGen = s.nextGen()
+	seedGen := s.nextGen()
+	s.touched = s.touched[:0]
+	s.frontier = s.frontier[:0]
+	for _, sd := range seeds {
+		x := sd.Score
+		if !(x > 0) || !finite(x) {
+			continue
+		}
+		x = min(x, r.p.SaturationCap)
+		if old, ok := s.f2.get(sd.Node, seedGen); ok {
+			if x > old {
+				s.f2.set(sd.Node, seedGen, x)
+			}
+			continue
+		}
+		s.f2.set(sd.Node, seedGen, x)
+		s.frontier = append(s.frontier, sd.Node)
+	}
+	for _, v := range s.frontier {
+		r.add(v, s.f2.e[v].v)
+	}
+	for depth := 1; depth <= r.p.Depth && len(s.frontier) > 0; depth++ {
+		next := s.nextGen()
+		s.nextList = s.nextList[:0]
+		slices.Sort(s.frontier)
+		for _, u := range s.frontier {
+			x := s.f2.e[u].v
+			if x < r.p.Threshold {
+				continue
+			}
+			if err := r.send(u, x, next); err != nil {
+				return err
+			}
+		}
+		slices.Sort(s.nextList)
+		for _, v := range s.nextList {
+			r.add(v, s.f3.e[v].v)
+		}
+		// The next step's mass becomes the current one.
+		s.f2, s.f3 = s.f3, s.f2
+		s.frontier, s.nextList = s.nextList, s.frontier
+	}
+	return nil
+}
+
+// add accumulates y into A(v).
+func (r *relatedRun) add(v uint32, y float64) {
+	s := r.s
+	if a, ok := s.f1.get(v, r.accGen); ok {
+		s.f1.e[v].v = a + y
+		return
+	}
+	s.f1.set(v, r.accGen, y)
+	s.touched = append(s.touched, v)
+}
+
+// send splits x × decay among u's usable edges (out-edges weighted by
+// their role's Out weight, in-edges by In), into the next step's mass
+// (f3 under gen next).
+func (r *relatedRun) send(u uint32, x float64, next uint32) error {
+	outs, outRels, outW, err := r.e.out(u)
+	if err != nil {
+		return err
+	}
+	ins, inRels, inW, err := r.e.in(u)
+	if err != nil {
+		return err
+	}
+	total := 0.0
+	for i, t := range outs {
+		if t != u {
+			total += r.weight[0][outRels[i]] * edgeWeight(outW[i])
+		}
+	}
+	for i, t := range ins {
+		if t != u {
+			total += r.weight[1][inRels[i]] * edgeWeight(inW[i])
+		}
+	}
+	if !(total > 0) {
+		return nil
+	}
+	base := x * r.p.Decay / total
+	s := r.s
+	put := func(t uint32, c float64) {
+		if c <= 0 || t == u {
+			return
+		}
+		y := base * c
+		if old, ok := s.f3.get(t, next); ok {
+			s.f3.e[t].v = old + y
+			return
+		}
+		s.f3.set(t, next, y)
+		s.nextList = append(s.nextList, t)
+	}
+	for i, t := range outs {
+		put(t, r.weight[0][outRels[i]]*edgeWeight(outW[i]))
+	}
+	for i, t := range ins {
+		put(t, r.weight[1][inRels[i]]*edgeWeight(inW[i]))
+	}
+	return nil
+}
+
+// rank scores the activated nodes (A × (1 + τ × recency)), orders them
+// (score, then recency rank, then PageRank, then node index), and applies
+// the kind filter, the per-container cap and TopK.
+func (r *relatedRun) rank(hist *History) ([]Scored, error) {
+	s := r.s
+	type cand struct {
+		Scored
+		recent int32 // recency rank; MaxInt32 when none
+		pr     float64
+	}
+	var pr []float64
+	if r.e.info != nil {
+		var err error
+		if pr, _, err = r.e.info.PageRank(); err != nil {
+			return nil, err
+		}
+	}
+	cands := make([]cand, 0, len(s.touched))
+	for _, v := range s.touched {
+		a := s.f1.e[v].v
+		if !(a > 0) {
+			continue
+		}
+		c := cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}, recent: 1<<31 - 1}
+		if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
+			c.recent = hist.rank[v]
+		}
+		if int(v) < len(pr) {
+			c.pr = pr[v]
+		}
+		cands = append(cands, c)
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.Score != b.Score:
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		case a.recent != b.recent:
+			if a.recent < b.recent {
+				return -1
+			}
+			return 1
+		case a.pr != b.pr:
+			if a.pr > b.pr {
+				return -1
+			}
+			return 1
+		case a.Node != b.Node:
+			if a.Node < b.Node {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := make([]Scored, 0, min(len(cands), max(r.p.TopK, 0)))
+	kept := map[uint32]int{} // container → leaves listed
+	for _, c := range cands {
+		if r.p.TopK > 0 && len(out) == r.p.TopK {
+			break
+		}
+		if r.p.Kind != "" && r.e.info != nil {
+			typ, err := r.e.info.Type(c.Node)
+			if err != nil {
+				return nil, err
+			}
+			if typ != r.p.Kind {
+				continue
+			}
+		}
+		if r.p.PerContainer > 0 {
+			ok, err := r.underCap(c.Node, kept)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, c.Scored)
+	}
+	return out, nil
+}
+
+// underCap reports whether leaf v may be listed: v is not a leaf (it has a
+// structure out-edge), or has no container, or one of its containers has
+// listed fewer than PerContainer leaves. It counts v against every
+// container when it is listed.
+func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
+	_, outRels, _, err := r.e.out(v)
+	if err != nil {
+		return false, err
+	}
+	for _, rel := range outRels {
+		if r.e.relRoles[rel] == RoleStructure {
+			return true, nil
+		}
+	}
+	ins, inRels, _, err := r.e.in(v)
+	if err != nil {
+		return false, err
+	}
+	var containers []uint32
+	for i, u := range ins {
+		if r.e.relRoles[inRels[i]] == RoleStructure && !slices.Contains(containers, u) {
+			containers = append(containers, u)
+		}
+	}
+	if len(containers) == 0 {
+		return true, nil
+	}
+	room := false
+	for _, u := range containers {
+		if kept[u] < r.p.PerContainer {
+			room = true
+		}
+	}
+	if room {
+		for _, u := range containers {
+			kept[u]++
+		}
+	}
+	return room, nil
+}

@@ -1,0 +1,127 @@
+package engines
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memctl/memctl/csr"
+)
+
+// History is the version-control history of the graph's nodes, read from
+// the "git" field of their payloads (SPEC.md §9.3: changes, last_change),
+// as the temporal term of the related profile uses it.
+type History struct {
+	// rank[n] is the number of nodes whose last change is strictly more
+	// recent than n's (0 for the most recently changed); -1 when n has no
+	// history.
+	rank    []int32
+	last    []int64 // last change, unix seconds (0: none)
+	changes []int32
+	nodes   int // nodes with a history
+}
+
+type temporalOnce struct {
+	once sync.Once
+	h    *History
+	err  error
+}
+
+// History reads the git history of every node once per engine (it scans
+// the payloads of the nodes that have a "git" field). An engine without
+// node information has an empty history.
+func (e *Engine) History() (*History, error) {
+	e.temporal.once.Do(func() { e.temporal.h, e.temporal.err = e.readHistory() })
+	return e.temporal.h, e.temporal.err
+}
+
+func (e *Engine) readHistory() (*History, error) {
+	n := e.numNodes
+	h := &History{rank: make([]int32, n), last: make([]int64, n), changes: make([]int32, n)}
+	for i := range h.rank {
+		h.rank[i] = -1
+	}
+	if e.info == nil {
+		return h, nil
+	}
+	var with []uint32
+	for v := 0; v < n; v++ {
+		p, err := e.info.Payload(csr.NodeIndex(v))
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(p, []byte(`"git"`)) {
+			continue
+		}
+		var payload struct {
+			Git *struct {
+				Changes    int    `json:"changes"`
+				LastChange string `json:"last_change"`
+			} `json:"git"`
+		}
+		if json.Unmarshal(p, &payload) != nil || payload.Git == nil {
+			continue // not the ingest shape: no history, not damage
+		}
+		t, err := time.Parse(time.RFC3339, payload.Git.LastChange)
+		if err != nil {
+			continue
+		}
+		h.last[v] = t.Unix()
+		h.changes[v] = int32(min(payload.Git.Changes, 1<<30))
+		with = append(with, uint32(v))
+	}
+	// Newest first; equal times share a rank.
+	slices.SortStableFunc(with, func(a, b uint32) int {
+		switch {
+		case h.last[a] > h.last[b]:
+			return -1
+		case h.last[a] < h.last[b]:
+			return 1
+		}
+		return 0
+	})
+	for i, v := range with {
+		if i > 0 && h.last[v] == h.last[with[i-1]] {
+			h.rank[v] = h.rank[with[i-1]]
+		} else {
+			h.rank[v] = int32(i)
+		}
+	}
+	h.nodes = len(with)
+	return h, nil
+}
+
+// Recency is 1/(1 + rank) for a node with history (1 for the most recently
+// changed nodes) and 0 for one without.
+func (h *History) Recency(n csr.NodeIndex) float64 {
+	if h == nil || int(n) >= len(h.rank) || h.rank[n] < 0 {
+		return 0
+	}
+	return 1 / (1 + float64(h.rank[n]))
+}
+
+// LastChange is the node's last change in unix seconds (0: no history).
+func (h *History) LastChange(n csr.NodeIndex) int64 {
+	if h == nil || int(n) >= len(h.last) {
+		return 0
+	}
+	return h.last[n]
+}
+
+// Changes is the node's number of changes (0: no history).
+func (h *History) Changes(n csr.NodeIndex) int {
+	if h == nil || int(n) >= len(h.changes) {
+		return 0
+	}
+	return int(h.changes[n])
+}
+
+// Len is the number of nodes with a history.
+func (h *History) Len() int {
+	if h == nil {
+		return 0
+	}
+	return h.nodes
+}
