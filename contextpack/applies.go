@@ -74,7 +74,7 @@ func (h *hiddenCounts) add(p Policy) {
 }
 
 // applies gathers the policies that apply to the targets.
-func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt time.Time, status StatusReader, all bool) (appliesResult, error) {
+func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt time.Time, all bool) (appliesResult, error) {
 	found := map[string]*Policy{}
 	offer := func(p Policy) {
 		if old, ok := found[p.Key]; ok && old.Rank <= p.Rank {
@@ -168,7 +168,7 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 	}
 	var res appliesResult
 	for _, p := range found {
-		st, err := status.Status(r, p.Key, p.Payload, at, validAt)
+		st, err := itemStatus(r, p.Key, at, validAt)
 		if err != nil {
 			return appliesResult{}, err
 		}

@@ -71,8 +71,6 @@ type Options struct {
 	// SnapshotPath is the engine snapshot file; "" is SnapshotFile in the
 	// store directory, "-" keeps engine snapshots in memory only.
 	SnapshotPath string
-	// Status judges supersession and validity; nil: EdgeStatus.
-	Status StatusReader
 	// Clock is the time source for ValidAt; nil: time.Now.
 	Clock func() time.Time
 	// Logf receives notes about the snapshot file (a failed write, a file
@@ -86,7 +84,6 @@ type Options struct {
 type Assembler struct {
 	store    *lmdbstore.Store
 	snapPath string
-	status   StatusReader
 	clock    func() time.Time
 	logf     func(format string, args ...any)
 	enc      *bpe.Encoding
@@ -100,16 +97,13 @@ type Assembler struct {
 
 // New returns an Assembler over s (which must stay open while it is used).
 func New(s *lmdbstore.Store, opts Options) *Assembler {
-	a := &Assembler{store: s, status: opts.Status, clock: opts.Clock, logf: opts.Logf, enc: bpe.O200kBase()}
+	a := &Assembler{store: s, clock: opts.Clock, logf: opts.Logf, enc: bpe.O200kBase()}
 	switch opts.SnapshotPath {
 	case "":
 		a.snapPath = filepath.Join(s.Path(), SnapshotFile)
 	case "-":
 	default:
 		a.snapPath = opts.SnapshotPath
-	}
-	if a.status == nil {
-		a.status = EdgeStatus{}
 	}
 	if a.clock == nil {
 		a.clock = time.Now
@@ -231,7 +225,7 @@ func (c *call) run() (*Pack, error) {
 	if p.Targets, err = c.resolveTargets(); err != nil {
 		return nil, err
 	}
-	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.a.status, c.req.All)
+	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.req.All)
 	if err != nil {
 		return nil, err
 	}

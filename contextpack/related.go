@@ -9,19 +9,10 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 )
 
-// Activation parameters of Related (SPEC.md §11.2): the engines' defaults
-// but a shorter reach. Three hops from a file reach its package and
-// directory, their other files, what its symbols call and the files
-// declaring those; a fourth and fifth hop through package and directory
-// hubs reach a large share of a big repository (on the standard library,
-// 40× the work for items that rank below the budget anyway).
-const (
-	relatedDepth     = 3
-	relatedThreshold = 0.1
-)
-
-// related ranks the code neighbourhood of the targets: spreading
-// activation (SPEC.md §8.2) from the targets over the ranking relations,
+// related ranks the code neighbourhood of the targets: the related
+// profile of activation with its defaults (SPEC.md §8.2.1, what `activate`
+// answers: role weights, recency term, per-container cap) from the
+// targets over the ranking relations,
 // keeping files and symbols live at the view, minus the targets themselves
 // and what they enclose (a file's own symbols). At most limit items, best
 // first.
@@ -67,11 +58,10 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	if len(seeds) == 0 {
 		return nil, nil
 	}
-	p := engines.DefaultActivationParams()
+	p := engines.DefaultRelatedParams()
 	p.Relations = e.rels
-	p.MaxDepth, p.Threshold = relatedDepth, relatedThreshold
 	p.TopK = min(4*limit+len(skip)+64, 20000)
-	scored, err := e.eng.Activate(seeds, p)
+	scored, err := e.eng.Related(seeds, p)
 	if err != nil {
 		return nil, err
 	}

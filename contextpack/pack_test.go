@@ -1,0 +1,445 @@
+package contextpack_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/bpe"
+	"github.com/memctl/memctl/contextpack"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
+)
+
+var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// now is the valid-at time of every request: after the expired
+// procedure's valid_until, before the future one's valid_from.
+var now = base.Add(48 * time.Hour)
+
+// fixture is a small repository's memory, written as five revisions by
+// three runs (hand-built, so every expectation below is read off this
+// function):
+//
+//	rev 1 (r1/index):   dirs ., lmdbstore, cli; pkg:lmdbstore contains
+//	                    lmdbstore/store.go and read.go; files define
+//	                    Open, Get, Run; Run calls Open; store.go and read.go
+//	                    co_changed; cli/app.go in dir cli
+//	rev 2 (r1/review):  constraint:no-cgo -constrains-> dir:lmdbstore;
+//	                    decision:wrap-errors -decided_for-> dir:.;
+//	                    kv repo/decisions/locking applies_to lmdbstore/**;
+//	                    kv repo/decisions/flags applies_to cli/**;
+//	                    decision:old-retry -constrains-> sym Open
+//	rev 3 (r2/refactor): decision:new-retry supersedes decision:old-retry
+//	                    (and constrains sym Open); kv procedure expired
+//	                    (valid until base+1h) and one not yet valid, both
+//	                    applies_to lmdbstore/**; Run calls Get
+//	rev 4 (r3/fix):     store.go's payload changes; Get -calls-> Open
+//	rev 5 (r3/fix):     decision:fast contradicts decision:new-retry,
+//	                    decided_for pkg:lmdbstore
+func fixture(t *testing.T) *lmdbstore.Store {
+	t.Helper()
+	n := 0
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{
+		NoSync: true,
+		Clock: func() time.Time {
+			n++
+			return base.Add(time.Duration(n) * time.Second)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	const (
+		open = "sym:example.com/m/lmdbstore.Open"
+		get  = "sym:example.com/m/lmdbstore.Get"
+		run  = "sym:example.com/m/cli.Run"
+	)
+	update := func(run, task string, fn func(tx *lmdbstore.WriteTxn) error) {
+		t.Helper()
+		if _, err := s.Update(lmdbstore.WriteMeta{RunID: run, TaskID: task}, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := func(tx *lmdbstore.WriteTxn, key, payload string) {
+		t.Helper()
+		var p json.RawMessage
+		if payload != "" {
+			p = json.RawMessage(payload)
+		}
+		if err := tx.PutNode(lmdbstore.NodePut{Key: key, Payload: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edge := func(tx *lmdbstore.WriteTxn, src, rel, dst string) {
+		t.Helper()
+		if err := tx.PutEdge(lmdbstore.EdgePut{Src: src, Rel: rel, Dst: dst}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv := func(tx *lmdbstore.WriteTxn, ns, key, payload string, v lmdbstore.Validity) {
+		t.Helper()
+		if err := tx.PutKV(lmdbstore.KVPut{Scope: "repo", Namespace: ns, Key: key, Payload: json.RawMessage(payload), Valid: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("r1", "index", func(tx *lmdbstore.WriteTxn) error {
+		// The relations ingest registers.
+		for _, r := range []lmdbstore.Relation{
+			{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
+			{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
+		} {
+			if _, err := tx.AddRelation(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, d := range []string{"dir:.", "dir:lmdbstore", "dir:cli"} {
+			node(tx, d, "")
+		}
+		node(tx, "pkg:example.com/m/lmdbstore", `{"dir":"lmdbstore"}`)
+		node(tx, "file:lmdbstore/store.go", `{"path":"lmdbstore/store.go"}`)
+		node(tx, "file:lmdbstore/read.go", `{"path":"lmdbstore/read.go"}`)
+		node(tx, "file:cli/app.go", `{"path":"cli/app.go"}`)
+		node(tx, open, `{"path":"lmdbstore/store.go","line_start":10,"line_end":20}`)
+		node(tx, get, `{"path":"lmdbstore/read.go","line_start":5,"line_end":9}`)
+		node(tx, run, `{"path":"cli/app.go","line_start":3,"line_end":30}`)
+		edge(tx, "dir:.", "contains", "dir:lmdbstore")
+		edge(tx, "dir:.", "contains", "dir:cli")
+		edge(tx, "dir:lmdbstore", "contains", "file:lmdbstore/store.go")
+		edge(tx, "dir:lmdbstore", "contains", "file:lmdbstore/read.go")
+		edge(tx, "dir:cli", "contains", "file:cli/app.go")
+		edge(tx, "pkg:example.com/m/lmdbstore", "contains", "file:lmdbstore/store.go")
+		edge(tx, "pkg:example.com/m/lmdbstore", "contains", "file:lmdbstore/read.go")
+		edge(tx, "file:lmdbstore/store.go", "defines", open)
+		edge(tx, "file:lmdbstore/read.go", "defines", get)
+		edge(tx, "file:cli/app.go", "defines", run)
+		edge(tx, run, "calls", open)
+		edge(tx, "file:lmdbstore/store.go", "co_changed", "file:lmdbstore/read.go")
+		return nil
+	})
+	update("r1", "review", func(tx *lmdbstore.WriteTxn) error {
+		node(tx, "constraint:no-cgo", `{"text":"the snapshot reader needs no cgo"}`)
+		edge(tx, "constraint:no-cgo", "constrains", "dir:lmdbstore")
+		node(tx, "decision:wrap-errors", `{"text":"wrap errors with %w"}`)
+		edge(tx, "decision:wrap-errors", "decided_for", "dir:.")
+		kv(tx, "decisions", "locking", `{"text":"one writer at a time","applies_to":["lmdbstore/**"]}`, lmdbstore.Validity{})
+		kv(tx, "decisions", "flags", `{"text":"flags before arguments","applies_to":["cli/**"]}`, lmdbstore.Validity{})
+		node(tx, "decision:old-retry", `{"text":"retry 3 times"}`)
+		edge(tx, "decision:old-retry", "constrains", open)
+		return nil
+	})
+	update("r2", "refactor", func(tx *lmdbstore.WriteTxn) error {
+		node(tx, "decision:new-retry", `{"text":"retry with backoff"}`)
+		edge(tx, "decision:new-retry", "constrains", open)
+		if err := tx.Supersede("decision:old-retry", "decision:new-retry"); err != nil {
+			t.Fatal(err)
+		}
+		kv(tx, "procedures", "expired", `{"text":"run the old migration","applies_to":["lmdbstore/**"]}`,
+			lmdbstore.Validity{Until: base.Add(time.Hour)})
+		kv(tx, "procedures", "future", `{"text":"run the new migration","applies_to":["lmdbstore/**"]}`,
+			lmdbstore.Validity{From: now.Add(24 * time.Hour)})
+		edge(tx, run, "calls", get)
+		return nil
+	})
+	update("r3", "fix", func(tx *lmdbstore.WriteTxn) error {
+		node(tx, "file:lmdbstore/store.go", `{"path":"lmdbstore/store.go","lines":120}`)
+		edge(tx, get, "calls", open)
+		return nil
+	})
+	update("r3", "fix", func(tx *lmdbstore.WriteTxn) error {
+		node(tx, "decision:fast", `{"text":"never retry"}`)
+		edge(tx, "decision:fast", "decided_for", "pkg:example.com/m/lmdbstore")
+		edge(tx, "decision:fast", "contradicts", "decision:new-retry")
+		return nil
+	})
+	return s
+}
+
+func assemble(t *testing.T, a *contextpack.Assembler, req contextpack.Request) *contextpack.Pack {
+	t.Helper()
+	if req.ValidAt.IsZero() {
+		req.ValidAt = now
+	}
+	p, err := a.Assemble(req)
+	if err != nil {
+		t.Fatalf("Assemble(%v): %v", req.Targets, err)
+	}
+	return p
+}
+
+func appliesKeys(p *contextpack.Pack) []string {
+	var keys []string
+	for _, a := range p.Applies {
+		keys = append(keys, a.Key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestAppliesHere: policies linked to the target or what encloses it, and
+// kv policies whose applies_to covers it; superseded and expired ones are
+// hidden and counted, shown with All; contradictions flagged.
+func TestAppliesHere(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	locking := contextpack.KVAddress("repo", "decisions", "locking")
+	flags := contextpack.KVAddress("repo", "decisions", "flags")
+	expired := contextpack.KVAddress("repo", "procedures", "expired")
+	future := contextpack.KVAddress("repo", "procedures", "future")
+
+	p := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}})
+	want := []string{"constraint:no-cgo", "decision:fast", "decision:wrap-errors", locking}
+	if d := cmp.Diff(want, appliesKeys(p)); d != "" {
+		t.Errorf("applies to lmdbstore/store.go (-want +got):\n%s", d)
+	}
+	// The symbol Open: its file's and package's too, and the retry
+	// decisions attached to it (the old one superseded).
+	p = assemble(t, a, contextpack.Request{Targets: []string{"sym:example.com/m/lmdbstore.Open"}})
+	want = []string{"constraint:no-cgo", "decision:fast", "decision:new-retry", "decision:wrap-errors", locking}
+	if d := cmp.Diff(want, appliesKeys(p)); d != "" {
+		t.Errorf("applies to Open (-want +got):\n%s", d)
+	}
+	if p.Superseded["decision"] != 1 {
+		t.Errorf("superseded decisions hidden: %v, want 1", p.Superseded)
+	}
+	if !strings.Contains(p.Markdown, "1 superseded decision") {
+		t.Errorf("the Markdown does not count the hidden superseded decision:\n%s", p.Markdown)
+	}
+	for _, pol := range p.Applies {
+		wantConflict := map[string][]string{"decision:new-retry": {"decision:fast"}, "decision:fast": {"decision:new-retry"}}[pol.Key]
+		if d := cmp.Diff(wantConflict, pol.Status.Contradicts); d != "" {
+			t.Errorf("%s contradictions (-want +got):\n%s", pol.Key, d)
+		}
+	}
+	if !strings.Contains(p.Markdown, "conflicts with decision:fast") {
+		t.Errorf("the Markdown does not flag the contradiction:\n%s", p.Markdown)
+	}
+	// A CLI file: only the repository-wide decision and its own policy.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"cli/app.go"}})
+	if d := cmp.Diff([]string{"decision:wrap-errors", flags}, appliesKeys(p)); d != "" {
+		t.Errorf("applies to cli/app.go (-want +got):\n%s", d)
+	}
+	// All: history shown, nothing counted as hidden.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"sym:example.com/m/lmdbstore.Open"}, All: true})
+	want = []string{"constraint:no-cgo", "decision:fast", "decision:new-retry", "decision:old-retry", "decision:wrap-errors", expired, future, locking}
+	sort.Strings(want)
+	if d := cmp.Diff(want, appliesKeys(p)); d != "" {
+		t.Errorf("applies to Open with All (-want +got):\n%s", d)
+	}
+	// Valid time: once the future procedure is valid it applies.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, ValidAt: now.Add(48 * time.Hour)})
+	if !slices.Contains(appliesKeys(p), future) || slices.Contains(appliesKeys(p), expired) {
+		t.Errorf("applies two days later: %v", appliesKeys(p))
+	}
+	// Point in time: at revision 2 the old retry decision was current.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"sym:example.com/m/lmdbstore.Open"}, At: lmdbstore.AtRevision(2)})
+	if !slices.Contains(appliesKeys(p), "decision:old-retry") || slices.Contains(appliesKeys(p), "decision:new-retry") {
+		t.Errorf("applies at revision 2: %v", appliesKeys(p))
+	}
+}
+
+// TestChangedAndAttempted: "Changed since" defaults to after the previous
+// run; "Attempted" lists earlier tasks' operations, newest first.
+func TestChangedAndAttempted(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	p := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}})
+	if p.Since.Rev != 3 || p.Since.Run != "r2" {
+		t.Errorf("default since: %+v, want after revision 3 (run r2)", p.Since)
+	}
+	for _, c := range p.Changed {
+		if c.Prov.Rev <= 3 {
+			t.Errorf("changed since 3 lists revision %d: %+v", c.Prov.Rev, c)
+		}
+	}
+	if !slices.ContainsFunc(p.Changed, func(c contextpack.Change) bool {
+		return c.Op == "put_node" && c.Key == "file:lmdbstore/store.go" && c.Prov.Rev == 4
+	}) {
+		t.Errorf("the target's own change at revision 4 is not listed: %+v", p.Changed)
+	}
+	// Since a revision: everything after it that touches the target.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Since: contextpack.Since{Kind: contextpack.SinceRevision, Rev: 0}})
+	revs := map[lmdbstore.Revision]bool{}
+	for _, c := range p.Changed {
+		revs[c.Prov.Rev] = true
+	}
+	if !revs[1] || !revs[4] {
+		t.Errorf("changed since 0 misses the creation (1) or the edit (4): %v", revs)
+	}
+	// Attempted: earlier (run, task) groups, newest first, never the
+	// caller's own task.
+	p = assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Run: "r3", Task: "fix"})
+	var groups []string
+	for _, at := range p.Attempted {
+		groups = append(groups, at.Run+"/"+at.Task)
+	}
+	if len(groups) == 0 || slices.Contains(groups, "r3/fix") || groups[len(groups)-1] != "r1/index" {
+		t.Errorf("attempted groups %v: want earlier tasks newest first, ending with r1/index, not r3/fix", groups)
+	}
+	// Since a run that never wrote: not found.
+	_, err := a.Assemble(contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Since: contextpack.Since{Kind: contextpack.SinceRun, Run: "nope"}})
+	if !errors.Is(err, lmdbstore.ErrNotFound) {
+		t.Errorf("since an unknown run: %v", err)
+	}
+}
+
+// TestRelated: the neighbourhood leaves out the target and what it
+// defines, and lists the file it changes with and the caller's file.
+func TestRelated(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	p := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}})
+	var keys []string
+	for _, n := range p.Related {
+		keys = append(keys, n.Key)
+	}
+	for _, k := range []string{"file:lmdbstore/store.go", "sym:example.com/m/lmdbstore.Open"} {
+		if slices.Contains(keys, k) {
+			t.Errorf("related lists %s (the target or what it defines): %v", k, keys)
+		}
+	}
+	for _, k := range []string{"file:lmdbstore/read.go", "sym:example.com/m/cli.Run"} {
+		if !slices.Contains(keys, k) {
+			t.Errorf("related misses %s: %v", k, keys)
+		}
+	}
+	for i := 1; i < len(p.Related); i++ {
+		if p.Related[i].Score > p.Related[i-1].Score {
+			t.Errorf("related not ranked: %v", p.Related)
+		}
+	}
+}
+
+// TestBudget: the Markdown never exceeds the budget, counted with o200k
+// independently of the pack's own count; smaller budgets leave items out
+// and say so; the JSON holds exactly the items the Markdown shows.
+func TestBudget(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	enc := bpe.O200kBase()
+	full := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: 5000})
+	fullItems := len(full.Applies) + len(full.Related) + len(full.Changed)
+	sawOmission := false
+	for budget := 40; budget <= 1200; budget += 20 {
+		p, err := a.Assemble(contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: budget, ValidAt: now})
+		if errors.Is(err, contextpack.ErrBadRequest) {
+			continue // too small for the header and footer
+		}
+		if err != nil {
+			t.Fatalf("budget %d: %v", budget, err)
+		}
+		if n := enc.Count(p.Markdown); n > budget || n != p.Tokens {
+			t.Errorf("budget %d: %d tokens (pack says %d)", budget, n, p.Tokens)
+		}
+		items := len(p.Applies) + len(p.Related) + len(p.Changed)
+		if items < fullItems {
+			sawOmission = true
+			if !strings.Contains(p.Markdown, "Left out") {
+				t.Errorf("budget %d: %d of %d items and no footer saying what was left out", budget, items, fullItems)
+			}
+		}
+		// Applies first: a budget that shows any related file shows every
+		// policy.
+		if len(p.Related) > 0 && len(p.Applies) != len(full.Applies) {
+			t.Errorf("budget %d: related listed before every policy (%d of %d)", budget, len(p.Applies), len(full.Applies))
+		}
+		j := p.JSON()
+		if len(j.Applies) != len(p.Applies) || len(j.Related) != len(p.Related) || len(j.Changed) != len(p.Changed) {
+			t.Errorf("budget %d: JSON items differ from the Markdown's", budget)
+		}
+		for _, pol := range j.Applies {
+			if !strings.Contains(p.Markdown, pol.Key) {
+				t.Errorf("budget %d: JSON policy %s not in the Markdown", budget, pol.Key)
+			}
+		}
+	}
+	if !sawOmission {
+		t.Error("no budget left anything out: the test does not exercise the budget")
+	}
+	if _, err := a.Assemble(contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: 5}); !errors.Is(err, contextpack.ErrBadRequest) {
+		t.Errorf("a 5-token budget: %v, want ErrBadRequest", err)
+	}
+}
+
+// TestTargets: keys, repository paths, directories and queries resolve;
+// what matches nothing is ErrNoMatch.
+func TestTargets(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	for q, want := range map[string]string{
+		"file:cli/app.go":      "file:cli/app.go",
+		"cli/app.go":           "file:cli/app.go",
+		"./cli/app.go":         "file:cli/app.go",
+		"cli/":                 "dir:cli",
+		"lmdbstore.Open":       "sym:example.com/m/lmdbstore.Open",
+		"decision:wrap-errors": "decision:wrap-errors",
+	} {
+		p := assemble(t, a, contextpack.Request{Targets: []string{q}})
+		if len(p.Targets) != 1 || p.Targets[0].Key != want {
+			t.Errorf("target %q resolved to %+v, want %s", q, p.Targets, want)
+		}
+	}
+	if _, err := a.Assemble(contextpack.Request{Targets: []string{"zzqqxx-nothing"}, ValidAt: now}); !errors.Is(err, contextpack.ErrNoMatch) {
+		t.Errorf("a target matching nothing: %v", err)
+	}
+	if _, err := a.Assemble(contextpack.Request{}); !errors.Is(err, contextpack.ErrBadRequest) {
+		t.Errorf("no target: %v", err)
+	}
+}
+
+// TestSnapshotReuse: the engine snapshot file is reused while the store
+// has not moved and while only non-ranking writes happened, rebuilt after
+// a ranking edge changes, and never answers for a stale graph.
+func TestSnapshotReuse(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{})
+	defer a.Close()
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	assemble(t, a, req)
+	assemble(t, a, req)
+	if n := a.SnapshotBuilds(); n != 1 {
+		t.Errorf("two calls on an unchanged store: %d snapshot builds, want 1", n)
+	}
+	// A decision recorded: no ranking change, no rebuild.
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutKV(lmdbstore.KVPut{Scope: "repo", Namespace: "decisions", Key: "new", Payload: json.RawMessage(`{"text":"x"}`)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	assemble(t, a, req)
+	if n := a.SnapshotBuilds(); n != 1 {
+		t.Errorf("after a kv write: %d builds, want 1", n)
+	}
+	// A new co-change: rebuilt, and the new neighbour is ranked.
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.PutEdge(lmdbstore.EdgePut{Src: "file:lmdbstore/store.go", Rel: "co_changed", Dst: "file:cli/app.go"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := assemble(t, a, req)
+	if n := a.SnapshotBuilds(); n != 2 {
+		t.Errorf("after a ranking edge: %d builds, want 2", n)
+	}
+	if !slices.ContainsFunc(p.Related, func(n contextpack.Neighbour) bool { return n.Key == "file:cli/app.go" }) {
+		t.Errorf("related after the new co-change misses file:cli/app.go: %+v", p.Related)
+	}
+	// A second assembler (another process) reuses the file.
+	b := contextpack.New(s, contextpack.Options{})
+	defer b.Close()
+	assemble(t, b, req)
+	if n := b.SnapshotBuilds(); n != 0 {
+		t.Errorf("a new assembler on an unchanged store built %d snapshots, want 0 (the file)", n)
+	}
+}
