@@ -19,7 +19,7 @@ func contextCommand(env Env) *cli.Command {
 		Description: "A TARGET is a canonical key, a repository path (a file or a directory, relative\n" +
 			"to the ingested root) or a query resolved like activate's. The answer has four\n" +
 			"sections (Applies here, Related, Changed since, Attempted), most important\n" +
-			"first, cut to --budget o200k_base tokens (SPEC.md §11). The engine snapshot it\n" +
+			"first, cut to --budget o200k_base tokens (SPEC.md §12). The engine snapshot it\n" +
 			"needs is kept in the store directory (context.snap) and rebuilt only when the\n" +
 			"code graph changed.",
 		Flags: append(readFlags(),

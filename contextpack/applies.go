@@ -207,7 +207,7 @@ func anchorOf(t Target, key string) (Anchor, bool) {
 }
 
 // appliesTo reads the applies_to member of a payload object: a string or
-// an array of strings (SPEC.md §11.3). ok is false when there is none.
+// an array of strings (SPEC.md §12.2). ok is false when there is none.
 func appliesTo(payload json.RawMessage) ([]string, bool) {
 	if len(payload) == 0 || payload[0] != '{' || !bytes.Contains(payload, []byte(`"applies_to"`)) {
 		return nil, false

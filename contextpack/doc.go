@@ -3,7 +3,7 @@
 // constraints, decisions and procedures that apply to it, its ranked code
 // neighbourhood, what changed since the previous run and what earlier
 // tasks attempted, and renders them, most important first, within a token
-// budget (SPEC.md §11).
+// budget (SPEC.md §12).
 //
 // Invariants:
 //   - Every item carries its provenance: the key it names, the revision,

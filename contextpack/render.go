@@ -1,6 +1,6 @@
 package contextpack
 
-// Budgeting and the Markdown rendering (SPEC.md §11.4, §11.5). Items are
+// Budgeting and the Markdown rendering (SPEC.md §12.3, §12.4). Items are
 // taken in priority order while the document fits the budget: every
 // applying policy first, then the ten best related items, the ten newest
 // changes, the ten newest attempted operations, then the rest of each of

@@ -3,7 +3,7 @@ package contextpack
 // The engine snapshot. "Related" is ranked by the engines, which read a
 // CSR snapshot (SPEC.md §7, §8), so a pack needs one whose ranking graph
 // is the store's at the view. The Assembler keeps it itself (SPEC.md
-// §11.6):
+// §12.5):
 //
 //   - where: the file context.snap in the store directory, written
 //     atomically (snapshot.WriteFile) and mapped in place, so a one-shot
