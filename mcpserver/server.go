@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,7 +41,10 @@ type Server struct {
 	mcp   *mcp.Server
 	fixed immutables
 	snaps snapshotCache
-	calls sync.WaitGroup // tool calls in flight (Serve waits for them)
+	// contexts assembles context packs; it keeps the engine snapshot file
+	// of the store directory mapped between calls (SPEC.md §12.5).
+	contexts *contextpack.Assembler
+	calls    sync.WaitGroup // tool calls in flight (Serve waits for them)
 }
 
 // New builds the server and registers every tool.
@@ -58,6 +62,9 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 		opts.Now = time.Now
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger}
+	s.contexts = contextpack.New(store, contextpack.Options{Clock: opts.Now, Logf: func(format string, args ...any) {
+		s.log.Info(fmt.Sprintf(format, args...))
+	}})
 	s.fixed.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -89,6 +96,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The session can end (input closed, ctx cancelled) while handlers still
 	// run; the caller closes the store next, so wait for them.
 	s.calls.Wait()
+	s.contexts.Close()
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

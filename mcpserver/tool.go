@@ -24,13 +24,15 @@ import (
 )
 
 // schemaOptions maps the Go types whose inferred schema would be wrong:
-// a json.RawMessage is any JSON value (not an array of bytes). It is
+// a json.RawMessage is any JSON value (not an array of bytes), a
+// json.Number a number (not a string). It is
 // spelled as the list of every JSON type, not as the empty schema: that
 // marshals as `true`, which clients that expect every property schema to
 // be an object (the TypeScript SDK's tools/list validation) refuse.
 var schemaOptions = &jsonschema.ForOptions{
 	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {Types: []string{"null", "boolean", "number", "string", "array", "object"}},
+		reflect.TypeFor[json.Number]():     {Type: "number"},
 	},
 }
 

@@ -69,6 +69,10 @@ func (s *Server) registerAnalysisTools() {
 		description: "Find node keys from strings: exact key, else key prefix, else substring (case-insensitive), else fuzzy trigram match."}, s.search)
 	addTool(s, toolDef{name: "resonate", title: "Resonance", kind: readOnly,
 		description: "Standing-wave resonance from starting points: nodes where waves from them reinforce; with sweep, the resonant frequencies."}, s.resonate)
+	addTool(s, toolDef{name: "context", title: "What applies here", kind: readOnly,
+		description: "Ask this before working on a file, directory or symbol: the constraints, decisions and procedures that apply to it " +
+			"(linked to it, to what encloses it, or by applies_to globs), the related code ranked by the engines, what changed since the " +
+			"previous run, and what earlier tasks attempted, each with provenance, within a token budget. Returns the pack as Markdown and structured."}, s.context)
 }
 
 func (s *Server) registerMemoryTools() {

@@ -637,3 +637,36 @@ func TestIngestTool(t *testing.T) {
 		t.Error("a failed ingest changed the store")
 	}
 }
+
+// TestContextTool: the context tool answers what `memctl context --json`
+// answers on the same store (the MCP result adds the Markdown), and bad
+// arguments are one-line tool errors.
+func TestContextTool(t *testing.T) {
+	db := newStore(t)
+	runCLI(t, `{"op":"put_node","key":"dir:."}
+{"op":"put_node","key":"dir:lmdbstore"}
+{"op":"put_node","key":"file:lmdbstore/store.go"}
+{"op":"put_node","key":"file:lmdbstore/read.go"}
+{"op":"put_node","key":"file:cli/app.go"}
+{"op":"put_edge","src":"file:cli/app.go","rel":"calls","dst":"file:lmdbstore/store.go"}
+{"op":"put_edge","src":"file:lmdbstore/read.go","rel":"references","dst":"file:lmdbstore/store.go"}
+{"op":"put_kv","scope":"repo","namespace":"decisions","key":"locking","payload":{"text":"one writer","applies_to":["lmdbstore/**"]}}
+{"op":"put_kv","scope":"repo","namespace":"decisions","key":"flags","payload":{"text":"flags first","applies_to":["cli/**"]}}
+`, "--db", db, "batch", "--run", "r1", "--task", "t1")
+	s := startServer(t, db)
+	var got map[string]any
+	s.ok("context", map[string]any{"targets": []string{"lmdbstore/store.go"}, "budget": 500}, &got)
+	want := cliJSON(t, db, "context", "lmdbstore/store.go", "--budget", "500")[0]
+	md, _ := got["markdown"].(string)
+	if !strings.Contains(md, "one writer") || strings.Contains(md, "flags first") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	for _, m := range []map[string]any{got, want} {
+		delete(m, "markdown")
+		delete(m, "snapshot") // who built the engine snapshot differs
+	}
+	diff(t, "context", got, want)
+	s.fails("context", map[string]any{"targets": []string{"lmdbstore/store.go"}, "budget": 0}, "budget must be > 0")
+	s.fails("context", map[string]any{"targets": []string{"x"}, "since": "yesterday"}, "neither a revision")
+	s.fails("context", map[string]any{"targets": []string{"zzqqxx-nothing-matches"}}, "no match")
+}
