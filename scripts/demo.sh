@@ -159,6 +159,12 @@ note "Impact on the file: the tests that exercise it and the files that change w
 run impact --snapshot "$WORK/code.snap" --top 10 --depth 1 --rel tests,co_changed "$DEMO_FILE"
 note "Impact on one of its symbols: who calls or tests it, up to two hops away."
 run impact --snapshot "$WORK/code.snap" --top 10 --depth 2 --rel calls,tests "$DEMO_SYMBOL"
+
+heading "14. What applies here? One call, within a token budget"
+note "A decision recorded for every file under lmdbstore/ (applies_to is a path glob)."
+run put-kv repo decisions lmdbstore-errors '{"text":"wrap store errors with a keyspace and key","applies_to":["lmdbstore/**"]}' --run demo --task review
+note "Policies that apply, related code, what changed and what was tried: no export needed."
+run context lmdbstore/store.go --budget 500
 run check
 
 printf '\ndemo (ingest): ok\n'
