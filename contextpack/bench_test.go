@@ -66,3 +66,31 @@ func BenchmarkAssembleStoreFresh(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkGetOutBaseline is the baseline of BenchmarkAssembleStore in the
+// same run: one read transaction listing the target file's out-edges with
+// their keys (what `memctl get-out` does), on the same store.
+func BenchmarkGetOutBaseline(b *testing.B) {
+	db := os.Getenv("MEMCTL_CONTEXT_BENCH_DB")
+	if db == "" {
+		b.Skip("MEMCTL_CONTEXT_BENCH_DB not set")
+	}
+	target := os.Getenv("MEMCTL_CONTEXT_BENCH_TARGET")
+	if target == "" {
+		target = "net/http/server.go"
+	}
+	s, err := lmdbstore.Open(db, lmdbstore.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		err := s.View(func(r *lmdbstore.ReadTxn) error {
+			_, err := r.GetOut("file:"+target, "", lmdbstore.At{})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
