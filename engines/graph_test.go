@@ -36,8 +36,10 @@ var defaultRels = []testRel{{1, "uses", false, false}, {2, "related", true, fals
 // memState feeds a testGraph to the snapshot writer.
 type memState struct{ g testGraph }
 
-func (m memState) Revision() uint64  { return 1 }
-func (m memState) CommitTime() int64 { return 1 }
+func (m memState) Revision() uint64       { return 1 }
+func (m memState) CommitTime() int64      { return 1 }
+func (m memState) ValidAt() int64         { return 0 }
+func (m memState) Includes() (bool, bool) { return false, false }
 func (m memState) Relations() ([]snapshot.RelationRecord, error) {
 	var out []snapshot.RelationRecord
 	for _, r := range m.g.rels {

@@ -255,18 +255,21 @@ func TestVersions(t *testing.T) {
 		refreshCRCs(b)
 		return b
 	}
-	_, err := snapshot.FromBytes(setVersion(2, 0))
+	_, err := snapshot.FromBytes(setVersion(3, 0))
 	if !errors.Is(err, snapshot.ErrNewerVersion) {
-		t.Fatalf("major 2: err = %v, want ErrNewerVersion", err)
+		t.Fatalf("major 3: err = %v, want ErrNewerVersion", err)
 	}
 	var ve *snapshot.VersionError
 	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "newer than this reader") {
-		t.Fatalf("major 2: err = %v", err)
+		t.Fatalf("major 3: err = %v", err)
 	}
-	if _, err := snapshot.FromBytes(setVersion(0, 9)); !errors.Is(err, snapshot.ErrUnsupported) {
-		t.Fatalf("major 0: err = %v, want ErrUnsupported", err)
+	for _, major := range []uint16{0, 1} {
+		_, err := snapshot.FromBytes(setVersion(major, 0))
+		if !errors.Is(err, snapshot.ErrUnsupported) || !strings.Contains(err.Error(), "export the store again") {
+			t.Fatalf("major %d: err = %v, want ErrUnsupported with the remedy", major, err)
+		}
 	}
-	f, err := snapshot.FromBytes(setVersion(1, 7))
+	f, err := snapshot.FromBytes(setVersion(2, 7))
 	if err != nil {
 		t.Fatalf("minor 7: %v", err)
 	}
