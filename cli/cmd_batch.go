@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -43,7 +44,8 @@ type batchOp struct {
 	line   int
 	op     string
 	f      batchFields
-	weight float32 // f.Weight checked; 0 when absent
+	weight float32            // f.Weight checked; 0 when absent
+	valid  lmdbstore.Validity // f.ValidFrom, f.ValidUntil parsed
 }
 
 // batchFields is the union of every op's fields (names as in opFields).
@@ -62,6 +64,8 @@ type batchFields struct {
 	Bidirectional bool            `json:"bidirectional"`
 	Inhibitory    bool            `json:"inhibitory"`
 	Role          string          `json:"role"`
+	ValidFrom     string          `json:"valid_from"`
+	ValidUntil    string          `json:"valid_until"`
 }
 
 // batchRequired lists the fields each op must carry.
@@ -253,6 +257,19 @@ func parseBatchLine(n int, line []byte) (*batchOp, error) {
 		f.Payload = nil
 	}
 	op := &batchOp{line: n, op: name, f: f}
+	for _, v := range []struct {
+		name, s string
+		t       *time.Time
+	}{{"valid_from", f.ValidFrom, &op.valid.From}, {"valid_until", f.ValidUntil, &op.valid.Until}} {
+		if v.s == "" {
+			continue // absent or "": an open bound
+		}
+		t, err := parseTime(v.s)
+		if err != nil {
+			return nil, bad("field %q: %v", v.name, err)
+		}
+		*v.t = t
+	}
 	if f.Weight != nil {
 		w, err := checkWeight("weight", *f.Weight)
 		if err != nil {
@@ -296,7 +313,7 @@ func applyBatchOp(tx *lmdbstore.WriteTxn, op batchOp) error {
 	f, weight := op.f, op.weight
 	switch op.op {
 	case "put_node":
-		return tx.PutNode(lmdbstore.NodePut{Key: f.Key, Type: f.Type, Payload: f.Payload, Scope: f.Scope, RunID: f.RunID, TaskID: f.TaskID})
+		return tx.PutNode(lmdbstore.NodePut{Key: f.Key, Type: f.Type, Payload: f.Payload, Valid: op.valid, Scope: f.Scope, RunID: f.RunID, TaskID: f.TaskID})
 	case "del_node":
 		return tx.DeleteNode(f.Key)
 	case "put_edge":
@@ -304,7 +321,7 @@ func applyBatchOp(tx *lmdbstore.WriteTxn, op batchOp) error {
 	case "del_edge":
 		return tx.DeleteEdge(f.Src, f.Rel, f.Dst)
 	case "put_kv":
-		return tx.PutKV(lmdbstore.KVPut{Scope: f.Scope, Namespace: f.Namespace, Key: f.Key, Payload: f.Payload, RunID: f.RunID, TaskID: f.TaskID})
+		return tx.PutKV(lmdbstore.KVPut{Scope: f.Scope, Namespace: f.Namespace, Key: f.Key, Payload: f.Payload, Valid: op.valid, RunID: f.RunID, TaskID: f.TaskID})
 	case "del_kv":
 		return tx.DeleteKV(f.Scope, f.Namespace, f.Key)
 	case "add_rel":

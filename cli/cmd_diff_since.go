@@ -81,20 +81,24 @@ func runDiffSince(k *call) error {
 // opFields lists, per op name, the fields a diff-since --json line carries
 // after "rev", "ts" and "op", in order. batch accepts the same fields.
 var opFields = map[string][]string{
-	"put_node": {"key", "type", "payload", "scope", "run_id", "task_id"},
+	"put_node": {"key", "type", "payload", "valid_from", "valid_until", "scope", "run_id", "task_id"},
 	"del_node": {"key", "scope", "run_id", "task_id"},
 	"put_edge": {"src", "rel", "dst", "weight", "payload", "scope", "run_id", "task_id"},
 	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
-	"put_kv":   {"scope", "namespace", "key", "payload", "run_id", "task_id"},
+	"put_kv":   {"scope", "namespace", "key", "payload", "valid_from", "valid_until", "run_id", "task_id"},
 	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
 	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "role", "scope", "run_id", "task_id"},
 }
 
 // opField is the value of field name of op, and whether to print it (an
-// edge's payload is printed only when present). rel is the relation an
-// add_rel op registered.
+// edge's payload and valid-time bounds are printed only when present). rel
+// is the relation an add_rel op registered.
 func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
 	switch name {
+	case "valid_from":
+		return formatTime(op.Valid.From), !op.Valid.From.IsZero()
+	case "valid_until":
+		return formatTime(op.Valid.Until), !op.Valid.Until.IsZero()
 	case "bidirectional":
 		return rel.Bidirectional, true
 	case "inhibitory":
@@ -177,6 +181,7 @@ func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 	case lmdbstore.OpPutNode:
 		subject = op.NodeKey
 		details = append(details, "type="+op.NodeType, "payload="+string(jsonValue(op.Payload)))
+		details = append(details, validDetails(op.Valid)...)
 	case lmdbstore.OpDelNode:
 		subject = op.NodeKey
 	case lmdbstore.OpPutEdge:
@@ -190,6 +195,7 @@ func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 	case lmdbstore.OpPutKV:
 		subject = op.Scope + "/" + op.Namespace + "/" + op.Key
 		details = append(details, "payload="+string(jsonValue(op.Payload)))
+		details = append(details, validDetails(op.Valid)...)
 	case lmdbstore.OpDelKV:
 		subject = op.Scope + "/" + op.Namespace + "/" + op.Key
 	case lmdbstore.OpAddRel:
@@ -213,4 +219,16 @@ func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 		details = append(details, "task="+op.TaskID)
 	}
 	return fmt.Sprintf("rev %d\t%s\t%s\t%s\t%s", op.Rev, formatTextTime(op.TS), op.Kind, textCell(subject), textCell(strings.Join(details, " ")))
+}
+
+// validDetails are the valid-time bounds of a put in diff-since text.
+func validDetails(v lmdbstore.Validity) []string {
+	var d []string
+	if !v.From.IsZero() {
+		d = append(d, "valid_from="+formatTextTime(v.From))
+	}
+	if !v.Until.IsZero() {
+		d = append(d, "valid_until="+formatTextTime(v.Until))
+	}
+	return d
 }

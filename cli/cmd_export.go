@@ -20,8 +20,10 @@ func exportCommand(env Env) *cli.Command {
 		Usage: "write the store's state (latest, or at --at-rev / --at) to a snapshot file",
 		Description: "The file is written under a temporary name, synced and renamed.\n" +
 			"--logical zeroes revisions, times and run/task ids, so the file depends only on\n" +
-			"the graph. A PageRank section is included unless --no-pagerank.",
-		Flags: append(readFlags(),
+			"the graph. A PageRank section is included unless --no-pagerank. Superseded items\n" +
+			"and items not valid at --valid-at (default: now) are history: left out, with\n" +
+			"their edges, unless --include-superseded / --include-expired (then marked).",
+		Flags: append(append(readFlags(), statusFlags()...),
 			&cli.StringFlag{Name: "out", Usage: "snapshot `FILE` to write (required)"},
 			&cli.BoolFlag{Name: "logical", Usage: "zero history metadata (revisions, times, run/task ids)"},
 			&cli.BoolFlag{Name: "no-pagerank", Usage: "leave out the PageRank section"},
@@ -47,6 +49,10 @@ func runExport(k *call) error {
 	if path == "" {
 		return usageErr("export needs --out FILE")
 	}
+	filter, err := k.statusFilter()
+	if err != nil {
+		return err
+	}
 	at, err := k.at()
 	if err != nil {
 		return err
@@ -65,7 +71,7 @@ func runExport(k *call) error {
 		bar = &exportProgress{w: k.env.Stderr}
 		opts.Progress = bar.update
 	}
-	stats, rev, err := storesnap.Export(s, path, at, opts)
+	stats, rev, err := storesnap.ExportFiltered(s, path, at, filter, opts)
 	bar.done()
 	if err != nil {
 		return err

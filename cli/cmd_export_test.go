@@ -28,7 +28,8 @@ func TestExportFlags(t *testing.T) {
 	if err := jsonUnmarshal(ok(t, "--json", "snapshot", "info", at2), &raw); err != nil {
 		t.Fatal(err)
 	}
-	byTime := exportTo(t, db, "--at", raw.CommitTime)
+	byTime := exportTo(t, db, "--at", raw.CommitTime, "--valid-at", "2030-01-01T00:00:00Z")
+	at2 = exportTo(t, db, "--at-rev", "2", "--valid-at", "2030-01-01T00:00:00Z")
 	if h1, h2 := ok(t, "--json", "snapshot", "info", byTime), ok(t, "--json", "snapshot", "info", at2); strings.Replace(h1, byTime, at2, 1) != h2 {
 		t.Errorf("--at %s and --at-rev 2 differ:\n%s\n%s", raw.CommitTime, h1, h2)
 	}
@@ -82,10 +83,10 @@ func TestExportPastRelations(t *testing.T) {
 	ok(t, "--db", db, "rel", "add", "mentions")
 	ok(t, "--db", db, "put-edge", "a:1", "mentions", "a:2")
 	ok(t, "--db", db, "put-edge", "a:1", "calls", "a:3")
-	before := exportTo(t, db, "--at-rev", "3")
+	before := exportTo(t, db, "--at-rev", "3", "--valid-at", "2030-01-01T00:00:00Z")
 	ok(t, "--db", db, "rel", "add", "owns", "--bidirectional")
 	ok(t, "--db", db, "put-edge", "a:1", "owns", "a:4")
-	after := exportTo(t, db, "--at-rev", "3")
+	after := exportTo(t, db, "--at-rev", "3", "--valid-at", "2030-01-01T00:00:00Z")
 	b1, err1 := os.ReadFile(before)
 	b2, err2 := os.ReadFile(after)
 	if err1 != nil || err2 != nil {

@@ -8,19 +8,27 @@ import (
 func getKVCommand(env Env) *cli.Command {
 	return verbCommand(env, verbSpec{
 		Name:  "get-kv",
-		Usage: "print the entry SCOPE/NS/KEY (latest, or at --at-rev / --at)",
+		Usage: "print the entry SCOPE/NS/KEY (latest, or at --at-rev / --at) with its status",
 		Args:  []string{"SCOPE", "NS", "KEY"},
-		Flags: readFlags(),
+		Flags: append(readFlags(), statusFlags()[0]),
 		Run:   runGetKV,
 	})
 }
 
 func runGetKV(k *call) error {
+	f, err := k.statusFilter()
+	if err != nil {
+		return err
+	}
 	return k.view(func(r *lmdbstore.ReadTxn, at lmdbstore.At) error {
 		kv, err := r.GetKV(k.args[0], k.args[1], k.args[2], at)
 		if err != nil {
 			return err
 		}
-		return k.out.kvs([]lmdbstore.KV{kv})
+		st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, f.ValidAt)
+		if err != nil {
+			return err
+		}
+		return k.out.kvs([]lmdbstore.KV{kv}, []lmdbstore.Status{st})
 	})
 }

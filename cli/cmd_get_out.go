@@ -13,9 +13,11 @@ func getOutCommand(env Env) *cli.Command {
 		Name:  "get-out",
 		Usage: "list the live out-edges of SRC (latest, or at --at-rev / --at)",
 		Description: "One edge per line, ordered by relation name, then destination key.\n" +
-			"--rel restricts to one relation.",
+			"--rel restricts to one relation. Edges to superseded destinations, or to ones\n" +
+			"not valid at --valid-at (default: now), are left out unless --include-superseded\n" +
+			"/ --include-expired (supersedes edges are always listed).",
 		Args:  []string{"SRC"},
-		Flags: append(readFlags(), relFilterFlag()),
+		Flags: append(append(readFlags(), relFilterFlag()), statusFlags()...),
 		Run:   func(k *call) error { return listEdges(k, outEdges) },
 	})
 }
@@ -34,6 +36,10 @@ const (
 // listEdges prints the live edges of the argument node in one direction,
 // ordered by (relation name, peer key) so output does not depend on ids.
 func listEdges(k *call, dir edgeDirection) error {
+	f, err := k.statusFilter()
+	if err != nil {
+		return err
+	}
 	return k.view(func(r *lmdbstore.ReadTxn, at lmdbstore.At) error {
 		key, rel := k.args[0], k.ctx.String("rel")
 		var es []lmdbstore.Edge
@@ -53,7 +59,17 @@ func listEdges(k *call, dir edgeDirection) error {
 			if err != nil {
 				return err
 			}
-			recs = append(recs, rec)
+			peer := rec.Dst
+			if dir == inEdges {
+				peer = rec.Src
+			}
+			show, err := res.peerStatus(&rec, peer, f)
+			if err != nil {
+				return err
+			}
+			if show {
+				recs = append(recs, rec)
+			}
 		}
 		sortEdgeRecords(recs, dir)
 		return k.out.edges(recs)
@@ -138,6 +154,25 @@ func (x *edgeResolver) time(rev lmdbstore.Revision) (string, error) {
 	s := formatTime(t)
 	x.times[rev] = s
 	return s, nil
+}
+
+// peerStatus applies the listing filter (SPEC.md §4) to the edge's peer:
+// it reports whether to show the edge, and records the peer's status on it
+// when the peer is not simply current. Supersedes edges are always shown.
+// This is the only status work of get-out/get-in: a layer over the scan.
+func (x *edgeResolver) peerStatus(rec *edgeJSON, peer string, f lmdbstore.StatusFilter) (bool, error) {
+	st, err := x.r.Status(peer, x.at, f.ValidAt)
+	if err != nil {
+		return false, err
+	}
+	if rec.Rel != "supersedes" && !f.Shows(st) {
+		return false, nil
+	}
+	if note := statusNote(st); note != "" {
+		js := statusRecord(st)
+		rec.Peer, rec.note = &js, note
+	}
+	return true, nil
 }
 
 func (x *edgeResolver) record(e lmdbstore.Edge) (edgeJSON, error) {

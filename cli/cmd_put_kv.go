@@ -12,7 +12,7 @@ func putKVCommand(env Env) *cli.Command {
 		Description: "E.g. memctl put-kv repo decisions error-handling '{\"rule\":\"wrap with %w\"}'.\n" +
 			"The previous version stays readable.",
 		Args:  []string{"SCOPE", "NS", "KEY", "PAYLOAD"},
-		Flags: writeFlags(false),
+		Flags: append(writeFlags(false), validityFlags()...),
 		Run:   runPutKV,
 	})
 }
@@ -22,7 +22,11 @@ func runPutKV(k *call) error {
 	if err != nil {
 		return err
 	}
+	valid, err := k.validity()
+	if err != nil {
+		return err
+	}
 	return k.write(func(tx *lmdbstore.WriteTxn) error {
-		return tx.PutKV(lmdbstore.KVPut{Scope: k.args[0], Namespace: k.args[1], Key: k.args[2], Payload: payload})
+		return tx.PutKV(lmdbstore.KVPut{Scope: k.args[0], Namespace: k.args[1], Key: k.args[2], Payload: payload, Valid: valid})
 	})
 }

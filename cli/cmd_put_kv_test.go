@@ -5,7 +5,13 @@ import "testing"
 // kv is a kv record as --json prints it (time normalised).
 func kv(scope, ns, key string, payload any, rev uint64, run, task string) map[string]any {
 	return map[string]any{"scope": scope, "namespace": ns, "key": key, "payload": payload,
-		"rev": revN(rev), "ts": "TS", "run_id": run, "task_id": task}
+		"rev": revN(rev), "ts": "TS", "run_id": run, "task_id": task,
+		"valid_from": "", "valid_until": "", "status": currentStatus()}
+}
+
+// currentStatus is the --json status of a current item without conflicts.
+func currentStatus() map[string]any {
+	return map[string]any{"current": true, "expired": false, "superseded_by": []any{}, "newest": "", "contradicts": []any{}}
 }
 
 // kvHistory writes a few versions of policy memory.

@@ -11,15 +11,17 @@ func TestPutNode(t *testing.T) {
 	if r2 != r1+1 {
 		t.Fatalf("second write committed rev %d, want %d", r2, r1+1)
 	}
-	// Latest version; the payload is stored as given and printed compacted.
+	// Latest version; the payload is stored canonical (compact).
 	diffJSON(t, ok(t, "--db", db, "--json", "get-node", key), []map[string]any{{
 		"key": key, "id": nodeID(key), "type": "source", "payload": map[string]any{"lang": "go", "lines": n("140")},
 		"scope": "", "rev": revN(r2), "created_ts": "TS", "updated_ts": "TS", "run_id": "r2", "task_id": "",
+		"valid_from": "", "valid_until": "", "status": currentStatus(),
 	}})
 	// The first version stays readable.
 	diffJSON(t, ok(t, "--db", db, "--json", "get-node", key, "--at-rev", revString(r1)), []map[string]any{{
 		"key": key, "id": nodeID(key), "type": "file", "payload": map[string]any{"lang": "go", "lines": n("120")},
 		"scope": "repo", "rev": revN(r1), "created_ts": "TS", "updated_ts": "TS", "run_id": "r1", "task_id": "t1",
+		"valid_from": "", "valid_until": "", "status": currentStatus(),
 	}})
 }
 

@@ -16,7 +16,7 @@ func snapshotDiffCommand(env Env) *cli.Command {
 		Name:  "diff",
 		Usage: "list nodes and edges added, removed and changed from snapshot A to snapshot B",
 		Description: "Compares logical content (as snapshot hash does): a node changes when its type,\n" +
-			"scope or payload does, an edge when its weight does; revisions and times are ignored.\n" +
+			"scope, payload, valid time or status (superseded, expired) does, an edge when its weight does; revisions and times are ignored.\n" +
 			"Edges are matched by (source key, relation name, destination key).\n" +
 			"Nodes come first, by key; then edges by (source, relation, destination).",
 		Args:  []string{"A", "B"},
@@ -187,6 +187,12 @@ func nodeChanges(a *csr.Graph, ia csr.NodeIndex, na csr.Node, b *csr.Graph, ib c
 	}
 	if !bytes.Equal(pa, pb) {
 		fields = append(fields, "payload")
+	}
+	if na.HasValidFrom != nb.HasValidFrom || na.ValidFrom != nb.ValidFrom || na.HasValidUntil != nb.HasValidUntil || na.ValidUntil != nb.ValidUntil {
+		fields = append(fields, "valid")
+	}
+	if na.Superseded != nb.Superseded || na.Expired != nb.Expired {
+		fields = append(fields, "status")
 	}
 	return fields, nil
 }

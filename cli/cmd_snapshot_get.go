@@ -12,7 +12,7 @@ func snapshotGetNodeCommand(env Env) *cli.Command {
 		Name:  "get-node",
 		Usage: "print a node of a snapshot (same output as get-node)",
 		Args:  []string{"FILE", "KEY"},
-		Flags: []cli.Flag{noVerifyFlag()},
+		Flags: []cli.Flag{noVerifyFlag(), statusFlags()[0]},
 		Run:   runSnapshotGetNode,
 	})
 }
@@ -38,6 +38,10 @@ func snapshotGetInCommand(env Env) *cli.Command {
 }
 
 func runSnapshotGetNode(k *call) error {
+	f, err := k.statusFilter()
+	if err != nil {
+		return err
+	}
 	path, key := k.args[0], k.args[1]
 	g, err := k.openSnapshot(path, true)
 	if err != nil {
@@ -60,7 +64,11 @@ func runSnapshotGetNode(k *call) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return k.out.node(sn)
+	st, err := snapshotStatus(g, i, f.ValidAt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return k.out.node(sn, st)
 }
 
 // runSnapshotEdges prints the edges of KEY in one direction, ordered like

@@ -24,6 +24,9 @@ type infoJSON struct {
 	Logical    bool          `json:"logical"`
 	Revision   uint64        `json:"revision"`
 	CommitTime string        `json:"commit_time"`
+	ValidAt    string        `json:"valid_at"`
+	Superseded bool          `json:"includes_superseded"`
+	Expired    bool          `json:"includes_expired"`
 	Nodes      uint64        `json:"nodes"`
 	Edges      uint64        `json:"edges"`
 	Strings    uint64        `json:"strings"`
@@ -52,7 +55,9 @@ func runSnapshotInfo(k *call) error {
 	h := f.Header()
 	_, hasPR := f.PageRank()
 	rec := infoJSON{File: path, Format: h.Version.String(), Logical: h.Logical(), Revision: h.Revision,
-		CommitTime: formatTime(nsTime(h.CommitTime)), Nodes: h.NodeCount, Edges: h.EdgeCount, Strings: h.StringCount,
+		CommitTime: formatTime(nsTime(h.CommitTime)), ValidAt: formatTime(nsTime(h.ValidAt)),
+		Superseded: h.Flags&snapshot.FlagIncludesSuperseded != 0, Expired: h.Flags&snapshot.FlagIncludesExpired != 0,
+		Nodes: h.NodeCount, Edges: h.EdgeCount, Strings: h.StringCount,
 		Relations: h.RelationCount, Bytes: h.FileLength, PageRank: hasPR}
 	for _, s := range f.Sections() {
 		rec.Sections = append(rec.Sections, sectionJSON{Kind: uint16(s.Kind), Name: s.Kind.String(), Offset: s.Offset,
@@ -68,6 +73,9 @@ func runSnapshotInfo(k *call) error {
 		{"logical", fmt.Sprint(rec.Logical)},
 		{"revision", fmt.Sprint(rec.Revision)},
 		{"commit_time", formatTextTime(nsTime(h.CommitTime))},
+		{"valid_at", formatTextTime(nsTime(h.ValidAt))},
+		{"includes_superseded", fmt.Sprint(rec.Superseded)},
+		{"includes_expired", fmt.Sprint(rec.Expired)},
 		{"nodes", fmt.Sprint(rec.Nodes)},
 		{"edges", fmt.Sprint(rec.Edges)},
 		{"strings", fmt.Sprint(rec.Strings)},

@@ -128,10 +128,16 @@ func TestDamagedSnapshotExit3NamesSection(t *testing.T) {
 	wantFailure(t, memctl(t, "snapshot", "verify", filepath.Join(db, "data.mdb")), ExitCorrupt, "not a memctl snapshot")
 	// A newer major version: refused with a clear message.
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint16(newer[8:], 3)
+	binary.LittleEndian.PutUint16(newer[8:], 4)
 	binary.LittleEndian.PutUint32(newer[124:], crc32.Checksum(newer[:124], crc32.MakeTable(crc32.Castagnoli)))
 	os.WriteFile(short, newer, 0o644)
 	wantFailure(t, memctl(t, "snapshot", "verify", short), ExitCorrupt, "newer than this reader")
+	// A format 2.x file (no valid time in node rows): refused, saying to
+	// re-export.
+	binary.LittleEndian.PutUint16(newer[8:], 2)
+	binary.LittleEndian.PutUint32(newer[124:], crc32.Checksum(newer[:124], crc32.MakeTable(crc32.Castagnoli)))
+	os.WriteFile(short, newer, 0o644)
+	wantFailure(t, memctl(t, "snapshot", "verify", short), ExitCorrupt, "older than this reader", "export the store again")
 	if r := memctl(t, "snapshot", "verify", snap); r.Code != 0 || !strings.HasPrefix(r.Stdout, "ok ") {
 		t.Errorf("verify of the good file: %+v", r)
 	}

@@ -109,10 +109,14 @@ func storeNode(g *csr.Graph, i csr.NodeIndex) (lmdbstore.Node, error) {
 	if err != nil {
 		return lmdbstore.Node{}, err
 	}
+	valid, err := snapshotValidity(g, i)
+	if err != nil {
+		return lmdbstore.Node{}, err
+	}
 	return lmdbstore.Node{
 		ID: lmdbstore.NodeID(n.ID), Key: n.Key, Type: n.Type, Payload: p,
 		Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
 		CreatedTS: nsTime(n.CreatedTS), UpdatedTS: nsTime(n.UpdatedTS),
-		CreatedRev: lmdbstore.Revision(n.CreatedRev), Rev: lmdbstore.Revision(n.Rev),
+		CreatedRev: lmdbstore.Revision(n.CreatedRev), Rev: lmdbstore.Revision(n.Rev), Valid: valid,
 	}, nil
 }

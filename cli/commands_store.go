@@ -64,6 +64,7 @@ func storeCommands(env Env) []*cli.Command {
 		getKVCommand(env),
 		listKVCommand(env),
 		delKVCommand(env),
+		supersedeCommand(env),
 		relCommand(env),
 		diffSinceCommand(env),
 		batchCommand(env),
@@ -116,6 +117,63 @@ func writeFlags(withScope bool) []cli.Flag {
 		fs = append(fs, &cli.StringFlag{Name: "scope", Usage: "scope `S` recorded with the write"})
 	}
 	return fs
+}
+
+// validityFlags set the valid time of a node or kv entry (SPEC.md §4).
+func validityFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "valid-from", Usage: "the fact holds from `TIME` (RFC 3339) on"},
+		&cli.StringFlag{Name: "valid-until", Usage: "the fact holds until `TIME` (RFC 3339, exclusive)"},
+	}
+}
+
+// statusFlags select which memory items listing reads show (SPEC.md §4).
+func statusFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "valid-at", Usage: "valid time `TIME` (RFC 3339) items are judged at (default: now)"},
+		&cli.BoolFlag{Name: "include-superseded", Usage: "also show items a newer one supersedes"},
+		&cli.BoolFlag{Name: "include-expired", Usage: "also show items not valid at --valid-at"},
+	}
+}
+
+// validity is --valid-from / --valid-until.
+func (k *call) validity() (lmdbstore.Validity, error) {
+	var v lmdbstore.Validity
+	for _, f := range []struct {
+		name string
+		t    *time.Time
+	}{{"valid-from", &v.From}, {"valid-until", &v.Until}} {
+		if !k.ctx.IsSet(f.name) {
+			continue
+		}
+		t, err := parseTime(k.ctx.String(f.name))
+		if err != nil {
+			return v, usageErr("--%s: %v", f.name, err)
+		}
+		*f.t = t
+	}
+	if !v.From.IsZero() && !v.Until.IsZero() && !v.Until.After(v.From) {
+		return v, usageErr("--valid-until must be after --valid-from")
+	}
+	return v, nil
+}
+
+// statusFilter is --valid-at (default: now), --include-superseded and
+// --include-expired.
+func (k *call) statusFilter() (lmdbstore.StatusFilter, error) {
+	f := lmdbstore.StatusFilter{
+		ValidAt:           time.Now(),
+		IncludeSuperseded: k.ctx.Bool("include-superseded"),
+		IncludeExpired:    k.ctx.Bool("include-expired"),
+	}
+	if k.ctx.IsSet("valid-at") {
+		t, err := parseTime(k.ctx.String("valid-at"))
+		if err != nil {
+			return f, usageErr("--valid-at: %v", err)
+		}
+		f.ValidAt = t
+	}
+	return f, nil
 }
 
 func payloadFlag() cli.Flag {

@@ -119,40 +119,74 @@ func textCell(s string) string {
 
 // nodeJSON is a node as --json prints it (SPEC.md §6.3).
 type nodeJSON struct {
-	Key       string          `json:"key"`
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	Payload   json.RawMessage `json:"payload"`
-	Scope     string          `json:"scope"`
-	Rev       uint64          `json:"rev"`
-	CreatedTS string          `json:"created_ts"`
-	UpdatedTS string          `json:"updated_ts"`
-	RunID     string          `json:"run_id"`
-	TaskID    string          `json:"task_id"`
+	Key        string          `json:"key"`
+	ID         string          `json:"id"`
+	Type       string          `json:"type"`
+	Payload    json.RawMessage `json:"payload"`
+	Scope      string          `json:"scope"`
+	Rev        uint64          `json:"rev"`
+	CreatedTS  string          `json:"created_ts"`
+	UpdatedTS  string          `json:"updated_ts"`
+	RunID      string          `json:"run_id"`
+	TaskID     string          `json:"task_id"`
+	ValidFrom  string          `json:"valid_from"`
+	ValidUntil string          `json:"valid_until"`
+	Status     statusJSON      `json:"status"`
 }
 
-func nodeRecord(n lmdbstore.Node) nodeJSON {
+// statusJSON is a memory item's status at the read's view and valid-at
+// time (SPEC.md §4).
+type statusJSON struct {
+	Current      bool               `json:"current"`
+	Expired      bool               `json:"expired"`
+	SupersededBy []supersessionJSON `json:"superseded_by"`
+	Newest       string             `json:"newest"`
+	Contradicts  []string           `json:"contradicts"`
+}
+
+type supersessionJSON struct {
+	Key string `json:"key"`
+	Rev uint64 `json:"rev"`
+	TS  string `json:"ts"`
+}
+
+func statusRecord(st lmdbstore.Status) statusJSON {
+	out := statusJSON{
+		Current: st.Current(), Expired: !st.Valid, Newest: st.Newest,
+		SupersededBy: make([]supersessionJSON, 0, len(st.SupersededBy)),
+		Contradicts:  append(make([]string, 0, len(st.Contradicts)), st.Contradicts...),
+	}
+	for _, s := range st.SupersededBy {
+		out.SupersededBy = append(out.SupersededBy, supersessionJSON{Key: s.By, Rev: uint64(s.Rev), TS: formatTime(s.TS)})
+	}
+	return out
+}
+
+func nodeRecord(n lmdbstore.Node, st lmdbstore.Status) nodeJSON {
 	return nodeJSON{
-		Key:       n.Key,
-		ID:        formatID(n.ID),
-		Type:      n.Type,
-		Payload:   jsonValue(n.Payload),
-		Scope:     n.Scope,
-		Rev:       uint64(n.Rev),
-		CreatedTS: formatTime(n.CreatedTS),
-		UpdatedTS: formatTime(n.UpdatedTS),
-		RunID:     n.RunID,
-		TaskID:    n.TaskID,
+		Key:        n.Key,
+		ID:         formatID(n.ID),
+		Type:       n.Type,
+		Payload:    jsonValue(n.Payload),
+		Scope:      n.Scope,
+		Rev:        uint64(n.Rev),
+		CreatedTS:  formatTime(n.CreatedTS),
+		UpdatedTS:  formatTime(n.UpdatedTS),
+		RunID:      n.RunID,
+		TaskID:     n.TaskID,
+		ValidFrom:  formatTime(n.Valid.From),
+		ValidUntil: formatTime(n.Valid.Until),
+		Status:     statusRecord(st),
 	}
 }
 
-func (o *output) node(n lmdbstore.Node) error {
+func (o *output) node(n lmdbstore.Node, st lmdbstore.Status) error {
+	r := nodeRecord(n, st)
 	if o.json {
-		return o.record(nodeRecord(n))
+		return o.record(r)
 	}
-	r := nodeRecord(n)
 	tw := o.table()
-	for _, kv := range [][2]string{
+	rows := [][2]string{
 		{"key", r.Key},
 		{"id", r.ID},
 		{"type", r.Type},
@@ -163,10 +197,75 @@ func (o *output) node(n lmdbstore.Node) error {
 		{"run", orDash(r.RunID)},
 		{"task", orDash(r.TaskID)},
 		{"payload", string(r.Payload)},
-	} {
+	}
+	rows = append(rows, statusRows(n.Valid, st)...)
+	for _, kv := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], textCell(kv[1]))
 	}
 	return tw.Flush()
+}
+
+// statusRows are the text rows of an item's validity and status.
+func statusRows(v lmdbstore.Validity, st lmdbstore.Status) [][2]string {
+	rows := [][2]string{{"valid", validText(v)}, {"status", statusWord(st)}}
+	for _, s := range st.SupersededBy {
+		rows = append(rows, [2]string{"superseded", fmt.Sprintf("by %s at rev %d (%s)", s.By, s.Rev, formatTextTime(s.TS))})
+	}
+	if st.Newest != "" {
+		rows = append(rows, [2]string{"newest", st.Newest})
+	}
+	for _, c := range st.Contradicts {
+		rows = append(rows, [2]string{"contradicts", c})
+	}
+	return rows
+}
+
+// validText is a valid-time interval in text output.
+func validText(v lmdbstore.Validity) string {
+	switch {
+	case v.IsZero():
+		return "always"
+	case v.Until.IsZero():
+		return "from " + formatTextTime(v.From)
+	case v.From.IsZero():
+		return "until " + formatTextTime(v.Until)
+	}
+	return "from " + formatTextTime(v.From) + " until " + formatTextTime(v.Until)
+}
+
+// statusWord is "current", "superseded", "expired" or both, with
+// "(conflict)" when a current item is contradicted.
+func statusWord(st lmdbstore.Status) string {
+	var words []string
+	if st.Superseded() {
+		words = append(words, "superseded")
+	}
+	if !st.Valid {
+		words = append(words, "expired")
+	}
+	if len(words) == 0 {
+		if len(st.Contradicts) > 0 {
+			return "current (conflict)"
+		}
+		return "current"
+	}
+	return strings.Join(words, ", ")
+}
+
+// statusNote is the short status cell of list rows: "" for a current item
+// without conflicts.
+func statusNote(st lmdbstore.Status) string {
+	if st.Current() && len(st.Contradicts) == 0 {
+		return ""
+	}
+	note := "[" + statusWord(st)
+	if st.Newest != "" {
+		note += ", newest " + st.Newest
+	}
+	if len(st.Contradicts) > 0 {
+		note += ", contradicts " + strings.Join(st.Contradicts, " ")
+	}
+	return note + "]"
 }
 
 // edgeJSON is an edge as --json prints it (SPEC.md §6.3).
@@ -178,6 +277,11 @@ type edgeJSON struct {
 	TS      string          `json:"ts"`
 	Weight  json.Number     `json:"weight"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Peer is the status of the listed item (dst for get-out, src for
+	// get-in) when it is not simply current: superseded, expired (shown
+	// with --include-*) or contradicted.
+	Peer *statusJSON `json:"peer_status,omitempty"`
+	note string      // text output: statusNote of the peer
 }
 
 func (o *output) edges(es []edgeJSON) error {
@@ -195,6 +299,9 @@ func (o *output) edges(es []edgeJSON) error {
 		if e.Payload != nil {
 			fmt.Fprintf(tw, "\t%s", textCell(string(e.Payload)))
 		}
+		if e.note != "" {
+			fmt.Fprintf(tw, "\t%s", textCell(e.note))
+		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
@@ -202,45 +309,60 @@ func (o *output) edges(es []edgeJSON) error {
 
 // kvJSON is a policy-memory entry as --json prints it (SPEC.md §6.3).
 type kvJSON struct {
-	Scope     string          `json:"scope"`
-	Namespace string          `json:"namespace"`
-	Key       string          `json:"key"`
-	Payload   json.RawMessage `json:"payload"`
-	Rev       uint64          `json:"rev"`
-	TS        string          `json:"ts"`
-	RunID     string          `json:"run_id"`
-	TaskID    string          `json:"task_id"`
+	Scope      string          `json:"scope"`
+	Namespace  string          `json:"namespace"`
+	Key        string          `json:"key"`
+	Payload    json.RawMessage `json:"payload"`
+	Rev        uint64          `json:"rev"`
+	TS         string          `json:"ts"`
+	RunID      string          `json:"run_id"`
+	TaskID     string          `json:"task_id"`
+	ValidFrom  string          `json:"valid_from"`
+	ValidUntil string          `json:"valid_until"`
+	Status     statusJSON      `json:"status"`
 }
 
-func kvRecord(kv lmdbstore.KV) kvJSON {
+func kvRecord(kv lmdbstore.KV, st lmdbstore.Status) kvJSON {
 	return kvJSON{
-		Scope:     kv.Scope,
-		Namespace: kv.Namespace,
-		Key:       kv.Key,
-		Payload:   jsonValue(kv.Payload),
-		Rev:       uint64(kv.Rev),
-		TS:        formatTime(kv.TS),
-		RunID:     kv.RunID,
-		TaskID:    kv.TaskID,
+		Scope:      kv.Scope,
+		Namespace:  kv.Namespace,
+		Key:        kv.Key,
+		Payload:    jsonValue(kv.Payload),
+		Rev:        uint64(kv.Rev),
+		TS:         formatTime(kv.TS),
+		RunID:      kv.RunID,
+		TaskID:     kv.TaskID,
+		ValidFrom:  formatTime(kv.Valid.From),
+		ValidUntil: formatTime(kv.Valid.Until),
+		Status:     statusRecord(st),
 	}
 }
 
-// kvs prints entries: text is one aligned row per entry.
-func (o *output) kvs(kvs []lmdbstore.KV) error {
+// kvs prints entries with their statuses (sts[i] is kvs[i]'s): text is one
+// aligned row per entry, with the validity and a status note when not
+// simply current.
+func (o *output) kvs(kvs []lmdbstore.KV, sts []lmdbstore.Status) error {
 	if o.json {
-		for _, kv := range kvs {
-			if err := o.record(kvRecord(kv)); err != nil {
+		for i, kv := range kvs {
+			if err := o.record(kvRecord(kv, sts[i])); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	tw := o.table()
-	for _, kv := range kvs {
-		r := kvRecord(kv)
-		fmt.Fprintf(tw, "%s/%s/%s\trev %d\trun %s\ttask %s\t%s\n",
+	for i, kv := range kvs {
+		r := kvRecord(kv, sts[i])
+		fmt.Fprintf(tw, "%s/%s/%s\trev %d\trun %s\ttask %s\t%s",
 			textCell(r.Scope), textCell(r.Namespace), textCell(r.Key), r.Rev,
 			textCell(orDash(r.RunID)), textCell(orDash(r.TaskID)), textCell(string(r.Payload)))
+		if !kv.Valid.IsZero() {
+			fmt.Fprintf(tw, "\tvalid %s", validText(kv.Valid))
+		}
+		if note := statusNote(sts[i]); note != "" {
+			fmt.Fprintf(tw, "\t%s", textCell(note))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

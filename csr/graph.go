@@ -283,7 +283,14 @@ type Node struct {
 	UpdatedTS  int64
 	CreatedRev uint64
 	Rev        uint64
-	// Missing: an edge endpoint with no live node (only ID and Key are set).
+	// Valid time (unix ns), each bound only when its Has flag is set.
+	ValidFrom, ValidUntil       int64
+	HasValidFrom, HasValidUntil bool
+	// Superseded, Expired: the item's status at the export (set only in
+	// files that include such items).
+	Superseded, Expired bool
+	// Missing: an edge endpoint with no live node (only ID, Key and
+	// Superseded are set).
 	Missing bool
 }
 
@@ -294,7 +301,10 @@ func (g *Graph) Node(n NodeIndex) (Node, error) {
 	}
 	row := g.f.NodeRows()[n]
 	out := Node{Index: n, ID: g.f.NodeIDs()[n], CreatedTS: row.CreatedTS, UpdatedTS: row.UpdatedTS,
-		CreatedRev: row.CreatedRev, Rev: row.Rev, Missing: row.Flags&snapshot.NodeFlagMissing != 0}
+		CreatedRev: row.CreatedRev, Rev: row.Rev, Missing: row.Flags&snapshot.NodeFlagMissing != 0,
+		ValidFrom: row.ValidFrom, ValidUntil: row.ValidUntil,
+		HasValidFrom: row.Flags&snapshot.NodeFlagValidFrom != 0, HasValidUntil: row.Flags&snapshot.NodeFlagValidUntil != 0,
+		Superseded: row.Flags&snapshot.NodeFlagSuperseded != 0, Expired: row.Flags&snapshot.NodeFlagExpired != 0}
 	var err error
 	if out.Key, err = g.f.Key(n); err != nil {
 		return Node{}, err

@@ -89,8 +89,10 @@ func newBenchState(nodes, edges int, seed uint64) *benchState {
 	return &benchState{nodes: nodes, edges: es}
 }
 
-func (s *benchState) Revision() uint64  { return 1 }
-func (s *benchState) CommitTime() int64 { return 1 }
+func (s *benchState) Revision() uint64       { return 1 }
+func (s *benchState) CommitTime() int64      { return 1 }
+func (s *benchState) ValidAt() int64         { return 0 }
+func (s *benchState) Includes() (bool, bool) { return false, false }
 func (s *benchState) Relations() ([]snapshot.RelationRecord, error) {
 	return []snapshot.RelationRecord{
 		{ID: 1, Name: "uses", DefaultWeight: 1},

@@ -41,8 +41,10 @@ var defaultRels = []testRel{{1, "uses", false, false, roles.Usage}, {2, "related
 // memState feeds a testGraph to the snapshot writer.
 type memState struct{ g testGraph }
 
-func (m memState) Revision() uint64  { return 1 }
-func (m memState) CommitTime() int64 { return 1 }
+func (m memState) Revision() uint64       { return 1 }
+func (m memState) CommitTime() int64      { return 1 }
+func (m memState) ValidAt() int64         { return 0 }
+func (m memState) Includes() (bool, bool) { return false, false }
 func (m memState) Relations() ([]snapshot.RelationRecord, error) {
 	var out []snapshot.RelationRecord
 	for _, r := range m.g.rels {

@@ -43,8 +43,8 @@ func craftedSnapshots(t testing.TB, orig []byte) map[string][]byte {
 	}
 	at := func(k snapshot.Kind, i uint64) uint64 { return sec[k].Offset + i }
 	craft("bad-magic", false, func(b []byte) []byte { b[0] = 'X'; return b })
-	craft("newer-major-version", true, func(b []byte) []byte { le.PutUint16(b[8:], 3); return b })
-	craft("older-major-version", true, func(b []byte) []byte { le.PutUint16(b[8:], 1); return b })
+	craft("newer-major-version", true, func(b []byte) []byte { le.PutUint16(b[8:], 4); return b })
+	craft("older-major-version", true, func(b []byte) []byte { le.PutUint16(b[8:], 2); return b })
 	craft("ok-newer-minor-version", true, func(b []byte) []byte { le.PutUint16(b[10:], 7); return b })
 	craft("header-crc", false, func(b []byte) []byte { b[20] ^= 1; return b })
 	craft("reserved-header-byte", true, func(b []byte) []byte { b[90] = 1; return b })
@@ -82,9 +82,12 @@ func craftedSnapshots(t testing.TB, orig []byte) map[string][]byte {
 		}
 	})
 	craft("padding-not-zero", true, func(b []byte) []byte {
-		s := sec[snapshot.KindRelations]
-		if end := s.Offset + s.Length; end%snapshot.SectionAlign != 0 {
-			b[end] = 0xee
+		for _, k := range []snapshot.Kind{snapshot.KindRelations, snapshot.KindKeyOrder, snapshot.KindFwdTargets} {
+			s := sec[k]
+			if end := s.Offset + s.Length; end%snapshot.SectionAlign != 0 {
+				b[end] = 0xee
+				break
+			}
 		}
 		return b
 	})

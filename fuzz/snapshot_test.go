@@ -211,7 +211,8 @@ func rewriteSnapshot(t *testing.T, g *csr.Graph) []byte {
 	t.Helper()
 	f := g.File()
 	hdr := f.Header()
-	st := &snapshot.MemState{Rev: hdr.Revision, Time: hdr.CommitTime}
+	st := &snapshot.MemState{Rev: hdr.Revision, Time: hdr.CommitTime, ValidAtTime: hdr.ValidAt,
+		InclSuperseded: hdr.Flags&snapshot.FlagIncludesSuperseded != 0, InclExpired: hdr.Flags&snapshot.FlagIncludesExpired != 0}
 	rels, _ := g.Relations()
 	for _, r := range rels {
 		st.Rels = append(st.Rels, snapshot.RelationRecord{ID: r.ID, Name: r.Name, DefaultWeight: r.DefaultWeight,
@@ -223,7 +224,9 @@ func rewriteSnapshot(t *testing.T, g *csr.Graph) []byte {
 		p, _ := g.Payload(x)
 		st.NodeList = append(st.NodeList, snapshot.NodeRecord{ID: n.ID, Key: n.Key, Type: n.Type, Scope: n.Scope,
 			RunID: n.RunID, TaskID: n.TaskID, CreatedTS: n.CreatedTS, UpdatedTS: n.UpdatedTS,
-			CreatedRev: n.CreatedRev, Rev: n.Rev, Payload: bytes.Clone(p), Missing: n.Missing})
+			CreatedRev: n.CreatedRev, Rev: n.Rev, Payload: bytes.Clone(p), Missing: n.Missing,
+			ValidFrom: n.ValidFrom, ValidUntil: n.ValidUntil, HasValidFrom: n.HasValidFrom, HasValidUntil: n.HasValidUntil,
+			Superseded: n.Superseded, Expired: n.Expired})
 		targets, rels, weights, _ := g.Out(x)
 		revs, _ := g.OutRevs(x)
 		for j := range targets {

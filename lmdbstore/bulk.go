@@ -49,6 +49,9 @@ type Bulk struct {
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
+	// valid: some node has a valid time, which the fast path does not
+	// encode; such a load takes the ordinary write path.
+	valid bool
 }
 
 const bulkEdgeBit = 1 << 31
@@ -59,6 +62,7 @@ type bulkNode struct {
 	key, typ string
 	payload  []byte // as given; canonical after canonicalise
 	prov     uint32
+	valid    Validity
 }
 
 type bulkEdge struct {
@@ -136,7 +140,13 @@ func (b *Bulk) PutNode(p NodePut) error {
 		}
 	}
 	b.seq = append(b.seq, uint32(len(b.nodes)))
-	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID)})
+	if !p.Valid.IsZero() {
+		if _, err := toValidity(p.Valid); err != nil {
+			return err
+		}
+		b.valid = true
+	}
+	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID), valid: p.Valid})
 	return nil
 }
 
@@ -241,7 +251,7 @@ func (b *Bulk) Commit() (Commit, error) {
 			return err
 		}
 		defer tx.close()
-		fast := s.opts.Telemetry == nil
+		fast := s.opts.Telemetry == nil && !b.valid
 		if fast {
 			fast, err = b.storeEmpty(txn)
 			if err != nil {
@@ -310,7 +320,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		} else {
 			n := &b.nodes[x]
 			pv := b.provs[n.prov]
-			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
+			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Valid: n.valid, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
 			return &BulkOpError{Op: i, Err: err}

@@ -42,10 +42,40 @@ type NodeRecord struct {
 	UpdatedTS string          `json:"updated_ts"`
 	RunID     string          `json:"run_id"`
 	TaskID    string          `json:"task_id"`
+	// Valid time and status (SPEC.md §4), as the CLI prints them.
+	ValidFrom  string       `json:"valid_from" jsonschema:"start of the valid time (RFC 3339), empty when open"`
+	ValidUntil string       `json:"valid_until" jsonschema:"end of the valid time (exclusive), empty when open"`
+	Status     StatusRecord `json:"status" jsonschema:"current, superseded (by what, since when) or expired, and contradictions"`
 }
 
-func nodeRecord(n lmdbstore.Node) NodeRecord {
+// StatusRecord is a memory item's status (SPEC.md §6.3 "status").
+type StatusRecord struct {
+	Current      bool                 `json:"current" jsonschema:"valid now and superseded by nothing"`
+	Expired      bool                 `json:"expired" jsonschema:"its valid time does not contain the read's valid-at time"`
+	SupersededBy []SupersessionRecord `json:"superseded_by" jsonschema:"live supersedes edges into the item, oldest first"`
+	Newest       string               `json:"newest" jsonschema:"the newest item of its supersede chain; empty when not superseded"`
+	Contradicts  []string             `json:"contradicts" jsonschema:"current items a contradicts edge joins it to"`
+}
+
+// SupersessionRecord is one superseder.
+type SupersessionRecord struct {
+	Key string `json:"key"`
+	Rev uint64 `json:"rev" jsonschema:"revision that created the supersedes edge"`
+	TS  string `json:"ts"`
+}
+
+func statusRecord(st lmdbstore.Status) StatusRecord {
+	out := StatusRecord{Current: st.Current(), Expired: !st.Valid, Newest: st.Newest,
+		SupersededBy: []SupersessionRecord{}, Contradicts: append([]string{}, st.Contradicts...)}
+	for _, s := range st.SupersededBy {
+		out.SupersededBy = append(out.SupersededBy, SupersessionRecord{Key: s.By, Rev: uint64(s.Rev), TS: formatTime(s.TS)})
+	}
+	return out
+}
+
+func nodeRecord(n lmdbstore.Node, st lmdbstore.Status) NodeRecord {
 	return NodeRecord{
+		ValidFrom: formatTime(n.Valid.From), ValidUntil: formatTime(n.Valid.Until), Status: statusRecord(st),
 		Key:       n.Key,
 		ID:        formatID(n.ID),
 		Type:      n.Type,
@@ -72,18 +102,22 @@ type EdgeRecord struct {
 
 // KVRecord is one kv entry version (SPEC.md §6.3 "kv").
 type KVRecord struct {
-	Scope     string          `json:"scope"`
-	Namespace string          `json:"namespace"`
-	Key       string          `json:"key"`
-	Payload   json.RawMessage `json:"payload"`
-	Rev       uint64          `json:"rev"`
-	TS        string          `json:"ts"`
-	RunID     string          `json:"run_id"`
-	TaskID    string          `json:"task_id"`
+	Scope      string          `json:"scope"`
+	Namespace  string          `json:"namespace"`
+	Key        string          `json:"key"`
+	Payload    json.RawMessage `json:"payload"`
+	Rev        uint64          `json:"rev"`
+	TS         string          `json:"ts"`
+	RunID      string          `json:"run_id"`
+	TaskID     string          `json:"task_id"`
+	ValidFrom  string          `json:"valid_from"`
+	ValidUntil string          `json:"valid_until"`
+	Status     StatusRecord    `json:"status"`
 }
 
-func kvRecord(kv lmdbstore.KV) KVRecord {
+func kvRecord(kv lmdbstore.KV, st lmdbstore.Status) KVRecord {
 	return KVRecord{
+		ValidFrom: formatTime(kv.Valid.From), ValidUntil: formatTime(kv.Valid.Until), Status: statusRecord(st),
 		Scope: kv.Scope, Namespace: kv.Namespace, Key: kv.Key,
 		Payload: jsonValue(kv.Payload),
 		Rev:     uint64(kv.Rev), TS: formatTime(kv.TS),

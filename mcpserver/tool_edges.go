@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -129,6 +130,9 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 		if err != nil {
 			return err
 		}
+		if recs, err = currentPeers(r, at, recs, out); err != nil {
+			return err
+		}
 		res = EdgeList{Rev: uint64(rev), Total: len(recs), Edges: []EdgeRecord{}}
 		if offset < len(recs) {
 			end := min(offset+limit, len(recs))
@@ -197,4 +201,29 @@ func (s *Server) edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge) (EdgeRecord,
 		return EdgeRecord{}, err
 	}
 	return EdgeRecord{Src: src, Rel: rel, Dst: dst, Rev: uint64(e.Rev), TS: formatTime(t), Weight: Weight(e.Weight)}, nil
+}
+
+// currentPeers leaves out edges whose listed item (dst for out-edges, src
+// for in-edges) is superseded or expired now (SPEC.md §4), as `memctl
+// get-out`/`get-in` do; supersedes edges always stay.
+func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []EdgeRecord, out bool) ([]EdgeRecord, error) {
+	f := lmdbstore.StatusFilter{ValidAt: time.Now()}
+	kept := recs[:0]
+	for _, e := range recs {
+		peer := e.Dst
+		if !out {
+			peer = e.Src
+		}
+		if e.Rel != "supersedes" {
+			ok, err := r.Visible(peer, at, f)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	return kept, nil
 }

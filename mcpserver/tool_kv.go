@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -65,7 +66,11 @@ func (s *Server) getKV(_ context.Context, a *GetKVArgs) (KVRecord, error) {
 		if err != nil {
 			return err
 		}
-		rec = kvRecord(kv)
+		st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, time.Now())
+		if err != nil {
+			return err
+		}
+		rec = kvRecord(kv, st)
 		return nil
 	})
 	return rec, err
@@ -91,9 +96,18 @@ func (s *Server) listKV(_ context.Context, a *ListKVArgs) (KVList, error) {
 		if err != nil {
 			return err
 		}
-		res = KVList{Rev: uint64(rev), Entries: make([]KVRecord, len(kvs))}
-		for i, kv := range kvs {
-			res.Entries[i] = kvRecord(kv)
+		// Superseded and expired entries are history (SPEC.md §4), as in
+		// `memctl list-kv`.
+		res = KVList{Rev: uint64(rev), Entries: make([]KVRecord, 0, len(kvs))}
+		f := lmdbstore.StatusFilter{ValidAt: time.Now()}
+		for _, kv := range kvs {
+			st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, f.ValidAt)
+			if err != nil {
+				return err
+			}
+			if f.Shows(st) {
+				res.Entries = append(res.Entries, kvRecord(kv, st))
+			}
 		}
 		return nil
 	})

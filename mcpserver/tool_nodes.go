@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -46,7 +47,11 @@ func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) 
 		if err != nil {
 			return err
 		}
-		rec = nodeRecord(n)
+		st, err := r.Status(n.Key, at, time.Now())
+		if err != nil {
+			return err
+		}
+		rec = nodeRecord(n, st)
 		return nil
 	})
 	return rec, err

@@ -35,8 +35,10 @@ func splitmix(x uint64) uint64 {
 
 func (s *synthState) id(i int) uint64 { return uint64(i)*1_000_003 + 17 }
 
-func (s *synthState) Revision() uint64  { return 100 }
-func (s *synthState) CommitTime() int64 { return 1_700_000_000_000_000_000 }
+func (s *synthState) Revision() uint64       { return 100 }
+func (s *synthState) CommitTime() int64      { return 1_700_000_000_000_000_000 }
+func (s *synthState) ValidAt() int64         { return 0 }
+func (s *synthState) Includes() (bool, bool) { return false, false }
 func (s *synthState) Relations() ([]snapshot.RelationRecord, error) {
 	return slices.Clone(testRels), nil
 }
@@ -387,6 +389,8 @@ func newHashedIDState(n int) *hashedIDState {
 
 func (s *hashedIDState) Revision() uint64                               { return 0 }
 func (s *hashedIDState) CommitTime() int64                              { return 0 }
+func (s *hashedIDState) ValidAt() int64                                 { return 0 }
+func (s *hashedIDState) Includes() (bool, bool)                         { return false, false }
 func (s *hashedIDState) Relations() ([]snapshot.RelationRecord, error)  { return nil, nil }
 func (s *hashedIDState) Edges(fn func(snapshot.EdgeRecord) error) error { return nil }
 func (s *hashedIDState) Nodes(fn func(snapshot.NodeRecord) error) error {

@@ -63,7 +63,7 @@ func (e *VersionError) Error() string {
 	if e.Version.Major() > FormatNewest.Major() {
 		return fmt.Sprintf("snapshot format %s is newer than this reader (reads %d.x); upgrade memctl", e.Version, FormatNewest.Major())
 	}
-	return fmt.Sprintf("snapshot format %s is older than this reader supports (%s); export it again with this memctl", e.Version, FormatOldest)
+	return fmt.Sprintf("snapshot format %s is older than this reader supports (%s); export the store again with this memctl", e.Version, FormatOldest)
 }
 
 func (e *VersionError) Is(target error) bool {

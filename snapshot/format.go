@@ -60,11 +60,16 @@ const (
 	// file has none, and reading its relations as memory would silently
 	// change every engine's answer, so 1.x is refused (re-export it).
 	FormatV2_0 FormatVersion = 2 << 16
+	// FormatV3_0 adds: node rows of 72 bytes with the valid time and the
+	// superseded/expired flags, the header's valid_at and its
+	// includes-superseded/includes-expired flags (store schema 2, SPEC.md
+	// §4); the logical hash stream v2. 2.x files are refused (re-export).
+	FormatV3_0 FormatVersion = 3 << 16 // major 3, minor 0
 
 	// FormatOldest and FormatNewest bound what this reader accepts; the
 	// writer always writes FormatNewest.
-	FormatOldest = FormatV2_0
-	FormatNewest = FormatV2_0
+	FormatOldest = FormatV3_0
+	FormatNewest = FormatV3_0
 )
 
 // Major and Minor split the version.
@@ -94,8 +99,14 @@ const (
 	// timestamps, run and task ids, header revision and time); the file
 	// depends only on the logical state.
 	FlagLogical uint32 = 1 << 0
+	// FlagIncludesSuperseded: superseded items were exported (marked
+	// NodeFlagSuperseded); without it the export left them out.
+	FlagIncludesSuperseded uint32 = 1 << 1
+	// FlagIncludesExpired: items not valid at the header's valid_at were
+	// exported (marked NodeFlagExpired); without it the export left them out.
+	FlagIncludesExpired uint32 = 1 << 2
 
-	knownHeaderFlags = FlagLogical
+	knownHeaderFlags = FlagLogical | FlagIncludesSuperseded | FlagIncludesExpired
 )
 
 // Section flags (directory entry).
@@ -170,23 +181,25 @@ var knownOptional = []Kind{KindPageRank}
 
 // Fixed record sizes.
 const (
-	nodeRowSize  = 56
+	nodeRowSize  = 72
 	relationSize = 16
 	revTimeSize  = 16
 )
 
-// NodeRow is the on-disk node record (KindNodes), 56 bytes:
+// NodeRow is the on-disk node record (KindNodes), 72 bytes:
 //
 //	0  u32 type string id
 //	4  u32 scope string id
 //	8  u32 run_id string id
 //	12 u32 task_id string id
-//	16 u32 flags (bit 0: missing node — an edge endpoint with no live node)
+//	16 u32 flags (NodeFlag*)
 //	20 u32 reserved, zero
 //	24 i64 created_ts
 //	32 i64 updated_ts
 //	40 u64 created_rev
 //	48 u64 rev
+//	56 i64 valid_from (unix ns; 0 unless NodeFlagValidFrom)
+//	64 i64 valid_until (unix ns; 0 unless NodeFlagValidUntil)
 //
 // The key of node i is string i (keys come first in the string table).
 type NodeRow struct {
@@ -195,10 +208,26 @@ type NodeRow struct {
 	Reserved                   uint32
 	CreatedTS, UpdatedTS       int64
 	CreatedRev, Rev            uint64
+	ValidFrom, ValidUntil      int64
 }
 
-// NodeFlagMissing marks a node that exists only as an edge endpoint.
-const NodeFlagMissing uint32 = 1 << 0
+// Node flags.
+const (
+	// NodeFlagMissing marks a node that exists only as an edge endpoint.
+	NodeFlagMissing uint32 = 1 << 0
+	// NodeFlagValidFrom, NodeFlagValidUntil: the bound is set (an absent
+	// bound is open).
+	NodeFlagValidFrom  uint32 = 1 << 1
+	NodeFlagValidUntil uint32 = 1 << 2
+	// NodeFlagSuperseded: a live supersedes edge points at the item (only
+	// in files with FlagIncludesSuperseded).
+	NodeFlagSuperseded uint32 = 1 << 3
+	// NodeFlagExpired: the valid time does not contain the header's
+	// valid_at (only in files with FlagIncludesExpired).
+	NodeFlagExpired uint32 = 1 << 4
+
+	knownNodeFlags = NodeFlagMissing | NodeFlagValidFrom | NodeFlagValidUntil | NodeFlagSuperseded | NodeFlagExpired
+)
 
 // RelationRow is the on-disk relation record (KindRelations), 16 bytes:
 //
@@ -241,7 +270,7 @@ const (
 //	0   [8]  magic "MEMCTLSN"
 //	8   u16  major
 //	10  u16  minor
-//	12  u32  flags (bit 0: logical export)
+//	12  u32  flags (bit 0 logical export, bit 1 includes superseded, bit 2 includes expired)
 //	16  u64  revision the snapshot represents (0 in a logical export)
 //	24  i64  commit time of that revision, unix ns (0 in a logical export)
 //	32  u64  node_count (including missing nodes)
@@ -252,7 +281,8 @@ const (
 //	64  u64  dir_offset (64-aligned)
 //	72  u64  file_length
 //	80  u32  CRC-32C of the directory bytes
-//	84  [40] reserved, zero
+//	84  i64  valid_at: the valid time the export judged items at (0 in a logical export)
+//	92  [32] reserved, zero
 //	124 u32  CRC-32C of header bytes [0, 124)
 type Header struct {
 	Version       FormatVersion
@@ -267,6 +297,7 @@ type Header struct {
 	DirOffset     uint64
 	FileLength    uint64
 	DirCRC        uint32
+	ValidAt       int64
 }
 
 // Logical reports whether history metadata was zeroed at export.
@@ -294,6 +325,7 @@ func (h *Header) encode(b []byte) {
 	le.PutUint64(b[64:], h.DirOffset)
 	le.PutUint64(b[72:], h.FileLength)
 	le.PutUint32(b[80:], h.DirCRC)
+	le.PutUint64(b[84:], uint64(h.ValidAt))
 	le.PutUint32(b[124:], crc(b[:124]))
 }
 
@@ -319,7 +351,7 @@ func parseHeader(b []byte) (Header, error) {
 	if got, want := le.Uint32(b[124:]), crc(b[:124]); got != want {
 		return h, formatErr("header", 124, "header CRC mismatch: stored %08x, computed %08x", got, want)
 	}
-	for i := 84; i < 124; i++ {
+	for i := 92; i < 124; i++ {
 		if b[i] != 0 {
 			return h, formatErr("header", int64(i), "reserved byte is %#x, want 0", b[i])
 		}
@@ -335,6 +367,7 @@ func parseHeader(b []byte) (Header, error) {
 	h.DirOffset = le.Uint64(b[64:])
 	h.FileLength = le.Uint64(b[72:])
 	h.DirCRC = le.Uint32(b[80:])
+	h.ValidAt = int64(le.Uint64(b[84:]))
 	if h.Flags&^knownHeaderFlags != 0 && h.Version.Minor() <= FormatNewest.Minor() {
 		return h, formatErr("header", 12, "unknown header flags %#x", h.Flags&^knownHeaderFlags)
 	}

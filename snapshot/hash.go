@@ -9,7 +9,7 @@ import (
 
 // LogicalHashDomain opens the hashed stream, so the hash of another format
 // version's logical content can never collide by construction.
-const LogicalHashDomain = "memctl snapshot logical v1\n"
+const LogicalHashDomain = "memctl snapshot logical v2\n"
 
 // LogicalHash is the SHA-256 of the snapshot's logical content: what a
 // graph is, independent of when and in which order it was written. Two
@@ -22,8 +22,10 @@ const LogicalHashDomain = "memctl snapshot logical v1\n"
 //	u64 relation_count, then per relation in id order:
 //	    u32 id, bytes name, u32 float bits of default weight, u32 flags
 //	u64 node_count, then per node in id order:
-//	    u64 id, bytes key, u8 missing (0/1), bytes type, bytes scope,
-//	    bytes payload (decoded JSON as stored; empty for none)
+//	    u64 id, bytes key, u32 flags (the node row's: missing, valid-time
+//	    bounds present, superseded, expired), bytes type, bytes scope,
+//	    bytes payload (decoded JSON as stored; empty for none),
+//	    i64 valid_from, i64 valid_until (0 when absent)
 //	u64 edge_count, then per edge in (src id, rel, dst id) order:
 //	    u64 src id, u32 rel, u64 dst id, u32 float bits of weight
 //
@@ -66,10 +68,12 @@ func (f *File) LogicalHash() ([32]byte, error) {
 		}
 		w.u64(f.nodeIDs[i])
 		w.str(key)
-		w.u8(byte(row.Flags & NodeFlagMissing))
+		w.u32(row.Flags)
 		w.str(typ)
 		w.str(scope)
 		w.bytes(payload)
+		w.u64(uint64(row.ValidFrom))
+		w.u64(uint64(row.ValidUntil))
 	}
 	w.u64(uint64(f.NumEdges()))
 	for src := uint32(0); src < n; src++ {
@@ -99,7 +103,6 @@ type hashWriter struct {
 }
 
 func (w *hashWriter) raw(p []byte) { w.h.Write(p) }
-func (w *hashWriter) u8(v byte)    { w.h.Write([]byte{v}) }
 func (w *hashWriter) u32(v uint32) {
 	binary.LittleEndian.PutUint32(w.buf[:4], v)
 	w.h.Write(w.buf[:4])

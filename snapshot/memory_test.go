@@ -29,6 +29,8 @@ func (s *bigPayloadState) Nodes(fn func(snapshot.NodeRecord) error) error {
 
 func (s *bigPayloadState) Edges(fn func(snapshot.EdgeRecord) error) error { return nil }
 func (s *bigPayloadState) CommitTime() int64                              { return 1 }
+func (s *bigPayloadState) ValidAt() int64                                 { return 0 }
+func (s *bigPayloadState) Includes() (bool, bool)                         { return false, false }
 func (s *bigPayloadState) Revision() uint64                               { return 1 }
 
 // TestExportHeapDoesNotGrowWithPayloads: exporting 48 payloads of 1 MiB

@@ -10,11 +10,14 @@ import (
 // after filling it; Nodes must include a Missing record for every edge
 // endpoint that is not a live node.
 type MemState struct {
-	Rev      uint64
-	Time     int64
-	Rels     []RelationRecord
-	NodeList []NodeRecord
-	EdgeList []EdgeRecord
+	Rev  uint64
+	Time int64
+	// ValidAtTime, InclSuperseded, InclExpired answer ValidAt and Includes.
+	ValidAtTime                 int64
+	InclSuperseded, InclExpired bool
+	Rels                        []RelationRecord
+	NodeList                    []NodeRecord
+	EdgeList                    []EdgeRecord
 }
 
 // Sort puts relations, nodes and edges in the order State requires.
@@ -34,6 +37,8 @@ func (s *MemState) Sort() {
 
 func (s *MemState) Revision() uint64                     { return s.Rev }
 func (s *MemState) CommitTime() int64                    { return s.Time }
+func (s *MemState) ValidAt() int64                       { return s.ValidAtTime }
+func (s *MemState) Includes() (bool, bool)               { return s.InclSuperseded, s.InclExpired }
 func (s *MemState) Relations() ([]RelationRecord, error) { return s.Rels, nil }
 
 func (s *MemState) Nodes(fn func(NodeRecord) error) error {

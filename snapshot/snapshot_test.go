@@ -47,11 +47,14 @@ func tinyState() *snapshot.MemState {
 			CreatedRev: 1, Rev: rev, Payload: []byte(payload),
 		}
 	}
+	st.ValidAtTime = st.Time
+	decision := node("decision:use-lmdb", "decision", 7, `{"why":"mmap"}`)
+	decision.ValidFrom, decision.HasValidFrom = st.Time-5000, true // valid since before the export
 	st.NodeList = []snapshot.NodeRecord{
 		node("file:main.go", "file", 1, `{"lines":120}`),
 		node("sym:main.run", "symbol", 3, `{"kind":"func"}`),
 		node("sym:util.Load", "symbol", 5, ""),
-		node("decision:use-lmdb", "decision", 7, `{"why":"mmap"}`),
+		decision,
 		{ID: idOf("file:gone.go"), Key: "file:gone.go", Missing: true},
 	}
 	edge := func(src, dst string, rel uint32, w float32, rev uint64) snapshot.EdgeRecord {
@@ -175,9 +178,11 @@ func checkAgainstModel(t *testing.T, st *snapshot.MemState, g *csr.Graph, logica
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := csr.Node{Index: i, ID: n.ID, Key: n.Key, Missing: n.Missing}
+		want := csr.Node{Index: i, ID: n.ID, Key: n.Key, Missing: n.Missing, Superseded: n.Superseded}
 		if !n.Missing {
 			want.Type, want.Scope = n.Type, n.Scope
+			want.ValidFrom, want.ValidUntil, want.HasValidFrom, want.HasValidUntil = n.ValidFrom, n.ValidUntil, n.HasValidFrom, n.HasValidUntil
+			want.Expired = n.Expired
 			if !logical {
 				want.RunID, want.TaskID = n.RunID, n.TaskID
 				want.CreatedTS, want.UpdatedTS, want.CreatedRev, want.Rev = n.CreatedTS, n.UpdatedTS, n.CreatedRev, n.Rev

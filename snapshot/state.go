@@ -19,8 +19,14 @@ type NodeRecord struct {
 	CreatedRev uint64
 	Rev        uint64
 	Payload    []byte // JSON; nil or empty for none
+	// Valid time (SPEC.md §4): each bound only when its Has flag is set.
+	ValidFrom, ValidUntil       int64
+	HasValidFrom, HasValidUntil bool
+	// Superseded, Expired: the item's status at the export (only when the
+	// State includes such items, see State.Includes).
+	Superseded, Expired bool
 	// Missing marks an id referenced by an edge that has no live node: only
-	// ID and Key are meaningful.
+	// ID, Key and Superseded are meaningful.
 	Missing bool
 }
 
@@ -52,6 +58,10 @@ type RelationRecord struct {
 type State interface {
 	Revision() uint64
 	CommitTime() int64 // unix nanoseconds of Revision
+	// ValidAt is the valid time items were judged at (unix ns); Includes
+	// says whether superseded and expired items were kept (and marked).
+	ValidAt() int64
+	Includes() (superseded, expired bool)
 	Relations() ([]RelationRecord, error)
 	Nodes(fn func(NodeRecord) error) error
 	Edges(fn func(EdgeRecord) error) error

@@ -139,13 +139,17 @@ func (f *File) verifyNodes() error {
 				return err
 			}
 		}
-		if r.Flags&^NodeFlagMissing != 0 || r.Reserved != 0 {
+		if r.Flags&^knownNodeFlags != 0 || r.Reserved != 0 {
 			return bad("unknown flags %#x or reserved %#x", r.Flags, r.Reserved)
+		}
+		if err := f.verifyValidity(r, bad); err != nil {
+			return err
 		}
 		history := r.CreatedTS != 0 || r.UpdatedTS != 0 || r.CreatedRev != 0 || r.Rev != 0
 		empty := uint32(f.NumNodes())
 		if r.Flags&NodeFlagMissing != 0 {
-			if history || r.Type != empty || r.Scope != empty || r.RunID != empty || r.TaskID != empty {
+			if history || r.Type != empty || r.Scope != empty || r.RunID != empty || r.TaskID != empty ||
+				r.Flags&(NodeFlagValidFrom|NodeFlagValidUntil|NodeFlagExpired) != 0 {
 				return bad("a missing node carries attributes")
 			}
 			if f.payloadOffsets[i] != f.payloadOffsets[i+1] {
@@ -177,8 +181,38 @@ func (f *File) verifyNodes() error {
 			return f.sectionErr(KindRevTimes, uint64(i), revTimeSize, "revision %d is after the snapshot's %d", rt.Rev, f.hdr.Revision)
 		}
 	}
-	if logical && (len(f.revTimes) > 0 || f.hdr.Revision != 0 || f.hdr.CommitTime != 0) {
+	if logical && (len(f.revTimes) > 0 || f.hdr.Revision != 0 || f.hdr.CommitTime != 0 || f.hdr.ValidAt != 0) {
 		return formatErr("header", 16, "history metadata in a logical export")
+	}
+	return nil
+}
+
+// verifyValidity checks a node row's valid time and status flags: a bound
+// is non-zero only when flagged, until is after from, superseded and
+// expired appear only in files that include such items, and (outside
+// logical exports, which have no valid_at) expired is exactly "the valid
+// time does not contain the header's valid_at".
+func (f *File) verifyValidity(r *NodeRow, bad func(string, ...any) error) error {
+	hasFrom, hasUntil := r.Flags&NodeFlagValidFrom != 0, r.Flags&NodeFlagValidUntil != 0
+	if !hasFrom && r.ValidFrom != 0 || !hasUntil && r.ValidUntil != 0 {
+		return bad("a valid-time bound without its flag")
+	}
+	if hasFrom && hasUntil && r.ValidUntil <= r.ValidFrom {
+		return bad("valid_until %d is not after valid_from %d", r.ValidUntil, r.ValidFrom)
+	}
+	if r.Flags&NodeFlagSuperseded != 0 && f.hdr.Flags&FlagIncludesSuperseded == 0 {
+		return bad("superseded in a file that excludes superseded items")
+	}
+	expired := r.Flags&NodeFlagExpired != 0
+	if expired && f.hdr.Flags&FlagIncludesExpired == 0 {
+		return bad("expired in a file that excludes expired items")
+	}
+	if r.Flags&NodeFlagMissing == 0 && !f.hdr.Logical() {
+		at := f.hdr.ValidAt
+		valid := (!hasFrom || at >= r.ValidFrom) && (!hasUntil || at < r.ValidUntil)
+		if expired == valid {
+			return bad("expired flag %v disagrees with the valid time at valid_at %d", expired, at)
+		}
 	}
 	return nil
 }

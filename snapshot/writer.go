@@ -514,9 +514,30 @@ func (b *builder) writeNodes() error {
 		}
 		empty := b.small[""]
 		row := NodeRow{Type: empty, Scope: empty, RunID: empty, TaskID: empty}
+		inclSup, inclExp := b.st.Includes()
+		if n.Superseded {
+			if !inclSup {
+				return invalid("node %d is superseded in a state that excludes superseded items", n.ID)
+			}
+			row.Flags |= NodeFlagSuperseded
+		}
 		if n.Missing {
-			row.Flags = NodeFlagMissing
+			row.Flags |= NodeFlagMissing
 		} else {
+			if n.HasValidFrom {
+				row.Flags |= NodeFlagValidFrom
+				row.ValidFrom = n.ValidFrom
+			}
+			if n.HasValidUntil {
+				row.Flags |= NodeFlagValidUntil
+				row.ValidUntil = n.ValidUntil
+			}
+			if n.Expired {
+				if !inclExp {
+					return invalid("node %d is expired in a state that excludes expired items", n.ID)
+				}
+				row.Flags |= NodeFlagExpired
+			}
 			row.Type = b.small[n.Type]
 			row.Scope = b.small[n.Scope]
 			if !b.opts.Logical {
@@ -704,11 +725,20 @@ func (b *builder) finish() (WriteStats, error) {
 		StringCount:   uint64(len(b.ids) + len(b.smallList)),
 		RelationCount: uint32(len(b.rels)),
 	}
+	if inclSup, inclExp := b.st.Includes(); inclSup || inclExp {
+		if inclSup {
+			hdr.Flags |= FlagIncludesSuperseded
+		}
+		if inclExp {
+			hdr.Flags |= FlagIncludesExpired
+		}
+	}
 	if b.opts.Logical {
 		hdr.Flags |= FlagLogical
 	} else {
 		hdr.Revision = b.st.Revision()
 		hdr.CommitTime = b.st.CommitTime()
+		hdr.ValidAt = b.st.ValidAt()
 	}
 	size, err := b.writeTail(&hdr, secs, end)
 	if err != nil {

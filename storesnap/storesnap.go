@@ -9,6 +9,11 @@
 //   - Missing nodes (ids referenced by live edges with no live node at that
 //     revision) are delivered as snapshot.NodeRecord{Missing: true} with the
 //     key the store registered for the id.
+//   - History is left out unless the filter includes it (SPEC.md §4): an
+//     item a live `supersedes` edge points at, or a node whose valid time
+//     does not contain the filter's ValidAt (default: now), is not exported,
+//     nor is any edge touching it; included ones are marked (node flags).
+//     So the engines, which read snapshots, treat them as history.
 //   - Import reproduces the snapshot's relation ids (it refuses a snapshot
 //     whose relations a fresh store cannot reproduce), so export → import →
 //     export gives the same logical content (byte-identical with Logical).
@@ -18,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/snapshot"
@@ -30,11 +36,17 @@ var ErrImport = errors.New("snapshot cannot be imported")
 
 // Export writes the state of s at `at` to path (atomically, see
 // snapshot.WriteFile) and returns the stats and the revision exported.
+// Superseded and expired (at the current time) items are left out.
 func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
+	return ExportFiltered(s, path, at, lmdbstore.StatusFilter{}, opts)
+}
+
+// ExportFiltered is Export with the items f selects (ValidAt zero: now).
+func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
 	var stats snapshot.WriteStats
 	var rev lmdbstore.Revision
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
-		st, err := NewState(r, at)
+		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
 			return err
 		}
@@ -47,9 +59,14 @@ func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.Writ
 
 // ExportBytes is Export into memory (tests).
 func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOptions) ([]byte, error) {
+	return ExportBytesFiltered(s, at, lmdbstore.StatusFilter{}, opts)
+}
+
+// ExportBytesFiltered is ExportFiltered into memory (tests).
+func ExportBytesFiltered(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) ([]byte, error) {
 	var out []byte
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
-		st, err := NewState(r, at)
+		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
 			return err
 		}
@@ -66,19 +83,34 @@ type State struct {
 	rev     lmdbstore.Revision
 	at      lmdbstore.At // AtRevision(rev): never re-resolved
 	ts      int64
+	filter  lmdbstore.StatusFilter
 	missing []uint64 // sorted ids of missing nodes, found on first use
 	found   bool
 	times   map[lmdbstore.Revision]int64
+	// Found with missing: ids a live supersedes edge points at, ids left
+	// out (superseded or expired, unless included), and the kv addresses
+	// among them whose entries are expired.
+	superseded, hidden, kvExpired map[uint64]bool
 }
 
 // NewState resolves at to a revision (ErrBeforeHorizon / ErrNotFound as the
-// store reports them) and returns the state at it.
+// store reports them) and returns the state at it, without superseded or
+// expired (now) items.
 func NewState(r *lmdbstore.ReadTxn, at lmdbstore.At) (*State, error) {
+	return NewStateFiltered(r, at, lmdbstore.StatusFilter{})
+}
+
+// NewStateFiltered is NewState with the items f selects (ValidAt zero:
+// the time of the call).
+func NewStateFiltered(r *lmdbstore.ReadTxn, at lmdbstore.At, f lmdbstore.StatusFilter) (*State, error) {
 	rev, err := r.Resolve(at)
 	if err != nil {
 		return nil, err
 	}
-	st := &State{r: r, rev: rev, at: lmdbstore.AtRevision(rev), times: map[lmdbstore.Revision]int64{}}
+	if f.ValidAt.IsZero() {
+		f.ValidAt = time.Now()
+	}
+	st := &State{r: r, rev: rev, at: lmdbstore.AtRevision(rev), times: map[lmdbstore.Revision]int64{}, filter: f}
 	if rev > 0 {
 		if st.ts, err = st.time(rev); err != nil {
 			return nil, err
@@ -101,6 +133,10 @@ func (st *State) time(rev lmdbstore.Revision) (int64, error) {
 
 func (st *State) Revision() uint64  { return uint64(st.rev) }
 func (st *State) CommitTime() int64 { return st.ts }
+func (st *State) ValidAt() int64    { return st.filter.ValidAt.UnixNano() }
+func (st *State) Includes() (bool, bool) {
+	return st.filter.IncludeSuperseded, st.filter.IncludeExpired
+}
 
 func (st *State) Relations() ([]snapshot.RelationRecord, error) {
 	rels, err := st.r.Relations()
@@ -121,21 +157,54 @@ func (st *State) Relations() ([]snapshot.RelationRecord, error) {
 	return out, nil
 }
 
-// findMissing collects the ids of edge endpoints with no live node: the
-// live ids (8 bytes per node), then one pass over the edges.
+// findMissing works out, in one pass over the nodes and two over the
+// edges, what the export holds: the ids left out as history (superseded:
+// the destination of a live supersedes edge; expired: a node whose valid
+// time does not contain ValidAt, or a kv address whose entry's does not),
+// and the missing nodes (endpoints of the kept edges with no kept live
+// node). It keeps the live ids (8 bytes per node) and maps of the
+// superseded and hidden ones.
 func (st *State) findMissing() error {
 	if st.found {
 		return nil
 	}
+	f := st.filter
+	st.superseded, st.hidden = map[uint64]bool{}, map[uint64]bool{}
+	supRel, err := st.r.RelationByName("supersedes")
+	if err != nil && !errors.Is(err, lmdbstore.ErrUnknownRelation) {
+		return err
+	}
+	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		if supRel.ID != 0 && e.Rel == supRel.ID {
+			st.superseded[uint64(e.Dst)] = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !f.IncludeSuperseded {
+		for id := range st.superseded {
+			st.hidden[id] = true
+		}
+	}
+	for id := range st.kvExpired {
+		st.hidden[id] = true
+	}
 	var live []uint64
 	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
 		live = append(live, uint64(n.ID))
+		if !f.IncludeExpired && !n.Valid.Contains(f.ValidAt) {
+			st.hidden[uint64(n.ID)] = true
+		}
 		return nil
 	}); err != nil {
 		return err
 	}
 	set := map[uint64]struct{}{}
 	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
+			return nil
+		}
 		for _, id := range [2]uint64{uint64(e.Src), uint64(e.Dst)} {
 			if _, ok := slices.BinarySearch(live, id); !ok {
 				set[id] = struct{}{}
@@ -150,6 +219,37 @@ func (st *State) findMissing() error {
 		st.missing = append(st.missing, id)
 	}
 	slices.Sort(st.missing)
+	if !f.IncludeExpired {
+		// A kv address endpoint is as valid as its entry; one that is not
+		// takes its edges with it, which can leave other missing nodes
+		// without any kept edge: run the edge pass again without them.
+		var expired []uint64
+		for _, id := range st.missing {
+			key, err := st.r.KeyOf(lmdbstore.NodeID(id))
+			if err != nil {
+				return err
+			}
+			if _, _, _, ok := lmdbstore.ParseKVAddress(key); !ok {
+				continue
+			}
+			status, err := st.r.Status(key, st.at, f.ValidAt)
+			if err != nil {
+				return err
+			}
+			if !status.Valid {
+				expired = append(expired, id)
+			}
+		}
+		if len(expired) > 0 {
+			if st.kvExpired == nil {
+				st.kvExpired = map[uint64]bool{}
+			}
+			for _, id := range expired {
+				st.kvExpired[id] = true
+			}
+			return st.findMissing()
+		}
+	}
 	st.found = true
 	return nil
 }
@@ -167,7 +267,7 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 			if err != nil {
 				return fmt.Errorf("key of missing node %016x: %w", id, err)
 			}
-			if err := fn(snapshot.NodeRecord{ID: id, Key: key, Missing: true}); err != nil {
+			if err := fn(snapshot.NodeRecord{ID: id, Key: key, Missing: true, Superseded: st.superseded[id]}); err != nil {
 				return err
 			}
 			mi++
@@ -178,11 +278,22 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 		if err := emitMissingBelow(uint64(n.ID), false); err != nil {
 			return err
 		}
-		return fn(snapshot.NodeRecord{
+		if st.hidden[uint64(n.ID)] {
+			return nil
+		}
+		rec := snapshot.NodeRecord{
 			ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
 			CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(),
 			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload,
-		})
+			Superseded: st.superseded[uint64(n.ID)], Expired: !n.Valid.Contains(st.filter.ValidAt),
+		}
+		if !n.Valid.From.IsZero() {
+			rec.ValidFrom, rec.HasValidFrom = n.Valid.From.UnixNano(), true
+		}
+		if !n.Valid.Until.IsZero() {
+			rec.ValidUntil, rec.HasValidUntil = n.Valid.Until.UnixNano(), true
+		}
+		return fn(rec)
 	})
 	if err != nil {
 		return err
@@ -191,7 +302,13 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 }
 
 func (st *State) Edges(fn func(snapshot.EdgeRecord) error) error {
+	if err := st.findMissing(); err != nil {
+		return err
+	}
 	return st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
+			return nil
+		}
 		ts, err := st.time(e.Rev)
 		if err != nil {
 			return err
@@ -238,8 +355,15 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 		if err != nil {
 			return stats, err
 		}
+		var valid lmdbstore.Validity
+		if row.Flags&snapshot.NodeFlagValidFrom != 0 {
+			valid.From = time.Unix(0, row.ValidFrom).UTC()
+		}
+		if row.Flags&snapshot.NodeFlagValidUntil != 0 {
+			valid.Until = time.Unix(0, row.ValidUntil).UTC()
+		}
 		if err := b.PutNode(lmdbstore.NodePut{
-			Key: key, Type: str(row.Type), Payload: payload,
+			Key: key, Type: str(row.Type), Payload: payload, Valid: valid,
 			Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
 		}); err != nil {
 			return stats, fmt.Errorf("node %q: %w", key, err)

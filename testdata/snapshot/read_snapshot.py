@@ -18,7 +18,7 @@ def main(path):
     if b[:8] != b"MEMCTLSN":
         sys.exit("not a memctl snapshot")
     major, minor, flags = struct.unpack_from("<HHI", b, 8)
-    if major != 2:
+    if major != 3:
         sys.exit("unsupported major version %d" % major)
     n, m, s = struct.unpack_from("<QQQ", b, 32)
     nrel, nsec, dir_off = struct.unpack_from("<IIQ", b, 56)
@@ -49,7 +49,7 @@ def main(path):
     node_base = secs[5][0]
     print("format %d.%d flags %d nodes %d edges %d" % (major, minor, flags, n, m))
     for i in range(n):
-        typ, scope, run, task, nflags = struct.unpack_from("<IIIII", b, node_base + 56 * i)
+        typ, scope, run, task, nflags = struct.unpack_from("<IIIII", b, node_base + 72 * i)
         entry = b[pay_base + pay_off[i]:pay_base + pay_off[i + 1]]
         if len(entry) == 0:
             payload = "-"
