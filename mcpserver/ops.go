@@ -14,11 +14,11 @@ import (
 
 // opFields lists, per op, the fields after rev, ts and op, in order.
 var opFields = map[string][]string{
-	"put_node": {"key", "type", "payload", "scope", "run_id", "task_id"},
+	"put_node": {"key", "type", "payload", "valid_from", "valid_until", "scope", "run_id", "task_id"},
 	"del_node": {"key", "scope", "run_id", "task_id"},
 	"put_edge": {"src", "rel", "dst", "weight", "payload", "scope", "run_id", "task_id"},
 	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
-	"put_kv":   {"scope", "namespace", "key", "payload", "run_id", "task_id"},
+	"put_kv":   {"scope", "namespace", "key", "payload", "valid_from", "valid_until", "run_id", "task_id"},
 	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
 	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "role", "scope", "run_id", "task_id"},
 }
@@ -41,6 +41,8 @@ type OpRecord struct {
 	Role          string          `json:"role,omitempty" jsonschema:"add_rel: structure, usage, history or memory"`
 	Namespace     string          `json:"namespace,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
+	ValidFrom     string          `json:"valid_from,omitempty" jsonschema:"put_node, put_kv: start of the valid time (only when set)"`
+	ValidUntil    string          `json:"valid_until,omitempty" jsonschema:"put_node, put_kv: end of the valid time (only when set)"`
 	Scope         string          `json:"scope,omitempty"`
 	RunID         string          `json:"run_id,omitempty"`
 	TaskID        string          `json:"task_id,omitempty"`
@@ -55,6 +57,7 @@ func opRecord(op lmdbstore.Op, ts string, rel lmdbstore.Relation) OpRecord {
 		Namespace: op.Namespace, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID,
 		Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory,
 	}
+	rec.ValidFrom, rec.ValidUntil = formatTime(op.Valid.From), formatTime(op.Valid.Until)
 	if op.Kind == lmdbstore.OpAddRel {
 		rec.Role = rel.Role.String()
 	}
@@ -121,6 +124,14 @@ func (o OpRecord) MarshalJSON() ([]byte, error) {
 			v = o.Inhibitory
 		case "role":
 			v = o.Role
+		case "valid_from", "valid_until":
+			v = o.ValidFrom
+			if name == "valid_until" {
+				v = o.ValidUntil
+			}
+			if v == "" {
+				continue // open: not written
+			}
 		case "namespace":
 			v = o.Namespace
 		case "payload":

@@ -30,6 +30,8 @@ type BatchOp struct {
 	Bidirectional bool            `json:"bidirectional,omitempty" jsonschema:"add_rel: engines also follow the relation backwards"`
 	Inhibitory    bool            `json:"inhibitory,omitempty" jsonschema:"add_rel: engines subtract along the relation"`
 	Role          string          `json:"role,omitempty" jsonschema:"add_rel: structure, usage, history or memory (default memory)"`
+	ValidFrom     string          `json:"valid_from,omitempty" jsonschema:"put_node, put_kv: the fact holds from this RFC 3339 time on"`
+	ValidUntil    string          `json:"valid_until,omitempty" jsonschema:"put_node, put_kv: the fact holds until this RFC 3339 time (exclusive)"`
 	Scope         string          `json:"scope,omitempty" jsonschema:"provenance scope; put_kv, del_kv: the entry's scope (default: the batch's)"`
 	RunID         string          `json:"run_id,omitempty"`
 	TaskID        string          `json:"task_id,omitempty"`
@@ -140,6 +142,9 @@ func checkBatchOp(op *BatchOp) (float32, error) {
 			return 0, fmt.Errorf("%s needs field %q", op.Op, k)
 		}
 	}
+	if _, err := (ValidityArgs{op.ValidFrom, op.ValidUntil}).validity(); err != nil {
+		return 0, err
+	}
 	if op.Op == "add_rel" && op.Role != "" {
 		if _, err := roles.Parse(op.Role); err != nil {
 			return 0, fmt.Errorf("role: %w", err)
@@ -154,7 +159,8 @@ func checkBatchOp(op *BatchOp) (float32, error) {
 func applyBatchOp(tx *lmdbstore.WriteTxn, op BatchOp, weight float32) error {
 	switch op.Op {
 	case "put_node":
-		return tx.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
+		valid, _ := (ValidityArgs{op.ValidFrom, op.ValidUntil}).validity() // checked by checkBatchOp
+		return tx.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
 	case "del_node":
 		return tx.DeleteNode(op.Key)
 	case "put_edge":
@@ -162,7 +168,8 @@ func applyBatchOp(tx *lmdbstore.WriteTxn, op BatchOp, weight float32) error {
 	case "del_edge":
 		return tx.DeleteEdge(op.Src, op.Rel, op.Dst)
 	case "put_kv":
-		return tx.PutKV(lmdbstore.KVPut{Scope: op.Scope, Namespace: op.Namespace, Key: op.Key, Payload: op.Payload, RunID: op.RunID, TaskID: op.TaskID})
+		valid, _ := (ValidityArgs{op.ValidFrom, op.ValidUntil}).validity() // checked by checkBatchOp
+		return tx.PutKV(lmdbstore.KVPut{Scope: op.Scope, Namespace: op.Namespace, Key: op.Key, Payload: op.Payload, Valid: valid, RunID: op.RunID, TaskID: op.TaskID})
 	case "del_kv":
 		return tx.DeleteKV(op.Scope, op.Namespace, op.Key)
 	case "add_rel":

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -78,6 +77,7 @@ type NeighboursArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many edges (default 1000, at most 10000)"`
 	Offset int    `json:"offset,omitempty" jsonschema:"skip this many edges of the ordered list (pass next_offset, with at_rev set to the rev returned, to page)"`
 	ViewArgs
+	ListStatusArgs
 }
 
 // EdgeList is the answer of get_out and get_in.
@@ -114,6 +114,10 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 	if err != nil {
 		return EdgeList{}, err
 	}
+	filter, err := a.filter(s.opts.Now)
+	if err != nil {
+		return EdgeList{}, err
+	}
 	var res EdgeList
 	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, rev lmdbstore.Revision) error {
 		var es []lmdbstore.Edge
@@ -130,7 +134,7 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 		if err != nil {
 			return err
 		}
-		if recs, err = currentPeers(r, at, recs, out); err != nil {
+		if recs, err = currentPeers(r, at, recs, out, filter); err != nil {
 			return err
 		}
 		res = EdgeList{Rev: uint64(rev), Total: len(recs), Edges: []EdgeRecord{}}
@@ -204,10 +208,10 @@ func (s *Server) edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge) (EdgeRecord,
 }
 
 // currentPeers leaves out edges whose listed item (dst for out-edges, src
-// for in-edges) is superseded or expired now (SPEC.md §4), as `memctl
-// get-out`/`get-in` do; supersedes edges always stay.
-func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []EdgeRecord, out bool) ([]EdgeRecord, error) {
-	f := lmdbstore.StatusFilter{ValidAt: time.Now()}
+// for in-edges) is superseded or expired (SPEC.md §4) and f does not
+// include it, as `memctl get-out`/`get-in` do; supersedes edges always
+// stay.
+func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []EdgeRecord, out bool, f lmdbstore.StatusFilter) ([]EdgeRecord, error) {
 	kept := recs[:0]
 	for _, e := range recs {
 		peer := e.Dst

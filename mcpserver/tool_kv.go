@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -19,6 +18,7 @@ type PutKVArgs struct {
 	Payload   json.RawMessage `json:"payload" jsonschema:"the entry: any JSON value"`
 	RunID     string          `json:"run_id,omitempty" jsonschema:"run id recorded with the write (default: the server's --run)"`
 	TaskID    string          `json:"task_id,omitempty" jsonschema:"task id recorded with the write (default: the server's --task)"`
+	ValidityArgs
 }
 
 func (s *Server) kvScope(scope string) string {
@@ -30,8 +30,12 @@ func (s *Server) kvScope(scope string) string {
 
 func (s *Server) putKV(_ context.Context, a *PutKVArgs) (CommitResult, error) {
 	scope := s.kvScope(a.Scope)
+	valid, err := a.validity()
+	if err != nil {
+		return CommitResult{}, err
+	}
 	return s.write(ProvenanceArgs{Scope: scope, RunID: a.RunID, TaskID: a.TaskID}, func(tx *lmdbstore.WriteTxn) error {
-		return tx.PutKV(lmdbstore.KVPut{Scope: scope, Namespace: a.Namespace, Key: a.Key, Payload: a.Payload})
+		return tx.PutKV(lmdbstore.KVPut{Scope: scope, Namespace: a.Namespace, Key: a.Key, Payload: a.Payload, Valid: valid})
 	})
 }
 
@@ -57,16 +61,21 @@ type GetKVArgs struct {
 	Namespace string `json:"namespace" jsonschema:"namespace of the entry"`
 	Key       string `json:"key" jsonschema:"key of the entry"`
 	ViewArgs
+	ValidAtArgs
 }
 
 func (s *Server) getKV(_ context.Context, a *GetKVArgs) (KVRecord, error) {
 	var rec KVRecord
-	err := s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
+	validAt, err := a.validAt(s.opts.Now)
+	if err != nil {
+		return rec, err
+	}
+	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
 		kv, err := r.GetKV(s.kvScope(a.Scope), a.Namespace, a.Key, at)
 		if err != nil {
 			return err
 		}
-		st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, time.Now())
+		st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, validAt)
 		if err != nil {
 			return err
 		}
@@ -81,6 +90,7 @@ type ListKVArgs struct {
 	Scope     string `json:"scope,omitempty" jsonschema:"scope of the entries (default: the server's --scope)"`
 	Namespace string `json:"namespace" jsonschema:"namespace to list"`
 	ViewArgs
+	ListStatusArgs
 }
 
 // KVList is the answer of list_kv.
@@ -91,7 +101,11 @@ type KVList struct {
 
 func (s *Server) listKV(_ context.Context, a *ListKVArgs) (KVList, error) {
 	var res KVList
-	err := s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, rev lmdbstore.Revision) error {
+	f, err := a.filter(s.opts.Now)
+	if err != nil {
+		return res, err
+	}
+	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, rev lmdbstore.Revision) error {
 		kvs, err := r.ListKV(s.kvScope(a.Scope), a.Namespace, at)
 		if err != nil {
 			return err
@@ -99,7 +113,6 @@ func (s *Server) listKV(_ context.Context, a *ListKVArgs) (KVList, error) {
 		// Superseded and expired entries are history (SPEC.md §4), as in
 		// `memctl list-kv`.
 		res = KVList{Rev: uint64(rev), Entries: make([]KVRecord, 0, len(kvs))}
-		f := lmdbstore.StatusFilter{ValidAt: time.Now()}
 		for _, kv := range kvs {
 			st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, f.ValidAt)
 			if err != nil {

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -13,12 +12,17 @@ type PutNodeArgs struct {
 	Key     string          `json:"key" jsonschema:"canonical key of the node, e.g. file:cli/app.go, sym:pkg.Func, decision:error-handling"`
 	Type    string          `json:"type,omitempty" jsonschema:"node type (default: the part of key before the first ':')"`
 	Payload json.RawMessage `json:"payload,omitempty" jsonschema:"any JSON value stored with the node (replaces the previous one)"`
+	ValidityArgs
 	ProvenanceArgs
 }
 
 func (s *Server) putNode(_ context.Context, a *PutNodeArgs) (CommitResult, error) {
+	valid, err := a.validity()
+	if err != nil {
+		return CommitResult{}, err
+	}
 	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
-		return tx.PutNode(lmdbstore.NodePut{Key: a.Key, Type: a.Type, Payload: a.Payload})
+		return tx.PutNode(lmdbstore.NodePut{Key: a.Key, Type: a.Type, Payload: a.Payload, Valid: valid})
 	})
 }
 
@@ -38,16 +42,21 @@ func (s *Server) deleteNode(_ context.Context, a *KeyArgs) (CommitResult, error)
 type GetNodeArgs struct {
 	Key string `json:"key" jsonschema:"canonical key of the node"`
 	ViewArgs
+	ValidAtArgs
 }
 
 func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) {
 	var rec NodeRecord
-	err := s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
+	validAt, err := a.validAt(s.opts.Now)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
 		n, err := r.GetNode(a.Key, at)
 		if err != nil {
 			return err
 		}
-		st, err := r.Status(n.Key, at, time.Now())
+		st, err := r.Status(n.Key, at, validAt)
 		if err != nil {
 			return err
 		}
@@ -55,4 +64,15 @@ func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) 
 		return nil
 	})
 	return rec, err
+}
+
+// SupersedeArgs: supersede.
+type SupersedeArgs struct {
+	Old string `json:"old" jsonschema:"the item replaced: a node key, or a kv entry as kv:SCOPE/NS/KEY ('%' and '/' inside a part as %25 and %2F)"`
+	New string `json:"new" jsonschema:"the item that replaces it (node key or kv address)"`
+	ProvenanceArgs
+}
+
+func (s *Server) supersede(_ context.Context, a *SupersedeArgs) (CommitResult, error) {
+	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error { return tx.Supersede(a.Old, a.New) })
 }

@@ -12,6 +12,11 @@ func (s *Server) registerStoreTools() {
 		description: "Read one node (type, payload, scope, provenance, revisions, times), at the latest revision or at at_rev / at_time."}, s.getNode)
 	addTool(s, toolDef{name: "delete_node", title: "Delete node", kind: destructive,
 		description: "Delete a node (its edges stay, pointing at a missing node). Earlier versions stay readable with at_rev. Returns the revision."}, s.deleteNode)
+	addTool(s, toolDef{name: "supersede", title: "Supersede", kind: additive,
+		description: "Record that new replaces old (a decision revised, a constraint lifted): one revision writing new -supersedes-> old. " +
+			"old then reads as history: listing reads, exports, the engines and context leave it out unless asked, get_node/get_kv say by what and since when; " +
+			"reads at earlier revisions still see it current. Chains resolve to the newest. Both items must exist; a chain may not loop back. " +
+			"Items are node keys or kv entries as kv:SCOPE/NS/KEY. Returns the revision."}, s.supersede)
 	addTool(s, toolDef{name: "put_edge", title: "Put edge", kind: additive,
 		description: "Create or replace the edge src -rel-> dst with an optional weight and JSON payload. " +
 			"rel must be a registered relation (list_relations; add_relation registers one); an unknown name fails with the nearest known one suggested. " +

@@ -670,3 +670,72 @@ func TestContextTool(t *testing.T) {
 	s.fails("context", map[string]any{"targets": []string{"x"}, "since": "yesterday"}, "neither a revision")
 	s.fails("context", map[string]any{"targets": []string{"zzqqxx-nothing-matches"}}, "no match")
 }
+
+// TestSemanticsTools: supersede, valid time and contradictions through
+// MCP answer what the CLI answers on the same store: the superseded item
+// is history in listing reads unless included, get_node says by what,
+// valid_at moves expiry, diff_since carries the valid time, and a chain
+// that would loop is a tool error that writes nothing.
+func TestSemanticsTools(t *testing.T) {
+	db := newStore(t)
+	s := startServer(t, db)
+	s.ok("put_node", map[string]any{"key": "decision:old", "payload": map[string]any{"text": "retry 3 times"}}, nil)
+	s.ok("put_node", map[string]any{"key": "decision:new", "payload": map[string]any{"text": "retry with backoff"}}, nil)
+	s.ok("put_node", map[string]any{"key": "decision:later", "valid_from": "2030-01-01T00:00:00Z"}, nil)
+	for _, k := range []string{"decision:old", "decision:new", "decision:later"} {
+		s.ok("put_edge", map[string]any{"src": k, "rel": "constrains", "dst": "file:a.go"}, nil)
+	}
+	s.ok("supersede", map[string]any{"old": "decision:old", "new": "decision:new"}, nil)
+	s.ok("put_kv", map[string]any{"scope": "repo", "namespace": "decisions", "key": "k", "payload": 1, "valid_until": "2020-01-01T00:00:00Z"}, nil)
+	s.fails("supersede", map[string]any{"old": "decision:new", "new": "decision:old"}, "already supersedes")
+	s.fails("put_node", map[string]any{"key": "x:1", "valid_from": "soon"}, "valid_from")
+
+	var node map[string]any
+	s.ok("get_node", map[string]any{"key": "decision:old"}, &node)
+	diff(t, "get_node decision:old", node, cliJSON(t, db, "get-node", "decision:old")[0])
+	st, _ := node["status"].(map[string]any)
+	if st["newest"] != "decision:new" || st["current"] != false {
+		t.Errorf("status of the superseded decision: %v", st)
+	}
+	srcs := func(args map[string]any) []string {
+		var l struct {
+			Edges []struct{ Src string } `json:"edges"`
+		}
+		s.ok("get_in", args, &l)
+		var out []string
+		for _, e := range l.Edges {
+			out = append(out, e.Src)
+		}
+		return out
+	}
+	if got := srcs(map[string]any{"key": "file:a.go"}); !slices.Equal(got, []string{"decision:new"}) {
+		t.Errorf("get_in now: %v, want only decision:new", got)
+	}
+	if got := srcs(map[string]any{"key": "file:a.go", "include_superseded": true, "include_expired": true}); len(got) != 3 {
+		t.Errorf("get_in with history: %v", got)
+	}
+	if got := srcs(map[string]any{"key": "file:a.go", "valid_at": "2031-01-01T00:00:00Z"}); !slices.Equal(got, []string{"decision:later", "decision:new"}) {
+		t.Errorf("get_in in 2031: %v", got)
+	}
+	var kvs struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	s.ok("list_kv", map[string]any{"scope": "repo", "namespace": "decisions"}, &kvs)
+	if len(kvs.Entries) != 0 {
+		t.Errorf("list_kv lists an expired entry: %v", kvs.Entries)
+	}
+	s.ok("list_kv", map[string]any{"scope": "repo", "namespace": "decisions", "include_expired": true}, &kvs)
+	diff(t, "list_kv with expired", kvs.Entries, cliJSON(t, db, "list-kv", "repo", "decisions", "--include-expired"))
+	var ops struct {
+		Ops []map[string]any `json:"ops"`
+	}
+	s.ok("diff_since", map[string]any{"since_rev": 0}, &ops)
+	diff(t, "diff_since", ops.Ops, cliJSON(t, db, "diff-since", "0"))
+	// A replay through batch keeps the valid times.
+	other := newStore(t)
+	o := startServer(t, other)
+	o.ok("batch", map[string]any{"ops": ops.Ops}, nil)
+	if a, b := cliJSON(t, db, "get-node", "decision:later")[0]["valid_from"], cliJSON(t, other, "get-node", "decision:later")[0]["valid_from"]; a != b || a != "2030-01-01T00:00:00Z" {
+		t.Errorf("valid_from after a replay: %v, source %v", b, a)
+	}
+}

@@ -63,6 +63,9 @@ await call("delete_edge", { src: "file:a.go", rel: "defines", dst: "sym:a.F" });
 await call("delete_kv", { namespace: "decisions", key: "errors" });
 await call("delete_node", { key: "doc:x" });
 await call("get_node", { key: "nope" });
+await call("put_node", { key: "decision:old", valid_until: "2030-01-01T00:00:00Z" });
+await call("put_node", { key: "decision:new" });
+await call("supersede", { old: "decision:old", new: "decision:new" });
 await call("context", { targets: ["file:a.go"], budget: 300 });
 await call("ingest", { dir: process.env.MEMCTL_TREE, languages: ["python"] });
 // Every listed tool was called once: a new tool must be added here.
