@@ -112,6 +112,21 @@ note "a credential pasted from a terminal is redacted before anything is written
 write put-kv repo procedures deploy '{"cmd":"git push https://ci:ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke2A@github.com/o/r"}' --run run-3 --task check
 run get-kv repo procedures deploy
 
+heading "10b. Memory that goes stale: supersede, contradict, valid time"
+note "a newer decision replaces the old one: one revision, the old one becomes history"
+write put-node decision:errors-v2 --payload '{"summary":"typed errors, wrapped once at the boundary"}' --run run-3 --task revise
+write put-edge decision:errors-v2 decided_for file:lmdbstore/store.go --run run-3 --task revise
+write supersede decision:errors decision:errors-v2 --run run-3 --task revise
+run get-node decision:errors
+run get-in file:lmdbstore/store.go --rel decided_for
+run get-in file:lmdbstore/store.go --rel decided_for --include-superseded
+note "two current decisions that disagree are flagged on every read until one supersedes the other"
+write put-node decision:panics-ok --payload '{"summary":"panics are fine in tests"}' --valid-until 2030-01-01T00:00:00Z --run run-3 --task revise
+write put-edge decision:panics-ok contradicts decision:errors-v2 --run run-3 --task revise
+run get-node decision:errors-v2
+note "valid time: after 2030 the contradicting decision has expired"
+run get-node decision:errors-v2 --valid-at 2031-01-01T00:00:00Z
+
 # --- Extension point: snapshot export, ingest and engines -----------------
 # Later sections (ingest a repository, export a CSR snapshot, activate) go
 # here, numbered from 11, using the store in $MEMCTL_DB. Keep stats and
