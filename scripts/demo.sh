@@ -116,10 +116,13 @@ heading "10b. Memory that goes stale: supersede, contradict, valid time"
 note "a newer decision replaces the old one: one revision, the old one becomes history"
 write put-node decision:errors-v2 --payload '{"summary":"typed errors, wrapped once at the boundary"}' --run run-3 --task revise
 write put-edge decision:errors-v2 decided_for file:lmdbstore/store.go --run run-3 --task revise
+BEFORE_SUPERSEDE=$REV
 write supersede decision:errors decision:errors-v2 --run run-3 --task revise
 run get-node decision:errors
 run get-in file:lmdbstore/store.go --rel decided_for
 run get-in file:lmdbstore/store.go --rel decided_for --include-superseded
+note "at a revision before the supersede, the old decision is still current"
+run get-in file:lmdbstore/store.go --rel decided_for --at-rev "$BEFORE_SUPERSEDE"
 note "two current decisions that disagree are flagged on every read until one supersedes the other"
 write put-node decision:panics-ok --payload '{"summary":"panics are fine in tests"}' --valid-until 2030-01-01T00:00:00Z --run run-3 --task revise
 write put-edge decision:panics-ok contradicts decision:errors-v2 --run run-3 --task revise
