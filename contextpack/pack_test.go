@@ -331,11 +331,8 @@ func TestBudget(t *testing.T) {
 	full := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: 5000})
 	fullItems := len(full.Applies) + len(full.Related) + len(full.Changed)
 	sawOmission := false
-	for budget := 40; budget <= 1200; budget += 20 {
+	for budget := 50; budget <= 1200; budget += 10 {
 		p, err := a.Assemble(contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: budget, ValidAt: now})
-		if errors.Is(err, contextpack.ErrBadRequest) {
-			continue // too small for the header and footer
-		}
 		if err != nil {
 			t.Fatalf("budget %d: %v", budget, err)
 		}
@@ -363,6 +360,12 @@ func TestBudget(t *testing.T) {
 				t.Errorf("budget %d: JSON policy %s not in the Markdown", budget, pol.Key)
 			}
 		}
+	}
+	// 50 tokens: a valid, truncated answer whose (compact) footer says
+	// what was left out.
+	p50 := assemble(t, a, contextpack.Request{Targets: []string{"lmdbstore/store.go"}, Budget: 50})
+	if !strings.HasPrefix(p50.Markdown, "# Context: file:lmdbstore/store.go\n") || !strings.Contains(p50.Markdown, "Left out") || p50.Tokens > 50 {
+		t.Errorf("budget 50:\n%s", p50.Markdown)
 	}
 	if !sawOmission {
 		t.Error("no budget left anything out: the test does not exercise the budget")

@@ -62,6 +62,10 @@ type Pack struct {
 
 	hidden hiddenCounts
 	times  map[lmdbstore.Revision]time.Time // commit time of every revision an item cites
+	// compact: the budget cannot hold the full header and footer, so
+	// both are cut to their essentials (title and revision; what was left
+	// out, by section).
+	compact bool
 }
 
 // candidate is one item line in priority order.
@@ -131,11 +135,15 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 			order = append(order, per[sec][firstTier:]...)
 		}
 	}
-	header := p.header()
-	fixed := enc.Count(header)
 	// The footer is reserved at its largest: every section left out whole.
-	worst := p.footer(func(sec int) int { return len(per[sec]) })
-	fixed += enc.Count(worst)
+	fixedCost := func() int {
+		return enc.Count(p.header()) + enc.Count(p.footer(func(sec int) int { return len(per[sec]) }))
+	}
+	fixed := fixedCost()
+	if fixed > p.Budget {
+		p.compact = true
+		fixed = fixedCost()
+	}
 	if fixed > p.Budget {
 		return fmt.Errorf("%w: a budget of %d tokens cannot hold the header and footer (%d tokens)", ErrBadRequest, p.Budget, fixed)
 	}
@@ -330,6 +338,10 @@ func (p *Pack) header() string {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "rev %d", p.Rev)
+	if p.compact {
+		b.WriteString("\n")
+		return b.String()
+	}
 	if !p.TS.IsZero() {
 		b.WriteString(" (" + p.TS.UTC().Format(time.RFC3339) + ")")
 	}
@@ -400,6 +412,19 @@ func (p *Pack) footer(omitted func(sec int) int) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n---\n")
+	if p.compact {
+		if len(left) > 0 {
+			fmt.Fprintf(&b, "Left out: %s.", strings.Join(left, ", "))
+		}
+		if n := len(hidden); n > 0 {
+			if len(left) > 0 {
+				b.WriteString(" ")
+			}
+			b.WriteString("Hidden: some history.")
+		}
+		b.WriteString("\n")
+		return b.String()
+	}
 	if len(left) > 0 {
 		fmt.Fprintf(&b, "Left out (budget %d tokens): %s.", p.Budget, strings.Join(left, ", "))
 	}

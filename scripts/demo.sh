@@ -181,8 +181,13 @@ run impact --snapshot "$WORK/code.snap" --top 10 --depth 2 --rel calls,tests "$D
 heading "14. What applies here? One call, within a token budget"
 note "A decision recorded for every file under lmdbstore/ (applies_to is a path glob)."
 run put-kv repo decisions lmdbstore-errors '{"text":"wrap store errors with a keyspace and key","applies_to":["lmdbstore/**"]}' --run demo --task review
+note "A constraint attached to the lmdbstore directory (a node and a constrains edge)."
+run put-node constraint:store-cgo --payload '{"text":"only lmdbstore may use cgo"}' --run demo --task review
+run put-edge constraint:store-cgo constrains dir:lmdbstore --run demo --task review
 note "Policies that apply, related code, what changed and what was tried: no export needed."
 run context lmdbstore/store.go --budget 500
+note "Neither applies to a file outside lmdbstore/."
+run context cli/app.go --budget 120
 run check
 
 printf '\ndemo (ingest): ok\n'
