@@ -164,7 +164,11 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 				if err != nil {
 					return nil, fmt.Errorf("predictor %s at %s, query %s: %w", opts.Predictors[i].Name, short(c.Parent), f, err)
 				}
-				got = firstGoFiles(got, f, opts.K)
+				k := opts.K
+				if opts.Predictors[i].Budgeted {
+					k = len(got)
+				}
+				got = firstGoFiles(got, f, k)
 				q.Answers[opts.Predictors[i].Name] = got
 				r, h := recallHit(got, want, opts.HitK)
 				s := &sums[i]

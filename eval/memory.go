@@ -32,6 +32,8 @@ type Memory struct {
 	// after it is known.
 	Time time.Time
 
+	closers []func() // run by close, newest first (predictors' resources)
+
 	files   []string                 // Go and other file paths with a node, sorted
 	byPath  map[string]csr.NodeIndex // file path → node index
 	history map[string]FileHistory   // file path → its git payload
@@ -104,8 +106,19 @@ func (m *Memory) index() error {
 	return nil
 }
 
+// onClose registers fn to run when the memory is closed (before the next
+// commit's memory replaces it).
+func (m *Memory) onClose(fn func()) { m.closers = append(m.closers, fn) }
+
 func (m *Memory) close() error {
-	if m == nil || m.Graph == nil {
+	if m == nil {
+		return nil
+	}
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	m.closers = nil
+	if m.Graph == nil {
 		return nil
 	}
 	err := m.Graph.Close()

@@ -21,6 +21,10 @@ type Predictor struct {
 	Name string // unique, lower case: the table row and the JSON "predictor"
 	Doc  string // one line: what it ranks by
 	Open func(m *Memory) (Ranker, error)
+	// Budgeted predictors answer with what fits a token budget: every Go
+	// file of the answer counts (no top-K cut), so recall is the share of
+	// the wanted files the answer shows.
+	Budgeted bool
 }
 
 // Predictors returns the built-in predictors a run scores by default:
@@ -32,7 +36,7 @@ func Predictors() []Predictor {
 // Extra returns the predictors a run scores only when asked by name:
 // ablations of memctl's answer.
 func Extra() []Predictor {
-	return []Predictor{ActivateStatic()}
+	return []Predictor{ActivateStatic(), ContextPack(2000), ContextPack(8000), RepoMap(2000), RepoMap(8000)}
 }
 
 // PickPredictors selects predictors by name from Predictors and Extra, in
