@@ -297,7 +297,7 @@ func (r *relatedRun) rank(hist *History) ([]Scored, error) {
 		}
 		cands = append(cands, c)
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	cmp := func(a, b cand) int {
 		switch {
 		case a.Score != b.Score:
 			if a.Score > b.Score {
@@ -321,10 +321,61 @@ func (r *relatedRun) rank(hist *History) ([]Scored, error) {
 			return 1
 		}
 		return 0
-	})
+	}
+	// Candidates in rank order, lazily: with a TopK, a binary heap yields
+	// them one by one (O(n + taken·log n) instead of sorting every
+	// activated node; the filters below may skip some, so how many are
+	// taken is not known up front). The order is the same total order
+	// either way.
+	next := func() func() (cand, bool) {
+		if r.p.TopK <= 0 {
+			slices.SortFunc(cands, cmp)
+			i := 0
+			return func() (cand, bool) {
+				if i == len(cands) {
+					return cand{}, false
+				}
+				i++
+				return cands[i-1], true
+			}
+		}
+		h := cands
+		less := func(i, j int) bool { return cmp(h[i], h[j]) < 0 }
+		down := func(i, n int) {
+			for {
+				l := 2*i + 1
+				if l >= n {
+					return
+				}
+				m := l
+				if r := l + 1; r < n && less(r, l) {
+					m = r
+				}
+				if !less(m, i) {
+					return
+				}
+				h[i], h[m] = h[m], h[i]
+				i = m
+			}
+		}
+		for i := len(h)/2 - 1; i >= 0; i-- {
+			down(i, len(h))
+		}
+		n := len(h)
+		return func() (cand, bool) {
+			if n == 0 {
+				return cand{}, false
+			}
+			top := h[0]
+			n--
+			h[0] = h[n]
+			down(0, n)
+			return top, true
+		}
+	}()
 	out := make([]Scored, 0, min(len(cands), max(r.p.TopK, 0)))
 	kept := map[uint32]int{} // container → leaves listed
-	for _, c := range cands {
+	for c, ok := next(); ok; c, ok = next() {
 		if r.p.TopK > 0 && len(out) == r.p.TopK {
 			break
 		}

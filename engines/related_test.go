@@ -369,3 +369,36 @@ func TestRelatedRejectsBadParams(t *testing.T) {
 		t.Errorf("seed out of range: err = %v", err)
 	}
 }
+
+// TestRelatedTopKIsPrefix: with a TopK the lazily ordered results are
+// exactly the first K of the fully sorted ones (random graphs, random
+// seeds, with and without the per-container cap).
+func TestRelatedTopKIsPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 12))
+	for trial := 0; trial < 40; trial++ {
+		g := randomGraph(rng, 30+rng.IntN(40), 60+rng.IntN(200))
+		if trial%2 == 1 {
+			g.rels = roleRels // ids 1–3: contains, defines (structure: the cap applies), calls
+		}
+		e := buildEngine(t, g)
+		seeds := []Seed{{Node: uint32(rng.IntN(len(g.keys))), Score: 1}}
+		for _, perContainer := range []int{0, 2} {
+			p := relatedNoTime()
+			p.PerContainer = perContainer
+			all, err := e.Related(seeds, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 3, 10, len(all) + 5} {
+				p.TopK = k
+				top, err := e.Related(seeds, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(all[:min(k, len(all))], top); d != "" {
+					t.Fatalf("trial %d, cap %d, top %d (-prefix of all +top):\n%s", trial, perContainer, k, d)
+				}
+			}
+		}
+	}
+}

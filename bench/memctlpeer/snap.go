@@ -35,15 +35,18 @@ func (s *MemctlSnap) Load(peers.Batch) error          { return peers.ErrNotSuppo
 func (s *MemctlSnap) PutEdge(gen.Edge) error          { return peers.ErrNotSupported }
 func (s *MemctlSnap) Settle() error                   { return nil }
 
-// DeriveFrom exports src's latest state to dir/graph.snap as memctl export
-// does (storesnap.Export) and maps it.
+// DeriveFrom exports src's latest state to dir/graph.snap as `memctl
+// export --include-superseded --include-expired` does and maps it: the
+// workload's supersedes edges are graph data here, not memory semantics,
+// so every edge is kept (the peers answer with all of them).
 func (s *MemctlSnap) DeriveFrom(src peers.System, dir string) error {
 	m, ok := src.(*Memctl)
 	if !ok || m.st == nil {
 		return fmt.Errorf("memctl-snap: source is not an open memctl store")
 	}
 	path := filepath.Join(dir, snapFile)
-	if _, _, err := storesnap.Export(m.st, path, lmdbstore.At{}, snapshot.WriterOptions{}); err != nil {
+	all := lmdbstore.StatusFilter{IncludeSuperseded: true, IncludeExpired: true}
+	if _, _, err := storesnap.ExportFiltered(m.st, path, lmdbstore.At{}, all, snapshot.WriterOptions{}); err != nil {
 		return fmt.Errorf("memctl-snap: export: %w", err)
 	}
 	var err error
