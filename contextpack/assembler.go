@@ -93,6 +93,32 @@ type Assembler struct {
 	curMod        time.Time
 	savedValidity validity
 	builds        atomic.Int64
+
+	timesMu sync.Mutex
+	times   map[lmdbstore.Revision]time.Time // commit times read so far (they never change)
+}
+
+// revisionTime is the commit time of rev, read once per Assembler: a
+// revision's log record holds its operations, so reading (and checking)
+// it costs as much as the revision is large.
+func (a *Assembler) revisionTime(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (time.Time, error) {
+	a.timesMu.Lock()
+	t, ok := a.times[rev]
+	a.timesMu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := r.RevisionTime(rev)
+	if err != nil {
+		return t, err
+	}
+	a.timesMu.Lock()
+	if a.times == nil {
+		a.times = make(map[lmdbstore.Revision]time.Time)
+	}
+	a.times[rev] = t
+	a.timesMu.Unlock()
+	return t, nil
 }
 
 // New returns an Assembler over s (which must stay open while it is used).
@@ -218,7 +244,7 @@ func (c *call) run() (*Pack, error) {
 	c.at = lmdbstore.AtRevision(c.view)
 	p := &Pack{Rev: c.view, Budget: c.req.Budget, Encoding: c.a.enc.Name()}
 	if c.view > 0 {
-		if p.TS, err = c.r.RevisionTime(c.view); err != nil {
+		if p.TS, err = c.a.revisionTime(c.r, c.view); err != nil {
 			return nil, err
 		}
 	}
