@@ -275,7 +275,7 @@ func (c *call) run() (*Pack, error) {
 
 // relatedLimit is how many related items a pack considers: more than a
 // budget of that size can show (about 12 tokens a line).
-func relatedLimit(budget int) int { return min(max(20, budget/10), 2000) }
+func relatedLimit(budget int) int { return min(max(20, budget/12), 2000) }
 
 // resolveTargets resolves every target: a live key or a repository path
 // through the store, anything else as a query over the engine snapshot

@@ -33,6 +33,10 @@ const (
 var sectionTitles = [numSections]string{"Applies here", "Related", "Changed since", "Attempted"}
 var sectionNames = [numSections]string{"applies", "related", "changed", "attempted"}
 
+// minLineTokens is a lower bound of an item line's o200k count ("- " and
+// a key with its provenance): with less room left, no item can fit.
+const minLineTokens = 4
+
 // firstTier is how many items of Related, Changed and Attempted come
 // before the rest of any of them.
 const firstTier = 10
@@ -106,7 +110,7 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 	var per [numSections][]int // candidate indexes per section, in section order
 	add := func(sec, idx, group int, line string, revs ...lmdbstore.Revision) {
 		per[sec] = append(per[sec], len(cands))
-		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs, cost: enc.Count(line + "\n")})
+		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs, cost: -1}) // counted when visited
 	}
 	for i, pol := range p.Applies {
 		add(secApplies, i, 0, policyLine(pol), pol.Prov.Rev)
@@ -153,7 +157,13 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 	revsCited := map[lmdbstore.Revision]bool{}
 	timesOpen := false
 	for _, ci := range order {
+		if p.Budget-fixed-used < minLineTokens {
+			break // nothing more can fit: the rest stays out uncounted
+		}
 		c := &cands[ci]
+		if c.cost < 0 {
+			c.cost = enc.Count(c.line + "\n")
+		}
 		cost := c.cost
 		if !secOpen[c.sec] {
 			cost += enc.Count(sectionHeading(c.sec, p))
