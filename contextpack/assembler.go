@@ -94,31 +94,45 @@ type Assembler struct {
 	savedValidity validity
 	builds        atomic.Int64
 
-	timesMu sync.Mutex
-	times   map[lmdbstore.Revision]time.Time // commit times read so far (they never change)
+	headersMu sync.Mutex
+	headers   map[lmdbstore.Revision]lmdbstore.LogHeader // log headers read so far (they never change)
 }
 
-// revisionTime is the commit time of rev, read once per Assembler: a
-// revision's log record holds its operations, so reading (and checking)
-// it costs as much as the revision is large.
-func (a *Assembler) revisionTime(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (time.Time, error) {
-	a.timesMu.Lock()
-	t, ok := a.times[rev]
-	a.timesMu.Unlock()
+// header is the log header of rev (commit time, scope, run, task), read
+// once per Assembler: a revision's log record holds all its operations, so
+// reading (and checking) it costs as much as the revision is large — on a
+// store ingested in one revision, tens of megabytes.
+func (a *Assembler) header(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (lmdbstore.LogHeader, error) {
+	a.headersMu.Lock()
+	h, ok := a.headers[rev]
+	a.headersMu.Unlock()
 	if ok {
-		return t, nil
+		return h, nil
 	}
-	t, err := r.RevisionTime(rev)
+	found := false
+	err := r.LogHeaders(rev, func(x lmdbstore.LogHeader) bool {
+		h, found = x, x.Rev == rev
+		return false
+	})
 	if err != nil {
-		return t, err
+		return h, err
 	}
-	a.timesMu.Lock()
-	if a.times == nil {
-		a.times = make(map[lmdbstore.Revision]time.Time)
+	if !found {
+		return h, fmt.Errorf("%w: revision %d", lmdbstore.ErrNotFound, rev)
 	}
-	a.times[rev] = t
-	a.timesMu.Unlock()
-	return t, nil
+	a.headersMu.Lock()
+	if a.headers == nil {
+		a.headers = make(map[lmdbstore.Revision]lmdbstore.LogHeader)
+	}
+	a.headers[rev] = h
+	a.headersMu.Unlock()
+	return h, nil
+}
+
+// revisionTime is the commit time of rev (header).
+func (a *Assembler) revisionTime(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (time.Time, error) {
+	h, err := a.header(r, rev)
+	return h.TS, err
 }
 
 // New returns an Assembler over s (which must stay open while it is used).
@@ -371,7 +385,7 @@ func (c *call) resolveSince() (SinceInfo, error) {
 	current := c.req.Run
 	var found bool
 	var rev lmdbstore.Revision
-	err := c.r.LogHeaders(c.view, func(h lmdbstore.LogHeader) bool {
+	visit := func(h lmdbstore.LogHeader) bool {
 		switch s.Kind {
 		case SinceRun:
 			found = h.RunID == s.Run
@@ -394,9 +408,16 @@ func (c *call) resolveSince() (SinceInfo, error) {
 			rev = h.Rev
 		}
 		return !found
-	})
-	if err != nil {
-		return in, err
+	}
+	// Newest first, through the header cache (revisions are 1…view).
+	for r := c.view; r >= 1; r-- {
+		h, err := c.a.header(c.r, r)
+		if err != nil {
+			return in, err
+		}
+		if !visit(h) {
+			break
+		}
 	}
 	in.Current = current
 	switch {

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
@@ -161,14 +162,14 @@ func (e *engineSnap) serves(r *lmdbstore.ReadTxn, view lmdbstore.Revision) (bool
 
 // sameHistory reports whether e was exported from this store's history:
 // its revision exists with the same commit time.
-func (e *engineSnap) sameHistory(r *lmdbstore.ReadTxn) (bool, error) {
+func (e *engineSnap) sameHistory(r *lmdbstore.ReadTxn, revisionTime func(*lmdbstore.ReadTxn, lmdbstore.Revision) (time.Time, error)) (bool, error) {
 	if e.rev == 0 {
 		return true, nil // the empty graph
 	}
 	if e.rev > r.Revision() {
 		return false, nil
 	}
-	t, err := r.RevisionTime(e.rev)
+	t, err := revisionTime(r, e.rev)
 	if err != nil {
 		return false, err
 	}
@@ -295,7 +296,7 @@ func (a *Assembler) openFile(r *lmdbstore.ReadTxn) (*engineSnap, error) {
 		a.logf("context: ignoring %s: %v", a.snapPath, err)
 		return nil, nil
 	}
-	same, err := e.sameHistory(r)
+	same, err := e.sameHistory(r, a.revisionTime)
 	if err != nil || !same {
 		e.release()
 		return nil, err
