@@ -11,6 +11,7 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/lmdbstore"
 )
 
 // ScoredNode is one ranked node.
@@ -215,7 +216,7 @@ func (s *Server) pagerank(_ context.Context, a *PageRankArgs) (Ranked, error) {
 
 // ImpactArgs: impact (blast radius).
 type ImpactArgs struct {
-	Key       string   `json:"key" jsonschema:"exact canonical key of the node"`
+	Key       string   `json:"key" jsonschema:"the node: a canonical key, or a query resolved like related's (key prefix, substring, fuzzy); the best match is used"`
 	Depth     *int     `json:"depth,omitempty" jsonschema:"walk at most this many hops, 1..20 (default 3)"`
 	Direction string   `json:"direction,omitempty" jsonschema:"in (who depends on key: default), out (what key depends on) or both"`
 	Rel       []string `json:"rel,omitempty" jsonschema:"follow only these relations"`
@@ -233,6 +234,7 @@ type AffectedNode struct {
 // Impact is the answer of impact.
 type Impact struct {
 	Rev      uint64         `json:"rev"`
+	Origin   string         `json:"origin" jsonschema:"the key the query resolved to"`
 	Affected []AffectedNode `json:"affected" jsonschema:"by score, then distance"`
 }
 
@@ -255,18 +257,25 @@ func (s *Server) impact(_ context.Context, a *ImpactArgs) (Impact, error) {
 	if p.Relations, err = relationIDs(snap.eng, a.Rel); err != nil {
 		return Impact{}, err
 	}
-	origin, ok, err := snap.graph.LookupKey(a.Key)
+	if a.Key == "" {
+		return Impact{}, invalidArg("key is empty")
+	}
+	origin, matches, err := snap.eng.ResolveOrigin(a.Key)
 	if err != nil {
 		return Impact{}, err
 	}
-	if !ok {
-		return Impact{}, fmt.Errorf("no node with key %q at revision %d (impact needs an exact key; search finds keys)", a.Key, snap.rev)
+	if len(matches) == 0 {
+		return Impact{}, fmt.Errorf("%w: no node matches %q at revision %d", lmdbstore.ErrNotFound, a.Key, snap.rev)
+	}
+	originKey, err := snap.graph.Key(origin)
+	if err != nil {
+		return Impact{}, err
 	}
 	as, err := snap.eng.Impact(origin, p)
 	if err != nil {
 		return Impact{}, err
 	}
-	res := Impact{Rev: uint64(snap.rev), Affected: make([]AffectedNode, len(as))}
+	res := Impact{Rev: uint64(snap.rev), Origin: originKey, Affected: make([]AffectedNode, len(as))}
 	for i, x := range as {
 		key, err := snap.graph.Key(x.Node)
 		if err != nil {

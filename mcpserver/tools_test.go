@@ -390,7 +390,15 @@ func TestAnalysisToolsMatchCLI(t *testing.T) {
 	if strings.Contains(string(b), "sym:pkg.F9_9") {
 		t.Errorf("impact at_rev 1 sees a later edge: %s", b)
 	}
-	s.fails("impact", map[string]any{"key": "sym:nope"}, `no node with key "sym:nope"`)
+	s.fails("impact", map[string]any{"key": "zzqqxx"}, `no node matches "zzqqxx"`)
+	// A query, as the CLI's impact takes: the best match is the origin.
+	var im struct {
+		Origin string `json:"origin"`
+	}
+	s.ok("impact", map[string]any{"key": "F2_1", "depth": 1}, &im)
+	if im.Origin != "sym:pkg.F2_1" {
+		t.Errorf("impact of the query F2_1 started from %q", im.Origin)
+	}
 	s.fails("related", map[string]any{"queries": []string{"zzzzzz"}}, "no node matches")
 	s.fails("related", map[string]any{"queries": []string{"f1"}, "rel": []string{"cals"}}, "cals")
 }
