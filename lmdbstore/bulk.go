@@ -153,11 +153,14 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
-	if err := validKey("source key", p.Src); err != nil {
+	if err := validEndpoint("source key", p.Src); err != nil {
 		return err
 	}
-	if err := validKey("destination key", p.Dst); err != nil {
+	if err := validEndpoint("destination key", p.Dst); err != nil {
 		return err
+	}
+	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
+		return fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
 	}
 	rel, err := b.relation(p.Rel)
 	if err != nil {
@@ -240,6 +243,9 @@ func (b *Bulk) canonicalise() error {
 // whose every put changes nothing commits nothing (Commit.Rev 0).
 func (b *Bulk) Commit() (Commit, error) {
 	if err := b.canonicalise(); err != nil {
+		return Commit{}, err
+	}
+	if err := b.supersedeCycle(); err != nil {
 		return Commit{}, err
 	}
 	s := b.s
@@ -615,5 +621,56 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		}
 	}
 
+	return nil
+}
+
+// supersedeCycle refuses a load whose supersedes edges close a cycle, as
+// WriteTxn.PutEdge does edge by edge (SPEC.md §4): the fast path never
+// runs that check, and the ordinary path would refuse the same load.
+func (b *Bulk) supersedeCycle() error {
+	rel, ok := b.rels[relSupersedes]
+	if !ok {
+		return nil
+	}
+	next := map[string][]string{}
+	for i := range b.edges {
+		if e := &b.edges[i]; e.rel == rel.ID {
+			next[e.srcKey] = append(next[e.srcKey], e.dstKey)
+		}
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var visit func(k string) error
+	visit = func(k string) error {
+		state[k] = onPath
+		for _, d := range next[k] {
+			switch state[d] {
+			case onPath:
+				return fmt.Errorf("%w: %s already supersedes %s (directly or through a chain): supersedes edges may not form a cycle", ErrInvalid, d, k)
+			case unseen:
+				if err := visit(d); err != nil {
+					return err
+				}
+			}
+		}
+		state[k] = done
+		return nil
+	}
+	keys := make([]string, 0, len(next))
+	for k := range next {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if state[k] == unseen {
+			if err := visit(k); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

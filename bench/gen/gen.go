@@ -388,8 +388,12 @@ func (b *builder) edges() {
 			for k := degree(b.r, 9, len(g.Nodes)); k > 0; k-- {
 				set.add(Edge{src, uint32(b.r.IntN(len(g.Nodes))), rel})
 			}
+			// A decision supersedes an older one (a smaller index): never
+			// itself, never a cycle, as the store requires (SPEC §4).
 			if b.r.Float64() < 0.3 {
-				set.add(Edge{src, b.memory[b.r.IntN(len(b.memory))], Supersedes})
+				if old := b.memory[b.r.IntN(len(b.memory))]; old < src {
+					set.add(Edge{src, old, Supersedes})
+				}
 			}
 		case Package:
 			// packages are import targets only
