@@ -154,7 +154,7 @@ func TestBadInputDiskFull(t *testing.T) {
 	if r := memctlIn("", "--db", db, "init"); r.Code != 0 {
 		t.Fatalf("init: %s", r.Stderr)
 	}
-	payload := `"` + strings.Repeat("z", 256<<10) + `"`
+	payload := `"` + noise(256<<10) + `"`
 	var failed run
 	n := 0
 	for ; n < 64; n++ {
@@ -242,7 +242,7 @@ func TestBadInputMapFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload := json.RawMessage(`"` + strings.Repeat("m", 64<<10) + `"`)
+	payload := json.RawMessage(`"` + noise(64<<10) + `"`)
 	var full error
 	n := 0
 	for ; n < 100 && full == nil; n++ {

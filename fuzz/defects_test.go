@@ -210,7 +210,7 @@ func TestForeignDataFileExit5(t *testing.T) {
 // read, check and stats must exit 3 with one line, through the real binary.
 func TestDefectPageDamageReproductions(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "db")
-	big := `{"x":"` + strings.Repeat("a", 30000) + `"}`
+	big := `{"x":"` + noise(30000) + `"}`
 	for _, args := range [][]string{{"init"}, {"put-kv", "repo", "decisions", "bigkey", big}} {
 		if r := memctlProc(t, "", append([]string{"--db", src}, args...)...); r.Code != 0 {
 			t.Fatalf("%v: %s", args[0], r.Stderr)

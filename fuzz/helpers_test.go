@@ -2,9 +2,11 @@ package fuzz
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,4 +371,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// noise is n bytes of seeded random base64 text: a payload zstd cannot
+// shrink much (record bodies over 256 bytes are stored compressed, so a
+// repeated letter would cost the store almost nothing).
+func noise(n int) string {
+	raw := make([]byte, n*3/4+3)
+	rand.NewChaCha8([32]byte{'m', 'e', 'm', 'c', 't', 'l'}).Read(raw)
+	return base64.RawStdEncoding.EncodeToString(raw)[:n]
 }

@@ -532,7 +532,12 @@ func TestRawReadManyEmptyPayloads(t *testing.T) {
 
 func TestMapGrowth(t *testing.T) {
 	s := newStore(t, Options{MapSize: 64 << 10}) // 64 KiB: grows many times
-	big := json.RawMessage(`"` + strings.Repeat("x", 2000) + `"`)
+	// Incompressible (records over 256 bytes are stored compressed).
+	var noise strings.Builder
+	for i := range 125 {
+		fmt.Fprintf(&noise, "%016x", IDOf(fmt.Sprint(i)))
+	}
+	big := json.RawMessage(`"` + noise.String() + `"`)
 	for i := range 40 {
 		mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
 			for j := range 50 {

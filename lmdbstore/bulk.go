@@ -462,6 +462,8 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	slices.Sort(idList)
 	var k8 [8]byte
 	val := make([]byte, 0, 256)
+	var body []byte // appendRecord's scratch
+	enc, _ := s.zstd()
 	for _, id := range idList {
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
 		val = sealValue(append(append(val[:0], fmtPlain), ids[id]...))
@@ -476,7 +478,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
 			typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
 		binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[idx]))
-		val = sealValue(rec.appendBody(append(val[:0], fmtPlain)))
+		val = appendRecord(val, &body, rec.appendBody, enc)
 		if err := tx.txn.Put(s.db.n, k8[:], val, lmdb.Append); err != nil {
 			return tx.fail(err)
 		}
@@ -599,7 +601,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		binary.BigEndian.PutUint64(k20[:], uint64(r.a))
 		binary.BigEndian.PutUint32(k20[8:], uint32(r.rel))
 		binary.BigEndian.PutUint64(k20[12:], uint64(r.b))
-		val = sealValue(rec.appendBody(append(val[:0], fmtPlain)))
+		val = appendRecord(val, &body, rec.appendBody, enc)
 		if err := tx.txn.Put(s.db.e, k20[:], val, lmdb.Append); err != nil {
 			drain(outCh)
 			drain(inCh)

@@ -9,10 +9,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"hash/crc32"
 	"math"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/memctl/memctl/roles"
 )
 
 // SchemaVersion is the store layout this package reads and writes.
@@ -88,7 +90,7 @@ const (
 	maxKVKeyLen    = 500
 	maxNodeKeyLen  = 4096
 	maxRelNameLen  = 64
-	compressAbove  = 256  // hist values longer than this are zstd-compressed
+	compressAbove  = 256  // record bodies (n, e, kv, hist) longer than this are zstd-compressed
 	compressLogAbv = 4096 // log op lists longer than this are zstd-compressed
 )
 
@@ -608,4 +610,20 @@ func validRelName(name string) error {
 var builtinRelations = [...]string{
 	"defines", "references", "calls", "imports", "tests",
 	"implements", "constrains", "decided_for", "derived_from", "supersedes",
+}
+
+// appendRecord appends the value of a record body (appendBody writes it)
+// to dst[:0]: the format-1 envelope, or format 2 (one zstd frame) when the
+// body is longer than compressAbove bytes, then the crc trailer. scratch
+// holds the plain body while it is compressed. Every writer of n, e, kv and
+// hist values uses this rule, so a bulk load and ordinary transactions
+// write the same bytes.
+func appendRecord(dst []byte, scratch *[]byte, appendBody func([]byte) []byte, enc *zstd.Encoder) []byte {
+	dst = appendBody(append(dst[:0], fmtPlain))
+	if body := dst[1:]; len(body) > compressAbove {
+		*scratch = append((*scratch)[:0], body...)
+		dst = binary.AppendUvarint(append(dst[:0], fmtZstd), uint64(len(*scratch)))
+		dst = enc.EncodeAll(*scratch, dst)
+	}
+	return sealValue(dst)
 }

@@ -42,7 +42,8 @@ type WriteTxn struct {
 	outBuf, inBuf adjBuf       // write-back buffers of adjAdd; flushed by flushAdj
 	knownIDs      map[NodeID]string
 	verifiedIDs   []NodeID // ids found already stored: cached as committed after commit
-	recBuf        []byte   // reused by plain
+	recBuf        []byte   // reused by record
+	bodyBuf       []byte   // reused by record
 	encBuf        []byte   // reused for chunk values
 }
 
@@ -238,10 +239,12 @@ func (tx *WriteTxn) envelope(body []byte, compress bool) []byte {
 	return sealValue(append([]byte{fmtPlain}, body...))
 }
 
-// plain encodes a record body as a format-1 value in a buffer reused by the
-// transaction (LMDB copies values on Put).
-func (tx *WriteTxn) plain(appendBody func([]byte) []byte) []byte {
-	tx.recBuf = sealValue(appendBody(append(tx.recBuf[:0], fmtPlain)))
+// record encodes a record body as a value in a buffer reused by the
+// transaction (LMDB copies values on Put): format 1, or format 2 (zstd)
+// when the body is longer than compressAbove bytes.
+func (tx *WriteTxn) record(appendBody func([]byte) []byte) []byte {
+	enc, _ := tx.s.zstd()
+	tx.recBuf = appendRecord(tx.recBuf, &tx.bodyBuf, appendBody, enc)
 	return tx.recBuf
 }
 
@@ -301,7 +304,7 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.plain(rec.appendBody), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.record(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	kind := OpPutNode
@@ -382,7 +385,7 @@ func (tx *WriteTxn) DeleteNode(key string) error {
 	if _, err := tx.supersedeNode(id, &rec); err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.plain(rec.appendBody), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.n, nodeKey(id), tx.record(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpDelNode, scope, run, task, func(b []byte) []byte { return appendStr(b, key) })
@@ -524,7 +527,7 @@ func (tx *WriteTxn) supersedeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRe
 
 // writeEdge writes the e record and the out and in adjacency entries.
 func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) error {
-	if err := tx.txn.Put(tx.s.db.e, edgeKey(src, rel, dst), tx.plain(rec.appendBody), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.e, edgeKey(src, rel, dst), tx.record(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	entry := adjacency.Entry{Rel: uint32(rel), Rev: uint64(tx.rev), Weight: rec.weight}
@@ -684,7 +687,7 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, p.Namespace, p.Key), tx.plain(rec.appendBody), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, p.Namespace, p.Key), tx.record(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	kind := OpPutKV
@@ -752,7 +755,7 @@ func (tx *WriteTxn) DeleteKV(scope, ns, key string) error {
 		return err
 	}
 	rec := kvRec{flags: recTombstone, rev: tx.rev, ts: tx.ts, run: run, task: task}
-	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, ns, key), tx.plain(rec.appendBody), 0); err != nil {
+	if err := tx.txn.Put(tx.s.db.kv, kvKey(scope, ns, key), tx.record(rec.appendBody), 0); err != nil {
 		return tx.fail(err)
 	}
 	tx.op(OpDelKV, scope, run, task, func(b []byte) []byte {
