@@ -471,15 +471,12 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			return tx.fail(err)
 		}
 	}
-	// n, in id order.
-	for _, idx := range finalNodes {
-		n := &b.nodes[idx]
-		pv := b.provs[n.prov]
-		rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
+	// n, in id order; the values (compressed when large) are encoded on
+	// every core first.
+	nodeVals := b.nodeValues(tx, finalNodes)
+	for i, idx := range finalNodes {
 		binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[idx]))
-		val = appendRecord(val, &body, rec.appendBody, enc)
-		if err := tx.txn.Put(s.db.n, k8[:], val, lmdb.Append); err != nil {
+		if err := tx.txn.Put(s.db.n, k8[:], nodeVals.value(i), lmdb.Append); err != nil {
 			return tx.fail(err)
 		}
 	}
@@ -601,7 +598,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		binary.BigEndian.PutUint64(k20[:], uint64(r.a))
 		binary.BigEndian.PutUint32(k20[8:], uint32(r.rel))
 		binary.BigEndian.PutUint64(k20[12:], uint64(r.b))
-		val = appendRecord(val, &body, rec.appendBody, enc)
+		val = appendRecord(val[:0], &body, rec.appendBody, enc)
 		if err := tx.txn.Put(s.db.e, k20[:], val, lmdb.Append); err != nil {
 			drain(outCh)
 			drain(inCh)
@@ -624,6 +621,66 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	}
 
 	return nil
+}
+
+// valueSlab holds many encoded values back to back: value i is
+// data[ends[i-1]:ends[i]].
+type valueSlab struct {
+	data []byte
+	ends []int
+}
+
+func (v *valueSlab) value(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = v.ends[i-1]
+	}
+	return v.data[start:v.ends[i]]
+}
+
+// nodeValues encodes the n value of every final node put, in order, on
+// every core (appendRecord: the bytes ordinary writes produce).
+func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) *valueSlab {
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(final)/1024))
+	enc, _ := b.s.zstd()
+	parts := make([]valueSlab, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var body []byte
+			part := &parts[w]
+			lo, hi := w*len(final)/workers, (w+1)*len(final)/workers
+			part.ends = make([]int, 0, hi-lo)
+			for _, idx := range final[lo:hi] {
+				n := &b.nodes[idx]
+				pv := b.provs[n.prov]
+				rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
+					typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
+				part.data = appendRecord(part.data, &body, rec.appendBody, enc)
+				part.ends = append(part.ends, len(part.data))
+			}
+		}()
+	}
+	wg.Wait()
+	if workers == 1 {
+		return &parts[0]
+	}
+	all := &valueSlab{ends: make([]int, 0, len(final))}
+	size := 0
+	for _, p := range parts {
+		size += len(p.data)
+	}
+	all.data = make([]byte, 0, size)
+	for _, p := range parts {
+		base := len(all.data)
+		all.data = append(all.data, p.data...)
+		for _, e := range p.ends {
+			all.ends = append(all.ends, base+e)
+		}
+	}
+	return all
 }
 
 // supersedeCycle refuses a load whose supersedes edges close a cycle, as

@@ -613,17 +613,18 @@ var builtinRelations = [...]string{
 }
 
 // appendRecord appends the value of a record body (appendBody writes it)
-// to dst[:0]: the format-1 envelope, or format 2 (one zstd frame) when the
+// to dst: the format-1 envelope, or format 2 (one zstd frame) when the
 // body is longer than compressAbove bytes, then the crc trailer. scratch
 // holds the plain body while it is compressed. Every writer of n, e, kv and
 // hist values uses this rule, so a bulk load and ordinary transactions
 // write the same bytes.
 func appendRecord(dst []byte, scratch *[]byte, appendBody func([]byte) []byte, enc *zstd.Encoder) []byte {
-	dst = appendBody(append(dst[:0], fmtPlain))
-	if body := dst[1:]; len(body) > compressAbove {
+	start := len(dst)
+	dst = appendBody(append(dst, fmtPlain))
+	if body := dst[start+1:]; len(body) > compressAbove {
 		*scratch = append((*scratch)[:0], body...)
-		dst = binary.AppendUvarint(append(dst[:0], fmtZstd), uint64(len(*scratch)))
+		dst = binary.AppendUvarint(append(dst[:start], fmtZstd), uint64(len(*scratch)))
 		dst = enc.EncodeAll(*scratch, dst)
 	}
-	return sealValue(dst)
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }

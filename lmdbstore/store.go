@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -398,7 +399,10 @@ func (s *Store) Path() string { return s.path }
 
 func (s *Store) zstd() (*zstd.Encoder, *zstd.Decoder) {
 	s.zOnce.Do(func() {
-		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		// EncodeAll runs on up to this many goroutines at once (bulk
+		// loads encode node values on every core); the output does not
+		// depend on it.
+		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30),
 			zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
 	})

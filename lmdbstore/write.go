@@ -244,7 +244,7 @@ func (tx *WriteTxn) envelope(body []byte, compress bool) []byte {
 // when the body is longer than compressAbove bytes.
 func (tx *WriteTxn) record(appendBody func([]byte) []byte) []byte {
 	enc, _ := tx.s.zstd()
-	tx.recBuf = appendRecord(tx.recBuf, &tx.bodyBuf, appendBody, enc)
+	tx.recBuf = appendRecord(tx.recBuf[:0], &tx.bodyBuf, appendBody, enc)
 	return tx.recBuf
 }
 
