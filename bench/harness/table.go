@@ -218,8 +218,9 @@ func human(v float64) string {
 // workloadNotes says what each row measures, once, under the table.
 const workloadNotes = `Rows: bulk load = every node, then every edge, in transactions of -batch operations, each durable
 (edges/s, node writes included in the time). bulk import = the same graph loaded again into a new store in one
-durable transaction, each system's fastest way (memctl: lmdbstore.Bulk, what import and batch --bulk use; peers:
-their Load with everything in one transaction), payloads generated before the clock starts; its store's size is
+durable transaction, each system's fastest way (memctl: lmdbstore.Bulk, what import and batch --bulk use; bbolt:
+every bucket's keys put in ascending order with fill percent 1; SQLite, raw LMDB: their Load with everything in one
+transaction), payloads generated before the clock starts; its store's size is
 the bytes/edge after it. durable put-edge = one edge per durable transaction. Every read returns
 what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
 (memctl: its ids keyspace or cache; bbolt, raw LMDB: a names bucket id → key; SQLite: a join with the nodes table; the

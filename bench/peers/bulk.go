@@ -1,6 +1,12 @@
 package peers
 
-import "github.com/memctl/memctl/bench/gen"
+import (
+	"bytes"
+	"slices"
+
+	"github.com/memctl/memctl/bench/gen"
+	bolt "go.etcd.io/bbolt"
+)
 
 // bulkVia loads b as one transaction through sys's own Create and Load (a
 // peer's fastest plain way: one transaction, prepared statements or
@@ -19,7 +25,58 @@ func bulkVia(sys System, dir string, g *gen.Graph, b Batch) error {
 func (s *SQLite) BulkLoad(dir string, g *gen.Graph, b Batch) error {
 	return bulkVia(&SQLite{}, dir, g, b)
 }
-func (s *Bolt) BulkLoad(dir string, g *gen.Graph, b Batch) error { return bulkVia(&Bolt{}, dir, g, b) }
+
+// BulkLoad for bbolt writes every bucket's keys in ascending order with a
+// fill percent of 1 (bbolt's fastest way to build a B+tree: pages fill
+// left to right and split once). Through Load, one transaction of random
+// inserts slows down as it grows (10K nodes: 7.7 s; 100K: over 30 minutes).
+func (s *Bolt) BulkLoad(dir string, g *gen.Graph, b Batch) error {
+	sys := &Bolt{}
+	if err := sys.Create(dir, g); err != nil {
+		return err
+	}
+	err := sys.sortedLoad(b)
+	if cerr := sys.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Bolt) sortedLoad(b Batch) error {
+	s.rev++
+	type kv struct{ k, v []byte }
+	byKey := func(x []kv) {
+		slices.SortFunc(x, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	}
+	var nodes, keys, names, out, in []kv
+	for _, n := range b.Nodes {
+		node := s.g.Nodes[n]
+		k := idKey(nil, uint64(n))
+		nodes = append(nodes, kv{k, nodeVal(nil, uint8(node.Type), s.rev, node.Key, s.g.Payload(n, nil))})
+		keys = append(keys, kv{[]byte(node.Key), k})
+		names = append(names, kv{k, []byte(node.Key)})
+	}
+	for _, e := range b.Edges {
+		v := edgeVal(make([]byte, 0, edgeValLen), s.rev)
+		out = append(out, kv{edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Src), uint32(e.Rel), uint64(e.Dst)), v})
+		in = append(in, kv{edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Dst), uint32(e.Rel), uint64(e.Src)), v})
+	}
+	for _, x := range [][]kv{nodes, keys, names, out, in} {
+		byKey(x)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for i, name := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
+			bk := tx.Bucket(name)
+			bk.FillPercent = 1
+			for _, x := range [][]kv{nodes, keys, names, out, in}[i] {
+				if err := bk.Put(x.k, x.v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
 func (s *LMDBRaw) BulkLoad(dir string, g *gen.Graph, b Batch) error {
 	return bulkVia(&LMDBRaw{}, dir, g, b)
 }
