@@ -18,7 +18,7 @@ import (
 
 // revMeta is a revision's commit time (unix ns) and transaction provenance.
 type revMeta struct {
-	ts                uint64
+	ts               uint64
 	scope, run, task string
 }
 
