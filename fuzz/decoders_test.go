@@ -102,7 +102,7 @@ func resealed(b []byte) []byte {
 }
 
 // valueKeyspaces is the order FuzzStoreValue's first byte picks from.
-var valueKeyspaces = []string{"n", "e", "kv", "hist", "rel", "relname", "ids", "meta", "ts", "log"}
+var valueKeyspaces = []string{"n", "e", "kv", "hist", "rel", "relname", "ids", "meta", "ts", "log", "revs"}
 
 // FuzzStoreValue: every value decoder of the store (the first input byte
 // picks the keyspace, then a length-prefixed key, then the value) either
@@ -176,7 +176,7 @@ func splitStoreValueInput(in []byte) (db string, key, value []byte, ok bool) {
 }
 
 // keyKeyspaces is the order FuzzStoreKey's first byte picks from.
-var keyKeyspaces = []string{"out", "in", "e", "kv", "hist", "n", "ids", "log", "ts", "rel"}
+var keyKeyspaces = []string{"out", "in", "e", "kv", "hist", "n", "ids", "log", "ts", "rel", "revs"}
 
 // FuzzStoreKey: every key parser either rejects the key with a
 // *lmdbstore.CorruptionError or parses it to parts that encode back to it.

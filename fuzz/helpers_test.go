@@ -126,7 +126,7 @@ func memctlProc(t testing.TB, stdin string, args ...string) run {
 // the same store open through lmdbstore (LMDB-NOTES: one env per process).
 
 // keyspaces are the store's DBIs (SPEC.md §2).
-var keyspaces = []string{"meta", "n", "e", "out", "in", "kv", "hist", "ids", "rel", "relname", "log", "ts"}
+var keyspaces = []string{"meta", "n", "e", "out", "in", "kv", "hist", "ids", "rel", "relname", "log", "ts", "revs"}
 
 func withRawEnv(t testing.TB, dir string, write bool, fn func(env *lmdb.Env, dbis map[string]lmdb.DBI) error) {
 	t.Helper()

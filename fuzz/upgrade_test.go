@@ -3,9 +3,11 @@ package fuzz
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -103,5 +105,107 @@ func TestUpgradeSchema1(t *testing.T) {
 	rep, err := s.Check()
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("check after upgrade: %v %v", rep.Problems, err)
+	}
+}
+
+// TestUpgradeSchema2: a schema-2 store (no revs keyspace, an e record for
+// every edge) is refused read-only, upgraded by a writable open (revs
+// filled from the log, no revision committed, every read as before), and
+// then takes schema 3's writes (implicit records) beside its old explicit
+// ones, check clean at each step.
+func TestUpgradeSchema2(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	s, err := lmdbstore.Init(dir, lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Weights given explicitly: schema 3 stores an e record for these
+	// too, as schema 2 did for every edge.
+	for i, m := range []lmdbstore.WriteMeta{{RunID: "r1"}, {Scope: "repo", RunID: "r2", TaskID: "t"}} {
+		if _, err := s.Update(m, func(tx *lmdbstore.WriteTxn) error {
+			for j := range 3 {
+				if err := tx.PutEdge(lmdbstore.EdgePut{Src: fmt.Sprint("a", i), Rel: "calls", Dst: fmt.Sprint("b", j), Weight: 1}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edges := func(s *lmdbstore.Store) string {
+		t.Helper()
+		var b strings.Builder
+		err := s.View(func(r *lmdbstore.ReadTxn) error {
+			for _, src := range []string{"a0", "a1", "a2"} {
+				for _, dst := range []string{"b0", "b1", "b2"} {
+					for i, at := range []lmdbstore.At{lmdbstore.AtRevision(1), {}} {
+						when := []string{"rev1", "latest"}[i]
+						e, err := r.GetEdge(src, "calls", dst, at)
+						if err != nil {
+							fmt.Fprintf(&b, "%s %s %s: not found %v\n", src, dst, when, errors.Is(err, lmdbstore.ErrNotFound))
+							continue
+						}
+						fmt.Fprintf(&b, "%s %s %s: %+v\n", src, dst, when, e)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	before := edges(s)
+	s.Close()
+	withRawEnv(t, dir, true, func(env *lmdb.Env, dbis map[string]lmdb.DBI) error {
+		return env.Update(func(txn *lmdb.Txn) error {
+			if err := txn.Drop(dbis["revs"], true); err != nil {
+				return err
+			}
+			castagnoli := crc32.MakeTable(crc32.Castagnoli)
+			v := binary.BigEndian.AppendUint64([]byte{1}, 2)
+			return txn.Put(dbis["meta"], []byte("schema"), binary.LittleEndian.AppendUint32(v, crc32.Checksum(v, castagnoli)), 0)
+		})
+	})
+	if _, err := lmdbstore.Open(dir, lmdbstore.Options{ReadOnly: true}); !errors.Is(err, lmdbstore.ErrReadOnly) {
+		t.Fatalf("read-only open of a schema-2 store: %v, want ErrReadOnly (upgrade needed)", err)
+	}
+	s, err = lmdbstore.Open(dir, lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if after := edges(s); after != before {
+		t.Errorf("reads changed by the upgrade:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	check := func(when string) {
+		t.Helper()
+		rep, err := s.Check()
+		if err != nil || len(rep.Problems) > 0 {
+			t.Fatalf("check %s: %v %v", when, rep.Problems, err)
+		}
+	}
+	check("after the upgrade")
+	// Schema 3 writes beside the old records: a plain new edge (implicit),
+	// a new weight on an old one, a delete.
+	if _, err := s.Update(lmdbstore.WriteMeta{RunID: "r3"}, func(tx *lmdbstore.WriteTxn) error {
+		if err := tx.PutEdge(lmdbstore.EdgePut{Src: "a2", Rel: "calls", Dst: "b0"}); err != nil {
+			return err
+		}
+		if err := tx.PutEdge(lmdbstore.EdgePut{Src: "a0", Rel: "calls", Dst: "b1", Weight: 0.25}); err != nil {
+			return err
+		}
+		return tx.DeleteEdge("a1", "calls", "b2")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("after schema-3 writes")
+	got := edges(s)
+	for _, want := range []string{"a2 b0 latest: {Edge:{Src:", " Rev:3 Weight:0.25} Payload:[] Scope: RunID:r3 TaskID: ", "a1 b2 latest: not found true", "a1 b2 rev1: not found true"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after schema-3 writes, no line %q in:\n%s", want, got)
+		}
 	}
 }

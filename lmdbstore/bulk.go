@@ -595,6 +595,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		if e.explicit {
 			rec.flags |= recWeight
 		}
+		if tx.implicitEdge(&rec) {
+			continue
+		}
 		binary.BigEndian.PutUint64(k20[:], uint64(r.a))
 		binary.BigEndian.PutUint32(k20[8:], uint32(r.rel))
 		binary.BigEndian.PutUint64(k20[12:], uint64(r.b))

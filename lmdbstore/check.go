@@ -119,7 +119,8 @@ type checker struct {
 	missing map[uint64]bool
 
 	rev, ts, horizon, nextRel uint64
-	logTS                     map[uint64]uint64 // rev → commit time
+	logTS                     map[uint64]uint64  // rev → commit time
+	logMeta                   map[uint64]revMeta // rev → time and provenance of its log record
 	liveNodes                 map[NodeID]bool
 	out, in                   []adjTuple
 }
@@ -178,7 +179,7 @@ func (c *checker) each(dbi lmdb.DBI, fn func(k, v []byte)) error {
 }
 
 func (c *checker) run() error {
-	steps := []func() error{c.meta, c.relations, c.ids, c.nodes, c.kv, c.log, c.tsIndex,
+	steps := []func() error{c.meta, c.relations, c.ids, c.nodes, c.kv, c.log, c.tsIndex, c.revs,
 		func() error { return c.adj(c.s.db.out, dbOut, &c.out) },
 		func() error { return c.adj(c.s.db.in, dbIn, &c.in) },
 		c.symmetry, c.edges, c.hist}
@@ -360,6 +361,7 @@ func (c *checker) log() error {
 	expect := uint64(1)
 	var lastTS uint64
 	c.logTS = map[uint64]uint64{}
+	c.logMeta = map[uint64]revMeta{}
 	err := c.each(c.s.db.log, func(k, v []byte) {
 		rec, err := c.s.decodeLog(k, v)
 		if err != nil {
@@ -381,6 +383,7 @@ func (c *checker) log() error {
 			c.corrupt(dbLog, k, "record with no operations")
 		}
 		c.logTS[uint64(rec.rev)] = rec.ts
+		c.logMeta[uint64(rec.rev)] = revMeta{ts: rec.ts, scope: rec.scope, run: rec.run, task: rec.tsk}
 	})
 	if expect-1 != c.rev {
 		c.problem(fmt.Errorf("%w: log ends at revision %d, meta says %d", ErrCorrupt, expect-1, c.rev))
@@ -406,6 +409,27 @@ func (c *checker) tsIndex() error {
 	})
 	if n != int(c.rev) {
 		c.problem(fmt.Errorf("%w: time index has %d entries for %d revisions", ErrCorrupt, n, c.rev))
+	}
+	return err
+}
+
+// revs verifies the revs keyspace: one entry per revision, equal to its log
+// record's header.
+func (c *checker) revs() error {
+	n := 0
+	err := c.each(c.s.db.revs, func(k, v []byte) {
+		n++
+		m, err := parseRevsValue(v)
+		if err != nil || len(k) != 8 {
+			c.corrupt(dbRevs, k, "bad entry")
+			return
+		}
+		if want, ok := c.logMeta[binary.BigEndian.Uint64(k)]; !ok || want != m {
+			c.corrupt(dbRevs, k, "does not match the log record of its revision")
+		}
+	})
+	if n != int(c.rev) {
+		c.problem(fmt.Errorf("%w: revs has %d entries for %d revisions", ErrCorrupt, n, c.rev))
 	}
 	return err
 }
@@ -555,6 +579,22 @@ func (c *checker) edges() error {
 	}
 	c.out = nil
 	noteLive := func(t adjTuple) { c.noteLive(t.node, t.peer) }
+	// without is an edge with no e record: implicit when its newest entry
+	// is live (its revision must have a revs entry), else a tombstone whose
+	// record compaction dropped (at or below the horizon).
+	without := func(t adjTuple) {
+		k := adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer))
+		if t.flags&adjacency.FlagTombstone != 0 {
+			if t.rev > c.horizon {
+				c.corrupt(dbOut, k, "deleted edge without an e record")
+			}
+			return
+		}
+		if _, ok := c.logMeta[t.rev]; !ok {
+			c.corrupt(dbOut, k, "implicit edge record of revision %d, which has no log record", t.rev)
+		}
+		noteLive(t)
+	}
 	i := 0
 	err := c.each(c.s.db.e, func(k, v []byte) {
 		src, rel, dst, ok := parseAdjKey(k)
@@ -569,7 +609,7 @@ func (c *checker) edges() error {
 		}
 		key := adjTuple{node: uint64(src), rel: uint32(rel), peer: uint64(dst)}
 		for i < len(newest) && newest[i].less(key) {
-			c.corrupt(dbOut, adjKey(NodeID(newest[i].node), RelID(newest[i].rel), NodeID(newest[i].peer)), "adjacency entry without an e record")
+			without(newest[i])
 			i++
 		}
 		if i < len(newest) && newest[i].node == key.node && newest[i].rel == key.rel && newest[i].peer == key.peer {
@@ -590,7 +630,7 @@ func (c *checker) edges() error {
 		}
 	})
 	for ; i < len(newest); i++ {
-		c.corrupt(dbOut, adjKey(NodeID(newest[i].node), RelID(newest[i].rel), NodeID(newest[i].peer)), "adjacency entry without an e record")
+		without(newest[i])
 	}
 	return err
 }
@@ -661,14 +701,13 @@ func (c *checker) hist() error {
 			c.problem(err)
 			return
 		}
-		cur, err := c.txn.Get(dbi, key)
-		if err != nil {
-			c.corrupt(dbHist, k, "history of an entity with no current record")
-			return
-		}
-		latest, _, err := c.s.recordRev(dbHist, key, cur)
+		latest, found, err := c.s.latestRev(c.txn, k[0], dbi, key)
 		if err != nil {
 			c.problem(err)
+			return
+		}
+		if !found {
+			c.corrupt(dbHist, k, "history of an entity with no current record")
 			return
 		}
 		if latest <= rev {

@@ -145,6 +145,42 @@ func (s *Store) latestRecordKey(kind byte, entity []byte) (lmdb.DBI, []byte, boo
 	return 0, nil, false
 }
 
+// latestRev is the revision of the current record of a hist entity (key
+// in dbi, from latestRecordKey); found is false when it has none. An
+// edge's current record may be implicit (edgerec.go).
+func (s *Store) latestRev(txn *lmdb.Txn, kind byte, dbi lmdb.DBI, key []byte) (Revision, bool, error) {
+	if kind == histEdge {
+		v, err := txn.Get(dbi, key)
+		if err == nil {
+			rev, _, err := s.recordRev(dbEdges, key, v)
+			return rev, err == nil, err
+		}
+		if !lmdb.IsNotFound(err) {
+			return 0, false, err
+		}
+		r := &ReadTxn{s: s, txn: txn}
+		defer r.close()
+		e, ok, err := r.newestOutEntry(NodeID(binary.BigEndian.Uint64(key)), RelID(binary.BigEndian.Uint32(key[8:])),
+			NodeID(binary.BigEndian.Uint64(key[12:])))
+		if err != nil {
+			return 0, false, err
+		}
+		if !ok || e.Tombstone() {
+			return 0, false, nil
+		}
+		return Revision(e.Rev), true, nil
+	}
+	v, err := txn.Get(dbi, key)
+	if lmdb.IsNotFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	rev, _, err := s.recordRev(dbHist, key, v)
+	return rev, err == nil, err
+}
+
 // recordRev reads the revision of a record value (every record body starts
 // with flags, then the revision as uvarint).
 func (s *Store) recordRev(dbName string, k, v []byte) (Revision, bool, error) {
@@ -185,15 +221,8 @@ func (s *Store) pruneHist(txn *lmdb.Txn, horizon Revision, st *CompactStats) err
 		if !ok {
 			return 0, &CorruptionError{dbHist, bytes.Clone(prevKey), "bad entity"}
 		}
-		v, err := txn.Get(dbi, key)
-		if lmdb.IsNotFound(err) {
-			return 0, nil // orphan: Check reports it; keep it
-		}
-		if err != nil {
-			return 0, err
-		}
-		rev, _, err := s.recordRev(dbHist, key, v)
-		return rev, err
+		rev, _, err := s.latestRev(txn, kind, dbi, key)
+		return rev, err // 0 for an orphan: Check reports it; keep it
 	}
 	k, _, err := cur.Get(nil, nil, lmdb.First)
 	for ; err == nil; k, _, err = cur.Get(nil, nil, lmdb.Next) {

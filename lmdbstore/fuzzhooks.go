@@ -17,7 +17,7 @@ type RecordDecoder struct {
 }
 
 // DecodeValue decodes value as stored under key in keyspace db ("n", "e",
-// "kv", "hist", "rel", "relname", "ids", "meta", "ts", "log") and returns
+// "kv", "hist", "rel", "relname", "ids", "meta", "ts", "log", "revs") and returns
 // the canonical encoding of what it decoded: the value a writer would store
 // for it, uncompressed (format byte 1). canonical is nil for the log, whose
 // decoded form drops fields (add_rel id and flags). Errors match ErrCorrupt.
@@ -77,6 +77,12 @@ func (d *RecordDecoder) DecodeValue(db string, key, value []byte) (canonical []b
 	case dbLog:
 		_, err := d.s.decodeLog(key, value)
 		return nil, err
+	case dbRevs:
+		m, err := parseRevsValue(value)
+		if err != nil {
+			return nil, &CorruptionError{db, bytes.Clone(key), err.Error()}
+		}
+		return revsValue(m), nil
 	}
 	return nil, fmt.Errorf("%w: unknown keyspace %q", ErrInvalid, db)
 }
@@ -117,7 +123,7 @@ func (d *RecordDecoder) ParseKey(db string, key []byte) (canonical []byte, err e
 			entity = kvEntity(scope, ns, k)
 		}
 		return histKey(key[0], entity, Revision(binary.BigEndian.Uint64(key[len(key)-8:]))), nil
-	case dbNodes, dbIDs, dbLog, dbTS:
+	case dbNodes, dbIDs, dbLog, dbTS, dbRevs:
 		if len(key) != 8 {
 			return bad("key is not 8 bytes")
 		}

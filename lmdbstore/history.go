@@ -61,6 +61,16 @@ func (r *ReadTxn) versions(cur *lmdb.Cursor, kind byte, entity []byte, dbi lmdb.
 	if err != nil && !lmdb.IsNotFound(err) {
 		return classifyLMDB(dbHist, prefix, err)
 	}
+	if kind == histEdge {
+		// The current record may be implicit (edgerec.go).
+		var rec edgeRec
+		_, _, found, err := r.currentEdge(NodeID(binary.BigEndian.Uint64(key)), RelID(binary.BigEndian.Uint32(key[8:])),
+			NodeID(binary.BigEndian.Uint64(key[12:])), &rec)
+		if err != nil || !found {
+			return err
+		}
+		return fn(rec.version())
+	}
 	v, err = r.txn.Get(dbi, key)
 	if lmdb.IsNotFound(err) {
 		return nil
@@ -89,12 +99,16 @@ func decodeEdgeVersion(body []byte) (Version, error) {
 	if err := rec.decodeBody(body); err != nil {
 		return Version{}, err
 	}
+	return rec.version(), nil
+}
+
+func (rec *edgeRec) version() Version {
 	w := rec.weight
 	if rec.tombstone() {
 		w = 0
 	}
 	return Version{Rev: rec.rev, TS: nsTime(rec.updatedTS), Deleted: rec.tombstone(), Scope: rec.scope,
-		RunID: rec.run, TaskID: rec.task, Weight: w, Payload: clonePayload(rec.payload)}, nil
+		RunID: rec.run, TaskID: rec.task, Weight: w, Payload: clonePayload(rec.payload)}
 }
 
 // NodeVersions calls fn for every stored version of node key, oldest
@@ -176,22 +190,17 @@ func (vr *VersionReader) KV(scope, ns, key string, fn func(Version) error) error
 func (vr *VersionReader) EdgeAt(src NodeID, rel RelID, dst NodeID, rev Revision) (Version, bool, error) {
 	r := vr.r
 	k := edgeKey(src, rel, dst)
-	v, err := r.txn.Get(r.s.db.e, k)
-	if lmdb.IsNotFound(err) {
-		return Version{}, false, nil
-	}
+	var rec edgeRec
+	_, _, found, err := r.currentEdge(src, rel, dst, &rec)
 	if err != nil {
-		return Version{}, false, classifyLMDB(dbEdges, k, err)
-	}
-	var ver Version
-	if err := r.s.decodeRecord(dbEdges, k, v, func(body []byte) (e error) { ver, e = decodeEdgeVersion(body); return e }); err != nil {
 		return Version{}, false, err
 	}
-	if ver.Rev == rev {
-		return ver, true, nil
+	if found && rec.rev == rev {
+		return rec.version(), true, nil
 	}
+	var ver Version
 	hk := histKey(histEdge, k, rev)
-	v, err = r.txn.Get(r.s.db.hist, hk)
+	v, err := r.txn.Get(r.s.db.hist, hk)
 	if lmdb.IsNotFound(err) {
 		return Version{}, false, nil
 	}

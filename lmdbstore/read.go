@@ -35,6 +35,7 @@ type ReadTxn struct {
 	outCur, inCur *lmdb.Cursor      // reused by scans of a read-only transaction
 	pooled        *pooledRead       // the pooled transaction (nil: none); owns the scan cursors
 	nb            *neighbourScratch // Neighbours' scratch when not pooled
+	revMemo       revMemo           // the last revs entry read (revs.go)
 }
 
 func (r *ReadTxn) close() {
@@ -350,14 +351,8 @@ func (r *ReadTxn) nodeVersionAt(k, v []byte, view Revision, rec *nodeRec) (bool,
 
 func (r *ReadTxn) edgeAt(src NodeID, rel RelID, dst NodeID, view Revision, rec *edgeRec) (bool, error) {
 	k := edgeKey(src, rel, dst)
-	v, err := r.txn.Get(r.s.db.e, k)
-	if lmdb.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, classifyLMDB(dbEdges, k, err)
-	}
-	if err := r.s.decodeRecord(dbEdges, k, v, rec.decodeBody); err != nil {
+	_, _, found, err := r.currentEdge(src, rel, dst, rec)
+	if err != nil || !found {
 		return false, err
 	}
 	if rec.rev > view {

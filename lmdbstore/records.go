@@ -26,7 +26,13 @@ import (
 //	   valid-time interval (flag bits 2 and 3) and the log has op kinds 8
 //	   and 9 (puts with validity); schema-1 bodies and ops are valid schema-2
 //	   ones, so the upgrade need not touch them.
-const SchemaVersion = 2
+//	3: adds the revs keyspace (a revision's commit time and provenance) and
+//	   implicit edge records: an edge whose current version is a plain
+//	   creation has no e record (edgerec.go). Open upgrades a schema-1 or
+//	   -2 store in place by filling revs from the log; their e records all
+//	   stay valid. Schema-2 binaries refuse a schema-3 store (ErrNewerSchema)
+//	   instead of misreading its edges.
+const SchemaVersion = 3
 
 // Keyspace (DBI) names.
 const (
@@ -42,6 +48,7 @@ const (
 	dbRelName = "relname"
 	dbLog     = "log"
 	dbTS      = "ts"
+	dbRevs    = "revs"
 )
 
 // Meta keys.

@@ -62,7 +62,7 @@ type Redactor interface {
 }
 
 type dbis struct {
-	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts lmdb.DBI
+	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts, revs lmdb.DBI
 }
 
 // name is the keyspace name of dbi ("" if it is none of the store's).
@@ -84,7 +84,7 @@ func (d *dbis) each(fn func(name string, dbi *lmdb.DBI) error) error {
 	}{
 		{dbMeta, &d.meta}, {dbNodes, &d.n}, {dbEdges, &d.e}, {dbOut, &d.out}, {dbIn, &d.in},
 		{dbKV, &d.kv}, {dbHist, &d.hist}, {dbIDs, &d.ids}, {dbRel, &d.rel}, {dbRelName, &d.relname},
-		{dbLog, &d.log}, {dbTS, &d.ts},
+		{dbLog, &d.log}, {dbTS, &d.ts}, {dbRevs, &d.revs},
 	} {
 		if err := fn(x.name, x.dbi); err != nil {
 			return err
@@ -228,10 +228,15 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	var schema uint64
+	noRevs := false // schemas 1 and 2 have no revs keyspace (the upgrade adds it)
 	err = s.viewManaged(func(txn *lmdb.Txn) error {
 		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
 			var err error
 			*dbi, err = txn.OpenDBI(name, 0)
+			if lmdb.IsNotFound(err) && name == dbRevs {
+				noRevs = true
+				return nil
+			}
 			if lmdb.IsNotFound(err) {
 				return fmt.Errorf("%w: %s has no %q keyspace (not a memctl store?)", ErrCorrupt, path, name)
 			}
@@ -252,6 +257,9 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		if ver < 1 {
 			return &CorruptionError{dbMeta, []byte(metaSchema), fmt.Sprintf("schema version %d", ver)}
+		}
+		if ver >= 3 && noRevs {
+			return fmt.Errorf("%w: %s has no %q keyspace", ErrCorrupt, path, dbRevs)
 		}
 		schema = ver
 		return nil

@@ -456,9 +456,9 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if p.Weight != 0 {
 		rec.flags |= recWeight
 	}
-	overwrite := false
+	overwrite, stored := false, false
 	if !tx.edgeAbsent(src, rel.ID, dst) {
-		overwrite, err = tx.supersedeEdge(src, rel.ID, dst, &rec)
+		overwrite, stored, err = tx.supersedeEdge(src, rel.ID, dst, &rec)
 		if err == errUnchanged {
 			return nil // same weight and payload: no change (SPEC §2)
 		}
@@ -466,7 +466,7 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 			return err
 		}
 	}
-	if err := tx.writeEdge(src, rel.ID, dst, &rec); err != nil {
+	if err := tx.writeEdge(src, rel.ID, dst, &rec, stored); err != nil {
 		return err
 	}
 	tx.op(OpPutEdge, scope, run, task, func(b []byte) []byte {
@@ -496,39 +496,49 @@ func (tx *WriteTxn) missingEndpoints(srcKey string, src NodeID, dstKey string, d
 	return missing
 }
 
-// supersedeEdge is supersedeNode for edges.
-func (tx *WriteTxn) supersedeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) (bool, error) {
-	k := edgeKey(src, rel, dst)
-	cur, err := tx.txn.Get(tx.s.db.e, k)
-	if lmdb.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, tx.fail(err)
-	}
+// supersedeEdge is supersedeNode for edges. The current record may be
+// implicit (edgerec.go): its synthesized record is what hist keeps. stored
+// reports whether the edge has an e record now.
+func (tx *WriteTxn) supersedeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) (overwrite, stored bool, err error) {
 	var old edgeRec
-	if err := tx.s.decodeRecord(dbEdges, k, cur, old.decodeBody); err != nil {
-		return false, tx.fail(err)
+	cur, explicit, found, err := tx.r.currentEdge(src, rel, dst, &old)
+	if err != nil {
+		return false, false, tx.fail(err)
+	}
+	if !found {
+		return false, false, nil
 	}
 	if !old.tombstone() && !rec.tombstone() && old.weight == rec.weight && bytes.Equal(old.payload, rec.payload) {
-		return true, errUnchanged
+		return true, explicit, errUnchanged
 	}
 	if old.rev < tx.rev {
+		k := edgeKey(src, rel, dst)
+		if !explicit {
+			cur = tx.record(old.appendBody)
+		}
 		if err := tx.toHist(dbEdges, histEdge, k, cur, old.rev); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
 	if old.tombstone() {
-		return false, nil
+		return false, explicit, nil
 	}
 	rec.createdRev, rec.createdTS = old.createdRev, old.createdTS
-	return true, nil
+	return true, explicit, nil
 }
 
-// writeEdge writes the e record and the out and in adjacency entries.
-func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) error {
-	if err := tx.txn.Put(tx.s.db.e, edgeKey(src, rel, dst), tx.record(rec.appendBody), 0); err != nil {
-		return tx.fail(err)
+// writeEdge writes the e record (none for an implicit one, removing the
+// one stored when stored) and the out and in adjacency entries.
+func (tx *WriteTxn) writeEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec, stored bool) error {
+	k := edgeKey(src, rel, dst)
+	if !tx.implicitEdge(rec) {
+		if err := tx.txn.Put(tx.s.db.e, k, tx.record(rec.appendBody), 0); err != nil {
+			return tx.fail(err)
+		}
+	} else if stored {
+		if err := tx.txn.Del(tx.s.db.e, k, nil); err != nil {
+			return tx.fail(err)
+		}
 	}
 	entry := adjacency.Entry{Rel: uint32(rel), Rev: uint64(tx.rev), Weight: rec.weight}
 	if rec.tombstone() {
@@ -633,10 +643,11 @@ func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error {
 	scope, run, task := tx.inherit("", "", "")
 	rec := edgeRec{flags: recTombstone, rev: tx.rev, updatedTS: tx.ts, weight: cur.weight,
 		scope: scope, run: run, task: task}
-	if _, err := tx.supersedeEdge(srcID, r.ID, dstID, &rec); err != nil {
+	_, stored, err := tx.supersedeEdge(srcID, r.ID, dstID, &rec)
+	if err != nil {
 		return err
 	}
-	if err := tx.writeEdge(srcID, r.ID, dstID, &rec); err != nil {
+	if err := tx.writeEdge(srcID, r.ID, dstID, &rec, stored); err != nil {
 		return err
 	}
 	tx.op(OpDelEdge, scope, run, task, func(b []byte) []byte {
@@ -866,6 +877,9 @@ func (tx *WriteTxn) finishLog(v []byte) error {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
 			return &CorruptionError{dbTS, u64be(tx.ts), "time index has a time beyond meta ts"}
 		}
+		return err
+	}
+	if err := putRevs(tx.txn, tx.s.db.revs, tx.rev, revMeta{ts: tx.ts, scope: tx.meta.Scope, run: tx.meta.RunID, task: tx.meta.TaskID}); err != nil {
 		return err
 	}
 	if err := tx.txn.Put(tx.s.db.meta, []byte(metaRev), u64Value(uint64(tx.rev)), 0); err != nil {
