@@ -107,7 +107,7 @@ func faultCorruption(keyspace string, key []byte, addr uintptr) error {
 // damageErrnos are the LMDB return codes that mean the file is damaged
 // (never a caller's mistake or a transient condition; memctl opens every
 // DBI with the same flags, so MDB_INCOMPATIBLE means a damaged DB record).
-var damageErrnos = []lmdb.Errno{lmdb.Corrupted, lmdb.PageNotFound, lmdb.Invalid, lmdb.VersionMismatch, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull}
+var damageErrnos = []lmdb.Errno{lmdb.Corrupted, lmdb.PageNotFound, lmdb.Invalid, lmdb.VersionMismatch, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull, lmdb.PageFull}
 
 // isDamageErrno reports whether err is an LMDB error that means damage.
 func isDamageErrno(err error) bool {

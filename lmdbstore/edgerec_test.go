@@ -2,6 +2,8 @@ package lmdbstore
 
 import (
 	"encoding/json"
+	"errors"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,6 +195,23 @@ func TestBulkImplicitEdges(t *testing.T) {
 		}
 		if d := cmp.Diff([]bool{false, true, true, true}, got); d != "" {
 			t.Errorf("bulk %v: e records (-want +got):\n%s", bulk, d)
+		}
+	}
+}
+
+// TestDamageErrnosOnWrites: errors LMDB returns only on damaged pages, met
+// by a write or a commit (found by the page-damage suite: a node-size flip
+// made mdb_del fail with MDB_PAGE_FULL, a header flip made the commit's
+// pwrite fail with EFAULT), are corruption (exit 3), not unexpected.
+func TestDamageErrnosOnWrites(t *testing.T) {
+	s := newStore(t, Options{})
+	for _, e := range []error{
+		&lmdb.OpError{Op: "mdb_del", Errno: lmdb.PageFull},
+		&lmdb.OpError{Op: "mdb_txn_commit", Errno: syscall.EFAULT},
+	} {
+		retry, err := s.recoverable(e)
+		if retry || !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%v: retry %v, %v; want ErrCorrupt", e, retry, err)
 		}
 	}
 }

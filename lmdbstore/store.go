@@ -360,7 +360,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 func mapOSError(err error) error {
 	if inner, ok := lmdbErrno(err); ok {
 		switch inner {
-		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull:
+		case lmdb.Invalid, lmdb.VersionMismatch, lmdb.Corrupted, lmdb.PageNotFound, lmdb.Panic, lmdb.BadTxn, lmdb.Incompatible, lmdb.CursorFull, lmdb.PageFull:
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
@@ -477,6 +477,14 @@ func (s *Store) recoverable(err error) (bool, error) {
 		// transaction (a Del of the key a cursor just returned) means the
 		// tree is inconsistent.
 		return false, fmt.Errorf("%w: LMDB lost a key it had just returned: %v", ErrCorrupt, err)
+	case lmdb.PageFull:
+		// LMDB's "page has no more space" is an internal error: a page whose
+		// header or node sizes were damaged.
+		return false, fmt.Errorf("%w: LMDB found a page fuller than it can be (a damaged page): %v", ErrCorrupt, err)
+	case syscall.EFAULT:
+		// A commit writing a dirty page from a bad address: a damaged page
+		// number or overflow count sent LMDB outside its map.
+		return false, fmt.Errorf("%w: LMDB wrote from outside its map (a damaged page): %v", ErrCorrupt, err)
 	case syscall.EFBIG:
 		// The map is capped far below any file-size limit: a write that far
 		// out follows a damaged free list or page number.
