@@ -8,22 +8,24 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bulkVia loads b as one transaction through sys's own Create and Load (a
-// peer's fastest plain way: one transaction, prepared statements or
-// buckets as in its Load) and closes it.
-func bulkVia(sys System, dir string, g *gen.Graph, b Batch) error {
+// bulkVia creates sys's store in dir, runs load (one transaction) and
+// closes it.
+func bulkVia(sys System, dir string, g *gen.Graph, load func() error) error {
 	if err := sys.Create(dir, g); err != nil {
 		return err
 	}
-	err := sys.Load(b)
+	err := load()
 	if cerr := sys.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
+// BulkLoad for SQLite and raw LMDB is their Load (prepared statements or
+// puts) with everything in one transaction.
 func (s *SQLite) BulkLoad(dir string, g *gen.Graph, b Batch) error {
-	return bulkVia(&SQLite{}, dir, g, b)
+	sys := &SQLite{}
+	return bulkVia(sys, dir, g, func() error { return sys.Load(b) })
 }
 
 // BulkLoad for bbolt writes every bucket's keys in ascending order with a
@@ -32,14 +34,7 @@ func (s *SQLite) BulkLoad(dir string, g *gen.Graph, b Batch) error {
 // inserts slows down as it grows (10K nodes: 7.7 s; 100K: over 30 minutes).
 func (s *Bolt) BulkLoad(dir string, g *gen.Graph, b Batch) error {
 	sys := &Bolt{}
-	if err := sys.Create(dir, g); err != nil {
-		return err
-	}
-	err := sys.sortedLoad(b)
-	if cerr := sys.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return bulkVia(sys, dir, g, func() error { return sys.sortedLoad(b) })
 }
 
 func (s *Bolt) sortedLoad(b Batch) error {
@@ -78,5 +73,6 @@ func (s *Bolt) sortedLoad(b Batch) error {
 	})
 }
 func (s *LMDBRaw) BulkLoad(dir string, g *gen.Graph, b Batch) error {
-	return bulkVia(&LMDBRaw{}, dir, g, b)
+	sys := &LMDBRaw{}
+	return bulkVia(sys, dir, g, func() error { return sys.Load(b) })
 }
