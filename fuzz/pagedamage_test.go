@@ -706,6 +706,12 @@ func FuzzPageDamage(f *testing.F) {
 // for faults and aborts in LMDB's C code: its last line is memctl's one
 // line; the only other line allowed is the C library's own message printed
 // before it aborted (glibc's heap checks write "Fatal glibc error: ...").
+// glibcLine matches what glibc prints before aborting: its assertion
+// line, and the heap checks' messages (malloc_printerr: "malloc(): invalid
+// size (unsorted)", "free(): corrupted unsorted chunks", "double free or
+// corruption (out)", "corrupted size vs. prev_size", ...).
+var glibcLine = regexp.MustCompile(`^(Fatal glibc error:|\*\*\* |[a-z_]+\(\): |double free|corrupted |munmap_chunk)`)
+
 func cFaultLine(out string) (msg string, libc, ok bool) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	msg = lines[len(lines)-1]
@@ -713,7 +719,7 @@ func cFaultLine(out string) (msg string, libc, ok bool) {
 		return msg, false, false
 	}
 	for _, l := range lines[:len(lines)-1] {
-		if !strings.HasPrefix(l, "Fatal glibc error:") && !strings.HasPrefix(l, "*** ") {
+		if !glibcLine.MatchString(l) {
 			return msg, false, false
 		}
 		libc = true
