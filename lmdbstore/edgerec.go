@@ -92,11 +92,13 @@ func (r *ReadTxn) newestOutEntry(src NodeID, rel RelID, dst NodeID) (adjacency.E
 		}
 		cur = tx.outCur
 	} else {
-		c, done, err := r.cursor(true)
+		// A cursor of its own: a caller may be iterating with the
+		// transaction's shared scan cursor.
+		c, err := r.txn.OpenCursor(r.s.db.out)
 		if err != nil {
 			return adjacency.Entry{}, false, err
 		}
-		defer done()
+		defer c.Close()
 		cur = c
 	}
 	key := adjKey(src, rel, dst)
