@@ -196,16 +196,7 @@ func (tx *WriteTxn) edgeAbsent(src NodeID, rel RelID, dst NodeID) bool {
 		return false
 	}
 	probe := adjacency.Entry{Rel: uint32(rel), Peer: uint64(dst)}
-	i := 0
-	for j := 1; j < len(b.chunks); j++ {
-		if chunkLE(b.chunks[j].entries[0], probe) {
-			i = j
-		}
-	}
-	if len(b.chunks) == 0 {
-		return true
-	}
-	entries := b.chunks[i].entries
+	entries := b.chunkFor(probe)
 	k := sort.Search(len(entries), func(k int) bool { return !entries[k].Less(probe) })
 	return k == len(entries) || entries[k].Rel != probe.Rel || entries[k].Peer != probe.Peer
 }

@@ -473,11 +473,14 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	}
 	// n, in id order; the values (compressed when large) are encoded on
 	// every core first.
-	nodeVals := b.nodeValues(tx, finalNodes)
-	for i, idx := range finalNodes {
-		binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[idx]))
-		if err := tx.txn.Put(s.db.n, k8[:], nodeVals.value(i), lmdb.Append); err != nil {
-			return tx.fail(err)
+	next := 0 // index into finalNodes
+	for _, part := range b.nodeValues(tx, finalNodes) {
+		for j := range part.ends {
+			binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[finalNodes[next]]))
+			next++
+			if err := tx.txn.Put(s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
+				return tx.fail(err)
+			}
 		}
 	}
 	wg.Wait()
@@ -642,8 +645,9 @@ func (v *valueSlab) value(i int) []byte {
 }
 
 // nodeValues encodes the n value of every final node put, in order, on
-// every core (appendRecord: the bytes ordinary writes produce).
-func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) *valueSlab {
+// every core (appendRecord: the bytes ordinary writes produce): the
+// concatenation of the returned parts' values is one value per put.
+func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(final)/1024))
 	enc, _ := b.s.zstd()
 	parts := make([]valueSlab, workers)
@@ -667,23 +671,7 @@ func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) *valueSlab {
 		}()
 	}
 	wg.Wait()
-	if workers == 1 {
-		return &parts[0]
-	}
-	all := &valueSlab{ends: make([]int, 0, len(final))}
-	size := 0
-	for _, p := range parts {
-		size += len(p.data)
-	}
-	all.data = make([]byte, 0, size)
-	for _, p := range parts {
-		base := len(all.data)
-		all.data = append(all.data, p.data...)
-		for _, e := range p.ends {
-			all.ends = append(all.ends, base+e)
-		}
-	}
-	return all
+	return parts
 }
 
 // supersedeCycle refuses a load whose supersedes edges close a cycle, as

@@ -119,7 +119,6 @@ type checker struct {
 	missing map[uint64]bool
 
 	rev, ts, horizon, nextRel uint64
-	logTS                     map[uint64]uint64  // rev → commit time
 	logMeta                   map[uint64]revMeta // rev → time and provenance of its log record
 	liveNodes                 map[NodeID]bool
 	out, in                   []adjTuple
@@ -360,7 +359,6 @@ func (c *checker) kv() error {
 func (c *checker) log() error {
 	expect := uint64(1)
 	var lastTS uint64
-	c.logTS = map[uint64]uint64{}
 	c.logMeta = map[uint64]revMeta{}
 	err := c.each(c.s.db.log, func(k, v []byte) {
 		rec, err := c.s.decodeLog(k, v)
@@ -382,7 +380,6 @@ func (c *checker) log() error {
 		if len(rec.ops) == 0 {
 			c.corrupt(dbLog, k, "record with no operations")
 		}
-		c.logTS[uint64(rec.rev)] = rec.ts
 		c.logMeta[uint64(rec.rev)] = revMeta{ts: rec.ts, scope: rec.scope, run: rec.run, task: rec.tsk}
 	})
 	if expect-1 != c.rev {
@@ -403,7 +400,7 @@ func (c *checker) tsIndex() error {
 			c.corrupt(dbTS, k, "bad entry")
 			return
 		}
-		if ts, ok := c.logTS[rev]; !ok || ts != binary.BigEndian.Uint64(k) {
+		if m, ok := c.logMeta[rev]; !ok || m.ts != binary.BigEndian.Uint64(k) {
 			c.corrupt(dbTS, k, "points at revision %d whose log record has another time", rev)
 		}
 	})

@@ -149,36 +149,25 @@ func (s *Store) latestRecordKey(kind byte, entity []byte) (lmdb.DBI, []byte, boo
 // in dbi, from latestRecordKey); found is false when it has none. An
 // edge's current record may be implicit (edgerec.go).
 func (s *Store) latestRev(txn *lmdb.Txn, kind byte, dbi lmdb.DBI, key []byte) (Revision, bool, error) {
-	if kind == histEdge {
-		v, err := txn.Get(dbi, key)
-		if err == nil {
-			rev, _, err := s.recordRev(dbEdges, key, v)
-			return rev, err == nil, err
-		}
-		if !lmdb.IsNotFound(err) {
-			return 0, false, err
-		}
-		r := &ReadTxn{s: s, txn: txn}
-		defer r.close()
-		e, ok, err := r.newestOutEntry(NodeID(binary.BigEndian.Uint64(key)), RelID(binary.BigEndian.Uint32(key[8:])),
-			NodeID(binary.BigEndian.Uint64(key[12:])))
-		if err != nil {
-			return 0, false, err
-		}
-		if !ok || e.Tombstone() {
-			return 0, false, nil
-		}
-		return Revision(e.Rev), true, nil
-	}
 	v, err := txn.Get(dbi, key)
-	if lmdb.IsNotFound(err) {
-		return 0, false, nil
+	if err == nil {
+		rev, _, err := s.recordRev(dbHist, key, v)
+		return rev, err == nil, err
 	}
-	if err != nil {
+	if !lmdb.IsNotFound(err) {
 		return 0, false, err
 	}
-	rev, _, err := s.recordRev(dbHist, key, v)
-	return rev, err == nil, err
+	if kind != histEdge {
+		return 0, false, nil
+	}
+	r := &ReadTxn{s: s, txn: txn}
+	defer r.close()
+	e, ok, err := r.newestOutEntry(NodeID(binary.BigEndian.Uint64(key)), RelID(binary.BigEndian.Uint32(key[8:])),
+		NodeID(binary.BigEndian.Uint64(key[12:])))
+	if err != nil || !ok || e.Tombstone() {
+		return 0, false, err
+	}
+	return Revision(e.Rev), true, nil
 }
 
 // recordRev reads the revision of a record value (every record body starts

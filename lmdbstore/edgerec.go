@@ -77,7 +77,8 @@ func (r *ReadTxn) newestOutEntry(src NodeID, rel RelID, dst NodeID) (adjacency.E
 	probe := adjacency.Entry{Rel: uint32(rel), Peer: uint64(dst)}
 	if r.inWrite {
 		if b := &r.w.outBuf; b.active && b.node == src {
-			return newestIn(b.chunkFor(probe), probe)
+			e, ok := newestIn(b.chunkFor(probe), probe)
+			return e, ok, nil
 		}
 	}
 	var cur *lmdb.Cursor
@@ -152,7 +153,7 @@ func (b *adjBuf) chunkFor(probe adjacency.Entry) []adjacency.Entry {
 }
 
 // newestIn is the newest entry of probe's edge in one chunk's entries.
-func newestIn(entries []adjacency.Entry, probe adjacency.Entry) (adjacency.Entry, bool, error) {
+func newestIn(entries []adjacency.Entry, probe adjacency.Entry) (adjacency.Entry, bool) {
 	var newest adjacency.Entry
 	found := false
 	for _, e := range entries {
@@ -160,5 +161,5 @@ func newestIn(entries []adjacency.Entry, probe adjacency.Entry) (adjacency.Entry
 			newest, found = e, true
 		}
 	}
-	return newest, found, nil
+	return newest, found
 }
