@@ -96,7 +96,7 @@ func (r *Repo) Commits(n, skip int, rule CommitRule) ([]Commit, error) {
 	var found []Commit
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	sc.Split(splitAt(0x1e))
+	sc.Split(ingest.SplitAt(0x1e))
 	for sc.Scan() && len(found) < n+skip {
 		if c, ok := parseCommit(sc.Text(), rule); ok {
 			found = append(found, c)
@@ -161,31 +161,6 @@ func (r *Repo) Dir(top string) string {
 }
 
 func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", args[0], err, firstLine(stderr.String()))
-	}
-	return string(out), nil
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// splitAt is a bufio.SplitFunc for records separated by sep.
-func splitAt(sep byte) bufio.SplitFunc {
-	return func(data []byte, atEOF bool) (int, []byte, error) {
-		if i := bytes.IndexByte(data, sep); i >= 0 {
-			return i + 1, data[:i], nil
-		}
-		if atEOF && len(data) > 0 {
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	}
+	out, err := ingest.GitOutput(dir, args...)
+	return string(out), err
 }

@@ -57,15 +57,15 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, fmt.Errorf("%w: git not found: %v", ErrNotGitRepo, err)
 	}
-	if out, err := gitOutput(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(string(out)) != "true" {
+	if out, err := GitOutput(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(string(out)) != "true" {
 		return nil, fmt.Errorf("%w: %s", ErrNotGitRepo, root)
 	}
 	// Tracked files, relative to root, that a walk would enter.
-	ls, err := gitOutput(root, "ls-files", "-z", "--full-name", "--", ".")
+	ls, err := GitOutput(root, "ls-files", "-z", "--full-name", "--", ".")
 	if err != nil {
 		return nil, err
 	}
-	prefix, err := gitOutput(root, "rev-parse", "--show-prefix")
+	prefix, err := GitOutput(root, "rev-parse", "--show-prefix")
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 	pairs := make(map[[2]string]int)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	sc.Split(splitAt(0x1e))
+	sc.Split(SplitAt(0x1e))
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), "\x00")
 		head := strings.Fields(fields[0])
@@ -182,7 +182,9 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 // The count is recoverable as w/(1-w).
 func coChangeWeight(n int) float32 { return float32(n) / float32(n+1) }
 
-func gitOutput(dir string, args ...string) ([]byte, error) {
+// GitOutput runs git in dir and returns its stdout; a failure names the
+// subcommand and git's first line of stderr.
+func GitOutput(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -208,8 +210,9 @@ func walkable(rel string, opts WalkOptions) bool {
 	return true
 }
 
-// splitAt is a bufio.SplitFunc for records separated by sep.
-func splitAt(sep byte) bufio.SplitFunc {
+// SplitAt is a bufio.SplitFunc for records separated by sep (git log
+// output with record separators; eval reads it too).
+func SplitAt(sep byte) bufio.SplitFunc {
 	return func(data []byte, atEOF bool) (int, []byte, error) {
 		if i := bytes.IndexByte(data, sep); i >= 0 {
 			return i + 1, data[:i], nil
