@@ -69,6 +69,7 @@ func storeCommands(env Env) []*cli.Command {
 		diffSinceCommand(env),
 		batchCommand(env),
 		compactCommand(env),
+		vacuumCommand(env),
 		checkCommand(env),
 		statsCommand(env),
 	}

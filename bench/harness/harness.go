@@ -69,16 +69,17 @@ const (
 	WFreshRead = "fresh first get-out"
 	WProcess   = "fresh process total"
 	WBytes     = "disk bytes/edge"
+	WVacuumB   = "vacuumed bytes/edge"
 )
 
 // Workloads lists the rows of the table.
-var Workloads = []string{WBulk, WImport, WImportB, WPut, WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit, WDiff, WFresh, WFreshRead, WProcess, WBytes}
+var Workloads = []string{WBulk, WImport, WImportB, WPut, WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit, WDiff, WFresh, WFreshRead, WProcess, WBytes, WVacuumB}
 
 // higherIsBetter tells how the ratio is taken.
 var higherIsBetter = map[string]bool{WBulk: true, WImport: true, WPut: true}
 
 var units = map[string]string{WBulk: "edges/s", WImport: "edges/s", WImportB: "B", WPut: "ops/s", WOut: "µs", WOut99: "µs", WIn: "µs", WIn99: "µs",
-	WHub: "µs", WHub99: "µs", WHop: "µs", WHop99: "µs", WPit: "µs", WDiff: "cpu-ms", WFresh: "ms", WFreshRead: "µs", WProcess: "ms", WBytes: "B"}
+	WHub: "µs", WHub99: "µs", WHop: "µs", WHop99: "µs", WPit: "µs", WDiff: "cpu-ms", WFresh: "ms", WFreshRead: "µs", WProcess: "ms", WBytes: "B", WVacuumB: "B"}
 
 // p99Of maps a read workload's p50 row to its p99 row ("" if it has none).
 var p99Of = map[string]string{WOut: WOut99, WIn: WIn99, WHub: WHub99, WHop: WHop99}
@@ -359,6 +360,34 @@ func (r *sizeRun) writes(all []*entry) {
 				fmt.Fprintf(r.o.Log, "  %-12s space by keyspace: %v\n", e.name, err)
 			}
 		}
+		r.vacuum(e)
+	}
+}
+
+// vacuum measures the size of a dense copy of e's store (everything it
+// holds, history included), written into a new directory and removed.
+func (r *sizeRun) vacuum(e *entry) {
+	v, ok := e.sys.(peers.Vacuumer)
+	if !ok {
+		r.set(WVacuumB, e.name, Cell{Err: peers.ErrNotSupported})
+		return
+	}
+	dir, err := r.sysDir(e.name + "-vacuum")
+	if err == nil {
+		t0 := time.Now()
+		if err = v.VacuumInto(dir); err == nil {
+			var b int64
+			if b, err = peers.DiskBytes(dir); err == nil {
+				r.set(WVacuumB, e.name, Cell{Value: float64(b) / float64(r.sr.Edges),
+					Note: fmt.Sprintf("%.1f MiB, copied in %.2fs", float64(b)/(1<<20), time.Since(t0).Seconds())})
+			}
+		}
+		if !r.o.Keep {
+			os.RemoveAll(dir)
+		}
+	}
+	if err != nil {
+		r.set(WVacuumB, e.name, Cell{Err: err})
 	}
 }
 
@@ -436,7 +465,7 @@ func (r *sizeRun) derive(all []*entry) {
 			r.fail(e, err)
 			continue
 		}
-		for _, w := range []string{WBulk, WImport, WImportB, WPut} {
+		for _, w := range []string{WBulk, WImport, WImportB, WPut, WVacuumB} {
 			r.set(w, e.name, Cell{Err: peers.ErrNotSupported, Note: "read-only export"})
 		}
 		if b, err := peers.DiskBytes(dir); err == nil {

@@ -86,7 +86,7 @@ func WriteTable(w io.Writer, res *Result) {
 func writeSummary(w io.Writer, res *Result) {
 	for _, sr := range res.Sizes {
 		fmt.Fprintf(w, "%s nodes, %s edges — each read returns canonical keys and relation names:\n\n", human(float64(sr.Nodes)), human(float64(sr.Edges)))
-		fmt.Fprintln(w, "| system | bulk edges/s (batches / one bulk import) | get-out p50 / p99 µs | get-in p50 µs | hub get-in p50 / p99 µs | 3-hop p50 µs | fresh process: open→get-out→close ms / first get-out µs | bytes/edge (batches / bulk import) |")
+		fmt.Fprintln(w, "| system | bulk edges/s (batches / one bulk import) | get-out p50 / p99 µs | get-in p50 µs | hub get-in p50 / p99 µs | 3-hop p50 µs | fresh process: open→get-out→close ms / first get-out µs | bytes/edge (batches / vacuumed / bulk import) |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		for _, sys := range res.Options.Systems {
 			cell := func(wl string) string {
@@ -104,13 +104,13 @@ func writeSummary(w io.Writer, res *Result) {
 					}
 					return "error"
 				}
-				if wl == WBulk || wl == WImport || wl == WBytes || wl == WImportB {
+				if wl == WBulk || wl == WImport || wl == WBytes || wl == WImportB || wl == WVacuumB {
 					return commas(c.Value)
 				}
 				return formatValue(c.Value, units[wl])
 			}
-			fmt.Fprintf(w, "| %s | %s / %s | %s / %s | %s | %s / %s | %s | %s / %s | %s / %s |\n", sys, cell(WBulk), cell(WImport), cell(WOut), cell(WOut99),
-				cell(WIn), cell(WHub), cell(WHub99), cell(WHop), cell(WFresh), cell(WFreshRead), cell(WBytes), cell(WImportB))
+			fmt.Fprintf(w, "| %s | %s / %s | %s / %s | %s | %s / %s | %s | %s / %s | %s / %s / %s |\n", sys, cell(WBulk), cell(WImport), cell(WOut), cell(WOut99),
+				cell(WIn), cell(WHub), cell(WHub99), cell(WHop), cell(WFresh), cell(WFreshRead), cell(WBytes), cell(WVacuumB), cell(WImportB))
 		}
 		fmt.Fprintln(w)
 		if ratios := targetRatios(sr, "memctl", "bbolt"); ratios != "" {
@@ -233,7 +233,9 @@ rows). diff-since = every node and edge write after the revision at 90% of the l
 they scan everything. fresh open→get-out→close = inside a new process, open the store, answer one get-out with keys
 (by canonical key for memctl, by integer id for peers) and close it; fresh first get-out = that get-out alone (cold
 in-process caches, the first touch of the mapped pages); fresh process total = the same seen from the parent (spawn
-to exit). disk bytes/edge = allocated file blocks after the run / edges.
+to exit). disk bytes/edge = allocated file blocks after the run / edges; vacuumed bytes/edge = the same for a dense
+copy of the store after the writes, history included, made the system's own way (memctl vacuum, SQLite's VACUUM
+INTO, bbolt's Compact, LMDB's compacting copy).
 Units: read rows are wall-clock latencies of single operations, p50 and p99 over every operation of 24 turns the
 systems take one after another (so load from elsewhere hits them alike); the process's CPU time per operation is in
 the run's log. diff-since is CPU time, best of 5. Writes and fresh processes are wall-clock.

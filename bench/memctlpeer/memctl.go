@@ -236,3 +236,10 @@ func (s *Memctl) BulkLoad(dir string, g *gen.Graph, batch peers.Batch) error {
 	}
 	return err
 }
+
+// VacuumInto is `memctl vacuum --to`: every keyspace, history included,
+// copied in key order into full pages.
+func (s *Memctl) VacuumInto(dir string) error {
+	_, err := s.st.VacuumInto(memctlPath(dir))
+	return err
+}

@@ -255,3 +255,17 @@ func (s *Bolt) Space() ([]Keyspace, error) {
 	})
 	return out, err
 }
+
+// VacuumInto is bbolt's Compact (what `bbolt compact` runs): every bucket
+// rewritten into a new file with fill percent 1.
+func (s *Bolt) VacuumInto(dir string) error {
+	dst, err := boltOpen(dir, false)
+	if err != nil {
+		return err
+	}
+	if err := bolt.Compact(dst, s.db, 64<<20); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}

@@ -332,3 +332,9 @@ func (s *LMDBRaw) Space() ([]Keyspace, error) {
 	})
 	return out, err
 }
+
+// VacuumInto is LMDB's compacting copy (mdb_env_copy2 with
+// MDB_CP_COMPACT): free pages left out, pages renumbered, their fill kept.
+func (s *LMDBRaw) VacuumInto(dir string) error {
+	return s.env.CopyFlag(dir, lmdb.CopyCompact)
+}

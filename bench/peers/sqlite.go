@@ -278,3 +278,9 @@ func (s *SQLite) Space() ([]Keyspace, error) {
 	}
 	return out, rows.Err()
 }
+
+// VacuumInto is SQLite's VACUUM INTO: the database rebuilt into a new file.
+func (s *SQLite) VacuumInto(dir string) error {
+	_, err := s.db.Exec(`VACUUM INTO ?`, filepath.Join(dir, "graph.db"))
+	return err
+}

@@ -88,6 +88,14 @@ type BulkLoader interface {
 	BulkLoad(dir string, g *gen.Graph, b Batch) error
 }
 
+// Vacuumer is a system that can write a dense copy of its open store,
+// everything it holds included, into a new store in dir (which exists and
+// is empty): each system's own way to give space back (SQLite's VACUUM
+// INTO, bbolt's Compact, LMDB's compacting copy, memctl vacuum).
+type Vacuumer interface {
+	VacuumInto(dir string) error
+}
+
 // Keyspace is the space one keyspace (bucket, named database, table or
 // index) of a system takes on disk.
 type Keyspace struct {
