@@ -1,6 +1,7 @@
 package lmdbstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +92,7 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 				if err != nil {
 					return err
 				}
-				n, err := appendKeyspace(rtxn, *src, wtxn, to)
+				n, err := appendKeyspace(name, rtxn, *src, wtxn, to)
 				st.Entries += n
 				if err != nil {
 					return fmt.Errorf("vacuum keyspace %s: %w", name, classifyLMDB(name, nil, err))
@@ -114,15 +115,18 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 	return st, nil
 }
 
-// appendKeyspace copies every pair of from (read in rtxn) into to (written
-// in wtxn), in key order with MDB_APPEND.
-func appendKeyspace(rtxn *lmdb.Txn, from lmdb.DBI, wtxn *lmdb.Txn, to lmdb.DBI) (uint64, error) {
+// appendKeyspace copies every pair of keyspace name (from, read in rtxn)
+// into to (written in wtxn), in key order with MDB_APPEND. A key out of
+// order, empty or longer than LMDB allows can only come from a damaged
+// page of the source: it is reported as such, never written.
+func appendKeyspace(name string, rtxn *lmdb.Txn, from lmdb.DBI, wtxn *lmdb.Txn, to lmdb.DBI) (uint64, error) {
 	cur, err := rtxn.OpenCursor(from)
 	if err != nil {
 		return 0, err
 	}
 	defer cur.Close()
 	var n uint64
+	var prev []byte
 	for op := uint(lmdb.First); ; op = lmdb.Next {
 		k, v, err := cur.Get(nil, nil, op)
 		if lmdb.IsNotFound(err) {
@@ -131,12 +135,22 @@ func appendKeyspace(rtxn *lmdb.Txn, from lmdb.DBI, wtxn *lmdb.Txn, to lmdb.DBI) 
 		if err != nil {
 			return n, err
 		}
+		switch {
+		case len(k) == 0 || len(k) > maxLMDBKey:
+			return n, &CorruptionError{name, k, fmt.Sprintf("a key of %d bytes", len(k))}
+		case n > 0 && bytes.Compare(k, prev) <= 0:
+			return n, &CorruptionError{name, k, "keys out of order"}
+		}
+		prev = append(prev[:0], k...)
 		if err := wtxn.Put(to, k, v, lmdb.Append); err != nil {
 			return n, err
 		}
 		n++
 	}
 }
+
+// maxLMDBKey is LMDB's default key size limit (mdb_env_get_maxkeysize).
+const maxLMDBKey = 511
 
 // samePath reports whether a and b name the same directory (b may not
 // exist yet).
