@@ -11,7 +11,7 @@ func kv(scope, ns, key string, payload any, rev uint64, run, task string) map[st
 
 // currentStatus is the --json status of a current item without conflicts.
 func currentStatus() map[string]any {
-	return map[string]any{"current": true, "expired": false, "superseded_by": []any{}, "newest": "", "contradicts": []any{}}
+	return map[string]any{"current": true, "expired": false, "pending": false, "superseded_by": []any{}, "newest": "", "contradicts": []any{}}
 }
 
 // kvHistory writes a few versions of policy memory.

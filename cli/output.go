@@ -139,6 +139,7 @@ type nodeJSON struct {
 type statusJSON struct {
 	Current      bool               `json:"current"`
 	Expired      bool               `json:"expired"`
+	Pending      bool               `json:"pending"`
 	SupersededBy []supersessionJSON `json:"superseded_by"`
 	Newest       string             `json:"newest"`
 	Contradicts  []string           `json:"contradicts"`
@@ -152,7 +153,7 @@ type supersessionJSON struct {
 
 func statusRecord(st lmdbstore.Status) statusJSON {
 	out := statusJSON{
-		Current: st.Current(), Expired: !st.Valid, Newest: st.Newest,
+		Current: st.Current(), Expired: !st.Valid, Pending: st.Pending, Newest: st.Newest,
 		SupersededBy: make([]supersessionJSON, 0, len(st.SupersededBy)),
 		Contradicts:  append(make([]string, 0, len(st.Contradicts)), st.Contradicts...),
 	}
@@ -233,14 +234,18 @@ func validText(v lmdbstore.Validity) string {
 	return "from " + formatTextTime(v.From) + " until " + formatTextTime(v.Until)
 }
 
-// statusWord is "current", "superseded", "expired" or both, with
-// "(conflict)" when a current item is contradicted.
+// statusWord is "current", "superseded", "expired" (or "not yet valid"
+// when its valid time has not begun) or both, with "(conflict)" when a
+// current item is contradicted.
 func statusWord(st lmdbstore.Status) string {
 	var words []string
 	if st.Superseded() {
 		words = append(words, "superseded")
 	}
-	if !st.Valid {
+	switch {
+	case st.Pending:
+		words = append(words, "not yet valid")
+	case !st.Valid:
 		words = append(words, "expired")
 	}
 	if len(words) == 0 {

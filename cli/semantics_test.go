@@ -109,8 +109,21 @@ func TestValidityCLI(t *testing.T) {
 		!strings.Contains(got, "valid from 2026-12-20T00:00:00.000000000Z until 2027-01-05T00:00:00.000000000Z") {
 		t.Errorf("list-kv during the freeze:\n%s", got)
 	}
-	if got := ok(t, "--db", db, "list-kv", "repo", "constraints", "--valid-at", "2026-06-01T00:00:00Z", "--include-expired"); !strings.Contains(got, "freeze") || !strings.Contains(got, "[expired]") {
-		t.Errorf("list-kv --include-expired:\n%s", got)
+	// Before the freeze it is not yet valid; after it, expired.
+	if got := ok(t, "--db", db, "list-kv", "repo", "constraints", "--valid-at", "2026-06-01T00:00:00Z", "--include-expired"); !strings.Contains(got, "freeze") || !strings.Contains(got, "[not yet valid]") {
+		t.Errorf("list-kv --include-expired before the freeze:\n%s", got)
+	}
+	if got := ok(t, "--db", db, "list-kv", "repo", "constraints", "--valid-at", "2027-02-01T00:00:00Z", "--include-expired"); !strings.Contains(got, "freeze") || !strings.Contains(got, "[expired]") {
+		t.Errorf("list-kv --include-expired after the freeze:\n%s", got)
+	}
+	for _, c := range []struct {
+		at               string
+		expired, pending bool
+	}{{"2026-06-01T00:00:00Z", true, true}, {"2026-12-24T00:00:00Z", false, false}, {"2027-02-01T00:00:00Z", true, false}} {
+		st := jsonLines(t, ok(t, "--db", db, "--json", "get-kv", "repo", "constraints", "freeze", "--valid-at", c.at))[0]["status"].(map[string]any)
+		if st["expired"] != c.expired || st["pending"] != c.pending || st["current"] != !c.expired {
+			t.Errorf("get-kv freeze --valid-at %s: status %v, want expired %v, pending %v", c.at, st, c.expired, c.pending)
+		}
 	}
 	if got := ok(t, "--db", db, "get-in", "file:a.go"); strings.Contains(got, "old-owner") {
 		t.Errorf("get-in shows an expired source:\n%s", got)

@@ -59,13 +59,17 @@ type appliesResult struct {
 // hiddenCounts counts history left out by default.
 type hiddenCounts struct {
 	Superseded map[string]int // by kind
-	Expired    map[string]int
+	Expired    map[string]int // valid time over
+	Pending    map[string]int // valid time not begun
 }
 
 func (h *hiddenCounts) add(p Policy) {
 	m := &h.Expired
-	if p.Status.SupersededBy != "" {
+	switch {
+	case p.Status.SupersededBy != "":
 		m = &h.Superseded
+	case p.Status.Pending:
+		m = &h.Pending
 	}
 	if *m == nil {
 		*m = map[string]int{}

@@ -73,6 +73,7 @@ type PolicyJSON struct {
 	Payload      json.RawMessage `json:"payload"`
 	SupersededBy string          `json:"superseded_by,omitempty"`
 	Expired      bool            `json:"expired,omitempty"`
+	Pending      bool            `json:"pending,omitempty"`
 	Contradicts  []string        `json:"contradicts,omitempty"`
 	ProvJSON
 }
@@ -113,6 +114,7 @@ type OmittedJSON struct {
 type HiddenJSON struct {
 	Superseded map[string]int `json:"superseded"`
 	Expired    map[string]int `json:"expired"`
+	Pending    map[string]int `json:"pending"`
 }
 
 func jsonTime(t time.Time) string {
@@ -145,7 +147,7 @@ func (p *Pack) JSON() PackJSON {
 		Since: SinceJSON{Kind: p.Since.Kind.kindName(), Run: p.Since.Run, Task: p.Since.Task,
 			Rev: uint64(p.Since.Rev), Found: p.Since.Found},
 		Omitted: OmittedJSON{p.Omitted[secApplies], p.Omitted[secRelated], p.Omitted[secChanged], p.Omitted[secAttempted]},
-		Hidden:  HiddenJSON{Superseded: nonNilMap(p.Superseded), Expired: nonNilMap(p.Expired)},
+		Hidden:  HiddenJSON{Superseded: nonNilMap(p.Superseded), Expired: nonNilMap(p.Expired), Pending: nonNilMap(p.Pending)},
 	}
 	if p.Since.Kind == SinceTime {
 		out.Since.Time = jsonTime(p.Since.Time)
@@ -164,7 +166,7 @@ func (p *Pack) JSON() PackJSON {
 			payload = json.RawMessage("null")
 		}
 		out.Applies = append(out.Applies, PolicyJSON{Key: x.Key, Kind: x.Kind, Source: x.Source, Via: x.Via, Anchor: x.Anchor,
-			Level: x.Level, Text: x.Text, Payload: payload, SupersededBy: x.Status.SupersededBy, Expired: x.Status.Expired,
+			Level: x.Level, Text: x.Text, Payload: payload, SupersededBy: x.Status.SupersededBy, Expired: x.Status.Expired, Pending: x.Status.Pending,
 			Contradicts: x.Status.Contradicts, ProvJSON: provJSON(x.Prov)})
 	}
 	out.Applies = nonNil(out.Applies)

@@ -346,12 +346,37 @@ func TestBudget(t *testing.T) {
 				t.Errorf("budget %d: %d of %d items and no footer saying what was left out", budget, items, fullItems)
 			}
 		}
-		// Applies first: a budget that shows any related file shows every
-		// policy.
-		if len(p.Related) > 0 && len(p.Applies) != len(full.Applies) {
-			t.Errorf("budget %d: related listed before every policy (%d of %d)", budget, len(p.Applies), len(full.Applies))
-		}
+		// Applies first (SPEC §12.3): a policy is left out only when its
+		// line did not fit when its turn came, before any related item, so
+		// what the budget leaves over at the end is smaller than the line
+		// (its line in the full pack) with the section heading and the
+		// revision times it may add (40 tokens at most here). The footer
+		// counts what was left out.
 		j := p.JSON()
+		if j.Omitted.Applies != len(full.Applies)-len(p.Applies) {
+			t.Errorf("budget %d: footer says %d applies left out, %d of %d shown", budget, j.Omitted.Applies, len(p.Applies), len(full.Applies))
+		}
+		if len(p.Related) > 0 {
+			shown := map[string]bool{}
+			for _, pol := range p.Applies {
+				shown[pol.Key] = true
+			}
+			for _, pol := range full.Applies {
+				line := ""
+				for _, l := range strings.Split(full.Markdown, "\n") {
+					if strings.HasPrefix(l, "- ") && strings.Contains(l, " — "+pol.Key+" · ") {
+						line = l
+					}
+				}
+				if line == "" {
+					t.Fatalf("policy %s has no line in the full pack:\n%s", pol.Key, full.Markdown)
+				}
+				if slack := budget - p.Tokens; !shown[pol.Key] && slack >= enc.Count(line+"\n")+40 {
+					t.Errorf("budget %d: related listed while policy %s (a line of %d tokens) was left out with %d tokens to spare",
+						budget, pol.Key, enc.Count(line+"\n"), slack)
+				}
+			}
+		}
 		if len(j.Applies) != len(p.Applies) || len(j.Related) != len(p.Related) || len(j.Changed) != len(p.Changed) {
 			t.Errorf("budget %d: JSON items differ from the Markdown's", budget)
 		}

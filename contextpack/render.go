@@ -59,10 +59,10 @@ type Pack struct {
 	// Omitted counts the items each section left out for the budget
 	// (Attempted counts operations lines).
 	Omitted [numSections]int
-	// Superseded and Expired count the policies hidden as history, by kind
-	// (empty with Request.All).
-	Superseded, Expired map[string]int
-	Markdown            string
+	// Superseded, Expired and Pending (not yet valid) count the policies
+	// hidden as history, by kind (empty with Request.All).
+	Superseded, Expired, Pending map[string]int
+	Markdown                     string
 
 	hidden hiddenCounts
 	times  map[lmdbstore.Revision]time.Time // commit time of every revision an item cites
@@ -85,7 +85,7 @@ type candidate struct {
 
 // fit selects what fits the budget and renders the Markdown.
 func (p *Pack) fit(enc *bpe.Encoding) error {
-	p.Superseded, p.Expired = p.hidden.Superseded, p.hidden.Expired
+	p.Superseded, p.Expired, p.Pending = p.hidden.Superseded, p.hidden.Expired, p.hidden.Pending
 	p.times = map[lmdbstore.Revision]time.Time{p.Rev: p.TS}
 	cite := func(pr Provenance) {
 		if _, ok := p.times[pr.Rev]; !ok {
@@ -411,7 +411,7 @@ func (p *Pack) footer(omitted func(sec int) int) string {
 	for _, h := range []struct {
 		what string
 		m    map[string]int
-	}{{"superseded", p.Superseded}, {"expired", p.Expired}} {
+	}{{"superseded", p.Superseded}, {"expired", p.Expired}, {"not yet valid", p.Pending}} {
 		for _, kind := range sortedKeys(h.m) {
 			n := h.m[kind]
 			hidden = append(hidden, fmt.Sprintf("%d %s %s", n, h.what, plural(kind, n)))
@@ -493,7 +493,10 @@ func policyLine(p Policy) string {
 	if p.Status.SupersededBy != "" {
 		b.WriteString(" · superseded by " + cut(p.Status.SupersededBy, 200))
 	}
-	if p.Status.Expired {
+	switch {
+	case p.Status.Pending:
+		b.WriteString(" · not yet valid")
+	case p.Status.Expired:
 		b.WriteString(" · expired")
 	}
 	for _, k := range p.Status.Contradicts {

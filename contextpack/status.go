@@ -12,6 +12,7 @@ import (
 type Status struct {
 	SupersededBy string   // the newest item that supersedes it; "" when current
 	Expired      bool     // its valid time does not contain Request.ValidAt
+	Pending      bool     // Expired because its valid time begins after Request.ValidAt (not yet valid)
 	Contradicts  []string // current items it conflicts with
 }
 
@@ -30,5 +31,5 @@ func itemStatus(r *lmdbstore.ReadTxn, key string, at lmdbstore.At, validAt time.
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{SupersededBy: st.Newest, Expired: !st.Valid, Contradicts: st.Contradicts}, nil
+	return Status{SupersededBy: st.Newest, Expired: !st.Valid, Pending: st.Pending, Contradicts: st.Contradicts}, nil
 }

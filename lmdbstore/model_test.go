@@ -377,7 +377,7 @@ func (s mState) supersedesChain(from, to string) bool {
 
 // status is the model's definition of Status.
 func (s mState) status(key string, validAt time.Time, times []time.Time) Status {
-	st := Status{Valid: s.validAt(key, validAt)}
+	st := Status{Valid: s.validAt(key, validAt), Pending: s.pendingAt(key, validAt)}
 	for k, e := range s.Edges {
 		if k.Rel == "supersedes" && k.Dst == key {
 			st.SupersededBy = append(st.SupersededBy, Supersession{By: k.Src, Rev: e.CreatedRev, TS: times[e.CreatedRev]})
@@ -446,6 +446,26 @@ func (s mState) validAt(key string, t time.Time) bool {
 	}
 	n, live := s.Nodes[key]
 	return !live || in(n.Valid)
+}
+
+// pendingAt: the item's valid time begins after t (its valid_from is
+// later), so it is not yet valid.
+func (s mState) pendingAt(key string, t time.Time) bool {
+	var v Validity
+	if scope, ns, k, ok := ParseKVAddress(key); ok {
+		e, live := s.KV[mKVKey{scope, ns, k}]
+		if !live {
+			return false
+		}
+		v = e.Valid
+	} else {
+		n, live := s.Nodes[key]
+		if !live {
+			return false
+		}
+		v = n.Valid
+	}
+	return !v.From.IsZero() && t.Before(v.From)
 }
 
 func (s mState) current(key string, t time.Time) bool {

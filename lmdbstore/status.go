@@ -114,6 +114,10 @@ type Status struct {
 	// Valid: the item's valid time contains the read's valid-at time
 	// (items without validity, and missing nodes, are always valid).
 	Valid bool
+	// Pending: not valid because its valid time starts after the read's
+	// valid-at time (valid_from > valid-at): not yet valid rather than
+	// expired.
+	Pending bool
 	// SupersededBy lists the live `supersedes` edges into the item, by
 	// revision then key; empty when the item is not superseded.
 	SupersededBy []Supersession
@@ -161,7 +165,7 @@ func (r *ReadTxn) Status(key string, at At, validAt time.Time) (Status, error) {
 func (r *ReadTxn) status(key string, view Revision, validAt time.Time) (Status, error) {
 	var st Status
 	var err error
-	if st.Valid, err = r.validAt(key, view, validAt); err != nil {
+	if st.Valid, st.Pending, err = r.validAt(key, view, validAt); err != nil {
 		return Status{}, err
 	}
 	if st.SupersededBy, err = r.supersessions(key, view); err != nil {
@@ -182,25 +186,31 @@ func (r *ReadTxn) status(key string, view Revision, validAt time.Time) (Status, 
 
 // validAt reports whether the item's valid time contains t (true for an
 // item with no record at the view).
-func (r *ReadTxn) validAt(key string, view Revision, t time.Time) (bool, error) {
+func (r *ReadTxn) validAt(key string, view Revision, t time.Time) (valid, pending bool, err error) {
+	var v Validity
 	if scope, ns, k, ok := ParseKVAddress(key); ok {
 		var rec kvRec
 		found, err := r.kvAt(scope, ns, k, view, &rec)
 		if err != nil || !found {
-			return true, err
+			return true, false, err
 		}
-		return rec.valid.api().Contains(t), nil
+		v = rec.valid.api()
+	} else {
+		id, known, err := r.idOf(key)
+		if err != nil || !known {
+			return true, false, err
+		}
+		var rec nodeRec
+		found, err := r.nodeAt(id, view, &rec)
+		if err != nil || !found {
+			return true, false, err
+		}
+		v = rec.valid.api()
 	}
-	id, known, err := r.idOf(key)
-	if err != nil || !known {
-		return true, err
+	if v.Contains(t) {
+		return true, false, nil
 	}
-	var rec nodeRec
-	found, err := r.nodeAt(id, view, &rec)
-	if err != nil || !found {
-		return true, err
-	}
-	return rec.valid.api().Contains(t), nil
+	return false, !v.From.IsZero() && t.Before(v.From), nil
 }
 
 // builtinRel resolves a relation the store interprets by name (ok false
@@ -336,7 +346,7 @@ func (r *ReadTxn) contradictions(key string, view Revision, validAt time.Time) (
 		if len(sup) > 0 {
 			continue
 		}
-		ok, err := r.validAt(k, view, validAt)
+		ok, _, err := r.validAt(k, view, validAt)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +372,7 @@ func (r *ReadTxn) Visible(key string, at At, f StatusFilter) (bool, error) {
 		validAt = r.s.clock()
 	}
 	if !f.IncludeExpired {
-		ok, err := r.validAt(key, view, validAt)
+		ok, _, err := r.validAt(key, view, validAt)
 		if err != nil || !ok {
 			return false, err
 		}

@@ -52,6 +52,7 @@ type NodeRecord struct {
 type StatusRecord struct {
 	Current      bool                 `json:"current" jsonschema:"valid now and superseded by nothing"`
 	Expired      bool                 `json:"expired" jsonschema:"its valid time does not contain the read's valid-at time"`
+	Pending      bool                 `json:"pending" jsonschema:"not valid because its valid time begins after the read's valid-at time (not yet valid rather than expired)"`
 	SupersededBy []SupersessionRecord `json:"superseded_by" jsonschema:"live supersedes edges into the item, oldest first"`
 	Newest       string               `json:"newest" jsonschema:"the newest item of its supersede chain; empty when not superseded"`
 	Contradicts  []string             `json:"contradicts" jsonschema:"current items a contradicts edge joins it to"`
@@ -65,7 +66,7 @@ type SupersessionRecord struct {
 }
 
 func statusRecord(st lmdbstore.Status) StatusRecord {
-	out := StatusRecord{Current: st.Current(), Expired: !st.Valid, Newest: st.Newest,
+	out := StatusRecord{Current: st.Current(), Expired: !st.Valid, Pending: st.Pending, Newest: st.Newest,
 		SupersededBy: []SupersessionRecord{}, Contradicts: append([]string{}, st.Contradicts...)}
 	for _, s := range st.SupersededBy {
 		out.SupersededBy = append(out.SupersededBy, SupersessionRecord{Key: s.By, Rev: uint64(s.Rev), TS: formatTime(s.TS)})
