@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/suggest"
 	"io"
@@ -110,7 +111,7 @@ func runBatch(k *call) error {
 	if k.out.json {
 		rec := batchJSON{Rev: uint64(c.Rev), Redacted: c.Redacted}
 		if c.Rev != 0 {
-			rec.TS, rec.Ops = formatTime(c.Time), len(ops)
+			rec.TS, rec.Ops = records.Time(c.Time), len(ops)
 		}
 		return k.out.record(rec)
 	}

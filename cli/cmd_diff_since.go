@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -96,9 +97,9 @@ var opFields = map[string][]string{
 func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
 	switch name {
 	case "valid_from":
-		return formatTime(op.Valid.From), !op.Valid.From.IsZero()
+		return records.Time(op.Valid.From), !op.Valid.From.IsZero()
 	case "valid_until":
-		return formatTime(op.Valid.Until), !op.Valid.Until.IsZero()
+		return records.Time(op.Valid.Until), !op.Valid.Until.IsZero()
 	case "bidirectional":
 		return rel.Bidirectional, true
 	case "inhibitory":
@@ -114,10 +115,10 @@ func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
 		return op.NodeType, true
 	case "payload":
 		if op.Kind == lmdbstore.OpPutEdge {
-			p := optionalPayload(op.Payload)
+			p := records.OptionalPayload(op.Payload)
 			return p, p != nil
 		}
-		return jsonValue(op.Payload), true
+		return records.JSONValue(op.Payload), true
 	case "scope":
 		return op.Scope, true
 	case "run_id":
@@ -146,7 +147,7 @@ func opLine(op lmdbstore.Op, rel lmdbstore.Relation) ([]byte, error) {
 		return nil, fmt.Errorf("diff-since: revision %d holds an operation of unknown kind %d", op.Rev, op.Kind)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"rev":%d,"ts":%q,"op":%q`, op.Rev, formatTime(op.TS), name)
+	fmt.Fprintf(&b, `{"rev":%d,"ts":%q,"op":%q`, op.Rev, records.Time(op.TS), name)
 	for _, f := range fields {
 		v, ok := opField(op, rel, f)
 		if !ok {
@@ -180,21 +181,21 @@ func opText(op lmdbstore.Op, rel lmdbstore.Relation) string {
 	switch op.Kind {
 	case lmdbstore.OpPutNode:
 		subject = op.NodeKey
-		details = append(details, "type="+op.NodeType, "payload="+string(jsonValue(op.Payload)))
+		details = append(details, "type="+op.NodeType, "payload="+string(records.JSONValue(op.Payload)))
 		details = append(details, validDetails(op.Valid)...)
 	case lmdbstore.OpDelNode:
 		subject = op.NodeKey
 	case lmdbstore.OpPutEdge:
 		subject = op.Src + " " + op.Rel + " " + op.Dst
 		details = append(details, "weight="+string(formatWeight(op.Weight)))
-		if p := optionalPayload(op.Payload); p != nil {
+		if p := records.OptionalPayload(op.Payload); p != nil {
 			details = append(details, "payload="+string(p))
 		}
 	case lmdbstore.OpDelEdge:
 		subject = op.Src + " " + op.Rel + " " + op.Dst
 	case lmdbstore.OpPutKV:
 		subject = op.Scope + "/" + op.Namespace + "/" + op.Key
-		details = append(details, "payload="+string(jsonValue(op.Payload)))
+		details = append(details, "payload="+string(records.JSONValue(op.Payload)))
 		details = append(details, validDetails(op.Valid)...)
 	case lmdbstore.OpDelKV:
 		subject = op.Scope + "/" + op.Namespace + "/" + op.Key

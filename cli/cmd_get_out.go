@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -151,7 +152,7 @@ func (x *edgeResolver) time(rev lmdbstore.Revision) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := formatTime(t)
+	s := records.Time(t)
 	x.times[rev] = s
 	return s, nil
 }
@@ -169,8 +170,8 @@ func (x *edgeResolver) peerStatus(rec *edgeJSON, peer string, f lmdbstore.Status
 		return false, nil
 	}
 	if note := statusNote(st); note != "" {
-		js := statusRecord(st)
-		rec.Peer, rec.note = &js, note
+		js := records.StatusOf(st)
+		rec.PeerStatus, rec.note = &js, note
 	}
 	return true, nil
 }
@@ -196,9 +197,9 @@ func (x *edgeResolver) record(e lmdbstore.Edge) (edgeJSON, error) {
 	if err != nil {
 		return edgeJSON{}, err
 	}
-	return edgeJSON{
+	return edgeJSON{Edge: records.Edge{
 		Src: src, Rel: rel, Dst: dst,
-		Rev: uint64(e.Rev), TS: ts, Weight: formatWeight(e.Weight),
-		Payload: optionalPayload(full.Payload),
-	}, nil
+		Rev: uint64(e.Rev), TS: ts, Weight: records.Weight(e.Weight),
+		Payload: records.OptionalPayload(full.Payload),
+	}}, nil
 }

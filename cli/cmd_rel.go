@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/roles"
 	"github.com/urfave/cli/v2"
 )
@@ -117,7 +118,7 @@ func runRelAdd(k *call) error {
 		return err
 	}
 	if k.out.json {
-		return k.out.record(relAddJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time), ID: uint32(id), Name: rel.Name})
+		return k.out.record(relAddJSON{Rev: uint64(c.Rev), TS: records.Time(c.Time), ID: uint32(id), Name: rel.Name})
 	}
 	return k.out.textf("rev %d (relation %q has id %d)\n", c.Rev, rel.Name, id)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -145,7 +146,7 @@ func snapshotEdgeRecords(g *csr.Graph, i csr.NodeIndex, dir edgeDirection, relFi
 			return nil, err
 		}
 		ts, _ := g.RevisionTime(rev)
-		rec := edgeJSON{Src: self, Rel: rel.Name, Dst: peer, Rev: rev, TS: formatTime(nsTime(ts)), Weight: formatWeight(weights[j])}
+		rec := edgeJSON{Edge: records.Edge{Src: self, Rel: rel.Name, Dst: peer, Rev: rev, TS: records.Time(nsTime(ts)), Weight: records.Weight(weights[j])}}
 		if dir == inEdges {
 			rec.Src, rec.Dst = peer, self
 		}

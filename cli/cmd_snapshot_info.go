@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +56,7 @@ func runSnapshotInfo(k *call) error {
 	h := f.Header()
 	_, hasPR := f.PageRank()
 	rec := infoJSON{File: path, Format: h.Version.String(), Logical: h.Logical(), Revision: h.Revision,
-		CommitTime: formatTime(nsTime(h.CommitTime)), ValidAt: formatTime(nsTime(h.ValidAt)),
+		CommitTime: records.Time(nsTime(h.CommitTime)), ValidAt: records.Time(nsTime(h.ValidAt)),
 		Superseded: h.Flags&snapshot.FlagIncludesSuperseded != 0, Expired: h.Flags&snapshot.FlagIncludesExpired != 0,
 		Nodes: h.NodeCount, Edges: h.EdgeCount, Strings: h.StringCount,
 		Relations: h.RelationCount, Bytes: h.FileLength, PageRank: hasPR}

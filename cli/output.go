@@ -6,16 +6,15 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // output writes one command's results. It buffers; run flushes it once the
@@ -49,18 +48,6 @@ func (o *output) table() *tabwriter.Writer {
 
 func (o *output) flush() error { return o.buf.Flush() }
 
-// formatTime is the time format of --json output: RFC 3339 with
-// nanoseconds (trailing zeros trimmed), UTC.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// formatID is a node id as 16 lowercase hex digits.
-func formatID(id lmdbstore.NodeID) string { return fmt.Sprintf("%016x", uint64(id)) }
-
 // textTimeLayout is RFC 3339 with all nine nanosecond digits, so text
 // columns of times line up.
 const textTimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
@@ -73,34 +60,9 @@ func formatTextTime(t time.Time) string {
 	return t.UTC().Format(textTimeLayout)
 }
 
-// formatWeight is the shortest decimal that reads back as the same float32.
-func formatWeight(w float32) json.Number {
-	return json.Number(strconv.FormatFloat(float64(w), 'g', -1, 32))
-}
-
-// jsonValue is a stored payload as a JSON value: null when empty. Invalid
-// bytes (only possible in a damaged store) are printed as a JSON string so
-// the line stays valid JSON.
-func jsonValue(p []byte) json.RawMessage {
-	if len(bytes.TrimSpace(p)) == 0 {
-		return json.RawMessage("null")
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, p); err != nil {
-		q, _ := json.Marshal(string(p))
-		return q
-	}
-	return b.Bytes()
-}
-
-// optionalPayload is a payload that is omitted when absent or null.
-func optionalPayload(p []byte) json.RawMessage {
-	v := jsonValue(p)
-	if string(v) == "null" {
-		return nil
-	}
-	return v
-}
+// formatWeight is the shortest decimal that reads back as the same float32
+// (records.Weight's), as a JSON number.
+func formatWeight(w float32) json.Number { return json.Number(records.Weight(w).String()) }
 
 // orDash renders an empty text field as "-" so columns stay aligned.
 func orDash(s string) string {
@@ -117,72 +79,8 @@ func textCell(s string) string {
 
 // --- records -------------------------------------------------------------
 
-// nodeJSON is a node as --json prints it (SPEC.md §6.3).
-type nodeJSON struct {
-	Key        string          `json:"key"`
-	ID         string          `json:"id"`
-	Type       string          `json:"type"`
-	Payload    json.RawMessage `json:"payload"`
-	Scope      string          `json:"scope"`
-	Rev        uint64          `json:"rev"`
-	CreatedTS  string          `json:"created_ts"`
-	UpdatedTS  string          `json:"updated_ts"`
-	RunID      string          `json:"run_id"`
-	TaskID     string          `json:"task_id"`
-	ValidFrom  string          `json:"valid_from"`
-	ValidUntil string          `json:"valid_until"`
-	Status     statusJSON      `json:"status"`
-}
-
-// statusJSON is a memory item's status at the read's view and valid-at
-// time (SPEC.md §4).
-type statusJSON struct {
-	Current      bool               `json:"current"`
-	Expired      bool               `json:"expired"`
-	Pending      bool               `json:"pending"`
-	SupersededBy []supersessionJSON `json:"superseded_by"`
-	Newest       string             `json:"newest"`
-	Contradicts  []string           `json:"contradicts"`
-}
-
-type supersessionJSON struct {
-	Key string `json:"key"`
-	Rev uint64 `json:"rev"`
-	TS  string `json:"ts"`
-}
-
-func statusRecord(st lmdbstore.Status) statusJSON {
-	out := statusJSON{
-		Current: st.Current(), Expired: !st.Valid, Pending: st.Pending, Newest: st.Newest,
-		SupersededBy: make([]supersessionJSON, 0, len(st.SupersededBy)),
-		Contradicts:  append(make([]string, 0, len(st.Contradicts)), st.Contradicts...),
-	}
-	for _, s := range st.SupersededBy {
-		out.SupersededBy = append(out.SupersededBy, supersessionJSON{Key: s.By, Rev: uint64(s.Rev), TS: formatTime(s.TS)})
-	}
-	return out
-}
-
-func nodeRecord(n lmdbstore.Node, st lmdbstore.Status) nodeJSON {
-	return nodeJSON{
-		Key:        n.Key,
-		ID:         formatID(n.ID),
-		Type:       n.Type,
-		Payload:    jsonValue(n.Payload),
-		Scope:      n.Scope,
-		Rev:        uint64(n.Rev),
-		CreatedTS:  formatTime(n.CreatedTS),
-		UpdatedTS:  formatTime(n.UpdatedTS),
-		RunID:      n.RunID,
-		TaskID:     n.TaskID,
-		ValidFrom:  formatTime(n.Valid.From),
-		ValidUntil: formatTime(n.Valid.Until),
-		Status:     statusRecord(st),
-	}
-}
-
 func (o *output) node(n lmdbstore.Node, st lmdbstore.Status) error {
-	r := nodeRecord(n, st)
+	r := records.NodeOf(n, st)
 	if o.json {
 		return o.record(r)
 	}
@@ -273,20 +171,11 @@ func statusNote(st lmdbstore.Status) string {
 	return note + "]"
 }
 
-// edgeJSON is an edge as --json prints it (SPEC.md §6.3).
+// edgeJSON is an edge as --json prints it (SPEC.md §6.3): the record,
+// and for text output the peer's status note.
 type edgeJSON struct {
-	Src     string          `json:"src"`
-	Rel     string          `json:"rel"`
-	Dst     string          `json:"dst"`
-	Rev     uint64          `json:"rev"`
-	TS      string          `json:"ts"`
-	Weight  json.Number     `json:"weight"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-	// Peer is the status of the listed item (dst for get-out, src for
-	// get-in) when it is not simply current: superseded, expired (shown
-	// with --include-*) or contradicted.
-	Peer *statusJSON `json:"peer_status,omitempty"`
-	note string      // text output: statusNote of the peer
+	records.Edge
+	note string // text output: statusNote of the peer
 }
 
 func (o *output) edges(es []edgeJSON) error {
@@ -312,44 +201,13 @@ func (o *output) edges(es []edgeJSON) error {
 	return tw.Flush()
 }
 
-// kvJSON is a policy-memory entry as --json prints it (SPEC.md §6.3).
-type kvJSON struct {
-	Scope      string          `json:"scope"`
-	Namespace  string          `json:"namespace"`
-	Key        string          `json:"key"`
-	Payload    json.RawMessage `json:"payload"`
-	Rev        uint64          `json:"rev"`
-	TS         string          `json:"ts"`
-	RunID      string          `json:"run_id"`
-	TaskID     string          `json:"task_id"`
-	ValidFrom  string          `json:"valid_from"`
-	ValidUntil string          `json:"valid_until"`
-	Status     statusJSON      `json:"status"`
-}
-
-func kvRecord(kv lmdbstore.KV, st lmdbstore.Status) kvJSON {
-	return kvJSON{
-		Scope:      kv.Scope,
-		Namespace:  kv.Namespace,
-		Key:        kv.Key,
-		Payload:    jsonValue(kv.Payload),
-		Rev:        uint64(kv.Rev),
-		TS:         formatTime(kv.TS),
-		RunID:      kv.RunID,
-		TaskID:     kv.TaskID,
-		ValidFrom:  formatTime(kv.Valid.From),
-		ValidUntil: formatTime(kv.Valid.Until),
-		Status:     statusRecord(st),
-	}
-}
-
 // kvs prints entries with their statuses (sts[i] is kvs[i]'s): text is one
 // aligned row per entry, with the validity and a status note when not
 // simply current.
 func (o *output) kvs(kvs []lmdbstore.KV, sts []lmdbstore.Status) error {
 	if o.json {
 		for i, kv := range kvs {
-			if err := o.record(kvRecord(kv, sts[i])); err != nil {
+			if err := o.record(records.KVOf(kv, sts[i])); err != nil {
 				return err
 			}
 		}
@@ -357,7 +215,7 @@ func (o *output) kvs(kvs []lmdbstore.KV, sts []lmdbstore.Status) error {
 	}
 	tw := o.table()
 	for i, kv := range kvs {
-		r := kvRecord(kv, sts[i])
+		r := records.KVOf(kv, sts[i])
 		fmt.Fprintf(tw, "%s/%s/%s\trev %d\trun %s\ttask %s\t%s",
 			textCell(r.Scope), textCell(r.Namespace), textCell(r.Key), r.Rev,
 			textCell(orDash(r.RunID)), textCell(orDash(r.TaskID)), textCell(string(r.Payload)))
@@ -372,13 +230,6 @@ func (o *output) kvs(kvs []lmdbstore.KV, sts []lmdbstore.Status) error {
 	return tw.Flush()
 }
 
-// commitJSON is what every write prints (SPEC.md §6.2).
-type commitJSON struct {
-	Rev      uint64 `json:"rev"`
-	TS       string `json:"ts,omitempty"`
-	Redacted int    `json:"redacted,omitempty"` // secrets replaced (SPEC §2)
-}
-
 // commit prints the revision a write committed: "rev N" or {"rev":N,"ts":…}.
 // A write that changed nothing commits no revision: "rev 0 (no change)".
 func (o *output) commit(c lmdbstore.Commit) error {
@@ -386,7 +237,7 @@ func (o *output) commit(c lmdbstore.Commit) error {
 		c.Time = time.Time{}
 	}
 	if o.json {
-		return o.record(commitJSON{Rev: uint64(c.Rev), TS: formatTime(c.Time), Redacted: c.Redacted})
+		return o.record(records.CommitOf(c))
 	}
 	if c.Rev == 0 {
 		return o.textf("rev 0 (no change)%s\n", redactedNote(c.Redacted))

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // Entity is an entity as the reference server's tools take it.
@@ -171,7 +172,7 @@ func entityRecord(n lmdbstore.Node) EntityRecord {
 	e := EntityRecord{
 		Name: n.Key, EntityType: n.Type, Scope: n.Scope,
 		Observations: make([]string, len(obs)), ObservationTimes: make([]string, len(obs)),
-		CreatedAt: formatTime(n.CreatedTS), UpdatedAt: formatTime(n.UpdatedTS), Rev: uint64(n.Rev),
+		CreatedAt: records.Time(n.CreatedTS), UpdatedAt: records.Time(n.UpdatedTS), Rev: uint64(n.Rev),
 	}
 	for i, o := range obs {
 		e.Observations[i], e.ObservationTimes[i] = o.Text, o.Added

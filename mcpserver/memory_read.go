@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // Page sizes of the memory read tools.
@@ -176,7 +177,7 @@ func (s *Server) graphRelations(r *lmdbstore.ReadTxn, at lmdbstore.At, key strin
 			return nil, err
 		}
 		rels[i] = GraphRelationRecord{From: e.Src, To: e.Dst, RelationType: relationType(e.Rel, full.Payload),
-			CreatedAt: formatTime(full.CreatedTS), Rev: e.Rev}
+			CreatedAt: records.Time(full.CreatedTS), Rev: e.Rev}
 	}
 	return rels, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // ScopeArg is the scope of the memory tools: entities created are stored
@@ -45,7 +46,7 @@ func (s *Server) writeScope(a ScopeArg) string {
 }
 
 func (s *Server) createEntities(_ context.Context, a *CreateEntitiesArgs) (CreateEntitiesResult, error) {
-	now := formatTime(s.opts.Now())
+	now := records.Time(s.opts.Now())
 	var res CreateEntitiesResult
 	c, err := s.write(ProvenanceArgs{Scope: s.writeScope(a.ScopeArg)}, func(tx *lmdbstore.WriteTxn) error {
 		res = CreateEntitiesResult{Entities: []Entity{}}
@@ -160,7 +161,7 @@ type AddObservationsResult struct {
 }
 
 func (s *Server) addObservations(_ context.Context, a *AddObservationsArgs) (AddObservationsResult, error) {
-	now := formatTime(s.opts.Now())
+	now := records.Time(s.opts.Now())
 	var res AddObservationsResult
 	c, err := s.write(ProvenanceArgs{Scope: s.writeScope(a.ScopeArg)}, func(tx *lmdbstore.WriteTxn) error {
 		res = AddObservationsResult{Results: []ObservationsAdded{}}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // opFields lists, per op, the fields after rev, ts and op, in order.
@@ -57,7 +58,7 @@ func opRecord(op lmdbstore.Op, ts string, rel lmdbstore.Relation) OpRecord {
 		Namespace: op.Namespace, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID,
 		Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory,
 	}
-	rec.ValidFrom, rec.ValidUntil = formatTime(op.Valid.From), formatTime(op.Valid.Until)
+	rec.ValidFrom, rec.ValidUntil = records.Time(op.Valid.From), records.Time(op.Valid.Until)
 	if op.Kind == lmdbstore.OpAddRel {
 		rec.Role = rel.Role.String()
 	}
@@ -69,9 +70,9 @@ func opRecord(op lmdbstore.Op, ts string, rel lmdbstore.Relation) OpRecord {
 	}
 	switch op.Kind {
 	case lmdbstore.OpPutEdge:
-		rec.Payload = optionalPayload(op.Payload)
+		rec.Payload = records.OptionalPayload(op.Payload)
 	case lmdbstore.OpPutNode, lmdbstore.OpPutKV:
-		rec.Payload = jsonValue(op.Payload)
+		rec.Payload = records.JSONValue(op.Payload)
 	}
 	return rec
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -168,12 +169,12 @@ func (s *Server) read(v ViewArgs, fn func(r *lmdbstore.ReadTxn, at lmdbstore.At,
 }
 
 // write runs fn as one write transaction with the provenance p selects.
-func (s *Server) write(p ProvenanceArgs, fn func(tx *lmdbstore.WriteTxn) error) (CommitResult, error) {
+func (s *Server) write(p ProvenanceArgs, fn func(tx *lmdbstore.WriteTxn) error) (records.Commit, error) {
 	c, err := s.store.Update(s.meta(p), fn)
 	if err != nil {
-		return CommitResult{}, err
+		return records.Commit{}, err
 	}
-	return commitResult(c), nil
+	return records.CommitOf(c), nil
 }
 
 // --- errors ------------------------------------------------------------------

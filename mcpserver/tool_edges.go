@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // PutEdgeArgs: put_edge.
@@ -20,10 +21,10 @@ type PutEdgeArgs struct {
 	ProvenanceArgs
 }
 
-func (s *Server) putEdge(_ context.Context, a *PutEdgeArgs) (CommitResult, error) {
+func (s *Server) putEdge(_ context.Context, a *PutEdgeArgs) (records.Commit, error) {
 	w, err := checkWeight(a.Weight)
 	if err != nil {
-		return CommitResult{}, err
+		return records.Commit{}, err
 	}
 	payload := a.Payload
 	if string(payload) == "null" {
@@ -58,7 +59,7 @@ type EdgeArgs struct {
 	ProvenanceArgs
 }
 
-func (s *Server) deleteEdge(_ context.Context, a *EdgeArgs) (CommitResult, error) {
+func (s *Server) deleteEdge(_ context.Context, a *EdgeArgs) (records.Commit, error) {
 	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
 		return tx.DeleteEdge(a.Src, a.Rel, a.Dst)
 	})
@@ -82,10 +83,10 @@ type NeighboursArgs struct {
 
 // EdgeList is the answer of get_out and get_in.
 type EdgeList struct {
-	Rev        uint64       `json:"rev" jsonschema:"the revision the read saw"`
-	Total      int          `json:"total" jsonschema:"number of matching edges"`
-	Edges      []EdgeRecord `json:"edges" jsonschema:"ordered by relation name, then the other end's key"`
-	NextOffset int          `json:"next_offset,omitempty" jsonschema:"present when more edges follow: the offset of the next page"`
+	Rev        uint64         `json:"rev" jsonschema:"the revision the read saw"`
+	Total      int            `json:"total" jsonschema:"number of matching edges"`
+	Edges      []records.Edge `json:"edges" jsonschema:"ordered by relation name, then the other end's key"`
+	NextOffset int            `json:"next_offset,omitempty" jsonschema:"present when more edges follow: the offset of the next page"`
 }
 
 func (s *Server) getOut(_ context.Context, a *NeighboursArgs) (EdgeList, error) {
@@ -137,7 +138,7 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 		if recs, err = currentPeers(r, at, recs, out, filter); err != nil {
 			return err
 		}
-		res = EdgeList{Rev: uint64(rev), Total: len(recs), Edges: []EdgeRecord{}}
+		res = EdgeList{Rev: uint64(rev), Total: len(recs), Edges: []records.Edge{}}
 		if offset < len(recs) {
 			end := min(offset+limit, len(recs))
 			res.Edges = recs[offset:end]
@@ -152,8 +153,8 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 
 // edgeRecords resolves edges to records (keys, relation names, commit
 // times; no payloads) in output order: relation name, then the peer's key.
-func (s *Server) edgeRecords(r *lmdbstore.ReadTxn, es []lmdbstore.Edge, out bool) ([]EdgeRecord, error) {
-	recs := make([]EdgeRecord, 0, len(es))
+func (s *Server) edgeRecords(r *lmdbstore.ReadTxn, es []lmdbstore.Edge, out bool) ([]records.Edge, error) {
+	recs := make([]records.Edge, 0, len(es))
 	for _, e := range es {
 		rec, err := s.edgeRecord(r, e)
 		if err != nil {
@@ -161,7 +162,7 @@ func (s *Server) edgeRecords(r *lmdbstore.ReadTxn, es []lmdbstore.Edge, out bool
 		}
 		recs = append(recs, rec)
 	}
-	slices.SortFunc(recs, func(a, b EdgeRecord) int {
+	slices.SortFunc(recs, func(a, b records.Edge) int {
 		if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
 			return c
 		}
@@ -175,57 +176,60 @@ func (s *Server) edgeRecords(r *lmdbstore.ReadTxn, es []lmdbstore.Edge, out bool
 
 // addPayloads reads the payload of each edge (one lookup each, so only for
 // the edges returned).
-func addPayloads(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []EdgeRecord) error {
+func addPayloads(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []records.Edge) error {
 	for i := range recs {
 		full, err := r.GetEdge(recs[i].Src, recs[i].Rel, recs[i].Dst, at)
 		if err != nil {
 			return err
 		}
-		recs[i].Payload = optionalPayload(full.Payload)
+		recs[i].Payload = records.OptionalPayload(full.Payload)
 	}
 	return nil
 }
 
 // edgeRecord is e without its payload.
-func (s *Server) edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge) (EdgeRecord, error) {
+func (s *Server) edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge) (records.Edge, error) {
 	src, err := s.fixed.key(r, e.Src)
 	if err != nil {
-		return EdgeRecord{}, err
+		return records.Edge{}, err
 	}
 	dst, err := s.fixed.key(r, e.Dst)
 	if err != nil {
-		return EdgeRecord{}, err
+		return records.Edge{}, err
 	}
 	rel, err := s.fixed.rel(r, e.Rel)
 	if err != nil {
-		return EdgeRecord{}, err
+		return records.Edge{}, err
 	}
 	t, err := s.fixed.time(r, e.Rev)
 	if err != nil {
-		return EdgeRecord{}, err
+		return records.Edge{}, err
 	}
-	return EdgeRecord{Src: src, Rel: rel, Dst: dst, Rev: uint64(e.Rev), TS: formatTime(t), Weight: Weight(e.Weight)}, nil
+	return records.Edge{Src: src, Rel: rel, Dst: dst, Rev: uint64(e.Rev), TS: records.Time(t), Weight: Weight(e.Weight)}, nil
 }
 
 // currentPeers leaves out edges whose listed item (dst for out-edges, src
 // for in-edges) is superseded or expired (SPEC.md §4) and f does not
-// include it, as `memctl get-out`/`get-in` do; supersedes edges always
-// stay.
-func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []EdgeRecord, out bool, f lmdbstore.StatusFilter) ([]EdgeRecord, error) {
+// include it, and gives the rest the listed item's status when it is not
+// plainly current, as `memctl get-out`/`get-in` do; supersedes edges
+// always stay.
+func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []records.Edge, out bool, f lmdbstore.StatusFilter) ([]records.Edge, error) {
 	kept := recs[:0]
 	for _, e := range recs {
 		peer := e.Dst
 		if !out {
 			peer = e.Src
 		}
-		if e.Rel != "supersedes" {
-			ok, err := r.Visible(peer, at, f)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
+		st, err := r.Status(peer, at, f.ValidAt)
+		if err != nil {
+			return nil, err
+		}
+		if e.Rel != "supersedes" && !f.Shows(st) {
+			continue
+		}
+		if !st.Current() || len(st.Contradicts) > 0 {
+			ps := records.StatusOf(st)
+			e.PeerStatus = &ps
 		}
 		kept = append(kept, e)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // A kv entry is named by (scope, namespace, key); an empty scope argument
@@ -28,11 +29,11 @@ func (s *Server) kvScope(scope string) string {
 	return scope
 }
 
-func (s *Server) putKV(_ context.Context, a *PutKVArgs) (CommitResult, error) {
+func (s *Server) putKV(_ context.Context, a *PutKVArgs) (records.Commit, error) {
 	scope := s.kvScope(a.Scope)
 	valid, err := a.validity()
 	if err != nil {
-		return CommitResult{}, err
+		return records.Commit{}, err
 	}
 	return s.write(ProvenanceArgs{Scope: scope, RunID: a.RunID, TaskID: a.TaskID}, func(tx *lmdbstore.WriteTxn) error {
 		return tx.PutKV(lmdbstore.KVPut{Scope: scope, Namespace: a.Namespace, Key: a.Key, Payload: a.Payload, Valid: valid})
@@ -48,7 +49,7 @@ type KVArgs struct {
 	TaskID    string `json:"task_id,omitempty" jsonschema:"task id recorded with the write (default: the server's --task)"`
 }
 
-func (s *Server) deleteKV(_ context.Context, a *KVArgs) (CommitResult, error) {
+func (s *Server) deleteKV(_ context.Context, a *KVArgs) (records.Commit, error) {
 	scope := s.kvScope(a.Scope)
 	return s.write(ProvenanceArgs{Scope: scope, RunID: a.RunID, TaskID: a.TaskID}, func(tx *lmdbstore.WriteTxn) error {
 		return tx.DeleteKV(scope, a.Namespace, a.Key)
@@ -64,8 +65,8 @@ type GetKVArgs struct {
 	ValidAtArgs
 }
 
-func (s *Server) getKV(_ context.Context, a *GetKVArgs) (KVRecord, error) {
-	var rec KVRecord
+func (s *Server) getKV(_ context.Context, a *GetKVArgs) (records.KV, error) {
+	var rec records.KV
 	validAt, err := a.validAt(s.opts.Now)
 	if err != nil {
 		return rec, err
@@ -79,7 +80,7 @@ func (s *Server) getKV(_ context.Context, a *GetKVArgs) (KVRecord, error) {
 		if err != nil {
 			return err
 		}
-		rec = kvRecord(kv, st)
+		rec = records.KVOf(kv, st)
 		return nil
 	})
 	return rec, err
@@ -95,8 +96,8 @@ type ListKVArgs struct {
 
 // KVList is the answer of list_kv.
 type KVList struct {
-	Rev     uint64     `json:"rev" jsonschema:"the revision the read saw"`
-	Entries []KVRecord `json:"entries" jsonschema:"live entries of the namespace, by key"`
+	Rev     uint64       `json:"rev" jsonschema:"the revision the read saw"`
+	Entries []records.KV `json:"entries" jsonschema:"live entries of the namespace, by key"`
 }
 
 func (s *Server) listKV(_ context.Context, a *ListKVArgs) (KVList, error) {
@@ -112,14 +113,14 @@ func (s *Server) listKV(_ context.Context, a *ListKVArgs) (KVList, error) {
 		}
 		// Superseded and expired entries are history (SPEC.md §4), as in
 		// `memctl list-kv`.
-		res = KVList{Rev: uint64(rev), Entries: make([]KVRecord, 0, len(kvs))}
+		res = KVList{Rev: uint64(rev), Entries: make([]records.KV, 0, len(kvs))}
 		for _, kv := range kvs {
 			st, err := r.Status(lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key), at, f.ValidAt)
 			if err != nil {
 				return err
 			}
 			if f.Shows(st) {
-				res.Entries = append(res.Entries, kvRecord(kv, st))
+				res.Entries = append(res.Entries, records.KVOf(kv, st))
 			}
 		}
 		return nil

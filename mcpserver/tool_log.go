@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // Default and largest page of diff_since and history.
@@ -108,7 +109,7 @@ func (s *Server) diffSince(_ context.Context, a *DiffSinceArgs) (OpList, error) 
 				res.NextCursor = cur.String()
 				return errPageFull
 			}
-			res.Ops = append(res.Ops, opRecord(op, formatTime(op.TS), rel))
+			res.Ops = append(res.Ops, opRecord(op, records.Time(op.TS), rel))
 			return nil
 		})
 	})
@@ -200,7 +201,7 @@ func (s *Server) history(_ context.Context, a *HistoryArgs) (History, error) {
 				res.Versions = append(res.Versions[:0], res.Versions[limit:]...)
 				res.Truncated = true
 			}
-			res.Versions = append(res.Versions, opRecord(op, formatTime(op.TS), rel))
+			res.Versions = append(res.Versions, opRecord(op, records.Time(op.TS), rel))
 			return nil
 		})
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // PutNodeArgs: put_node.
@@ -16,10 +17,10 @@ type PutNodeArgs struct {
 	ProvenanceArgs
 }
 
-func (s *Server) putNode(_ context.Context, a *PutNodeArgs) (CommitResult, error) {
+func (s *Server) putNode(_ context.Context, a *PutNodeArgs) (records.Commit, error) {
 	valid, err := a.validity()
 	if err != nil {
-		return CommitResult{}, err
+		return records.Commit{}, err
 	}
 	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
 		return tx.PutNode(lmdbstore.NodePut{Key: a.Key, Type: a.Type, Payload: a.Payload, Valid: valid})
@@ -32,7 +33,7 @@ type KeyArgs struct {
 	ProvenanceArgs
 }
 
-func (s *Server) deleteNode(_ context.Context, a *KeyArgs) (CommitResult, error) {
+func (s *Server) deleteNode(_ context.Context, a *KeyArgs) (records.Commit, error) {
 	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error {
 		return tx.DeleteNode(a.Key)
 	})
@@ -45,11 +46,11 @@ type GetNodeArgs struct {
 	ValidAtArgs
 }
 
-func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) {
-	var rec NodeRecord
+func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (records.Node, error) {
+	var rec records.Node
 	validAt, err := a.validAt(s.opts.Now)
 	if err != nil {
-		return NodeRecord{}, err
+		return records.Node{}, err
 	}
 	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, _ lmdbstore.Revision) error {
 		n, err := r.GetNode(a.Key, at)
@@ -60,7 +61,7 @@ func (s *Server) getNode(_ context.Context, a *GetNodeArgs) (NodeRecord, error) 
 		if err != nil {
 			return err
 		}
-		rec = nodeRecord(n, st)
+		rec = records.NodeOf(n, st)
 		return nil
 	})
 	return rec, err
@@ -73,6 +74,6 @@ type SupersedeArgs struct {
 	ProvenanceArgs
 }
 
-func (s *Server) supersede(_ context.Context, a *SupersedeArgs) (CommitResult, error) {
+func (s *Server) supersede(_ context.Context, a *SupersedeArgs) (records.Commit, error) {
 	return s.write(a.ProvenanceArgs, func(tx *lmdbstore.WriteTxn) error { return tx.Supersede(a.Old, a.New) })
 }

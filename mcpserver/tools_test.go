@@ -725,6 +725,28 @@ func TestSemanticsTools(t *testing.T) {
 	if got := srcs(map[string]any{"key": "file:a.go", "valid_at": "2031-01-01T00:00:00Z"}); !slices.Equal(got, []string{"decision:later", "decision:new"}) {
 		t.Errorf("get_in in 2031: %v", got)
 	}
+	// The listed items' statuses (peer_status when not plainly current:
+	// decision:old superseded, decision:later not yet valid) are the CLI's.
+	var history struct {
+		Edges []map[string]any `json:"edges"`
+	}
+	s.ok("get_in", map[string]any{"key": "file:a.go", "include_superseded": true, "include_expired": true}, &history)
+	cliHistory := cliJSON(t, db, "get-in", "file:a.go", "--include-superseded", "--include-expired")
+	diff(t, "get_in with history", history.Edges, cliHistory)
+	peers := map[string]map[string]any{}
+	for _, e := range history.Edges {
+		ps, _ := e["peer_status"].(map[string]any)
+		peers[e["src"].(string)] = ps
+	}
+	if ps := peers["decision:old"]; ps == nil || ps["newest"] != "decision:new" {
+		t.Errorf("peer_status of decision:old: %v", ps)
+	}
+	if ps := peers["decision:later"]; ps == nil || ps["pending"] != true || ps["expired"] != true {
+		t.Errorf("peer_status of decision:later: %v", ps)
+	}
+	if ps, ok := peers["decision:new"]; !ok || ps != nil {
+		t.Errorf("decision:new is current, yet peer_status %v (listed %v)", ps, ok)
+	}
 	var kvs struct {
 		Entries []map[string]any `json:"entries"`
 	}

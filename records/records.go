@@ -1,0 +1,206 @@
+// Package records holds the JSON records memctl prints and serves about
+// store items: the CLI's --json lines and the MCP tools' results are these
+// types, field for field (SPEC.md §6.3), so the two surfaces agree by
+// construction. Records are built from lmdbstore values and hold only
+// strings, numbers and raw JSON: times are RFC 3339 in UTC with
+// nanoseconds (trailing zeros trimmed, "" for none), node ids 16 lowercase
+// hex digits, weights and scores the shortest decimal that reads back as
+// the same float. The jsonschema tags describe the fields to MCP clients.
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// Weight is an edge weight: a JSON number, the shortest decimal that reads
+// back as the same float32 (0.3, not 0.30000001192092896).
+type Weight float32
+
+func (w Weight) MarshalJSON() ([]byte, error) { return []byte(w.String()), nil }
+
+// String is the weight as JSON writes it.
+func (w Weight) String() string { return strconv.FormatFloat(float64(w), 'g', -1, 32) }
+
+// Score is an engine score: the shortest decimal that reads back as the
+// same float64.
+type Score float64
+
+func (s Score) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(s), 'g', -1, 64), nil
+}
+
+// Node is one node version (SPEC.md §6.3 "node").
+type Node struct {
+	Key       string          `json:"key"`
+	ID        string          `json:"id" jsonschema:"node id: 16 lowercase hex digits"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload" jsonschema:"the stored JSON value (null when none)"`
+	Scope     string          `json:"scope"`
+	Rev       uint64          `json:"rev" jsonschema:"revision that wrote this version"`
+	CreatedTS string          `json:"created_ts"`
+	UpdatedTS string          `json:"updated_ts"`
+	RunID     string          `json:"run_id"`
+	TaskID    string          `json:"task_id"`
+	// Valid time and status (SPEC.md §4).
+	ValidFrom  string `json:"valid_from" jsonschema:"start of the valid time (RFC 3339), empty when open"`
+	ValidUntil string `json:"valid_until" jsonschema:"end of the valid time (exclusive), empty when open"`
+	Status     Status `json:"status" jsonschema:"current, superseded (by what, since when), expired or not yet valid, and contradictions"`
+}
+
+// NodeOf is the record of node version n with status st.
+func NodeOf(n lmdbstore.Node, st lmdbstore.Status) Node {
+	return Node{
+		Key:        n.Key,
+		ID:         ID(n.ID),
+		Type:       n.Type,
+		Payload:    JSONValue(n.Payload),
+		Scope:      n.Scope,
+		Rev:        uint64(n.Rev),
+		CreatedTS:  Time(n.CreatedTS),
+		UpdatedTS:  Time(n.UpdatedTS),
+		RunID:      n.RunID,
+		TaskID:     n.TaskID,
+		ValidFrom:  Time(n.Valid.From),
+		ValidUntil: Time(n.Valid.Until),
+		Status:     StatusOf(st),
+	}
+}
+
+// Status is a memory item's status at a read's view and valid-at time
+// (SPEC.md §6.3 "status").
+type Status struct {
+	Current      bool           `json:"current" jsonschema:"valid at the read's valid-at time and superseded by nothing"`
+	Expired      bool           `json:"expired" jsonschema:"its valid time does not contain the read's valid-at time"`
+	Pending      bool           `json:"pending" jsonschema:"not valid because its valid time begins after the read's valid-at time (not yet valid rather than expired)"`
+	SupersededBy []Supersession `json:"superseded_by" jsonschema:"live supersedes edges into the item, oldest first"`
+	Newest       string         `json:"newest" jsonschema:"the newest item of its supersede chain; empty when not superseded"`
+	Contradicts  []string       `json:"contradicts" jsonschema:"current items a contradicts edge joins it to"`
+}
+
+// Supersession is one superseder of an item.
+type Supersession struct {
+	Key string `json:"key"`
+	Rev uint64 `json:"rev" jsonschema:"revision that created the supersedes edge"`
+	TS  string `json:"ts"`
+}
+
+// StatusOf is the record of status st (empty lists, never null).
+func StatusOf(st lmdbstore.Status) Status {
+	out := Status{
+		Current: st.Current(), Expired: !st.Valid, Pending: st.Pending, Newest: st.Newest,
+		SupersededBy: make([]Supersession, 0, len(st.SupersededBy)),
+		Contradicts:  append(make([]string, 0, len(st.Contradicts)), st.Contradicts...),
+	}
+	for _, s := range st.SupersededBy {
+		out.SupersededBy = append(out.SupersededBy, Supersession{Key: s.By, Rev: uint64(s.Rev), TS: Time(s.TS)})
+	}
+	return out
+}
+
+// Edge is one live edge as a listing read returns it (SPEC.md §6.3
+// "edge").
+type Edge struct {
+	Src     string          `json:"src"`
+	Rel     string          `json:"rel"`
+	Dst     string          `json:"dst"`
+	Rev     uint64          `json:"rev" jsonschema:"revision that wrote this version"`
+	TS      string          `json:"ts" jsonschema:"commit time of that revision"`
+	Weight  Weight          `json:"weight"`
+	Payload json.RawMessage `json:"payload,omitempty" jsonschema:"the edge's JSON payload, absent when none"`
+	// PeerStatus is the status of the listed item (dst for an out-list,
+	// src for an in-list) when it is not plainly current: superseded,
+	// expired (listed on request) or in conflict.
+	PeerStatus *Status `json:"peer_status,omitempty" jsonschema:"status of the listed item when it is not plainly current; absent otherwise"`
+}
+
+// KV is one kv entry version (SPEC.md §6.3 "kv").
+type KV struct {
+	Scope      string          `json:"scope"`
+	Namespace  string          `json:"namespace"`
+	Key        string          `json:"key"`
+	Payload    json.RawMessage `json:"payload"`
+	Rev        uint64          `json:"rev"`
+	TS         string          `json:"ts"`
+	RunID      string          `json:"run_id"`
+	TaskID     string          `json:"task_id"`
+	ValidFrom  string          `json:"valid_from"`
+	ValidUntil string          `json:"valid_until"`
+	Status     Status          `json:"status"`
+}
+
+// KVOf is the record of kv entry version kv with status st.
+func KVOf(kv lmdbstore.KV, st lmdbstore.Status) KV {
+	return KV{
+		Scope:      kv.Scope,
+		Namespace:  kv.Namespace,
+		Key:        kv.Key,
+		Payload:    JSONValue(kv.Payload),
+		Rev:        uint64(kv.Rev),
+		TS:         Time(kv.TS),
+		RunID:      kv.RunID,
+		TaskID:     kv.TaskID,
+		ValidFrom:  Time(kv.Valid.From),
+		ValidUntil: Time(kv.Valid.Until),
+		Status:     StatusOf(st),
+	}
+}
+
+// Commit is what every write returns: the revision it committed (0 when
+// it changed nothing) and its commit time.
+type Commit struct {
+	Rev uint64 `json:"rev" jsonschema:"the revision committed; 0 when nothing changed"`
+	TS  string `json:"ts,omitempty" jsonschema:"its commit time (absent when rev is 0)"`
+	// Redacted is how many secrets the store replaced by [REDACTED:kind]
+	// in the write's keys and payloads (SPEC.md §2).
+	Redacted int `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing (absent when none)"`
+}
+
+// CommitOf is the record of commit c.
+func CommitOf(c lmdbstore.Commit) Commit {
+	if c.Rev == 0 {
+		return Commit{Redacted: c.Redacted}
+	}
+	return Commit{Rev: uint64(c.Rev), TS: Time(c.Time), Redacted: c.Redacted}
+}
+
+// Time is t in RFC 3339 with nanoseconds (trailing zeros trimmed), UTC; ""
+// for the zero time.
+func Time(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ID is a node id as 16 lowercase hex digits.
+func ID(id lmdbstore.NodeID) string { return fmt.Sprintf("%016x", uint64(id)) }
+
+// JSONValue is a stored payload as a JSON value: null when empty,
+// compacted. Bytes that are not JSON (only in a damaged store) become a
+// JSON string, so the record stays valid JSON.
+func JSONValue(p []byte) json.RawMessage {
+	if len(bytes.TrimSpace(p)) == 0 {
+		return json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, p); err != nil {
+		q, _ := json.Marshal(string(p))
+		return q
+	}
+	return b.Bytes()
+}
+
+// OptionalPayload is a payload omitted (nil) when absent or null.
+func OptionalPayload(p []byte) json.RawMessage {
+	v := JSONValue(p)
+	if string(v) == "null" {
+		return nil
+	}
+	return v
+}
