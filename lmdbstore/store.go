@@ -152,14 +152,8 @@ func Init(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("%w: cannot init a store read-only", ErrReadOnly)
 	}
-	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err == nil {
-		return nil, fmt.Errorf("%w: %s", ErrExists, path)
-	}
-	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a directory (a store is a directory)", ErrInvalid, path)
-	}
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("init %s: %w", path, mapOSError(err))
+	if err := makeStoreDir("init", path); err != nil {
+		return nil, err
 	}
 	s, err := openEnv(path, opts)
 	if err != nil {
@@ -205,6 +199,22 @@ func Init(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// makeStoreDir makes path ready to hold a new store: a directory (created
+// if missing) without data.mdb (ErrExists). what names the operation in
+// errors.
+func makeStoreDir(what, path string) error {
+	if _, err := os.Stat(filepath.Join(path, "data.mdb")); err == nil {
+		return fmt.Errorf("%w: %s", ErrExists, path)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory (a store is a directory)", ErrInvalid, path)
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("%s %s: %w", what, path, mapOSError(err))
+	}
+	return nil
 }
 
 // Open opens an existing store. It fails with ErrNotExist if there is none and

@@ -39,14 +39,8 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 		}
 		return st, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "data.mdb")); err == nil {
-		return st, fmt.Errorf("%w: %s", ErrExists, dir)
-	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return st, fmt.Errorf("%w: %s is not a directory (a store is a directory)", ErrInvalid, dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return st, fmt.Errorf("vacuum into %s: %w", dir, mapOSError(err))
+	if err := makeStoreDir("vacuum into", dir); err != nil {
+		return st, err
 	}
 	if fi, err := os.Stat(filepath.Join(s.path, "data.mdb")); err == nil {
 		st.SourceFile = fi.Size()
