@@ -190,4 +190,10 @@ note "Neither applies to a file outside lmdbstore/."
 run context cli/app.go --budget 120
 run check
 
+heading "15. Give the space back: a dense copy, history included"
+note "Like SQLite's VACUUM INTO: the same store (every revision, the log) in full pages."
+run vacuum --to "$WORK/vacuumed"
+run --db "$WORK/vacuumed" check
+run --db "$WORK/vacuumed" get-out "$DEMO_FILE" --rel imports
+
 printf '\ndemo (ingest): ok\n'
