@@ -80,8 +80,22 @@ func (s *Store) Stats() (Stats, error) {
 	if fi, err := os.Stat(filepath.Join(s.path, "data.mdb")); err == nil {
 		st.FileSize = fi.Size()
 	}
+	var inUse int64
+	for _, k := range st.Keyspaces {
+		inUse += int64(k.Bytes)
+	}
+	if st.FileSize >= s.vacuumHintMin && 2*st.FileSize > 3*inUse {
+		st.Warnings = append(st.Warnings, fmt.Sprintf(
+			"data.mdb is %.1f MiB but its keyspaces use %.1f MiB (LMDB keeps the pages past transactions freed); memctl vacuum --to DIR writes a dense copy",
+			float64(st.FileSize)/(1<<20), float64(inUse)/(1<<20)))
+	}
 	return st, nil
 }
+
+// vacuumHintFile: Stats suggests vacuum when data.mdb is at least this
+// large and more than 1.5 times the pages its keyspaces use (a third of
+// the file free: 21 MiB or more).
+const vacuumHintFile = 64 << 20
 
 // adjTuple is one adjacency entry with its owning node.
 type adjTuple struct {

@@ -106,6 +106,9 @@ type Store struct {
 	// chunkMax is adjacency.MaxChunkEntries; tests lower it to exercise
 	// chunk splits on small graphs.
 	chunkMax int
+	// vacuumHintMin is the smallest data.mdb for which Stats suggests
+	// vacuum (vacuumHintFile); tests lower it.
+	vacuumHintMin int64
 	// adjDirect turns off the adjacency write-back buffer (adjbuf.go);
 	// tests compare the two paths' layouts.
 	adjDirect bool
@@ -307,7 +310,7 @@ func (s *Store) loadRelations() error {
 
 func openEnv(path string, opts Options) (*Store, error) {
 	s := &Store{path: path, opts: opts, hash: IDOf, clock: opts.Clock, maxMap: opts.MaxMapSize,
-		chunkMax: adjacency.MaxChunkEntries}
+		chunkMax: adjacency.MaxChunkEntries, vacuumHintMin: vacuumHintFile}
 	if s.clock == nil {
 		s.clock = time.Now
 	}

@@ -241,3 +241,82 @@ func TestVacuumWhileWriting(t *testing.T) {
 		t.Fatalf("copy's log is not the source's up to rev %d (-want +got):\n%s", st.Revision, diff)
 	}
 }
+
+// TestStatsSuggestsVacuum: stats suggests vacuum exactly when data.mdb is
+// more than 1.5 times the pages in use (the size floor lowered to 0 here):
+// not for a store written once, yes once retention has dropped most of
+// the history, not for the vacuumed copy.
+func TestStatsSuggestsVacuum(t *testing.T) {
+	hint := func(st *Store) bool {
+		t.Helper()
+		stats, err := st.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, w := range stats.Warnings {
+			got = got || strings.Contains(w, "memctl vacuum --to DIR")
+		}
+		fi, err := os.Stat(filepath.Join(st.Path(), "data.mdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inUse int64
+		for _, k := range stats.Keyspaces {
+			inUse += int64(k.Bytes)
+		}
+		if want := float64(fi.Size()) > 1.5*float64(inUse); got != want {
+			t.Fatalf("file %d bytes, keyspaces %d: hint %v, want %v", fi.Size(), inUse, got, want)
+		}
+		return got
+	}
+	s := newStore(t, Options{})
+	s.vacuumHintMin = 0
+	rng := rand.New(rand.NewPCG(9, 10))
+	payload := func() json.RawMessage {
+		b := make([]byte, 300) // random bytes: the payload does not compress
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return json.RawMessage(fmt.Sprintf(`{"v":"%x"}`, b))
+	}
+	write := func() {
+		mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+			for j := range 50 {
+				if err := tx.PutNode(NodePut{Key: fmt.Sprint("doc:", j), Payload: payload()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	write()
+	if hint(s) {
+		t.Fatal("vacuum suggested for a store written once")
+	}
+	for range 60 {
+		write()
+	}
+	if err := s.SetRetention(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if !hint(s) {
+		t.Fatal("no vacuum hint once retention dropped 60 of 61 versions")
+	}
+	dir := filepath.Join(t.TempDir(), "copy")
+	if _, err := s.VacuumInto(dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.vacuumHintMin = 0
+	if hint(c) {
+		t.Fatal("the vacuumed copy still gets the hint")
+	}
+}
