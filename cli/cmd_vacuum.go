@@ -13,7 +13,9 @@ func vacuumCommand(env Env) *cli.Command {
 		Description: "Like SQLite's VACUUM INTO: every keyspace is copied in key order into full B-tree pages,\n" +
 			"without the pages old transactions freed, so the copy is the same store in less space\n" +
 			"(stats shows the space per keyspace). The store is read in one read transaction and stays\n" +
-			"open to writers; what they commit after the copy began is not in it. --to must not hold a store.",
+			"open to writers; what they commit after the copy began is not in it. --to must not hold a store.\n" +
+			"To use the copy in place of the store, stop every process that has the store open, then swap\n" +
+			"the two directories.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "new store directory `DIR` (created)"},
 		},
