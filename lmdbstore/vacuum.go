@@ -71,9 +71,8 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 		}
 	}()
 	_, err = dst.update(func(wtxn *lmdb.Txn) error {
-		st.Entries = 0
 		return s.viewManaged(func(rtxn *lmdb.Txn) error {
-			st.Entries = 0
+			st.Entries = 0 // both transactions may be retried
 			if v, err := rtxn.Get(s.db.meta, []byte(metaRev)); err == nil {
 				rev, perr := parseU64Value(v)
 				if perr != nil {
