@@ -361,6 +361,7 @@ func (fr *fragment) extractFile(importPath string, f *unitFile) {
 	payload := FilePayload{
 		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(f.src.Content),
 		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
+		Terms: FileTerms(f.src.Content),
 	}
 	fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
 	fr.addEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})

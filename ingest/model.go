@@ -277,15 +277,18 @@ type FilePayload struct {
 	Path string `json:"path"`
 	// Lang is the language of a file another ingest than `ingest go`
 	// wrote; empty for Go files.
-	Lang       string          `json:"lang,omitempty"`
-	Package    string          `json:"package,omitempty"`
-	Hash       string          `json:"hash,omitempty"`
-	Bytes      int             `json:"bytes,omitempty"`
-	Lines      int             `json:"lines,omitempty"`
-	Test       bool            `json:"test,omitempty"`
-	Mode       string          `json:"mode,omitempty"`
-	ParseError string          `json:"parse_error,omitempty"`
-	Git        json.RawMessage `json:"git,omitempty"`
+	Lang       string `json:"lang,omitempty"`
+	Package    string `json:"package,omitempty"`
+	Hash       string `json:"hash,omitempty"`
+	Bytes      int    `json:"bytes,omitempty"`
+	Lines      int    `json:"lines,omitempty"`
+	Test       bool   `json:"test,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	ParseError string `json:"parse_error,omitempty"`
+	// Terms is the file's vocabulary (FileTerms): what the engines'
+	// lexical similarity compares.
+	Terms map[string]int  `json:"terms,omitempty"`
+	Git   json.RawMessage `json:"git,omitempty"`
 }
 
 // GitPayload is the "git" field of a file payload.

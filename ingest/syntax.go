@@ -291,6 +291,7 @@ func (x *extractor) extractSyntax() {
 			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
 				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
 				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErrorText(sf),
+				Terms: FileTerms(sf.src.Content),
 			})})
 			x.addDirs(sf.src.Rel)
 		}

@@ -85,6 +85,7 @@ type parsedFile struct {
 	Hash     string
 	Bytes    int
 	Lines    int
+	Terms    map[string]int // ingest.FileTerms of the text
 	ParseErr string
 	facts    any // *pyFile, *tsFile or *rsFile
 }
@@ -130,6 +131,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			return
 		}
 		files[i].Hash, files[i].Bytes, files[i].Lines = contentHash(b), len(b), countLines(b)
+		files[i].Terms = ingest.FileTerms(b)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -191,6 +193,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			return
 		}
 		f.Hash, f.Bytes, f.Lines = contentHash(b), len(b), countLines(b)
+		f.Terms = ingest.FileTerms(b)
 		parseFile(pool[wi], gs, f, b)
 		mu.Lock()
 		done++

@@ -57,7 +57,7 @@ func (b *builder) addFile(f *parsedFile, module, pkg string, test bool) {
 	b.fileLang[key] = f.Lang
 	b.add(key, ingest.TypeFile, ingest.FilePayload{
 		Path: f.Rel, Lang: f.Lang, Package: module, Hash: f.Hash, Bytes: f.Bytes, Lines: f.Lines,
-		Test: test, ParseError: f.ParseErr,
+		Test: test, ParseError: f.ParseErr, Terms: f.Terms,
 	})
 	ingest.AddDirs(b.g, f.Rel)
 	if pkg != "" {
