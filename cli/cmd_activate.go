@@ -25,6 +25,7 @@ func activateCommand(env Env) *cli.Command {
 			&cli.StringFlag{Name: "kind", Usage: "list only nodes of type `T` (file, symbol, package, ...)"},
 			&cli.IntFlag{Name: "per-container", Value: engines.DefaultPerContainer, Usage: "related: list at most `N` leaves (symbols) per container (file); 0: no cap"},
 			&cli.Float64Flag{Name: "temporal", Value: engines.DefaultRelatedTemporal, Usage: "related: weight `T` of the recency term (0: off)"},
+			&cli.BoolFlag{Name: "lexical", Value: true, Usage: "related, with --files: fuse the ranking with the files' lexical similarity (their stored terms); --lexical=false: the graph's ranking alone"},
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "classic: `S`: wavefront, heap or auto (same scores, different cost)"},
 		},
 		Action: engineAction(env, 1, -1, "at least one QUERY", runActivate),
@@ -59,6 +60,7 @@ func runActivate(k *engineCall) error {
 		p.Kind = kind
 		p.PerContainer = k.ctx.Int("per-container")
 		p.Temporal = k.ctx.Float64("temporal")
+		p.Lexical = k.ctx.Bool("lexical")
 		seeds, err := k.seeds()
 		if err != nil {
 			return err
@@ -69,7 +71,7 @@ func runActivate(k *engineCall) error {
 		}
 		return k.scored(rs)
 	case "classic":
-		for _, f := range []string{"per-container", "temporal"} {
+		for _, f := range []string{"per-container", "temporal", "lexical"} {
 			if k.ctx.IsSet(f) {
 				return usageErr("activate: --%s applies to --profile related only", f)
 			}

@@ -24,7 +24,7 @@ func evalCochangeCommand(env Env) *cli.Command {
 		Flags: append(walkFlags(),
 			&cli.IntFlag{Name: "commits", Value: 30, Usage: "replay the newest `N` qualifying commits"},
 			&cli.IntFlag{Name: "skip", Usage: "skip the newest `M` qualifying commits first (an earlier window)"},
-			&cli.StringSliceFlag{Name: "predictor", Usage: "score predictor `NAME` (repeatable; default activate, cochange, samedir, pagerank; also activate-static)"},
+			&cli.StringSliceFlag{Name: "predictor", Usage: "score predictor `NAME` (repeatable; default activate, cochange, samedir, pagerank, lexical; also activate-graph, activate-static, context-2k, context-8k, repomap-2k, repomap-8k)"},
 			&cli.StringFlag{Name: "work", Usage: "keep the eval store in `DIR` (reused by the next run; default: a temporary directory)"},
 			&cli.BoolFlag{Name: "syntax-only", Usage: "ingest without type-checking"},
 			&cli.BoolFlag{Name: "trace", Usage: "print every query's answers (text: on stderr; --json: one \"query\" object each)"},

@@ -55,6 +55,7 @@ type Engine struct {
 	// algorithm-core tests: no temporal term, no kind filter).
 	info     nodeInfo
 	temporal temporalOnce
+	lexicon  lexiconOnce
 }
 
 // nodeInfo is the part of *csr.Graph the related profile reads besides the

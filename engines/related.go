@@ -1,6 +1,10 @@
 package engines
 
-import "slices"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // RoleWeight is how much a profile weighs the edges of one role, walked
 // along their direction (Out: from source to destination) and against it
@@ -49,6 +53,12 @@ type RelatedParams struct {
 	// in-edges, such as files); 0 lists them all.
 	PerContainer int
 	TopK         int // <= 0: all
+	// Lexical, with Kind "file", fuses the activation ranking of files
+	// with their lexical similarity to the seeds (Engine.Lexicon) by
+	// reciprocal rank fusion with k = LexicalK; off, or when no seed has
+	// a vocabulary, the ranking is activation's alone.
+	Lexical  bool
+	LexicalK float64 // > 0
 }
 
 // DefaultRelatedParams returns the measured defaults with TopK 20.
@@ -62,6 +72,8 @@ func DefaultRelatedParams() RelatedParams {
 		SaturationCap: DefaultSaturationCap,
 		PerContainer:  DefaultPerContainer,
 		TopK:          20,
+		Lexical:       true,
+		LexicalK:      DefaultLexicalK,
 	}
 }
 
@@ -84,6 +96,8 @@ func (p *RelatedParams) validate() error {
 		return invalidf("saturation cap %v must be > 0", p.SaturationCap)
 	case p.PerContainer < 0:
 		return invalidf("per-container cap %d must be >= 0", p.PerContainer)
+	case p.Lexical && (!finite(p.LexicalK) || p.LexicalK <= 0):
+		return invalidf("lexical fusion k %v must be > 0", p.LexicalK)
 	}
 	return nil
 }
@@ -150,7 +164,98 @@ func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
 	if err := r.spread(seeds); err != nil {
 		return nil, err
 	}
+	if p.Lexical && p.Kind == "file" {
+		lex, err := e.Lexicon()
+		if err != nil {
+			return nil, err
+		}
+		if sims := lex.Similar(seeds); len(sims) > 0 {
+			act, err := r.rankAll(hist)
+			if err != nil {
+				return nil, err
+			}
+			return r.fuse(act, sims)
+		}
+	}
 	return r.rank(hist)
+}
+
+// rankAll is rank without TopK: every activated node that passes the
+// filters, in rank order.
+func (r *relatedRun) rankAll(hist *History) ([]Scored, error) {
+	top := r.p.TopK
+	r.p.TopK = 0
+	defer func() { r.p.TopK = top }()
+	return r.rank(hist)
+}
+
+// fuse merges act (the activation ranking, filtered to Kind) with sims
+// (lexical similarity, best first) by reciprocal rank fusion: a node at
+// 1-based rank a in act and l in sims (of the nodes of Kind, seeds left
+// out) scores 1/(k+a) + 1/(k+l), a term absent when the node is not in
+// that list. Ties keep activation order, then lexical order, then node
+// index; TopK applies last.
+func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
+	k := r.p.LexicalK
+	type fused struct {
+		node    uint32
+		score   float64
+		actRank int // 0: not activated
+		lexRank int // 0: no similarity
+	}
+	at := map[uint32]int{}
+	var all []fused
+	for i, s := range act {
+		at[s.Node] = len(all)
+		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
+	}
+	rank := 0
+	for _, s := range sims {
+		if r.p.Kind != "" && r.e.info != nil {
+			typ, err := r.e.info.Type(s.Node)
+			if err != nil {
+				return nil, err
+			}
+			if typ != r.p.Kind {
+				continue
+			}
+		}
+		rank++
+		i, ok := at[s.Node]
+		if !ok {
+			i = len(all)
+			at[s.Node] = i
+			all = append(all, fused{node: s.Node})
+		}
+		all[i].score += 1 / (k + float64(rank))
+		all[i].lexRank = rank
+	}
+	last := func(x int) int {
+		if x == 0 {
+			return math.MaxInt
+		}
+		return x
+	}
+	slices.SortFunc(all, func(a, b fused) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		if c := cmp.Compare(last(a.actRank), last(b.actRank)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(last(a.lexRank), last(b.lexRank)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.node, b.node)
+	})
+	if r.p.TopK > 0 && len(all) > r.p.TopK {
+		all = all[:r.p.TopK]
+	}
+	out := make([]Scored, len(all))
+	for i, f := range all {
+		out[i] = Scored{Node: f.node, Score: f.score}
+	}
+	return out, nil
 }
 
 // spread computes A = Σ_{k=0..D} x_k where x_0 is the seed vector and

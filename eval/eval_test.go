@@ -326,7 +326,7 @@ func TestCochangeRun(t *testing.T) {
 			t.Errorf("%+v", s)
 		}
 	}
-	if d := cmp.Diff([]string{"activate", "cochange", "samedir", "pagerank"}, names); d != "" {
+	if d := cmp.Diff([]string{"activate", "cochange", "samedir", "pagerank", "lexical"}, names); d != "" {
 		t.Errorf("predictors (-want +got):\n%s", d)
 	}
 	// History alone answers y.go for x.go and x.go for y.go: recall 1.
@@ -477,7 +477,7 @@ func TestCochangeOnBbolt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Queries != len(commits[0].Files)+len(commits[1].Files) || len(rep.Scores) != 4 {
+	if rep.Queries != len(commits[0].Files)+len(commits[1].Files) || len(rep.Scores) != 5 {
 		t.Errorf("report %+v", rep)
 	}
 }

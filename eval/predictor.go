@@ -30,13 +30,13 @@ type Predictor struct {
 // Predictors returns the built-in predictors a run scores by default:
 // memctl's answer first, then the baselines (SPEC.md §11.2).
 func Predictors() []Predictor {
-	return []Predictor{Activate(), CoChange(), SameDir(), PersonalizedPageRank()}
+	return []Predictor{Activate(), CoChange(), SameDir(), PersonalizedPageRank(), Lexical()}
 }
 
 // Extra returns the predictors a run scores only when asked by name:
 // ablations of memctl's answer.
 func Extra() []Predictor {
-	return []Predictor{ActivateStatic(), ContextPack(2000), ContextPack(8000), RepoMap(2000), RepoMap(8000)}
+	return []Predictor{ActivateGraph(), ActivateStatic(), ContextPack(2000), ContextPack(8000), RepoMap(2000), RepoMap(8000)}
 }
 
 // PickPredictors selects predictors by name from Predictors and Extra, in

@@ -42,7 +42,7 @@ type RelatedArgs struct {
 	Profile  string   `json:"profile,omitempty" jsonschema:"related (default: ranked relatedness, SPEC 8.2.1) or classic (strongest path, 8.2)"`
 	Depth    *int     `json:"depth,omitempty" jsonschema:"propagate at most this many hops (default 3 related, 5 classic)"`
 	Rel      []string `json:"rel,omitempty" jsonschema:"follow only these relations"`
-	Files    bool     `json:"files,omitempty" jsonschema:"list files only"`
+	Files    bool     `json:"files,omitempty" jsonschema:"list files only (related: fused with their lexical similarity, SPEC 8.2.1)"`
 	Strategy string   `json:"strategy,omitempty" jsonschema:"classic only: wavefront, heap or auto (default; same scores, different cost)"`
 	ViewArgs
 }

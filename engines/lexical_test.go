@@ -1,0 +1,142 @@
+package engines
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lexGraph: files F, A, B, C, D with vocabularies; F co-changed with A
+// (weight .9) and B (.5); C and D are linked to nothing.
+var lexTerms = map[string]map[string]int{
+	"F": {"store": 3, "page": 2, "cursor": 1},
+	"A": {"flag": 2, "cobra": 1},
+	"B": {"store": 1, "page": 1, "zeta": 1},
+	"C": {"store": 2, "page": 2, "cursor": 1},
+	"D": {"other": 1},
+}
+
+func lexGraph() testGraph {
+	g := testGraph{
+		keys:     []string{"F", "A", "B", "C", "D"},
+		rels:     roleRels,
+		edges:    []testEdge{{0, 1, 4, 0.9}, {0, 2, 4, 0.5}},
+		types:    map[int]string{},
+		payloads: map[int]string{},
+	}
+	for i, k := range g.keys {
+		g.types[i] = "file"
+		b, _ := json.Marshal(map[string]any{"path": k + ".go", "terms": lexTerms[k]})
+		g.payloads[i] = string(b)
+	}
+	return g
+}
+
+// tfidfCosine is the lexical similarity of SPEC §8.2.1 written out over
+// maps: weights (1 + ln tf) · ln(N/df), cosine of the two vectors.
+func tfidfCosine(docs map[string]map[string]int, a, b string) float64 {
+	df := map[string]int{}
+	for _, d := range docs {
+		for t := range d {
+			df[t]++
+		}
+	}
+	vec := func(d map[string]int) map[string]float64 {
+		v := map[string]float64{}
+		for t, c := range d {
+			v[t] = (1 + math.Log(float64(c))) * math.Log(float64(len(docs))/float64(df[t]))
+		}
+		return v
+	}
+	va, vb := vec(docs[a]), vec(docs[b])
+	dot, na, nb := 0.0, 0.0, 0.0
+	for t, w := range va {
+		dot += w * vb[t]
+		na += w * w
+	}
+	for _, w := range vb {
+		nb += w * w
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func TestLexiconHandComputed(t *testing.T) {
+	e := buildEngine(t, lexGraph())
+	lex, err := e.Lexicon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lex.Len() != 5 {
+		t.Fatalf("lexicon of %d nodes, want 5", lex.Len())
+	}
+	got := byKey(t, e, lex.Similar([]Seed{{node(t, e, "F"), 1}}))
+	want := []keyed{{"C", tfidfCosine(lexTerms, "F", "C")}, {"B", tfidfCosine(lexTerms, "F", "B")}}
+	if d := cmp.Diff(want, got, approx); d != "" {
+		t.Errorf("Similar(F) (-want +got):\n%s", d)
+	}
+	if !(want[0].Score > want[1].Score && want[1].Score > 0) {
+		t.Fatalf("the fixture should rank C above B above nothing: %v", want)
+	}
+	// Two seeds: their vectors add up, scaled by the seed scores.
+	got = byKey(t, e, lex.Similar([]Seed{{node(t, e, "F"), 1}, {node(t, e, "A"), 0.5}}))
+	want = []keyed{{"C", tfidfCosine(lexTerms, "F", "C")}, {"B", tfidfCosine(lexTerms, "F", "B")}}
+	if d := cmp.Diff(want, got, approx); d != "" {
+		t.Errorf("Similar(F, A/2) (-want +got):\n%s", d)
+	}
+}
+
+func TestRelatedFusesLexicalSimilarity(t *testing.T) {
+	e := buildEngine(t, lexGraph())
+	F := node(t, e, "F")
+	p := relatedNoTime()
+	p.Kind = "file"
+	// The graph alone: F (the seed), then A (co-changed .9), then B (.5).
+	p.Lexical = false
+	graph, err := e.Related([]Seed{{F, 1}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(t, e, graph); !cmp.Equal(got, []string{"F", "A", "B"}) {
+		t.Fatalf("graph ranking %v, want F A B", got)
+	}
+	// Fused with k = 60: activation ranks F 1, A 2, B 3; lexical ranks C 1,
+	// B 2. B: 1/63 + 1/62; F and C: 1/61 each, F first (activated);
+	// A: 1/62.
+	p.Lexical = true
+	fused, err := e.Related([]Seed{{F, 1}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []keyed{{"B", 1.0/63 + 1.0/62}, {"F", 1.0 / 61}, {"C", 1.0 / 61}, {"A", 1.0 / 62}}
+	if d := cmp.Diff(want, byKey(t, e, fused), approx); d != "" {
+		t.Errorf("fused ranking (-want +got):\n%s", d)
+	}
+	p.TopK = 2
+	if top, err := e.Related([]Seed{{F, 1}}, p); err != nil || !cmp.Equal(keysOf(t, e, top), []string{"B", "F"}) {
+		t.Errorf("fused top 2: %v, %v", keysOf(t, e, top), err)
+	}
+	// Without the file filter the ranking is the graph's (no fusion).
+	p.Kind, p.TopK = "", 0
+	mixed, err := e.Related([]Seed{{F, 1}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(t, e, mixed); !cmp.Equal(got, []string{"F", "A", "B"}) {
+		t.Errorf("mixed kinds %v, want the graph's F A B", got)
+	}
+	p.Kind, p.LexicalK = "file", 0
+	if _, err := e.Related([]Seed{{F, 1}}, p); !isInvalid(err) {
+		t.Errorf("k 0: %v, want an invalid-argument error", err)
+	}
+}
+
+func keysOf(t *testing.T, e *Engine, rs []Scored) []string {
+	t.Helper()
+	var out []string
+	for _, r := range rs {
+		out = append(out, keyOf(t, e, r.Node))
+	}
+	return out
+}
