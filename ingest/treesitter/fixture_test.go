@@ -1,6 +1,8 @@
 package treesitter
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,5 +134,46 @@ func TestRustFixture(t *testing.T) {
 	// unit().area() and apply's double(1.0).
 	if lr := res.Lang(ingest.LangRust); lr.Files != 4 || lr.Unresolved != 2 {
 		t.Errorf("rust: %+v, want 4 files, 2 unresolved calls", *lr)
+	}
+}
+
+// TestFileTermsInPayloads: every source file node of the three languages
+// carries the vocabulary of its text (ingest.FileTerms of the file as read
+// from disk).
+func TestFileTermsInPayloads(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		langs   []string
+	}{
+		{"python", []string{ingest.LangPython}},
+		{"typescript", []string{ingest.LangTypeScript, ingest.LangJavaScript}},
+		{"rust", []string{ingest.LangRust}},
+	} {
+		dir := copyFixture(t, c.fixture, nil)
+		res, err := Extract(dir, c.langs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := 0
+		for _, n := range res.Graph.Nodes() {
+			if n.Type != ingest.TypeFile {
+				continue
+			}
+			var p ingest.FilePayload
+			if err := json.Unmarshal(n.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p.Path)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ingest.FileTerms(src); len(want) == 0 || !maps.Equal(want, p.Terms) {
+				t.Errorf("%s: terms %v, want %v", p.Path, p.Terms, want)
+			}
+			files++
+		}
+		if files == 0 {
+			t.Errorf("%s: no file nodes", c.fixture)
+		}
 	}
 }
