@@ -1,14 +1,11 @@
 package engines
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
 	"sync"
-
-	"github.com/memctl/memctl/csr"
 )
 
 // DefaultLexicalK is the k of the reciprocal rank fusion that merges the
@@ -51,25 +48,15 @@ func (e *Engine) Lexicon() (*Lexicon, error) {
 
 func (e *Engine) readLexicon() (*Lexicon, error) {
 	l := &Lexicon{vecs: map[uint32][]posting{}}
-	if e.info == nil {
-		return l, nil
-	}
 	termID := map[string]uint32{}
 	var df []int
 	tfs := map[uint32]map[uint32]int{}
-	for v := 0; v < e.numNodes; v++ {
-		p, err := e.info.Payload(csr.NodeIndex(v))
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Contains(p, []byte(`"terms"`)) {
-			continue
-		}
+	err := e.eachPayloadWith("terms", func(v uint32, p []byte) error {
 		var payload struct {
 			Terms map[string]int `json:"terms"`
 		}
 		if json.Unmarshal(p, &payload) != nil || len(payload.Terms) == 0 {
-			continue // not the ingest shape: no vocabulary, not damage
+			return nil // not the ingest shape: no vocabulary, not damage
 		}
 		tf := make(map[uint32]int, len(payload.Terms))
 		for t, c := range payload.Terms {
@@ -86,8 +73,12 @@ func (e *Engine) readLexicon() (*Lexicon, error) {
 			tf[id] = c
 		}
 		if len(tf) > 0 {
-			tfs[uint32(v)] = tf
+			tfs[v] = tf
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	l.docs = len(tfs)
 	l.postings = make([][]posting, len(df))

@@ -43,18 +43,8 @@ func (e *Engine) readHistory() (*History, error) {
 	for i := range h.rank {
 		h.rank[i] = -1
 	}
-	if e.info == nil {
-		return h, nil
-	}
 	var with []uint32
-	for v := 0; v < n; v++ {
-		p, err := e.info.Payload(csr.NodeIndex(v))
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Contains(p, []byte(`"git"`)) {
-			continue
-		}
+	err := e.eachPayloadWith("git", func(v uint32, p []byte) error {
 		var payload struct {
 			Git *struct {
 				Changes    int    `json:"changes"`
@@ -62,15 +52,19 @@ func (e *Engine) readHistory() (*History, error) {
 			} `json:"git"`
 		}
 		if json.Unmarshal(p, &payload) != nil || payload.Git == nil {
-			continue // not the ingest shape: no history, not damage
+			return nil // not the ingest shape: no history, not damage
 		}
 		t, err := time.Parse(time.RFC3339, payload.Git.LastChange)
 		if err != nil {
-			continue
+			return nil
 		}
 		h.last[v] = t.Unix()
 		h.changes[v] = int32(min(payload.Git.Changes, 1<<30))
-		with = append(with, uint32(v))
+		with = append(with, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// Newest first; equal times share a rank.
 	slices.SortStableFunc(with, func(a, b uint32) int {
@@ -91,6 +85,28 @@ func (e *Engine) readHistory() (*History, error) {
 	}
 	h.nodes = len(with)
 	return h, nil
+}
+
+// eachPayloadWith calls fn with every node whose payload holds the JSON
+// key field, in node order (a byte search first, so only those payloads
+// are decoded). An engine without node information has none.
+func (e *Engine) eachPayloadWith(field string, fn func(v uint32, payload []byte) error) error {
+	if e.info == nil {
+		return nil
+	}
+	needle := []byte(`"` + field + `"`)
+	for v := 0; v < e.numNodes; v++ {
+		p, err := e.info.Payload(csr.NodeIndex(v))
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(p, needle) {
+			if err := fn(uint32(v), p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Recency is 1/(1 + rank) for a node with history (1 for the most recently
