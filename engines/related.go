@@ -170,23 +170,14 @@ func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
 			return nil, err
 		}
 		if sims := lex.Similar(seeds); len(sims) > 0 {
-			act, err := r.rankAll(hist)
+			act, err := r.rank(hist, 0) // the whole activation list: TopK applies after the fusion
 			if err != nil {
 				return nil, err
 			}
 			return r.fuse(act, sims)
 		}
 	}
-	return r.rank(hist)
-}
-
-// rankAll is rank without TopK: every activated node that passes the
-// filters, in rank order.
-func (r *relatedRun) rankAll(hist *History) ([]Scored, error) {
-	top := r.p.TopK
-	r.p.TopK = 0
-	defer func() { r.p.TopK = top }()
-	return r.rank(hist)
+	return r.rank(hist, p.TopK)
 }
 
 // fuse merges act (the activation ranking, filtered to Kind) with sims
@@ -372,8 +363,8 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 
 // rank scores the activated nodes (A × (1 + τ × recency)), orders them
 // (score, then recency rank, then PageRank, then node index), and applies
-// the kind filter, the per-container cap and TopK.
-func (r *relatedRun) rank(hist *History) ([]Scored, error) {
+// the kind filter, the per-container cap and the top-K cut (topK <= 0: all).
+func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	s := r.s
 	type cand struct {
 		Scored
@@ -433,7 +424,7 @@ func (r *relatedRun) rank(hist *History) ([]Scored, error) {
 	// taken is not known up front). The order is the same total order
 	// either way.
 	next := func() func() (cand, bool) {
-		if r.p.TopK <= 0 {
+		if topK <= 0 {
 			slices.SortFunc(cands, cmp)
 			i := 0
 			return func() (cand, bool) {
@@ -478,10 +469,10 @@ func (r *relatedRun) rank(hist *History) ([]Scored, error) {
 			return top, true
 		}
 	}()
-	out := make([]Scored, 0, min(len(cands), max(r.p.TopK, 0)))
+	out := make([]Scored, 0, min(len(cands), max(topK, 0)))
 	kept := map[uint32]int{} // container → leaves listed
 	for c, ok := next(); ok; c, ok = next() {
-		if r.p.TopK > 0 && len(out) == r.p.TopK {
+		if topK > 0 && len(out) == topK {
 			break
 		}
 		if r.p.Kind != "" && r.e.info != nil {
