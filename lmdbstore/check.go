@@ -80,10 +80,7 @@ func (s *Store) Stats() (Stats, error) {
 	if fi, err := os.Stat(filepath.Join(s.path, "data.mdb")); err == nil {
 		st.FileSize = fi.Size()
 	}
-	var inUse int64
-	for _, k := range st.Keyspaces {
-		inUse += int64(k.Bytes)
-	}
+	inUse := int64(InUse(st.Keyspaces))
 	if st.FileSize >= s.vacuumHintMin && 2*st.FileSize > 3*inUse {
 		st.Warnings = append(st.Warnings, fmt.Sprintf(
 			"data.mdb is %.1f MiB but its keyspaces use %.1f MiB (LMDB keeps the pages past transactions freed); memctl vacuum --to DIR writes a dense copy",

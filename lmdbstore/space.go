@@ -14,6 +14,16 @@ type KeyspaceSpace struct {
 	Bytes         uint64 // (branch + leaf + overflow pages) × page size
 }
 
+// InUse is the bytes of the pages of every keyspace in ks: what the store
+// uses of its file.
+func InUse(ks []KeyspaceSpace) uint64 {
+	var n uint64
+	for _, k := range ks {
+		n += k.Bytes
+	}
+	return n
+}
+
 // Pages is the keyspace's page count.
 func (k KeyspaceSpace) Pages() uint64 { return k.BranchPages + k.LeafPages + k.OverflowPages }
 

@@ -53,9 +53,7 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 	if err != nil {
 		return st, err
 	}
-	for _, k := range space {
-		st.SourceInUse += k.Bytes
-	}
+	st.SourceInUse = InUse(space)
 	// The copy needs at most the source's pages: its map starts at the
 	// source's size and grows like any store's if that is not enough.
 	dst, err := openEnv(dir, Options{MapSize: info.MapSize, MaxMapSize: s.maxMap})
