@@ -86,11 +86,7 @@ func TestVacuumInto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openCopy(t, dir)
 
 	// The same store: every keyspace byte for byte, hence the same answers
 	// at every revision; checked through the API too.
@@ -225,11 +221,7 @@ func TestVacuumWhileWriting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openCopy(t, dir)
 	mustCheck(t, c)
 	var want []Op
 	for _, op := range history(t, s) {
@@ -310,13 +302,21 @@ func TestStatsSuggestsVacuum(t *testing.T) {
 	if _, err := s.VacuumInto(dir); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openCopy(t, dir)
 	c.vacuumHintMin = 0
 	if hint(c) {
 		t.Fatal("the vacuumed copy still gets the hint")
 	}
+}
+
+// openCopy opens the store VacuumInto wrote in dir, closed when the test
+// ends.
+func openCopy(t *testing.T, dir string) *Store {
+	t.Helper()
+	c, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
