@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -39,15 +38,6 @@ func relCommand(env Env) *cli.Command {
 }
 
 // relationJSON is a relation as --json prints it (SPEC.md §6.3).
-type relationJSON struct {
-	ID            uint32      `json:"id"`
-	Name          string      `json:"name"`
-	DefaultWeight json.Number `json:"default_weight"`
-	Bidirectional bool        `json:"bidirectional"`
-	Inhibitory    bool        `json:"inhibitory"`
-	Role          string      `json:"role"`
-}
-
 func runRelList(k *call) error {
 	s, err := k.open(true)
 	if err != nil {
@@ -62,10 +52,7 @@ func runRelList(k *call) error {
 	}
 	if k.out.json {
 		for _, rel := range rels {
-			if err := k.out.record(relationJSON{
-				ID: uint32(rel.ID), Name: rel.Name, DefaultWeight: formatWeight(rel.DefaultWeight),
-				Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory, Role: rel.Role.String(),
-			}); err != nil {
+			if err := k.out.record(records.RelationOf(rel)); err != nil {
 				return err
 			}
 		}

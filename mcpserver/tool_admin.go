@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/roles"
 )
 
@@ -91,19 +92,9 @@ func (s *Server) check(context.Context, *NoArgs) (CheckResult, error) {
 	return res, nil
 }
 
-// RelationRecord is one relation (SPEC.md §6.3 "relation").
-type RelationRecord struct {
-	ID            uint32 `json:"id"`
-	Name          string `json:"name"`
-	DefaultWeight Weight `json:"default_weight"`
-	Bidirectional bool   `json:"bidirectional" jsonschema:"engines also follow it backwards"`
-	Inhibitory    bool   `json:"inhibitory" jsonschema:"engines subtract along it"`
-	Role          string `json:"role" jsonschema:"what the engines make of it: structure, usage, history or memory (SPEC §1)"`
-}
-
 // RelationList is the answer of list_relations.
 type RelationList struct {
-	Relations []RelationRecord `json:"relations" jsonschema:"every registered relation, by id"`
+	Relations []records.Relation `json:"relations" jsonschema:"every registered relation, by id"`
 }
 
 func (s *Server) listRelations(_ context.Context, _ *NoArgs) (RelationList, error) {
@@ -113,10 +104,9 @@ func (s *Server) listRelations(_ context.Context, _ *NoArgs) (RelationList, erro
 		if err != nil {
 			return err
 		}
-		res.Relations = make([]RelationRecord, len(rels))
+		res.Relations = make([]records.Relation, len(rels))
 		for i, rel := range rels {
-			res.Relations[i] = RelationRecord{ID: uint32(rel.ID), Name: rel.Name,
-				DefaultWeight: Weight(rel.DefaultWeight), Bidirectional: rel.Bidirectional, Inhibitory: rel.Inhibitory, Role: rel.Role.String()}
+			res.Relations[i] = records.RelationOf(rel)
 		}
 		return nil
 	})

@@ -151,6 +151,22 @@ func KVOf(kv lmdbstore.KV, st lmdbstore.Status) KV {
 	}
 }
 
+// Relation is one registered relation (SPEC.md §6.3 "relation").
+type Relation struct {
+	ID            uint32 `json:"id"`
+	Name          string `json:"name"`
+	DefaultWeight Weight `json:"default_weight"`
+	Bidirectional bool   `json:"bidirectional" jsonschema:"engines also follow it backwards"`
+	Inhibitory    bool   `json:"inhibitory" jsonschema:"engines subtract along it"`
+	Role          string `json:"role" jsonschema:"what the engines make of it: structure, usage, history or memory (SPEC §1)"`
+}
+
+// RelationOf is the record of relation r.
+func RelationOf(r lmdbstore.Relation) Relation {
+	return Relation{ID: uint32(r.ID), Name: r.Name, DefaultWeight: Weight(r.DefaultWeight),
+		Bidirectional: r.Bidirectional, Inhibitory: r.Inhibitory, Role: r.Role.String()}
+}
+
 // Commit is what every write returns: the revision it committed (0 when
 // it changed nothing) and its commit time.
 type Commit struct {
