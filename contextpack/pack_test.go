@@ -471,3 +471,91 @@ func TestSnapshotReuse(t *testing.T) {
 		t.Errorf("a new assembler on an unchanged store built %d snapshots, want 0 (the file)", n)
 	}
 }
+
+// TestRelatedFilesFuseVocabulary: the files of Related follow the
+// files-only ranking (activation fused with lexical similarity, what
+// `activate --files` answers) in the slots activation gives to files.
+// Hand-derived: activation ranks a/near.go (same directory) before
+// b/like.go (a weak co-change); only b/like.go shares the target's words,
+// so with k = 60 it scores 1/62 + 1/61 against near.go's 1/61 and comes
+// first. Without vocabularies the same store keeps activation's order; in
+// both, symbols and the places of files are activation's.
+func TestRelatedFilesFuseVocabulary(t *testing.T) {
+	build := func(withTerms bool) []contextpack.Neighbour {
+		s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		file := func(path, terms string) lmdbstore.NodePut {
+			p := `{"path":"` + path + `"`
+			if withTerms {
+				p += `,"terms":` + terms
+			}
+			return lmdbstore.NodePut{Key: "file:" + path, Payload: json.RawMessage(p + "}")}
+		}
+		_, err = s.Update(lmdbstore.WriteMeta{RunID: "r1"}, func(tx *lmdbstore.WriteTxn) error {
+			for _, r := range []lmdbstore.Relation{
+				{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
+				{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
+			} {
+				if _, err := tx.AddRelation(r); err != nil {
+					return err
+				}
+			}
+			for _, n := range []lmdbstore.NodePut{
+				{Key: "dir:a"}, {Key: "dir:b"},
+				file("a/target.go", `{"ledger":3,"balance":2,"account":1}`),
+				file("a/near.go", `{"socket":4}`),
+				file("b/like.go", `{"ledger":2,"balance":1,"account":1}`),
+				file("b/other.go", `{"render":2,"socket":1}`),
+				{Key: "sym:m/a.Near", Payload: json.RawMessage(`{"path":"a/near.go","line_start":1,"line_end":2}`)},
+			} {
+				if err := tx.PutNode(n); err != nil {
+					return err
+				}
+			}
+			for _, e := range []lmdbstore.EdgePut{
+				{Src: "dir:a", Rel: "contains", Dst: "file:a/target.go"},
+				{Src: "dir:a", Rel: "contains", Dst: "file:a/near.go"},
+				{Src: "dir:b", Rel: "contains", Dst: "file:b/like.go"},
+				{Src: "dir:b", Rel: "contains", Dst: "file:b/other.go"},
+				{Src: "file:a/near.go", Rel: "defines", Dst: "sym:m/a.Near"},
+				{Src: "file:a/target.go", Rel: "co_changed", Dst: "file:b/like.go", Weight: 0.1},
+			} {
+				if err := tx.PutEdge(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+		defer a.Close()
+		return assemble(t, a, contextpack.Request{Targets: []string{"a/target.go"}}).Related
+	}
+	fused, plain := build(true), build(false)
+	files := func(ns []contextpack.Neighbour) (keys []string, at []int, symbols []string) {
+		for i, n := range ns {
+			if n.Kind == "file" {
+				keys, at = append(keys, n.Key), append(at, i)
+			} else {
+				symbols = append(symbols, n.Key)
+			}
+		}
+		return
+	}
+	fk, fat, fsym := files(fused)
+	pk, pat, psym := files(plain)
+	if want := []string{"file:a/near.go", "file:b/like.go"}; !slices.Equal(pk[:min(2, len(pk))], want) {
+		t.Fatalf("without vocabularies the files are %v, want activation's %v first", pk, want)
+	}
+	if want := []string{"file:b/like.go", "file:a/near.go"}; !slices.Equal(fk[:min(2, len(fk))], want) {
+		t.Errorf("with vocabularies the files are %v, want %v first", fk, want)
+	}
+	if !slices.Equal(fat, pat) || !slices.Equal(fsym, psym) {
+		t.Errorf("symbols or file places differ: files at %v vs %v, symbols %v vs %v", fat, pat, fsym, psym)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // related ranks the code neighbourhood of the targets: the related
 // profile of activation with its defaults (SPEC.md §8.2.1, what `activate`
 // answers: role weights, recency term, per-container cap) from the
-// targets over the ranking relations,
+// targets over the ranking relations, the places it gives to files filled
+// in the order of `activate --files` (fused with lexical similarity),
 // keeping files and symbols live at the view, minus the targets themselves
 // and what they enclose (a file's own symbols). At most limit items, best
 // first.
@@ -65,40 +66,80 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The slots the mixed ranking gives to files are filled in the order
+	// of the files-only ranking, which fuses activation with lexical
+	// similarity (what `activate --files` answers).
+	p.Kind = "file"
+	files, err := e.eng.Related(seeds, p)
+	if err != nil {
+		return nil, err
+	}
+	used := map[csr.NodeIndex]bool{}
 	var out []Neighbour
 	for _, s := range scored {
 		if len(out) >= limit {
 			break
 		}
-		if skip[s.Node] {
-			continue
-		}
-		key, err := g.Key(s.Node)
+		nb, ok, err := c.neighbour(g, s, skip)
 		if err != nil {
 			return nil, err
 		}
-		kind := kindOf(key)
-		if kind != "file" && kind != "symbol" {
+		if !ok || (used[s.Node] && nb.Kind != "file") {
 			continue
 		}
-		node, live, err := liveNode(c.r, key, c.at)
-		if err != nil {
-			return nil, err
+		if nb.Kind == "file" {
+			// A file slot (every usable file activation ranks is one):
+			// the next usable file of the files-only ranking, or this one
+			// when that ranking is used up.
+			placed := false
+			for len(files) > 0 && !placed {
+				f := files[0]
+				files = files[1:]
+				fnb, ok, err := c.neighbour(g, f, skip)
+				if err != nil {
+					return nil, err
+				}
+				if placed = ok && !used[f.Node]; placed {
+					s, nb = f, fnb
+				}
+			}
+			if !placed && used[s.Node] {
+				continue
+			}
 		}
-		if !live {
-			continue
-		}
-		nb := Neighbour{Key: key, Kind: kind, Score: s.Score, Prov: nodeProv(node)}
-		if kind == "symbol" {
-			var sp ingest.SymbolPayload
-			_ = json.Unmarshal(node.Payload, &sp)
-			nb.Path, nb.LineStart, nb.LineEnd = sp.Path, sp.LineStart, sp.LineEnd
-		} else {
-			nb.Path = key[len("file:"):]
-		}
+		used[s.Node] = true
 		out = append(out, nb)
 	}
 	return out, nil
+}
+
+// neighbour is the Related item of s: false when s is a target, inside
+// one, not a file or symbol, or not live at the view.
+func (c *call) neighbour(g *csr.Graph, s engines.Scored, skip map[csr.NodeIndex]bool) (Neighbour, bool, error) {
+	if skip[s.Node] {
+		return Neighbour{}, false, nil
+	}
+	key, err := g.Key(s.Node)
+	if err != nil {
+		return Neighbour{}, false, err
+	}
+	kind := kindOf(key)
+	if kind != "file" && kind != "symbol" {
+		return Neighbour{}, false, nil
+	}
+	node, live, err := liveNode(c.r, key, c.at)
+	if err != nil || !live {
+		return Neighbour{}, false, err
+	}
+	nb := Neighbour{Key: key, Kind: kind, Score: s.Score, Prov: nodeProv(node)}
+	if kind == "symbol" {
+		var sp ingest.SymbolPayload
+		_ = json.Unmarshal(node.Payload, &sp)
+		nb.Path, nb.LineStart, nb.LineEnd = sp.Path, sp.LineStart, sp.LineEnd
+	} else {
+		nb.Path = key[len("file:"):]
+	}
+	return nb, true, nil
 }
 
 func nodeProv(n lmdbstore.Node) Provenance {
