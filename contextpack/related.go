@@ -62,53 +62,55 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	p := engines.DefaultRelatedParams()
 	p.Relations = e.rels
 	p.TopK = min(4*limit+len(skip)+64, 20000)
-	scored, err := e.eng.Related(seeds, p)
+	// The places the mixed ranking gives to files are filled in the order
+	// of the files-only ranking of the same walk, which fuses activation
+	// with lexical similarity (what `activate --files` answers).
+	views, err := e.eng.RelatedViews(seeds, p, "", "file")
 	if err != nil {
 		return nil, err
 	}
-	// The slots the mixed ranking gives to files are filled in the order
-	// of the files-only ranking, which fuses activation with lexical
-	// similarity (what `activate --files` answers).
-	p.Kind = "file"
-	files, err := e.eng.Related(seeds, p)
-	if err != nil {
-		return nil, err
-	}
+	scored, files := views[0], views[1]
 	used := map[csr.NodeIndex]bool{}
 	var out []Neighbour
+	place := func(s engines.Scored) (bool, error) {
+		if used[s.Node] {
+			return false, nil
+		}
+		nb, ok, err := c.neighbour(g, s, skip)
+		if ok {
+			used[s.Node] = true
+			out = append(out, nb)
+		}
+		return ok, err
+	}
 	for _, s := range scored {
 		if len(out) >= limit {
 			break
 		}
-		nb, ok, err := c.neighbour(g, s, skip)
+		if skip[s.Node] {
+			continue
+		}
+		key, err := g.Key(s.Node)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || (used[s.Node] && nb.Kind != "file") {
-			continue
-		}
-		if nb.Kind == "file" {
-			// A file slot (every usable file activation ranks is one):
-			// the next usable file of the files-only ranking, or this one
-			// when that ranking is used up.
-			placed := false
+		placed := false
+		if kindOf(key) == "file" {
+			// A file's place (every file activation ranks outside the
+			// targets has one): the next usable file of the files-only
+			// ranking, or this one when that ranking is used up.
 			for len(files) > 0 && !placed {
-				f := files[0]
-				files = files[1:]
-				fnb, ok, err := c.neighbour(g, f, skip)
-				if err != nil {
+				if placed, err = place(files[0]); err != nil {
 					return nil, err
 				}
-				if placed = ok && !used[f.Node]; placed {
-					s, nb = f, fnb
-				}
-			}
-			if !placed && used[s.Node] {
-				continue
+				files = files[1:]
 			}
 		}
-		used[s.Node] = true
-		out = append(out, nb)
+		if !placed {
+			if _, err := place(s); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package engines
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,4 +140,53 @@ func keysOf(t *testing.T, e *Engine, rs []Scored) []string {
 		out = append(out, keyOf(t, e, r.Node))
 	}
 	return out
+}
+
+// TestRelatedViews: one walk ranked per kind answers, view by view, what
+// Related answers with that kind (the fusion of the file view included),
+// on lexGraph with symbols added to the files and on random graphs whose
+// nodes have random kinds.
+func TestRelatedViews(t *testing.T) {
+	g := lexGraph()
+	for _, f := range []int{0, 1, 2} { // a symbol defined in F, A and B
+		g.keys = append(g.keys, "S"+g.keys[f])
+		g.types[len(g.keys)-1] = "symbol"
+		g.edges = append(g.edges, testEdge{f, len(g.keys) - 1, 2, 1})
+	}
+	graphs := []testGraph{g}
+	rng := rand.New(rand.NewPCG(5, 6))
+	kinds := []string{"file", "symbol", "dir"}
+	for trial := 0; trial < 20; trial++ {
+		r := randomGraph(rng, 20+rng.IntN(30), 40+rng.IntN(120))
+		r.rels = roleRels
+		r.types = map[int]string{}
+		for i := range r.keys {
+			r.types[i] = kinds[rng.IntN(len(kinds))]
+		}
+		graphs = append(graphs, r)
+	}
+	for gi, g := range graphs {
+		e := buildEngine(t, g)
+		seeds := []Seed{{Node: 0, Score: 1}}
+		p := relatedNoTime()
+		p.TopK = 4
+		views, err := e.RelatedViews(seeds, p, "", "file", "symbol")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, kind := range []string{"", "file", "symbol"} {
+			q := p
+			q.Kind = kind
+			want, err := e.Related(seeds, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, views[i]); d != "" {
+				t.Errorf("graph %d, kind %q (-Related +view):\n%s", gi, kind, d)
+			}
+		}
+		if gi == 0 && len(views[1]) > 0 && keyOf(t, e, views[1][0].Node) != "B" {
+			t.Errorf("the file view is not fused: %v", keysOf(t, e, views[1]))
+		}
+	}
 }

@@ -124,6 +124,17 @@ type relatedRun struct {
 // (SPEC.md §8.2.1). Results are ranked by score, then recency, then
 // PageRank, then node index.
 func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
+	views, err := e.RelatedViews(seeds, p, p.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return views[0], nil
+}
+
+// RelatedViews walks once from seeds as Related does and ranks the result
+// once per kind: views[i] is what Related answers with p.Kind = kinds[i]
+// (the lexical fusion included), without walking again.
+func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([][]Scored, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -164,8 +175,21 @@ func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
 	if err := r.spread(seeds); err != nil {
 		return nil, err
 	}
-	if p.Lexical && p.Kind == "file" {
-		lex, err := e.Lexicon()
+	views := make([][]Scored, len(kinds))
+	for i, kind := range kinds {
+		r.p.Kind = kind
+		if views[i], err = r.view(seeds, hist); err != nil {
+			return nil, err
+		}
+	}
+	return views, nil
+}
+
+// view ranks the walk's result for r.p.Kind, fused with lexical
+// similarity when the kind is "file" and p.Lexical is set.
+func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
+	if r.p.Lexical && r.p.Kind == "file" {
+		lex, err := r.e.Lexicon()
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +201,7 @@ func (e *Engine) Related(seeds []Seed, p RelatedParams) ([]Scored, error) {
 			return r.fuse(act, sims)
 		}
 	}
-	return r.rank(hist, p.TopK)
+	return r.rank(hist, r.p.TopK)
 }
 
 // fuse merges act (the activation ranking, filtered to Kind) with sims
@@ -361,9 +385,10 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	return nil
 }
 
-// rank scores the activated nodes (A × (1 + τ × recency)), orders them
-// (score, then recency rank, then PageRank, then node index), and applies
-// the kind filter, the per-container cap and the top-K cut (topK <= 0: all).
+// rank keeps the activated nodes of the kind asked, scores them (A × (1 +
+// τ × recency)), orders them (score, then recency rank, then PageRank,
+// then node index), and applies the per-container cap and the top-K cut
+// (topK <= 0: all).
 func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	s := r.s
 	type cand struct {
@@ -383,6 +408,15 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 		a := s.f1.e[v].v
 		if !(a > 0) {
 			continue
+		}
+		if r.p.Kind != "" && r.e.info != nil {
+			typ, err := r.e.info.Type(v)
+			if err != nil {
+				return nil, err
+			}
+			if typ != r.p.Kind {
+				continue
+			}
 		}
 		c := cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}, recent: 1<<31 - 1}
 		if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
@@ -474,15 +508,6 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	for c, ok := next(); ok; c, ok = next() {
 		if topK > 0 && len(out) == topK {
 			break
-		}
-		if r.p.Kind != "" && r.e.info != nil {
-			typ, err := r.e.info.Type(c.Node)
-			if err != nil {
-				return nil, err
-			}
-			if typ != r.p.Kind {
-				continue
-			}
 		}
 		if r.p.PerContainer > 0 {
 			ok, err := r.underCap(c.Node, kept)
