@@ -6,7 +6,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 DAMAGE_TRIALS ?= 5000
 
-.PHONY: build lint test test-short demo bench bench-peers fuzz clean
+.PHONY: build lint test test-short demo eval bench bench-peers fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/memctl
@@ -34,6 +34,10 @@ test-short:
 
 demo: build
 	./scripts/demo.sh $(BIN)
+
+# Answer quality on real history (BENCHMARKS.md "Answer quality"); a few minutes.
+eval: build
+	./scripts/eval.sh $(BIN)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# memctl answer quality: `make eval` runs this with the freshly built
+# binary and prints the tables BENCHMARKS.md "Answer quality" reports.
+#
+# Repositories: etcd-io/bbolt and spf13/cobra from the git bundles in
+# shared/eval-repos (the nearest ancestor directory that has one, or
+# $MEMCTL_EVAL_REPOS), this repository at HEAD, and net/http from the Go
+# toolchain's source (impact only: it has no history here). Windows: bbolt's
+# selection window (--skip 30 --commits 100, where the defaults were
+# chosen), then the newest 30 qualifying commits of bbolt, cobra and this
+# repository, each with every baseline in the same run (SPEC.md §11).
+# Clones and eval stores are kept in $EVAL_WORK (default
+# ${TMPDIR:-/tmp}/memctl-eval), so a second run ingests only what differs.
+# Takes 3 to 5 minutes on two cores the first time (less when the eval
+# stores are kept).
+set -euo pipefail
+
+MEMCTL=${1:-bin/memctl}
+case $MEMCTL in /*) ;; *) MEMCTL="$PWD/$MEMCTL" ;; esac
+[ -x "$MEMCTL" ] || { echo "eval: no memctl binary at $MEMCTL (run make build)" >&2; exit 1; }
+ROOT=$(git rev-parse --show-toplevel)
+WORK=${EVAL_WORK:-${TMPDIR:-/tmp}/memctl-eval}
+mkdir -p "$WORK"
+
+bundles=${MEMCTL_EVAL_REPOS:-}
+if [ -z "$bundles" ]; then
+	d=$ROOT
+	while [ "$d" != / ]; do
+		if [ -d "$d/shared/eval-repos" ]; then bundles=$d/shared/eval-repos; break; fi
+		d=$(dirname "$d")
+	done
+fi
+[ -n "$bundles" ] || { echo "eval: no shared/eval-repos above $ROOT; set MEMCTL_EVAL_REPOS to the directory of bbolt.bundle and cobra.bundle" >&2; exit 1; }
+
+# clone SRC NAME: a fresh clone of SRC at its HEAD in $WORK/NAME (the
+# eval store beside it, $WORK/NAME.store, is kept).
+clone() {
+	rm -rf "$WORK/$2"
+	git -c advice.detachedHead=false clone -q "$1" "$WORK/$2"
+}
+clone "$bundles/bbolt.bundle" bbolt
+clone "$bundles/cobra.bundle" cobra
+clone "$ROOT" self
+
+predictors="--predictor activate --predictor activate-graph --predictor cochange --predictor samedir --predictor pagerank --predictor lexical --predictor context-2k --predictor context-8k"
+cochange() { # NAME [flags]
+	local name=$1 store=$1; shift
+	[ "${1:-}" = --skip ] && store=$name-selection
+	printf '\n== eval cochange %s %s ==\n' "$name" "$*"
+	# shellcheck disable=SC2086
+	"$MEMCTL" eval cochange "$WORK/$name" --work "$WORK/$store.store" $predictors "$@"
+}
+cochange bbolt --skip 30 --commits 100
+cochange bbolt
+cochange cobra
+cochange self
+
+for name in bbolt cobra self; do
+	printf '\n== eval impact %s ==\n' "$name"
+	"$MEMCTL" eval impact "$WORK/$name"
+done
+nethttp=$(go env GOROOT)/src/net/http
+if [ -d "$nethttp" ]; then
+	printf '\n== eval impact net/http ==\n'
+	"$MEMCTL" eval impact "$nethttp"
+fi
