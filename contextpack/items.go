@@ -42,10 +42,14 @@ type Policy struct {
 }
 
 // Neighbour is an item of "Related": a file or symbol ranked by spreading
-// activation from the targets.
+// activation from the targets (files in the order of the files-only
+// ranking, SPEC.md §12).
 type Neighbour struct {
-	Key       string
-	Kind      string // file or symbol
+	Key  string
+	Kind string // file or symbol
+	// Score is the activation score of the item's place in the ranking
+	// (a file placed by the files-only ranking takes the score of the
+	// place it fills).
 	Score     float64
 	Path      string
 	LineStart int

@@ -479,7 +479,8 @@ func TestSnapshotReuse(t *testing.T) {
 // b/like.go (a weak co-change); only b/like.go shares the target's words,
 // so with k = 60 it scores 1/62 + 1/61 against near.go's 1/61 and comes
 // first. Without vocabularies the same store keeps activation's order; in
-// both, symbols and the places of files are activation's.
+// both, symbols, the places of files and the scores of the places are
+// activation's.
 func TestRelatedFilesFuseVocabulary(t *testing.T) {
 	build := func(withTerms bool) []contextpack.Neighbour {
 		s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
@@ -557,5 +558,16 @@ func TestRelatedFilesFuseVocabulary(t *testing.T) {
 	}
 	if !slices.Equal(fat, pat) || !slices.Equal(fsym, psym) {
 		t.Errorf("symbols or file places differ: files at %v vs %v, symbols %v vs %v", fat, pat, fsym, psym)
+	}
+	// Each item keeps the score of its place: Related reads as one
+	// ranking, the same scores at the same places with or without the
+	// fusion.
+	for i := range fused {
+		if i > 0 && fused[i].Score > fused[i-1].Score {
+			t.Errorf("related not ranked: %v", fused)
+		}
+		if i < len(plain) && fused[i].Score != plain[i].Score {
+			t.Errorf("place %d scores %v fused, %v without vocabularies", i, fused[i].Score, plain[i].Score)
+		}
 	}
 }

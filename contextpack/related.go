@@ -72,13 +72,15 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	scored, files := views[0], views[1]
 	used := map[csr.NodeIndex]bool{}
 	var out []Neighbour
-	place := func(s engines.Scored) (bool, error) {
+	// place lists s at a place of activation's ranking scored score.
+	place := func(s engines.Scored, score float64) (bool, error) {
 		if used[s.Node] {
 			return false, nil
 		}
 		nb, ok, err := c.neighbour(g, s, skip)
 		if ok {
 			used[s.Node] = true
+			nb.Score = score
 			out = append(out, nb)
 		}
 		return ok, err
@@ -98,16 +100,18 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 		if kindOf(key) == "file" {
 			// A file's place (every file activation ranks outside the
 			// targets has one): the next usable file of the files-only
-			// ranking, or this one when that ranking is used up.
+			// ranking, or this one when that ranking is used up. The
+			// item keeps the place's score, so Related reads as one
+			// ranking.
 			for len(files) > 0 && !placed {
-				if placed, err = place(files[0]); err != nil {
+				if placed, err = place(files[0], s.Score); err != nil {
 					return nil, err
 				}
 				files = files[1:]
 			}
 		}
 		if !placed {
-			if _, err := place(s); err != nil {
+			if _, err := place(s, s.Score); err != nil {
 				return nil, err
 			}
 		}
