@@ -13,8 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memctl/memctl/bpe"
 	"github.com/memctl/memctl/contextpack"
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
+	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
 )
 
 var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -470,6 +474,27 @@ func TestSnapshotReuse(t *testing.T) {
 	if n := b.SnapshotBuilds(); n != 0 {
 		t.Errorf("a new assembler on an unchanged store built %d snapshots, want 0 (the file)", n)
 	}
+	// A file without the PageRank section (written by an older memctl;
+	// Related's ties would rank differently) is rebuilt, and the new one
+	// has the section.
+	path := filepath.Join(s.Path(), contextpack.SnapshotFile)
+	if _, _, err := storesnap.Export(s, path, lmdbstore.At{}, snapshot.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := contextpack.New(s, contextpack.Options{})
+	defer c.Close()
+	assemble(t, c, req)
+	if n := c.SnapshotBuilds(); n != 1 {
+		t.Errorf("a file without PageRank: %d builds, want 1", n)
+	}
+	g, err := csr.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, ranked, _ := g.PageRank(); !ranked {
+		t.Errorf("the rebuilt %s has no PageRank section", contextpack.SnapshotFile)
+	}
 }
 
 // TestRelatedFilesFuseVocabulary: the files of Related follow the
@@ -569,5 +594,54 @@ func TestRelatedFilesFuseVocabulary(t *testing.T) {
 		if i < len(plain) && fused[i].Score != plain[i].Score {
 			t.Errorf("place %d scores %v fused, %v without vocabularies", i, fused[i].Score, plain[i].Score)
 		}
+	}
+}
+
+// TestRelatedFilesAsActivate: Related's files come in the order `activate
+// --files` gives on a default `memctl export` (with its PageRank section,
+// which breaks ties), read here through the engine on such an export, the
+// target left out. In the fixture, activation ties cli/app.go's two
+// lmdbstore files (0.0625 each, the golden pack shows); PageRank puts
+// read.go first, node order store.go.
+func TestRelatedFilesAsActivate(t *testing.T) {
+	s := fixture(t)
+	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Extra: engines.PageRankSection})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := csr.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engines.New(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, ok, err := g.LookupKey("file:cli/app.go")
+	if err != nil || !ok {
+		t.Fatalf("file:cli/app.go in the export: %v %v", ok, err)
+	}
+	p := engines.DefaultRelatedParams()
+	p.Kind, p.TopK = "file", 0
+	rs, err := eng.Related([]engines.Seed{{Node: seed, Score: 1}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range rs {
+		if k, _ := g.Key(r.Node); r.Node != seed {
+			want = append(want, k)
+		}
+	}
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	var got []string
+	for _, n := range assemble(t, a, contextpack.Request{Targets: []string{"cli/app.go"}}).Related {
+		if n.Kind == "file" {
+			got = append(got, n.Key)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Related's files %v, activate --files %v", got, want)
 	}
 }

@@ -47,6 +47,13 @@ const (
 	ValidityFile = "context.snap.valid"
 )
 
+// rankingExport is how the engine snapshot is written: with the PageRank
+// section `memctl export` writes by default, so Related breaks ties as
+// `activate` does on a default export.
+func rankingExport() snapshot.WriterOptions {
+	return snapshot.WriterOptions{Extra: engines.PageRankSection}
+}
+
 // engineSnap is one engine snapshot and the views it serves.
 type engineSnap struct {
 	graph      *csr.Graph
@@ -232,7 +239,7 @@ func (a *Assembler) snapshotFor(r *lmdbstore.ReadTxn, view lmdbstore.Revision) (
 		}
 	}
 	if e == nil {
-		b, err := storesnap.ExportBytes(a.store, lmdbstore.AtRevision(view), snapshot.WriterOptions{})
+		b, err := storesnap.ExportBytes(a.store, lmdbstore.AtRevision(view), rankingExport())
 		if err != nil {
 			return nil, SnapshotInfo{}, err
 		}
@@ -296,6 +303,12 @@ func (a *Assembler) openFile(r *lmdbstore.ReadTxn) (*engineSnap, error) {
 		a.logf("context: ignoring %s: %v", a.snapPath, err)
 		return nil, nil
 	}
+	if _, ranked, _ := g.PageRank(); !ranked && g.NumNodes() > 0 {
+		// Written before the export carried PageRank (it breaks ties):
+		// rebuilt like a file of another history.
+		e.release()
+		return nil, nil
+	}
 	same, err := e.sameHistory(r, a.revisionTime)
 	if err != nil || !same {
 		e.release()
@@ -311,7 +324,7 @@ func (a *Assembler) openFile(r *lmdbstore.ReadTxn) (*engineSnap, error) {
 
 // exportFile exports view to the snapshot file and maps it.
 func (a *Assembler) exportFile(view lmdbstore.Revision) (*engineSnap, error) {
-	if _, _, err := storesnap.Export(a.store, a.snapPath, lmdbstore.AtRevision(view), snapshot.WriterOptions{}); err != nil {
+	if _, _, err := storesnap.Export(a.store, a.snapPath, lmdbstore.AtRevision(view), rankingExport()); err != nil {
 		return nil, err
 	}
 	fi, err := os.Stat(a.snapPath)

@@ -184,28 +184,44 @@ func (r *ReadTxn) status(key string, view Revision, validAt time.Time) (Status, 
 	return st, err
 }
 
-// validAt reports whether the item's valid time contains t (true for an
-// item with no record at the view).
-func (r *ReadTxn) validAt(key string, view Revision, t time.Time) (valid, pending bool, err error) {
-	var v Validity
+// ValidTime returns the valid time of the memory item key (a node key or
+// a kv address) at the view: zero (always valid) for an item with no
+// record there.
+func (r *ReadTxn) ValidTime(key string, at At) (Validity, error) {
+	view, err := r.view(at)
+	if err != nil {
+		return Validity{}, err
+	}
+	return r.validTime(key, view)
+}
+
+func (r *ReadTxn) validTime(key string, view Revision) (Validity, error) {
 	if scope, ns, k, ok := ParseKVAddress(key); ok {
 		var rec kvRec
 		found, err := r.kvAt(scope, ns, k, view, &rec)
 		if err != nil || !found {
-			return true, false, err
+			return Validity{}, err
 		}
-		v = rec.valid.api()
-	} else {
-		id, known, err := r.idOf(key)
-		if err != nil || !known {
-			return true, false, err
-		}
-		var rec nodeRec
-		found, err := r.nodeAt(id, view, &rec)
-		if err != nil || !found {
-			return true, false, err
-		}
-		v = rec.valid.api()
+		return rec.valid.api(), nil
+	}
+	id, known, err := r.idOf(key)
+	if err != nil || !known {
+		return Validity{}, err
+	}
+	var rec nodeRec
+	found, err := r.nodeAt(id, view, &rec)
+	if err != nil || !found {
+		return Validity{}, err
+	}
+	return rec.valid.api(), nil
+}
+
+// validAt reports whether the item's valid time contains t (true for an
+// item with no record at the view).
+func (r *ReadTxn) validAt(key string, view Revision, t time.Time) (valid, pending bool, err error) {
+	v, err := r.validTime(key, view)
+	if err != nil {
+		return false, false, err
 	}
 	if v.Contains(t) {
 		return true, false, nil

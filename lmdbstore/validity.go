@@ -29,6 +29,18 @@ func (v Validity) Contains(t time.Time) bool {
 	return v.Until.IsZero() || t.Before(v.Until)
 }
 
+// NextChange is the first bound of v after t, where an item with this
+// valid time turns valid or expired; zero when none lies after t.
+func (v Validity) NextChange(t time.Time) time.Time {
+	switch {
+	case !v.From.IsZero() && t.Before(v.From):
+		return v.From
+	case !v.Until.IsZero() && t.Before(v.Until):
+		return v.Until
+	}
+	return time.Time{}
+}
+
 // Equal reports whether two intervals are the same (to the nanosecond).
 func (v Validity) Equal(o Validity) bool {
 	return v.From.Equal(o.From) && v.Until.Equal(o.Until) && v.From.IsZero() == o.From.IsZero() && v.Until.IsZero() == o.Until.IsZero()

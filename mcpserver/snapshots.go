@@ -1,9 +1,10 @@
 package mcpserver
 
 // Engine snapshots. The engines read a CSR snapshot, not the store, so the
-// server exports one in memory (storesnap.ExportBytes: one read
-// transaction at one revision) when an analysis call needs a revision it
-// does not hold. The latest one is kept while the store stays at its
+// server exports one in memory (storesnap.ExportInMemory: one read
+// transaction at one revision, with the PageRank section `memctl export`
+// writes, so ties rank as in the CLI) when an analysis call needs a
+// revision it does not hold. The latest one is kept while the store stays at its
 // revision: a call first reads the store's current revision (a fresh read
 // transaction, so commits by other processes count), and rebuilds when the
 // store moved in a way the engines can see. One point-in-time snapshot
@@ -16,6 +17,13 @@ package mcpserver
 // payload or type: what add_observations writes), the snapshot still gives
 // exactly the answers a new export would, and is carried forward to the new
 // revision instead of rebuilt (stillValid).
+//
+// Valid time: an export leaves out what is not valid at the time it was
+// made, so a snapshot serves only until the first valid-time bound of the
+// items that decide its content (storesnap.InMemory.ValidUntil), even at
+// the same revision; and a write carried forward must leave every item as
+// valid now as it was (a put's valid time contains now, and so did the
+// kv entry's before), its own bounds lowering the snapshot's ValidUntil.
 
 import (
 	"errors"
@@ -34,25 +42,21 @@ type engineSnap struct {
 	rev   lmdbstore.Revision
 	graph *csr.Graph
 	eng   *engines.Engine
-
-	pr *pageRankCache // shared by the revisions the snapshot is carried to
+	// validAt, validUntil: the valid-at times it serves (zero validUntil:
+	// no end).
+	validAt, validUntil time.Time
 }
 
-// pageRankCache is a snapshot's unweighted PageRank, computed on first use.
-type pageRankCache struct {
-	once  sync.Once
-	ranks []float64
-	err   error
+// serves reports whether e's content is what an export judged at now
+// holds.
+func (e *engineSnap) serves(now time.Time) bool {
+	return !now.Before(e.validAt) && (e.validUntil.IsZero() || now.Before(e.validUntil))
 }
 
-// pageRank is the unweighted default PageRank of the snapshot, computed
-// once; weighted is computed per call.
+// pageRank is the snapshot's PageRank: the stored section (the unweighted
+// defaults, written with the export), or computed when weighted.
 func (e *engineSnap) pageRank(weighted bool) ([]float64, error) {
-	if weighted {
-		return engines.StoredOrComputedPageRank(e.eng, true)
-	}
-	e.pr.once.Do(func() { e.pr.ranks, e.pr.err = engines.StoredOrComputedPageRank(e.eng, false) })
-	return e.pr.ranks, e.pr.err
+	return engines.StoredOrComputedPageRank(e.eng, weighted)
 }
 
 type snapshotCache struct {
@@ -79,29 +83,30 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 	c := &s.snaps
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := time.Now()
 	for _, e := range []*engineSnap{c.latest, c.past} {
-		if e != nil && e.rev == rev {
+		if e != nil && e.rev == rev && e.serves(now) {
 			return e, nil
 		}
 	}
-	if c.latest != nil && c.latest.rev < rev {
-		ok, err := s.stillValid(c.latest, rev)
+	if l := c.latest; l != nil && l.rev < rev && l.serves(now) {
+		until, ok, err := s.stillValid(l, rev, now)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			// A new value: calls still holding the old one keep its rev.
-			s.log.Debug("engine snapshot carried forward", "from", c.latest.rev, "to", rev)
-			c.latest = &engineSnap{rev: rev, graph: c.latest.graph, eng: c.latest.eng, pr: c.latest.pr}
+			s.log.Debug("engine snapshot carried forward", "from", l.rev, "to", rev)
+			c.latest = &engineSnap{rev: rev, graph: l.graph, eng: l.eng, validAt: l.validAt, validUntil: until}
 			return c.latest, nil
 		}
 	}
 	start := time.Now()
-	b, err := storesnap.ExportBytes(s.store, lmdbstore.AtRevision(rev), snapshot.WriterOptions{})
+	m, err := storesnap.ExportInMemory(s.store, lmdbstore.AtRevision(rev), lmdbstore.StatusFilter{ValidAt: now}, snapshot.WriterOptions{Extra: engines.PageRankSection})
 	if err != nil {
 		return nil, err
 	}
-	g, err := csr.FromBytes(b)
+	g, err := csr.FromBytes(m.Bytes)
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +114,14 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &engineSnap{rev: rev, graph: g, eng: eng, pr: &pageRankCache{}}
+	e := &engineSnap{rev: rev, graph: g, eng: eng, validAt: m.ValidAt, validUntil: m.ValidUntil}
 	if at.IsLatest() || c.latest == nil || rev > c.latest.rev {
 		c.latest = e
 	} else {
 		c.past = e
 	}
 	s.log.Debug("engine snapshot built", "rev", rev, "nodes", g.NumNodes(), "edges", g.NumEdges(),
-		"bytes", len(b), "took", time.Since(start))
+		"bytes", len(m.Bytes), "valid_until", m.ValidUntil, "took", time.Since(start))
 	return e, nil
 }
 
@@ -128,11 +133,19 @@ const maxCarryOps = 10000
 var errNotCarried = errors.New("snapshot invalidated")
 
 // stillValid reports whether every operation after e.rev up to rev leaves
-// what the engines read unchanged: kv writes, and puts of nodes e holds as
-// live nodes.
-func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision) (bool, error) {
+// what the engines read, judged at now, unchanged: kv writes that leave
+// the entry valid now if it was, and puts of nodes e holds as live whose
+// valid time contains now. until is e's validUntil lowered to the next
+// bound of the valid times those operations wrote.
+func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision, now time.Time) (until time.Time, ok bool, err error) {
+	until = e.validUntil
+	note := func(v lmdbstore.Validity) {
+		if c := v.NextChange(now); !c.IsZero() && (until.IsZero() || c.Before(until)) {
+			until = c
+		}
+	}
 	n := 0
-	err := s.store.View(func(r *lmdbstore.ReadTxn) error {
+	err = s.store.View(func(r *lmdbstore.ReadTxn) error {
 		return r.DiffSince(lmdbstore.AtRevision(e.rev), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
 			if op.Rev > rev {
 				return nil
@@ -142,18 +155,28 @@ func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision) (bool, error)
 			}
 			switch op.Kind {
 			case lmdbstore.OpPutKV, lmdbstore.OpDelKV:
-				return nil
+				// The entry's address may end edges: it must be as valid
+				// now as it was when e was exported.
+				before, err := r.ValidTime(lmdbstore.KVAddress(op.Scope, op.Namespace, op.Key), lmdbstore.AtRevision(e.rev))
+				if err != nil {
+					return err
+				}
+				if before.Contains(now) && (op.Kind == lmdbstore.OpDelKV || op.Valid.Contains(now)) {
+					note(op.Valid)
+					return nil
+				}
 			case lmdbstore.OpPutNode:
 				idx, ok, err := e.graph.LookupKey(op.NodeKey)
 				if err != nil {
 					return err
 				}
-				if ok {
+				if ok && op.Valid.Contains(now) {
 					node, err := e.graph.Node(idx)
 					if err != nil {
 						return err
 					}
 					if !node.Missing {
+						note(op.Valid)
 						return nil
 					}
 				}
@@ -162,7 +185,7 @@ func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision) (bool, error)
 		})
 	})
 	if errors.Is(err, errNotCarried) {
-		return false, nil
+		return time.Time{}, false, nil
 	}
-	return err == nil, err
+	return until, err == nil, err
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -522,6 +523,27 @@ func TestSnapshotCarriedForward(t *testing.T) {
 	related("an edge write", 3)
 	runCLI(t, "", "--db", db, "put-node", "a:new") // another process: a new key
 	related("a new node by another process", 4)
+
+	// Valid time (SPEC §4): the snapshot leaves out what is not valid now,
+	// so a write that ends an item's valid time, or the clock passing its
+	// end, changes what the engines read.
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	s.ok("put_node", map[string]any{"key": "a:1", "valid_until": "2199-01-01T00:00:00Z"}, nil)
+	related("a valid time that holds now", 4)
+	s.ok("put_node", map[string]any{"key": "a:3", "valid_until": past}, nil)
+	related("a node expired by a write", 5)
+	runCLI(t, `{"op":"put_kv","scope":"r","namespace":"n","key":"x","payload":1}
+{"op":"put_edge","src":"a:1","rel":"calls","dst":"kv:r/n/x"}
+`, "--db", db, "batch")
+	related("an edge to a kv entry", 6)
+	s.ok("put_kv", map[string]any{"scope": "r", "namespace": "n", "key": "x", "payload": 1, "valid_until": past}, nil)
+	related("that kv entry expired by a write", 7)
+	soon := time.Now().Add(1500 * time.Millisecond)
+	s.ok("put_node", map[string]any{"key": "a:2", "valid_until": soon.UTC().Format(time.RFC3339Nano)}, nil)
+	related("a node valid for another second", 7)
+	time.Sleep(time.Until(soon) + 100*time.Millisecond)
+	related("that node expired by the clock, no write", 8)
+	related("the next call", 8)
 }
 
 // TestSchemasAreObjects: every schema in every tool's input and output

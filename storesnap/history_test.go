@@ -30,38 +30,8 @@ type exportView struct {
 func TestExportLeavesHistoryOut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	validities := []lmdbstore.Validity{{}, {}, {Until: t0}, {From: t0.Add(time.Hour)}, {From: t0.Add(-time.Hour), Until: t0.Add(time.Hour)}}
-	keys := []string{"dec:a", "dec:b", "dec:c", "dec:d", "file:x", "file:y", lmdbstore.KVAddress("repo", "d", "k1"), lmdbstore.KVAddress("repo", "d", "k2")}
 	for iter := range 8 {
-		s := newStore(t)
-		for range 40 {
-			_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
-				for range 1 + rng.IntN(3) {
-					k := keys[rng.IntN(len(keys))]
-					switch rng.IntN(6) {
-					case 0, 1:
-						v := validities[rng.IntN(len(validities))]
-						if scope, ns, key, ok := lmdbstore.ParseKVAddress(k); ok {
-							_ = tx.PutKV(lmdbstore.KVPut{Scope: scope, Namespace: ns, Key: key, Payload: json.RawMessage(`1`), Valid: v})
-						} else {
-							_ = tx.PutNode(lmdbstore.NodePut{Key: k, Valid: v})
-						}
-					case 2:
-						_ = tx.Supersede(keys[rng.IntN(len(keys))], k) // refused ones leave nothing
-					case 3:
-						_ = tx.PutEdge(lmdbstore.EdgePut{Src: k, Rel: []string{"calls", "contradicts", "decided_for"}[rng.IntN(3)], Dst: keys[rng.IntN(len(keys))]})
-					case 4:
-						_ = tx.DeleteEdge(k, "supersedes", keys[rng.IntN(len(keys))])
-					case 5:
-						_ = tx.DeleteNode(k)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		s := randomStatusHistory(t, rng, t0)
 		for _, f := range []lmdbstore.StatusFilter{
 			{ValidAt: t0},
 			{ValidAt: t0.Add(2 * time.Hour)},
@@ -80,6 +50,104 @@ func TestExportLeavesHistoryOut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestExportValidUntil: an export's ValidUntil is exact. Over random
+// histories, for valid-at times on both sides of every bound the
+// histories use, an export judged at any time in [ValidAt, ValidUntil)
+// holds what the export at ValidAt holds, and the export at ValidUntil
+// holds something else (no bound is reported that changes nothing).
+func TestExportValidUntil(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	var times []time.Time
+	for m := -150; m <= 150; m += 30 {
+		times = append(times, t0.Add(time.Duration(m)*time.Minute))
+	}
+	bounded := 0
+	for iter := range 12 {
+		s := randomStatusHistory(t, rng, t0)
+		for _, include := range []lmdbstore.StatusFilter{{}, {IncludeSuperseded: true}, {IncludeExpired: true}} {
+			export := func(at time.Time) (storesnap.InMemory, exportView) {
+				f := include
+				f.ValidAt = at
+				m, err := storesnap.ExportInMemory(s, lmdbstore.At{}, f, snapshot.WriterOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m, readView(t, m.Bytes)
+			}
+			for i, at := range times {
+				m, want := export(at)
+				if !m.ValidAt.Equal(at) {
+					t.Fatalf("ValidAt %v, asked %v", m.ValidAt, at)
+				}
+				if !m.ValidUntil.IsZero() && !m.ValidUntil.After(at) {
+					t.Fatalf("history %d %+v at %v: ValidUntil %v is not after ValidAt", iter, include, at, m.ValidUntil)
+				}
+				for _, later := range times[i+1:] {
+					if !m.ValidUntil.IsZero() && !later.Before(m.ValidUntil) {
+						break
+					}
+					if _, got := export(later); !cmp.Equal(want, got) {
+						t.Fatalf("history %d %+v: the export at %v holds until %v, but at %v (-at +later):\n%s", iter, include, at, m.ValidUntil, later, cmp.Diff(want, got))
+					}
+				}
+				if !m.ValidUntil.IsZero() {
+					bounded++
+					if _, got := export(m.ValidUntil); cmp.Equal(want, got) {
+						t.Fatalf("history %d %+v: the export at %v is said to change at %v, and does not", iter, include, at, m.ValidUntil)
+					}
+				}
+			}
+		}
+	}
+	if bounded == 0 {
+		t.Fatal("no export had a ValidUntil: the histories test nothing")
+	}
+}
+
+// historyKeys and historyValidities are what randomStatusHistory writes.
+var historyKeys = []string{"dec:a", "dec:b", "dec:c", "dec:d", "file:x", "file:y", lmdbstore.KVAddress("repo", "d", "k1"), lmdbstore.KVAddress("repo", "d", "k2")}
+
+func historyValidities(t0 time.Time) []lmdbstore.Validity {
+	return []lmdbstore.Validity{{}, {}, {Until: t0}, {From: t0.Add(time.Hour)}, {From: t0.Add(-time.Hour), Until: t0.Add(time.Hour)}}
+}
+
+// randomStatusHistory writes 40 random transactions of node and kv puts with
+// valid times around t0, supersedes, edges and deletes.
+func randomStatusHistory(t *testing.T, rng *rand.Rand, t0 time.Time) *lmdbstore.Store {
+	s := newStore(t)
+	keys, validities := historyKeys, historyValidities(t0)
+	for range 40 {
+		_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			for range 1 + rng.IntN(3) {
+				k := keys[rng.IntN(len(keys))]
+				switch rng.IntN(6) {
+				case 0, 1:
+					v := validities[rng.IntN(len(validities))]
+					if scope, ns, key, ok := lmdbstore.ParseKVAddress(k); ok {
+						_ = tx.PutKV(lmdbstore.KVPut{Scope: scope, Namespace: ns, Key: key, Payload: json.RawMessage(`1`), Valid: v})
+					} else {
+						_ = tx.PutNode(lmdbstore.NodePut{Key: k, Valid: v})
+					}
+				case 2:
+					_ = tx.Supersede(keys[rng.IntN(len(keys))], k) // refused ones leave nothing
+				case 3:
+					_ = tx.PutEdge(lmdbstore.EdgePut{Src: k, Rel: []string{"calls", "contradicts", "decided_for"}[rng.IntN(3)], Dst: keys[rng.IntN(len(keys))]})
+				case 4:
+					_ = tx.DeleteEdge(k, "supersedes", keys[rng.IntN(len(keys))])
+				case 5:
+					_ = tx.DeleteNode(k)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 // expectedView builds the export from the store's point reads.

@@ -57,6 +57,37 @@ func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstor
 	return stats, rev, err
 }
 
+// InMemory is an export held in memory, with the range of valid-at times
+// its content holds for.
+type InMemory struct {
+	Bytes []byte
+	Rev   lmdbstore.Revision
+	// ValidAt is the time items were judged valid or expired at;
+	// ValidUntil the first instant after it at which an item the export
+	// holds, or left out as expired, turns valid or expired (zero: none).
+	// An export at any valid-at time in [ValidAt, ValidUntil) holds the
+	// same nodes, edges and flags; only the header's valid_at differs.
+	ValidAt, ValidUntil time.Time
+}
+
+// ExportInMemory is ExportFiltered into memory.
+func ExportInMemory(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (InMemory, error) {
+	var out InMemory
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		st, err := NewStateFiltered(r, at, f)
+		if err != nil {
+			return err
+		}
+		if out.Bytes, _, err = snapshot.Write(st, opts); err != nil {
+			return err
+		}
+		out.Rev, out.ValidAt = st.rev, st.filter.ValidAt
+		out.ValidUntil, err = st.ValidUntil()
+		return err
+	})
+	return out, err
+}
+
 // ExportBytes is Export into memory (tests).
 func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOptions) ([]byte, error) {
 	return ExportBytesFiltered(s, at, lmdbstore.StatusFilter{}, opts)
@@ -64,16 +95,8 @@ func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOption
 
 // ExportBytesFiltered is ExportFiltered into memory (tests).
 func ExportBytesFiltered(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) ([]byte, error) {
-	var out []byte
-	err := s.View(func(r *lmdbstore.ReadTxn) error {
-		st, err := NewStateFiltered(r, at, f)
-		if err != nil {
-			return err
-		}
-		out, _, err = snapshot.Write(st, opts)
-		return err
-	})
-	return out, err
+	out, err := ExportInMemory(s, at, f, opts)
+	return out.Bytes, err
 }
 
 // State is a snapshot.State over one read transaction at one revision.
@@ -91,6 +114,9 @@ type State struct {
 	// out (superseded or expired, unless included), and the kv addresses
 	// among them whose entries are expired.
 	superseded, hidden, kvExpired map[uint64]bool
+	// validUntil: the first bound after the filter's ValidAt of the
+	// valid times that decide what is exported (zero: none).
+	validUntil time.Time
 }
 
 // NewState resolves at to a revision (ErrBeforeHorizon / ErrNotFound as the
@@ -129,6 +155,22 @@ func (st *State) time(rev lmdbstore.Revision) (int64, error) {
 	}
 	st.times[rev] = t.UnixNano()
 	return t.UnixNano(), nil
+}
+
+// ValidUntil is the first instant after the filter's ValidAt at which a
+// valid time that decides what the state holds begins or ends (zero:
+// none): the valid time of every node not left out as superseded, and of
+// every kv entry whose address ends a kept edge.
+func (st *State) ValidUntil() (time.Time, error) {
+	err := st.findMissing()
+	return st.validUntil, err
+}
+
+// noteValidity lowers validUntil to v's next bound after ValidAt.
+func (st *State) noteValidity(v lmdbstore.Validity) {
+	if c := v.NextChange(st.filter.ValidAt); !c.IsZero() && (st.validUntil.IsZero() || c.Before(st.validUntil)) {
+		st.validUntil = c
+	}
 }
 
 func (st *State) Revision() uint64  { return uint64(st.rev) }
@@ -193,6 +235,9 @@ func (st *State) findMissing() error {
 	var live []uint64
 	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
 		live = append(live, uint64(n.ID))
+		if !st.hidden[uint64(n.ID)] {
+			st.noteValidity(n.Valid) // it decides the node's Expired flag, or whether it is kept
+		}
 		if !f.IncludeExpired && !n.Valid.Contains(f.ValidAt) {
 			st.hidden[uint64(n.ID)] = true
 		}
@@ -232,11 +277,12 @@ func (st *State) findMissing() error {
 			if _, _, _, ok := lmdbstore.ParseKVAddress(key); !ok {
 				continue
 			}
-			status, err := st.r.Status(key, st.at, f.ValidAt)
+			valid, err := st.r.ValidTime(key, st.at)
 			if err != nil {
 				return err
 			}
-			if !status.Valid {
+			st.noteValidity(valid)
+			if !valid.Contains(f.ValidAt) {
 				expired = append(expired, id)
 			}
 		}
