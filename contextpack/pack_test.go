@@ -645,3 +645,46 @@ func TestRelatedFilesAsActivate(t *testing.T) {
 		t.Errorf("Related's files %v, activate --files %v", got, want)
 	}
 }
+
+// TestRelatedListsCurrentItems: Related never lists a superseded item or
+// one not valid at the request's valid-at time, even from an engine
+// snapshot exported before it was (node writes and supersedes edges do
+// not rebuild it, SPEC §12.5).
+func TestRelatedListsCurrentItems(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	const get, run = "sym:example.com/m/lmdbstore.Get", "sym:example.com/m/cli.Run"
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	related := func() []string {
+		var keys []string
+		for _, n := range assemble(t, a, req).Related {
+			keys = append(keys, n.Key)
+		}
+		return keys
+	}
+	if keys := related(); !slices.Contains(keys, get) || !slices.Contains(keys, run) {
+		t.Fatalf("the fixture's Related misses %s or %s: %v", get, run, keys)
+	}
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		if err := tx.PutNode(lmdbstore.NodePut{Key: get, Payload: json.RawMessage(`{"path":"lmdbstore/read.go","line_start":5,"line_end":9}`),
+			Valid: lmdbstore.Validity{Until: now.Add(-time.Minute)}}); err != nil {
+			return err
+		}
+		if err := tx.PutNode(lmdbstore.NodePut{Key: "sym:example.com/m/cli.Main"}); err != nil {
+			return err
+		}
+		return tx.Supersede(run, "sym:example.com/m/cli.Main")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	keys := related()
+	for _, k := range []string{get, run} {
+		if slices.Contains(keys, k) {
+			t.Errorf("Related lists %s, expired or superseded at the request's valid-at: %v", k, keys)
+		}
+	}
+	if n := a.SnapshotBuilds(); n != 1 {
+		t.Errorf("%d snapshot builds, want 1 (the writes are not ranking writes)", n)
+	}
+}

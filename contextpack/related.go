@@ -14,7 +14,7 @@ import (
 // answers: role weights, recency term, per-container cap) from the
 // targets over the ranking relations, the places it gives to files filled
 // in the order of `activate --files` (fused with lexical similarity),
-// keeping files and symbols live at the view, minus the targets themselves
+// keeping files and symbols live and current at the view, minus the targets themselves
 // and what they enclose (a file's own symbols). At most limit items, best
 // first.
 func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
@@ -120,7 +120,8 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 }
 
 // neighbour is the Related item of s: false when s is a target, inside
-// one, not a file or symbol, or not live at the view.
+// one, not a file or symbol, not live at the view, or not current there
+// (superseded, or not valid at the request's valid-at time).
 func (c *call) neighbour(g *csr.Graph, s engines.Scored, skip map[csr.NodeIndex]bool) (Neighbour, bool, error) {
 	if skip[s.Node] {
 		return Neighbour{}, false, nil
@@ -136,6 +137,14 @@ func (c *call) neighbour(g *csr.Graph, s engines.Scored, skip map[csr.NodeIndex]
 	node, live, err := liveNode(c.r, key, c.at)
 	if err != nil || !live {
 		return Neighbour{}, false, err
+	}
+	// History is not a neighbour: the snapshot may predate a supersede or
+	// a new valid time (neither rebuilds it, §12.5).
+	if !node.Valid.Contains(c.validAt) {
+		return Neighbour{}, false, nil
+	}
+	if current, err := c.r.Visible(key, c.at, lmdbstore.StatusFilter{IncludeExpired: true}); err != nil || !current {
+		return Neighbour{}, false, err // superseded
 	}
 	nb := Neighbour{Key: key, Kind: kind, Score: s.Score, Prov: nodeProv(node)}
 	if kind == "symbol" {
