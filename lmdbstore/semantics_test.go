@@ -199,3 +199,38 @@ func TestSupersedeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestValidityBounds: NextChange is the first bound after t at which
+// Contains changes (checked against Contains minute by minute), and
+// EarlierBound treats zero as no bound.
+func TestValidityBounds(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+	for _, v := range []Validity{{}, {From: h(1)}, {Until: h(2)}, {From: h(1), Until: h(3)}} {
+		for at := h(-1); at.Before(h(4)); at = at.Add(30 * time.Minute) {
+			// The first minute after at where Contains differs (zero: none
+			// within five hours).
+			var want time.Time
+			for m := at.Add(time.Minute); m.Before(h(5)); m = m.Add(time.Minute) {
+				if v.Contains(m) != v.Contains(at) {
+					want = m
+					break
+				}
+			}
+			if got := v.NextChange(at); !got.Equal(want) {
+				t.Errorf("%+v at %v: NextChange %v, want %v", v, at, got, want)
+			}
+		}
+	}
+	for _, c := range []struct{ a, b, want time.Time }{
+		{time.Time{}, time.Time{}, time.Time{}},
+		{h(1), time.Time{}, h(1)},
+		{time.Time{}, h(2), h(2)},
+		{h(1), h(2), h(1)},
+		{h(2), h(1), h(1)},
+	} {
+		if got := EarlierBound(c.a, c.b); !got.Equal(c.want) {
+			t.Errorf("EarlierBound(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -41,6 +41,15 @@ func (v Validity) NextChange(t time.Time) time.Time {
 	return time.Time{}
 }
 
+// EarlierBound is the earlier of two bounds where zero means none (no
+// end): zero only when both are.
+func EarlierBound(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
 // Equal reports whether two intervals are the same (to the nanosecond).
 func (v Validity) Equal(o Validity) bool {
 	return v.From.Equal(o.From) && v.Until.Equal(o.Until) && v.From.IsZero() == o.From.IsZero() && v.Until.IsZero() == o.Until.IsZero()

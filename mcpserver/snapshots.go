@@ -4,10 +4,10 @@ package mcpserver
 // server exports one in memory (storesnap.ExportInMemory: one read
 // transaction at one revision, with the PageRank section `memctl export`
 // writes, so ties rank as in the CLI) when an analysis call needs a
-// revision it does not hold. The latest one is kept while the store stays at its
-// revision: a call first reads the store's current revision (a fresh read
-// transaction, so commits by other processes count), and rebuilds when the
-// store moved in a way the engines can see. One point-in-time snapshot
+// revision it does not hold. The latest one is kept while the store
+// stays at its revision: a call first reads the store's current revision
+// (a fresh read transaction, so commits by other processes count), and
+// rebuilds when the store moved in a way the engines can see. One point-in-time snapshot
 // (at_rev / at_time) is kept beside it. A snapshot is immutable, so calls
 // that hold an old one finish on it while the next call builds a new one.
 //
@@ -139,11 +139,7 @@ var errNotCarried = errors.New("snapshot invalidated")
 // bound of the valid times those operations wrote.
 func (s *Server) stillValid(e *engineSnap, rev lmdbstore.Revision, now time.Time) (until time.Time, ok bool, err error) {
 	until = e.validUntil
-	note := func(v lmdbstore.Validity) {
-		if c := v.NextChange(now); !c.IsZero() && (until.IsZero() || c.Before(until)) {
-			until = c
-		}
-	}
+	note := func(v lmdbstore.Validity) { until = lmdbstore.EarlierBound(until, v.NextChange(now)) }
 	n := 0
 	err = s.store.View(func(r *lmdbstore.ReadTxn) error {
 		return r.DiffSince(lmdbstore.AtRevision(e.rev), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {

@@ -168,9 +168,7 @@ func (st *State) ValidUntil() (time.Time, error) {
 
 // noteValidity lowers validUntil to v's next bound after ValidAt.
 func (st *State) noteValidity(v lmdbstore.Validity) {
-	if c := v.NextChange(st.filter.ValidAt); !c.IsZero() && (st.validUntil.IsZero() || c.Before(st.validUntil)) {
-		st.validUntil = c
-	}
+	st.validUntil = lmdbstore.EarlierBound(st.validUntil, v.NextChange(st.filter.ValidAt))
 }
 
 func (st *State) Revision() uint64  { return uint64(st.rev) }
