@@ -14,9 +14,9 @@ import (
 // answers: role weights, recency term, per-container cap) from the
 // targets over the ranking relations, the places it gives to files filled
 // in the order of `activate --files` (fused with lexical similarity),
-// keeping files and symbols live and current at the view, minus the targets themselves
-// and what they enclose (a file's own symbols). At most limit items, best
-// first.
+// keeping files and symbols live and current at the view, minus the
+// targets themselves and what they enclose (a file's own symbols). At
+// most limit items, best first.
 func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	e, err := c.engine()
 	if err != nil {
@@ -77,7 +77,7 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 		if used[s.Node] {
 			return false, nil
 		}
-		nb, ok, err := c.neighbour(g, s, skip)
+		nb, ok, err := c.neighbour(g, s.Node, skip)
 		if ok {
 			used[s.Node] = true
 			nb.Score = score
@@ -119,14 +119,15 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	return out, nil
 }
 
-// neighbour is the Related item of s: false when s is a target, inside
-// one, not a file or symbol, not live at the view, or not current there
-// (superseded, or not valid at the request's valid-at time).
-func (c *call) neighbour(g *csr.Graph, s engines.Scored, skip map[csr.NodeIndex]bool) (Neighbour, bool, error) {
-	if skip[s.Node] {
+// neighbour is the Related item of node n, without its score (the
+// caller gives it the score of its place): false when n is a target,
+// inside one, not a file or symbol, not live at the view, or not current
+// there (superseded, or not valid at the request's valid-at time).
+func (c *call) neighbour(g *csr.Graph, n csr.NodeIndex, skip map[csr.NodeIndex]bool) (Neighbour, bool, error) {
+	if skip[n] {
 		return Neighbour{}, false, nil
 	}
-	key, err := g.Key(s.Node)
+	key, err := g.Key(n)
 	if err != nil {
 		return Neighbour{}, false, err
 	}
@@ -146,7 +147,7 @@ func (c *call) neighbour(g *csr.Graph, s engines.Scored, skip map[csr.NodeIndex]
 	if current, err := c.r.Visible(key, c.at, lmdbstore.StatusFilter{IncludeExpired: true}); err != nil || !current {
 		return Neighbour{}, false, err // superseded
 	}
-	nb := Neighbour{Key: key, Kind: kind, Score: s.Score, Prov: nodeProv(node)}
+	nb := Neighbour{Key: key, Kind: kind, Prov: nodeProv(node)}
 	if kind == "symbol" {
 		var sp ingest.SymbolPayload
 		_ = json.Unmarshal(node.Payload, &sp)

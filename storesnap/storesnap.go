@@ -88,12 +88,12 @@ func ExportInMemory(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilte
 	return out, err
 }
 
-// ExportBytes is Export into memory (tests).
+// ExportBytes is Export into memory.
 func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOptions) ([]byte, error) {
 	return ExportBytesFiltered(s, at, lmdbstore.StatusFilter{}, opts)
 }
 
-// ExportBytesFiltered is ExportFiltered into memory (tests).
+// ExportBytesFiltered is ExportFiltered into memory.
 func ExportBytesFiltered(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) ([]byte, error) {
 	out, err := ExportInMemory(s, at, f, opts)
 	return out.Bytes, err
