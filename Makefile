@@ -17,14 +17,14 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) vet ./...
 
-# The reading side must build without cgo (SPEC.md, "Snapshot reader").
+# The reading side (snapshot, csr, engines) must build without cgo (SPEC.md, "Snapshot reader").
 # Three passes: everything under the race detector; then, without it, the
 # suites the race detector scales down or skips (full-size corruption and
 # page-damage suites, allocation and large-value tests, the MCP kill -9 test
 # at full size, the standard-library
 # ingest); then the bench/ module's own tests.
 test: lint
-	CGO_ENABLED=0 $(GO) build ./snapshot/ ./csr/
+	CGO_ENABLED=0 $(GO) build ./snapshot/ ./csr/ ./engines/
 	MEMCTL_NOSYNC=1 $(GO) test -race -timeout 20m ./...
 	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/
 	cd bench && MEMCTL_NOSYNC=1 $(GO) test -timeout 20m ./...
