@@ -4,8 +4,10 @@
 // The rules are gitleaks' default rule set (github.com/zricethezav/gitleaks/v8,
 // pinned in go.mod: about 200 maintained rules for cloud keys, VCS, chat and
 // payment tokens, private keys, JWTs and generic high-entropy assignments),
-// used as a library, plus one rule of memctl's own for what that set does
-// not cover: passwords inside connection strings (scheme://user:password@).
+// used as a library, plus memctl's own rules (rules.go) for what that set
+// does not catch in agents' text. JSON payloads are scanned string by
+// string, decoded (json.go), so a match never spans two values and an
+// escape never hides a token.
 //
 // Invariants: a Scanner is immutable after New and safe for concurrent use
 // (the gitleaks detector's Detect only reads its configuration). Redact
@@ -15,7 +17,6 @@ package secretscan
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/logging"
 )
 
 // Finding is one redacted secret: its kind (the rule id) and byte span in
@@ -37,28 +39,6 @@ type Finding struct {
 // Scanner redacts secrets. Make one with New and share it.
 type Scanner struct {
 	d *detect.Detector
-}
-
-// gcpKeyAnywhereRule: gitleaks' gcp-api-key rule wants the key followed by a
-// quote, space or line end; in a URL query (key=AIza...&q=) it is followed
-// by '&'. Google API keys have a fixed prefix and length, so the key alone
-// is distinctive enough.
-var gcpKeyAnywhereRule = config.Rule{
-	RuleID:      "gcp-api-key",
-	Description: "Google Cloud API key, anywhere (also inside URLs)",
-	Regex:       regexp.MustCompile(`\b(AIza[0-9A-Za-z_\-]{35})(?:[^0-9A-Za-z_\-]|$)`),
-	SecretGroup: 1,
-	Keywords:    []string{"aiza"},
-}
-
-// connStringRule: scheme://user:password@host — the password is the secret.
-// Placeholders (<password>, ${VAR}, $VAR, ***, "password") are not secrets.
-var connStringRule = config.Rule{
-	RuleID:      "connection-string-password",
-	Description: "Password in a connection string (scheme://user:password@host)",
-	Regex:       regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@'"]{1,64}:([^\s@/'"<>{}$*]{4,128})@[a-z0-9.\-\[\]]+`),
-	SecretGroup: 1,
-	Keywords:    []string{"://"},
 }
 
 // New builds a scanner with gitleaks' default rules and memctl's own. It
@@ -77,14 +57,16 @@ func New() (*Scanner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
 	}
-	cfg.Rules[connStringRule.RuleID] = connStringRule
-	cfg.OrderedRules = append(cfg.OrderedRules, connStringRule.RuleID)
-	gcp := gcpKeyAnywhereRule
-	if def, ok := cfg.Rules[gcp.RuleID]; ok {
-		gcp.Allowlists = def.Allowlists // keep gitleaks' allowlist for the kind
-	}
-	cfg.Rules[gcp.RuleID] = gcp
-	for _, r := range []config.Rule{connStringRule, gcp} {
+	for _, r := range ownRules() {
+		if def, ok := cfg.Rules[r.RuleID]; ok {
+			r.Allowlists = append(r.Allowlists, def.Allowlists...) // keep gitleaks' allowlist for a kind it has
+		} else {
+			cfg.OrderedRules = append(cfg.OrderedRules, r.RuleID)
+		}
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("secretscan: rule %s: %w", r.RuleID, err)
+		}
+		cfg.Rules[r.RuleID] = r
 		for _, k := range r.Keywords {
 			cfg.Keywords[k] = struct{}{}
 		}
@@ -92,6 +74,7 @@ func New() (*Scanner, error) {
 	// gitleaks logs each skipped finding through zerolog's global logger, on
 	// stderr; memctl's stderr is one line per failure, so it is silenced.
 	log.Logger = zerolog.Nop()
+	logging.Logger = zerolog.Nop()
 	d := detect.NewDetector(cfg)
 	return &Scanner{d: d}, nil
 }
@@ -99,29 +82,20 @@ func New() (*Scanner, error) {
 // Redact returns text with every secret replaced by [REDACTED:<kind>], and
 // the findings (in text order). Overlapping findings are merged, the first
 // rule's kind kept.
+//
+// A token followed by punctuation is still a token: most of gitleaks' rules
+// end a secret only at a quote, white space, ';' or the end of the text, so
+// the text is scanned a second time with trailing punctuation blanked
+// (trailingPunct), and the findings of both passes are redacted. Blanking
+// keeps every byte offset, so a span found in the copy is the same span of
+// the text.
 func (s *Scanner) Redact(text string) (string, []Finding) {
 	if text == "" {
 		return text, nil
 	}
-	var spans []Finding
-	for _, f := range s.d.DetectString(text) {
-		secret := f.Secret
-		if secret == "" {
-			secret = f.Match
-		}
-		if secret == "" {
-			continue
-		}
-		// Every occurrence of the secret, not only the one reported: the
-		// same token pasted twice is redacted twice.
-		for off := 0; ; {
-			i := strings.Index(text[off:], secret)
-			if i < 0 {
-				break
-			}
-			spans = append(spans, Finding{Kind: f.RuleID, Start: off + i, End: off + i + len(secret)})
-			off += i + len(secret)
-		}
+	spans := s.find(text, nil)
+	if blanked := trailingPunct(text); blanked != text {
+		spans = s.find(blanked, spans)
 	}
 	if len(spans) == 0 {
 		return text, nil
@@ -152,6 +126,74 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 	return b.String(), merged
 }
 
+// find appends the spans of every secret the rules find in text. Every
+// occurrence of a secret counts, not only the one reported: the same token
+// pasted twice is redacted twice.
+func (s *Scanner) find(text string, spans []Finding) []Finding {
+	for _, f := range s.d.DetectString(text) {
+		secret := f.Secret
+		if secret == "" {
+			secret = f.Match
+		}
+		// No kind of token ends with a period or a backslash; a rule
+		// whose character class allows them inside (generic-api-key,
+		// jwt) can take the period that ends a sentence or the
+		// backslash of an escape after the token.
+		secret = strings.TrimRight(secret, `.\`)
+		if secret == "" {
+			continue
+		}
+		for off := 0; ; {
+			i := strings.Index(text[off:], secret)
+			if i < 0 {
+				break
+			}
+			spans = append(spans, Finding{Kind: f.RuleID, Start: off + i, End: off + i + len(secret)})
+			off += i + len(secret)
+		}
+	}
+	return spans
+}
+
+// trailingPunct is text with the punctuation that can follow a token in
+// prose or a URL replaced by spaces: ',', ')', ']', '}', '>', '&', '!',
+// '?', ';' everywhere, '.' where it ends a word (before white space,
+// other punctuation or the end), and '\\' before a quote or a backslash
+// (the escapes of JSON held inside a string). None of these can end a
+// token of a kind the rules know; '.' inside a token (a JWT) is kept, and
+// so is ':' (it is how "token: X" assigns). The result has text's length,
+// byte for byte.
+func trailingPunct(text string) string {
+	var b []byte
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		blank := false
+		switch c {
+		case ',', ')', ']', '}', '>', '&', '!', '?', ';':
+			blank = true
+		case '.':
+			blank = i+1 == len(text) || !isTokenByte(text[i+1])
+		case '\\':
+			// JSON held in a string: the token is followed by \" or \\.
+			blank = i+1 < len(text) && (text[i+1] == '"' || text[i+1] == '\\')
+		}
+		if blank {
+			if b == nil {
+				b = []byte(text)
+			}
+			b[i] = ' '
+		}
+	}
+	if b == nil {
+		return text
+	}
+	return string(b)
+}
+
+func isTokenByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-' || c == '/' || c == '+' || c == '='
+}
+
 // Lazy is a Redactor (lmdbstore.Options.Redactor) using the process's
 // shared Scanner, built on first use, so processes that write nothing do not
 // pay for compiling the rules (about 25 ms). Safe for concurrent use.
@@ -180,4 +222,13 @@ var (
 func shared() (*Scanner, error) {
 	sharedOnce.Do(func() { sharedScanner, sharedErr = New() })
 	return sharedScanner, sharedErr
+}
+
+// RedactJSON is Scanner.RedactJSON with the shared Scanner (see Redact).
+func (Lazy) RedactJSON(raw string) (string, int, error) {
+	s, err := shared()
+	if err != nil {
+		panic(err)
+	}
+	return s.RedactJSON(raw)
 }
