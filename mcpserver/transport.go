@@ -10,6 +10,14 @@ package mcpserver
 // than the limit (-32600, the rest of the line is skipped). Only the end of
 // input ends the session, and only once every request read before it has
 // been answered (`printf '…' | memctl mcp` gets all its answers).
+//
+// Request ids come back exactly as the client wrote them. The SDK holds a
+// numeric id as an int64 (2^63-1 and 1.5 would come back changed), so
+// every request id is swapped for a connection-unique string on the way in
+// and its original JSON text put back on the response; a cancellation names
+// the request by the same text. A message that is neither a request nor a
+// response (`{"jsonrpc":"2.0","id":4}`, or both a result and an error) is
+// answered with -32600 and its id.
 
 import (
 	"bufio"
@@ -20,6 +28,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -46,6 +56,8 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		log:      t.log,
 		pending:  make(map[string]struct{}),
+		ids:      make(map[string]json.RawMessage),
+		byRaw:    make(map[string]string),
 	}
 	c.idle = sync.NewCond(&c.mu)
 	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10), t.max)
@@ -71,6 +83,13 @@ type lineConn struct {
 	idle    *sync.Cond          // signalled when pending empties or the conn closes
 	pending map[string]struct{} // ids of requests read and not yet answered
 	done    bool                // closed
+
+	// Request ids as the client wrote them: ids maps the string id the SDK
+	// sees to the client's JSON text, byRaw the text back (for
+	// cancellations). An entry goes when its response is written.
+	ids   map[string]json.RawMessage
+	byRaw map[string]string
+	seq   uint64
 }
 
 func (c *lineConn) readLoop(r *bufio.Reader, max int) {
@@ -174,12 +193,118 @@ func (c *lineConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message, 
 		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
 		return nil, false
 	}
+	trimmed, reason := c.swapID(trimmed)
+	if reason != "" {
+		c.reject(requestID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+reason)
+		return nil, false
+	}
 	msg, err := jsonrpc.DecodeMessage(trimmed)
 	if err != nil {
-		c.reject(requestID(trimmed), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		c.forget(trimmed)
+		c.reject(requestID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 		return nil, false
 	}
 	return msg, true
+}
+
+// swapID checks the shape of a JSON-RPC object and, for a request with an
+// id, replaces the id by a string of this connection's (see the file
+// comment); a cancellation's requestId is replaced the same way. It
+// returns the message to decode, or why it is not a JSON-RPC message.
+func (c *lineConn) swapID(b []byte) ([]byte, string) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return b, "not a JSON-RPC message (an object)"
+	}
+	id, hasID := m["id"]
+	_, hasMethod := m["method"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	switch {
+	case !hasMethod && !hasResult && !hasError:
+		return b, "neither a request (method) nor a response (result or error)"
+	case !hasMethod && hasResult && hasError:
+		return b, "a response carries a result or an error, not both"
+	case hasMethod && (hasResult || hasError):
+		return b, "a request carries no result or error"
+	case !hasMethod:
+		return b, "" // a response to the server's own request: its id is the server's
+	}
+	changed := false
+	if hasID && validID(id) {
+		syn := c.remember(id)
+		m["id"], changed = json.RawMessage(strconv.Quote(syn)), true
+	}
+	var method string
+	if json.Unmarshal(m["method"], &method) == nil && method == "notifications/cancelled" {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(m["params"], &params) == nil {
+			c.mu.Lock()
+			syn, ok := c.byRaw[string(params["requestId"])]
+			c.mu.Unlock()
+			if ok {
+				params["requestId"] = json.RawMessage(strconv.Quote(syn))
+				if p, err := json.Marshal(params); err == nil {
+					m["params"], changed = p, true
+				}
+			}
+		}
+	}
+	if !changed {
+		return b, ""
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b, err.Error()
+	}
+	return out, ""
+}
+
+// validID: a JSON-RPC id is a string or a number.
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// remember gives the client's id text raw a string id of its own.
+func (c *lineConn) remember(raw json.RawMessage) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	syn := "memctl-" + strconv.FormatUint(c.seq, 10)
+	c.ids[syn] = append(json.RawMessage(nil), raw...)
+	c.byRaw[string(raw)] = syn
+	return syn
+}
+
+// forget drops the id swapped into b (a message the SDK refused).
+func (c *lineConn) forget(b []byte) {
+	var m struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(b, &m) == nil {
+		c.release(m.ID)
+	}
+}
+
+// release drops a swapped id, returning the client's text for it.
+func (c *lineConn) release(syn string) (json.RawMessage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	raw, ok := c.ids[syn]
+	if ok {
+		delete(c.ids, syn)
+		if c.byRaw[string(raw)] == syn {
+			delete(c.byRaw, string(raw))
+		}
+	}
+	return raw, ok
 }
 
 // jsonSyntaxError explains why b is not one JSON value.
@@ -319,15 +444,69 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	msg = withErrorCode(msg)
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp {
+		if syn, ok := resp.ID.Raw().(string); ok {
+			if raw, ok := c.release(syn); ok {
+				if b, err = restoreID(b, raw); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	err = c.writeLine(b)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if isResp {
 		c.answered(resp.ID)
 	}
 	return err
+}
+
+// withErrorCode gives an error response that carries no JSON-RPC code
+// (the SDK answers a call made before initialize with a plain error, which
+// goes out as code 0) a real one: -32600 for a call the session's state
+// does not allow, -32603 otherwise.
+func withErrorCode(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil {
+		return msg
+	}
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) && we.Code != 0 {
+		return msg
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	if strings.Contains(resp.Error.Error(), "during session initialization") || strings.Contains(resp.Error.Error(), "before") {
+		code = jsonrpc.CodeInvalidRequest
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: code, Message: resp.Error.Error()}
+	return &out
+}
+
+// restoreID puts the client's id text raw back into an encoded response.
+func restoreID(b []byte, raw json.RawMessage) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["id"] = raw
+	// The SDK's field order (jsonrpc, id, then result or error), as before.
+	var out bytes.Buffer
+	out.WriteString(`{"jsonrpc":"2.0","id":`)
+	out.Write(raw)
+	for _, k := range []string{"result", "error"} {
+		if v, ok := m[k]; ok {
+			out.WriteString(`,"` + k + `":`)
+			out.Write(v)
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 func (c *lineConn) Close() error {
