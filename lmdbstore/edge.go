@@ -216,6 +216,46 @@ func (r *ReadTxn) GetEdge(src, rel, dst string, at At) (EdgeRecord, error) {
 	}, nil
 }
 
+// checkEdgePut is the validation WriteTxn.PutEdge and Bulk.PutEdge share:
+// both endpoints, no supersedes or contradicts edge from an item to itself,
+// the relation (resolved by relation: the two differ in where relations
+// come from) and the weight. It returns the relation and the effective
+// weight (the relation's default when the put gives none).
+func checkEdgePut(p EdgePut, relation func(name string) (Relation, error)) (Relation, float32, error) {
+	if err := validEndpoint("source key", p.Src); err != nil {
+		return Relation{}, 0, err
+	}
+	if err := validEndpoint("destination key", p.Dst); err != nil {
+		return Relation{}, 0, err
+	}
+	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
+		return Relation{}, 0, fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
+	}
+	rel, err := relation(p.Rel)
+	if err != nil {
+		return Relation{}, 0, err
+	}
+	weight := p.Weight
+	if weight == 0 {
+		weight = rel.DefaultWeight
+	} else if err := validWeight(weight); err != nil {
+		return Relation{}, 0, err
+	}
+	return rel, weight, nil
+}
+
+// putRelation resolves the relation of an edge put: contradicts is
+// registered by its first use (an add_rel operation in this revision).
+func (tx *WriteTxn) putRelation(name string) (Relation, error) {
+	rel, err := tx.relByName(name)
+	if errors.Is(err, ErrUnknownRelation) && name == relContradicts {
+		if _, err = tx.AddRelation(Relation{Name: relContradicts, DefaultWeight: 1}); err == nil {
+			rel, err = tx.relByName(name)
+		}
+	}
+	return rel, err
+}
+
 // PutEdge creates or overwrites the edge src -rel-> dst. Endpoints starting
 // with "kv:" must be kv addresses. The relations the store interprets
 // (SPEC.md §4): a `supersedes` edge may not close a cycle, neither it nor a
@@ -226,28 +266,8 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 		return tx.err
 	}
 	p.Src, p.Dst, p.Payload = tx.redact(p.Src), tx.redact(p.Dst), tx.redactPayload(p.Payload)
-	if err := validEndpoint("source key", p.Src); err != nil {
-		return err
-	}
-	if err := validEndpoint("destination key", p.Dst); err != nil {
-		return err
-	}
-	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
-		return fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
-	}
-	rel, err := tx.relByName(p.Rel)
-	if errors.Is(err, ErrUnknownRelation) && p.Rel == relContradicts {
-		if _, err = tx.AddRelation(Relation{Name: relContradicts, DefaultWeight: 1}); err == nil {
-			rel, err = tx.relByName(p.Rel)
-		}
-	}
+	rel, weight, err := checkEdgePut(p, tx.putRelation)
 	if err != nil {
-		return err
-	}
-	weight := p.Weight
-	if weight == 0 {
-		weight = rel.DefaultWeight
-	} else if err := validWeight(weight); err != nil {
 		return err
 	}
 	payload, err := canonicalPayload(p.Payload, false)

@@ -225,6 +225,24 @@ func (r *ReadTxn) ScanNodes(at At, fn func(Node) error) error {
 	}
 }
 
+// checkNodePut is the validation WriteTxn.PutNode and Bulk.PutNode share:
+// the key, then the node's type (the key's prefix up to ":" when none is
+// given). WriteTxn.PutNode also refuses kv addresses (which Bulk.PutNode
+// has never checked) and checks the payload and valid time after it.
+func checkNodePut(p NodePut) (typ string, err error) {
+	if err := validKey("node key", p.Key); err != nil {
+		return "", err
+	}
+	typ = p.Type
+	if typ == "" {
+		typ, _, _ = strings.Cut(p.Key, ":")
+		if typ == p.Key {
+			typ = ""
+		}
+	}
+	return typ, nil
+}
+
 // PutNode creates or overwrites a node. A put that leaves the live node as
 // it is (same type, payload and valid time) changes nothing (SPEC.md §2).
 func (tx *WriteTxn) PutNode(p NodePut) error {
@@ -232,7 +250,8 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 		return tx.err
 	}
 	p.Key, p.Payload = tx.redact(p.Key), tx.redactPayload(p.Payload)
-	if err := validKey("node key", p.Key); err != nil {
+	typ, err := checkNodePut(p)
+	if err != nil {
 		return err
 	}
 	if strings.HasPrefix(p.Key, kvAddrPrefix) {
@@ -245,13 +264,6 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	valid, err := toValidity(p.Valid)
 	if err != nil {
 		return err
-	}
-	typ := p.Type
-	if typ == "" {
-		typ, _, _ = strings.Cut(p.Key, ":")
-		if typ == p.Key {
-			typ = ""
-		}
 	}
 	scope, run, task := tx.inherit(p.Scope, p.RunID, p.TaskID)
 	id, err := tx.registerID(p.Key)

@@ -239,15 +239,23 @@ func (tx *WriteTxn) fail(err error) error {
 	return err
 }
 
+// inherit is an operation's provenance: the transaction's for each field
+// the operation leaves empty.
 func (tx *WriteTxn) inherit(scope, run, task string) (string, string, string) {
+	return tx.meta.inherit(scope, run, task)
+}
+
+// inherit fills the empty fields of an operation's provenance from m (one
+// rule for WriteTxn and Bulk).
+func (m WriteMeta) inherit(scope, run, task string) (string, string, string) {
 	if scope == "" {
-		scope = tx.meta.Scope
+		scope = m.Scope
 	}
 	if run == "" {
-		run = tx.meta.RunID
+		run = m.RunID
 	}
 	if task == "" {
-		task = tx.meta.TaskID
+		task = m.TaskID
 	}
 	return scope, run, task
 }
