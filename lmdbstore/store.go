@@ -61,38 +61,6 @@ type Redactor interface {
 	Redact(text string) (string, int)
 }
 
-type dbis struct {
-	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts, revs lmdb.DBI
-}
-
-// name is the keyspace name of dbi ("" if it is none of the store's).
-func (d *dbis) name(dbi lmdb.DBI) string {
-	var found string
-	_ = d.each(func(name string, x *lmdb.DBI) error {
-		if *x == dbi {
-			found = name
-		}
-		return nil
-	})
-	return found
-}
-
-func (d *dbis) each(fn func(name string, dbi *lmdb.DBI) error) error {
-	for _, x := range []struct {
-		name string
-		dbi  *lmdb.DBI
-	}{
-		{dbMeta, &d.meta}, {dbNodes, &d.n}, {dbEdges, &d.e}, {dbOut, &d.out}, {dbIn, &d.in},
-		{dbKV, &d.kv}, {dbHist, &d.hist}, {dbIDs, &d.ids}, {dbRel, &d.rel}, {dbRelName, &d.relname},
-		{dbLog, &d.log}, {dbTS, &d.ts}, {dbRevs, &d.revs},
-	} {
-		if err := fn(x.name, x.dbi); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Store is an open memctl store. It is safe for concurrent use by multiple
 // goroutines; write transactions are serialised.
 type Store struct {
@@ -158,9 +126,9 @@ func Init(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	_, err = s.update(func(txn *lmdb.Txn) error {
-		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+		if err := s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
 			var err error
-			*dbi, err = txn.OpenDBI(name, lmdb.Create)
+			*dbi, err = txn.OpenDBI(ks.name, lmdb.Create|ks.flags)
 			return err
 		}); err != nil {
 			return err
@@ -238,7 +206,8 @@ func Open(path string, opts Options) (*Store, error) {
 	var schema uint64
 	noRevs := false // schemas 1 and 2 have no revs keyspace (the upgrade adds it)
 	err = s.viewManaged(func(txn *lmdb.Txn) error {
-		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+		if err := s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
+			name := ks.name
 			var err error
 			*dbi, err = txn.OpenDBI(name, 0)
 			if lmdb.IsNotFound(err) && name == dbRevs {
