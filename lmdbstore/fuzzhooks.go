@@ -92,28 +92,26 @@ func decodeRelValue(_ *RecordDecoder, db string, key, value []byte) ([]byte, err
 }
 
 func decodeRelNameValue(_ *RecordDecoder, db string, key, value []byte) ([]byte, error) {
-	id, err := parseRelNameValue(value)
-	if err != nil {
-		return nil, corruptKey(db, key, err.Error())
-	}
-	return relNameValue(id), nil
+	return reencode(db, key, value, parseRelNameValue, relNameValue)
 }
 
 func decodeIDsValue(_ *RecordDecoder, db string, key, value []byte) ([]byte, error) {
-	k, err := parseIDsValue(value)
-	if err != nil {
-		return nil, corruptKey(db, key, err.Error())
-	}
-	return idsValue(string(k)), nil
+	return reencode(db, key, value, parseIDsValue, func(k []byte) []byte { return idsValue(string(k)) })
 }
 
 // decodeU64Value decodes a meta or ts value (the same form).
 func decodeU64Value(_ *RecordDecoder, db string, key, value []byte) ([]byte, error) {
-	v, err := parseU64Value(value)
+	return reencode(db, key, value, parseU64Value, u64Value)
+}
+
+// reencode decodes value with parse and returns enc of the result: the
+// value hook of a keyspace whose values have one plain codec.
+func reencode[T any](db string, key, value []byte, parse func([]byte) (T, error), enc func(T) []byte) ([]byte, error) {
+	x, err := parse(value)
 	if err != nil {
 		return nil, corruptKey(db, key, err.Error())
 	}
-	return u64Value(v), nil
+	return enc(x), nil
 }
 
 func decodeLogValue(d *RecordDecoder, _ string, key, value []byte) ([]byte, error) {
@@ -122,11 +120,7 @@ func decodeLogValue(d *RecordDecoder, _ string, key, value []byte) ([]byte, erro
 }
 
 func decodeRevsValue(_ *RecordDecoder, db string, key, value []byte) ([]byte, error) {
-	m, err := parseRevsValue(value)
-	if err != nil {
-		return nil, corruptKey(db, key, err.Error())
-	}
-	return revsValue(m), nil
+	return reencode(db, key, value, parseRevsValue, revsValue)
 }
 
 // adjKeyCanonical parses an out, in or e key (all 20 bytes: node, rel, peer).
