@@ -8,7 +8,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -102,15 +101,7 @@ func (b *Bulk) Grow(nodes, edges int) {
 // prov interns an operation's provenance after inheriting the
 // transaction's for empty fields.
 func (b *Bulk) prov(scope, run, task string) uint32 {
-	if scope == "" {
-		scope = b.meta.Scope
-	}
-	if run == "" {
-		run = b.meta.RunID
-	}
-	if task == "" {
-		task = b.meta.TaskID
-	}
+	scope, run, task = b.meta.inherit(scope, run, task)
 	p := provenance{scope, run, task}
 	if n := len(b.provs); n > 0 && b.provs[n-1] == p {
 		return uint32(n - 1)
@@ -129,15 +120,9 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
-	if err := validKey("node key", p.Key); err != nil {
+	typ, err := checkNodePut(p)
+	if err != nil {
 		return err
-	}
-	typ := p.Type
-	if typ == "" {
-		typ, _, _ = strings.Cut(p.Key, ":")
-		if typ == p.Key {
-			typ = ""
-		}
 	}
 	b.seq = append(b.seq, uint32(len(b.nodes)))
 	if !p.Valid.IsZero() {
@@ -153,23 +138,8 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
-	if err := validEndpoint("source key", p.Src); err != nil {
-		return err
-	}
-	if err := validEndpoint("destination key", p.Dst); err != nil {
-		return err
-	}
-	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
-		return fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
-	}
-	rel, err := b.relation(p.Rel)
+	rel, weight, err := checkEdgePut(p, b.relation)
 	if err != nil {
-		return err
-	}
-	weight := p.Weight
-	if weight == 0 {
-		weight = rel.DefaultWeight
-	} else if err := validWeight(weight); err != nil {
 		return err
 	}
 	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
@@ -356,80 +326,124 @@ func cmpEdgeRef(x, y bulkEdgeRef) int {
 	return cmp.Compare(x.idx, y.idx)
 }
 
+// bulkPlan is what the fast path resolves in memory before it writes: the
+// ids of every operation's keys, which operations change their record,
+// and the edge operations sorted by out and in key.
+type bulkPlan struct {
+	ids              map[NodeID]string // every key once, by id
+	nodeIDs          []NodeID          // per node operation
+	srcIDs, dstIDs   []NodeID          // per edge operation
+	nodeSeq, edgeSeq []uint32          // position of each node / edge operation among all
+	changed          []bool            // per operation: does it change its record (is it logged)?
+	outRefs, inRefs  []bulkEdgeRef     // edge operations in out-side and in-side key order
+	finalNodes       []uint32          // index of each node id's final put, in id order
+	finalEdges       []bool            // per edge operation: does its record stay?
+}
+
 // write is the fast path into a store with no node or edge: every record
 // resolved in memory, every keyspace appended in key order.
 func (b *Bulk) write(tx *WriteTxn) error {
+	p, err := b.resolveIDs()
+	if err != nil {
+		return tx.fail(err)
+	}
+	// Out side and in side sorts run beside the node work.
+	var wg sync.WaitGroup
+	b.sortEdgeRefs(p, &wg)
+	b.finalNodePuts(p)
+	if err := b.appendIDs(tx, p); err != nil {
+		return tx.fail(err)
+	}
+	if err := b.appendNodes(tx, p); err != nil {
+		return tx.fail(err)
+	}
+	wg.Wait()
+	b.finalEdgePuts(p)
+	b.encodeLog(tx, p)
+	return b.appendEdges(tx, p)
+}
+
+// resolveIDs hashes every operation's keys (two keys with one id are a
+// collision) and numbers the operations.
+func (b *Bulk) resolveIDs() (*bulkPlan, error) {
 	s := b.s
-	// Ids: every key once; two keys with one id are a collision.
-	ids := make(map[NodeID]string, len(b.nodes)+len(b.edges)/4)
-	nodeIDs := make([]NodeID, len(b.nodes))
-	srcIDs := make([]NodeID, len(b.edges))
-	dstIDs := make([]NodeID, len(b.edges))
+	p := &bulkPlan{
+		ids:     make(map[NodeID]string, len(b.nodes)+len(b.edges)/4),
+		nodeIDs: make([]NodeID, len(b.nodes)),
+		srcIDs:  make([]NodeID, len(b.edges)),
+		dstIDs:  make([]NodeID, len(b.edges)),
+	}
 	register := func(op int, key string) (NodeID, error) {
 		id := s.hash(key)
-		if k, ok := ids[id]; ok {
+		if k, ok := p.ids[id]; ok {
 			if k != key {
 				return 0, &BulkOpError{Op: op, Err: &CollisionError{ID: id, Key: key, Existing: k}}
 			}
 			return id, nil
 		}
-		ids[id] = key
+		p.ids[id] = key
 		return id, nil
 	}
 	for i, x := range b.seq {
 		var err error
 		if x&bulkEdgeBit != 0 {
 			j := x &^ bulkEdgeBit
-			if srcIDs[j], err = register(i, b.edges[j].srcKey); err == nil {
-				dstIDs[j], err = register(i, b.edges[j].dstKey)
+			if p.srcIDs[j], err = register(i, b.edges[j].srcKey); err == nil {
+				p.dstIDs[j], err = register(i, b.edges[j].dstKey)
 			}
 		} else {
-			nodeIDs[x], err = register(i, b.nodes[x].key)
+			p.nodeIDs[x], err = register(i, b.nodes[x].key)
 		}
 		if err != nil {
-			return tx.fail(err)
+			return nil, err
 		}
 	}
-	changed := make([]bool, len(b.seq)) // per operation: does it change its record (is it logged)?
-	nodeSeq := make([]uint32, len(b.nodes))
-	edgeSeq := make([]uint32, len(b.edges))
+	p.changed = make([]bool, len(b.seq))
+	p.nodeSeq = make([]uint32, len(b.nodes))
+	p.edgeSeq = make([]uint32, len(b.edges))
 	for i, x := range b.seq {
 		if x&bulkEdgeBit != 0 {
-			edgeSeq[x&^bulkEdgeBit] = uint32(i)
+			p.edgeSeq[x&^bulkEdgeBit] = uint32(i)
 		} else {
-			nodeSeq[x] = uint32(i)
+			p.nodeSeq[x] = uint32(i)
 		}
 	}
+	return p, nil
+}
 
-	// Out side and in side sorts run beside the node work.
-	outRefs := make([]bulkEdgeRef, len(b.edges))
-	inRefs := make([]bulkEdgeRef, len(b.edges))
-	var wg sync.WaitGroup
+// sortEdgeRefs sorts the edge operations by out key and by in key, each on
+// its own goroutine (wg is done when both are).
+func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
+	p.outRefs = make([]bulkEdgeRef, len(b.edges))
+	p.inRefs = make([]bulkEdgeRef, len(b.edges))
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		for j := range b.edges {
-			outRefs[j] = bulkEdgeRef{a: srcIDs[j], b: dstIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
+			p.outRefs[j] = bulkEdgeRef{a: p.srcIDs[j], b: p.dstIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
 		}
-		slices.SortFunc(outRefs, cmpEdgeRef)
+		slices.SortFunc(p.outRefs, cmpEdgeRef)
 	}()
 	go func() {
 		defer wg.Done()
 		for j := range b.edges {
-			inRefs[j] = bulkEdgeRef{a: dstIDs[j], b: srcIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
+			p.inRefs[j] = bulkEdgeRef{a: p.dstIDs[j], b: p.srcIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
 		}
-		slices.SortFunc(inRefs, cmpEdgeRef)
+		slices.SortFunc(p.inRefs, cmpEdgeRef)
 	}()
+}
 
-	// Nodes: per id in operation order, a put that leaves the live record
-	// as it is changes nothing (supersedeNode); the last change stays.
+// finalNodePuts applies supersedeNode's rule per id in operation order: a
+// put that leaves the live record as it is changes nothing; the last
+// change stays.
+func (b *Bulk) finalNodePuts(p *bulkPlan) {
 	type nodeRef struct {
 		id  NodeID
 		idx uint32
 	}
 	nrefs := make([]nodeRef, len(b.nodes))
 	for i := range b.nodes {
-		nrefs[i] = nodeRef{nodeIDs[i], uint32(i)}
+		nrefs[i] = nodeRef{p.nodeIDs[i], uint32(i)}
 	}
 	slices.SortFunc(nrefs, func(x, y nodeRef) int {
 		if c := cmp.Compare(x.id, y.id); c != 0 {
@@ -437,78 +451,89 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		}
 		return cmp.Compare(x.idx, y.idx)
 	})
-	finalNodes := make([]uint32, 0, len(nrefs)) // index of each id's final put, in id order
+	p.finalNodes = make([]uint32, 0, len(nrefs))
 	for i := 0; i < len(nrefs); {
 		j := i
 		cur := nrefs[i].idx
-		changed[nodeSeq[cur]] = true
+		p.changed[p.nodeSeq[cur]] = true
 		for j++; j < len(nrefs) && nrefs[j].id == nrefs[i].id; j++ {
 			n, c := &b.nodes[nrefs[j].idx], &b.nodes[cur]
 			if n.typ == c.typ && bytes.Equal(n.payload, c.payload) {
 				continue
 			}
 			cur = nrefs[j].idx
-			changed[nodeSeq[cur]] = true
+			p.changed[p.nodeSeq[cur]] = true
 		}
-		finalNodes = append(finalNodes, cur)
+		p.finalNodes = append(p.finalNodes, cur)
 		i = j
 	}
+}
 
-	// ids, in id order.
-	idList := make([]NodeID, 0, len(ids))
-	for id := range ids {
+// appendIDs appends the ids entries, in id order.
+func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
+	idList := make([]NodeID, 0, len(p.ids))
+	for id := range p.ids {
 		idList = append(idList, id)
 	}
 	slices.Sort(idList)
 	var k8 [8]byte
 	val := make([]byte, 0, 256)
-	var body []byte // appendRecord's scratch
-	enc, _ := s.zstd()
 	for _, id := range idList {
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
-		val = sealValue(append(append(val[:0], fmtPlain), ids[id]...))
-		if err := tx.txn.Put(s.db.ids, k8[:], val, lmdb.Append); err != nil {
-			return tx.fail(err)
+		val = sealValue(append(append(val[:0], fmtPlain), p.ids[id]...))
+		if err := tx.txn.Put(b.s.db.ids, k8[:], val, lmdb.Append); err != nil {
+			return err
 		}
 	}
-	// n, in id order; the values (compressed when large) are encoded on
-	// every core first.
+	return nil
+}
+
+// appendNodes appends the n records, in id order; the values (compressed
+// when large) are encoded on every core first.
+func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
+	var k8 [8]byte
 	next := 0 // index into finalNodes
-	for _, part := range b.nodeValues(tx, finalNodes) {
+	for _, part := range b.nodeValues(tx, p.finalNodes) {
 		for j := range part.ends {
-			binary.BigEndian.PutUint64(k8[:], uint64(nodeIDs[finalNodes[next]]))
+			binary.BigEndian.PutUint64(k8[:], uint64(p.nodeIDs[p.finalNodes[next]]))
 			next++
-			if err := tx.txn.Put(s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
-				return tx.fail(err)
+			if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
+				return err
 			}
 		}
 	}
-	wg.Wait()
+	return nil
+}
 
-	// Edges: the same rule per (src, rel, dst) (supersedeEdge). final[j]
-	// marks the edge operations whose record stays.
-	final := make([]bool, len(b.edges))
+// finalEdgePuts applies supersedeEdge's rule per (src, rel, dst), as
+// finalNodePuts does per node.
+func (b *Bulk) finalEdgePuts(p *bulkPlan) {
+	outRefs := p.outRefs
+	p.finalEdges = make([]bool, len(b.edges))
 	for i := 0; i < len(outRefs); {
 		j := i
 		cur := outRefs[i].idx
-		changed[edgeSeq[cur]] = true
+		p.changed[p.edgeSeq[cur]] = true
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
 			e, c := &b.edges[outRefs[j].idx], &b.edges[cur]
 			if e.weight == c.weight && bytes.Equal(e.payload, c.payload) {
 				continue
 			}
 			cur = outRefs[j].idx
-			changed[edgeSeq[cur]] = true
+			p.changed[p.edgeSeq[cur]] = true
 		}
-		final[cur] = true
+		p.finalEdges[cur] = true
 		i = j
 	}
-	// The log record: the operations that change something, in order,
-	// encoded now and compressed on another goroutine while the keyspaces
-	// are written.
+}
+
+// encodeLog encodes the log record: the operations that change something,
+// in order, encoded now and compressed on another goroutine (b.logValue)
+// while the keyspaces are written.
+func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) {
 	size := 0
 	for i, x := range b.seq {
-		if !changed[i] {
+		if !p.changed[i] {
 			continue
 		}
 		if x&bulkEdgeBit != 0 {
@@ -523,7 +548,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	}
 	tx.ops = slices.Grow(tx.ops, size)
 	for i, x := range b.seq {
-		if !changed[i] {
+		if !p.changed[i] {
 			continue
 		}
 		if x&bulkEdgeBit != 0 {
@@ -549,46 +574,58 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	logDone := make(chan []byte, 1)
 	go func() { logDone <- tx.logValue() }()
 	b.logValue = logDone
+}
 
-	// The adjacency chunks of both sides are encoded on other goroutines
-	// while e is written here.
-	type kv struct{ k, v []byte }
-	chunks := func(refs []bulkEdgeRef, out chan<- []kv) {
-		defer close(out)
-		var entries []adjacency.Entry
-		var batch []kv
-		for i := 0; i < len(refs); {
-			node := refs[i].a
-			entries = entries[:0]
-			for ; i < len(refs) && refs[i].a == node; i++ {
-				if !final[refs[i].idx] {
-					continue
-				}
-				e := &b.edges[refs[i].idx]
-				entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(refs[i].b), Rev: uint64(tx.rev), Weight: e.weight})
+// bulkChunk is one encoded adjacency chunk: its key and value.
+type bulkChunk struct{ k, v []byte }
+
+// encodeChunks packs the final edges of refs (one side, in key order) into
+// adjacency chunks as Compact does, sent to out in batches.
+func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out chan<- []bulkChunk) {
+	defer close(out)
+	var entries []adjacency.Entry
+	var batch []bulkChunk
+	for i := 0; i < len(refs); {
+		node := refs[i].a
+		entries = entries[:0]
+		for ; i < len(refs) && refs[i].a == node; i++ {
+			if !p.finalEdges[refs[i].idx] {
+				continue
 			}
-			for _, part := range splitChunks(entries, s.chunkMax) {
-				batch = append(batch, kv{adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
-			}
-			if len(batch) >= 1024 {
-				out <- batch
-				batch = nil
-			}
+			e := &b.edges[refs[i].idx]
+			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(refs[i].b), Rev: uint64(tx.rev), Weight: e.weight})
 		}
-		if len(batch) > 0 {
+		for _, part := range splitChunks(entries, b.s.chunkMax) {
+			batch = append(batch, bulkChunk{adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
+		}
+		if len(batch) >= 1024 {
 			out <- batch
+			batch = nil
 		}
 	}
-	outCh, inCh := make(chan []kv, 64), make(chan []kv, 64)
-	go chunks(outRefs, outCh)
-	go chunks(inRefs, inCh)
-	drain := func(ch <-chan []kv) {
+	if len(batch) > 0 {
+		out <- batch
+	}
+}
+
+// appendEdges appends the e records that are not implicit (edgerec.go)
+// while the adjacency chunks of both sides are encoded on other
+// goroutines, then the out and in chunks.
+func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
+	s := b.s
+	outCh, inCh := make(chan []bulkChunk, 64), make(chan []bulkChunk, 64)
+	go b.encodeChunks(tx, p, p.outRefs, outCh)
+	go b.encodeChunks(tx, p, p.inRefs, inCh)
+	drain := func(ch <-chan []bulkChunk) {
 		for range ch {
 		}
 	}
 	var k20 [20]byte
-	for _, r := range outRefs {
-		if !final[r.idx] {
+	val := make([]byte, 0, 256)
+	var body []byte // appendRecord's scratch
+	enc, _ := s.zstd()
+	for _, r := range p.outRefs {
+		if !p.finalEdges[r.idx] {
 			continue
 		}
 		e := &b.edges[r.idx]
@@ -612,7 +649,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		}
 	}
 	for _, side := range []struct {
-		ch  <-chan []kv
+		ch  <-chan []bulkChunk
 		dbi lmdb.DBI
 	}{{outCh, s.db.out}, {inCh, s.db.in}} {
 		for batch := range side.ch {
@@ -625,7 +662,6 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			}
 		}
 	}
-
 	return nil
 }
 

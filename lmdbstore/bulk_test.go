@@ -60,7 +60,8 @@ func dumpAll(t *testing.T, s *Store) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	if err := s.view(func(txn *lmdb.Txn) error {
-		return s.db.each(func(name string, dbi *lmdb.DBI) error {
+		return s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
+			name := ks.name
 			cur, err := txn.OpenCursor(*dbi)
 			if err != nil {
 				return err

@@ -49,4 +49,20 @@
 //     the process's LMDB locks); multi-process tests use subprocesses.
 //   - After Close, View fails with ErrClosed; no View or Update may be
 //     running when Close is called.
+//
+// Where things go:
+//   - A keyspace is a file named after it (node.go, edge.go, adj.go,
+//     kv.go, hist.go, ids.go, rel.go, log.go, meta.go, ts.go, revs.go),
+//     headed by its SPEC.md §2 layout, then its key builders, codec, reads
+//     and writes. A new keyspace is one row in the keyspace table
+//     (keyspace.go: it opens the DBI and gives the fuzz hooks their
+//     decoders) plus such a file, and its walk in check.go.
+//   - What every keyspace shares (names, format bytes, checksum trailer,
+//     record envelope, decoder) is in records.go; transaction lifecycle
+//     (ReadTxn, WriteTxn, View, Update, commit) in txn.go.
+//   - Put validation lives beside the put it checks: checkNodePut
+//     (node.go) and checkEdgePut (edge.go) are called by both WriteTxn and
+//     Bulk, so a rule added there holds for ordinary and bulk writes.
+//   - Walks across keyspaces stay in their own files: check.go,
+//     history.go, compact.go, vacuum.go.
 package lmdbstore

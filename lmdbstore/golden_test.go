@@ -51,7 +51,8 @@ func TestGoldenLayout(t *testing.T) {
 	})
 	var buf bytes.Buffer
 	err := s.view(func(txn *lmdb.Txn) error {
-		return s.db.each(func(name string, dbi *lmdb.DBI) error {
+		return s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
+			name := ks.name
 			fmt.Fprintf(&buf, "## %s\n", name)
 			cur, err := txn.OpenCursor(*dbi)
 			if err != nil {

@@ -33,7 +33,8 @@ func (s *Store) Space() ([]KeyspaceSpace, error) {
 	var out []KeyspaceSpace
 	err := s.view(func(txn *lmdb.Txn) error {
 		out = out[:0]
-		return s.db.each(func(name string, dbi *lmdb.DBI) error {
+		return s.db.each(func(row *keyspace, dbi *lmdb.DBI) error {
+			name := row.name
 			st, err := txn.Stat(*dbi)
 			if err != nil {
 				return classifyLMDB(name, nil, err)

@@ -3,7 +3,6 @@ package lmdbstore
 import (
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/klauspost/compress/zstd"
 	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/roles"
 )
 
 // Environment constants shared by every memctl binary (LMDB-NOTES: the first
@@ -59,38 +59,6 @@ type Options struct {
 // adapter): it returns the text to store and how many secrets it replaced.
 type Redactor interface {
 	Redact(text string) (string, int)
-}
-
-type dbis struct {
-	meta, n, e, out, in, kv, hist, ids, rel, relname, log, ts, revs lmdb.DBI
-}
-
-// name is the keyspace name of dbi ("" if it is none of the store's).
-func (d *dbis) name(dbi lmdb.DBI) string {
-	var found string
-	_ = d.each(func(name string, x *lmdb.DBI) error {
-		if *x == dbi {
-			found = name
-		}
-		return nil
-	})
-	return found
-}
-
-func (d *dbis) each(fn func(name string, dbi *lmdb.DBI) error) error {
-	for _, x := range []struct {
-		name string
-		dbi  *lmdb.DBI
-	}{
-		{dbMeta, &d.meta}, {dbNodes, &d.n}, {dbEdges, &d.e}, {dbOut, &d.out}, {dbIn, &d.in},
-		{dbKV, &d.kv}, {dbHist, &d.hist}, {dbIDs, &d.ids}, {dbRel, &d.rel}, {dbRelName, &d.relname},
-		{dbLog, &d.log}, {dbTS, &d.ts}, {dbRevs, &d.revs},
-	} {
-		if err := fn(x.name, x.dbi); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Store is an open memctl store. It is safe for concurrent use by multiple
@@ -144,11 +112,6 @@ type Store struct {
 	closing atomic.Bool // set by Close before it drains readers
 }
 
-type relCache struct {
-	byID   map[RelID]Relation
-	byName map[string]Relation
-}
-
 // Init creates a new store at path (a directory) and opens it. It fails with
 // ErrExists if a store is already there.
 func Init(path string, opts Options) (*Store, error) {
@@ -163,9 +126,9 @@ func Init(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	_, err = s.update(func(txn *lmdb.Txn) error {
-		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+		if err := s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
 			var err error
-			*dbi, err = txn.OpenDBI(name, lmdb.Create)
+			*dbi, err = txn.OpenDBI(ks.name, lmdb.Create|ks.flags)
 			return err
 		}); err != nil {
 			return err
@@ -243,7 +206,8 @@ func Open(path string, opts Options) (*Store, error) {
 	var schema uint64
 	noRevs := false // schemas 1 and 2 have no revs keyspace (the upgrade adds it)
 	err = s.viewManaged(func(txn *lmdb.Txn) error {
-		if err := s.db.each(func(name string, dbi *lmdb.DBI) error {
+		if err := s.db.each(func(ks *keyspace, dbi *lmdb.DBI) error {
+			name := ks.name
 			var err error
 			*dbi, err = txn.OpenDBI(name, 0)
 			if lmdb.IsNotFound(err) && name == dbRevs {
@@ -292,20 +256,6 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// loadRelations fills the relation cache.
-func (s *Store) loadRelations() error {
-	return s.View(func(r *ReadTxn) error {
-		rels, err := r.Relations()
-		for _, rel := range rels {
-			s.cacheRel(rel)
-		}
-		if errors.Is(err, ErrCorrupt) {
-			return nil // reads that need the damaged relation fail; Check reports it
-		}
-		return err
-	})
 }
 
 func openEnv(path string, opts Options) (*Store, error) {
@@ -521,168 +471,10 @@ func (s *Store) growMap() error {
 	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
 }
 
-// view runs fn in a pooled read transaction (readPool) with RawRead,
-// retrying on the recoverable conditions.
-func (s *Store) view(fn func(*lmdb.Txn) error) error {
-	return s.viewPooled(func(rt *pooledRead) error { return fn(rt.txn) })
-}
-
-// viewPooled is view handing over the pooled transaction with its cursors.
-func (s *Store) viewPooled(fn func(*pooledRead) error) error {
-	return s.viewWith(func(*lmdb.Txn) error {
-		rt, err := s.readers.acquire(s.env)
-		if err != nil {
-			return err
-		}
-		ok := false // false if fn panics or exits the goroutine: abort, never park
-		defer func() { s.readers.release(rt, ok) }()
-		err = fn(rt)
-		ok = true
-		return err
-	})
-}
-
-// viewManaged runs fn in a fresh managed read transaction that commits at
-// the end: DBI handles opened in a read transaction become usable by others
-// only when it commits (a reset would close them), so Open uses this.
-func (s *Store) viewManaged(fn func(*lmdb.Txn) error) error {
-	return s.viewWith(func(*lmdb.Txn) error {
-		return s.env.View(func(txn *lmdb.Txn) error {
-			txn.RawRead = true
-			return fn(txn)
-		})
-	})
-}
-
-// viewWith runs run (which ignores its argument and opens its own read
-// transaction) holding the map shared, retrying on the recoverable
-// conditions.
-func (s *Store) viewWith(run func(*lmdb.Txn) error) error {
-	for attempt := 0; ; attempt++ {
-		err := s.withMap(func() error {
-			if s.closing.Load() {
-				return fmt.Errorf("%w: %s", ErrClosed, s.path)
-			}
-			return guardFaults("", nil, func() error { return run(nil) })
-		})
-		if err == nil {
-			return nil
-		}
-		if errno, ok := lmdbErrno(err); ok && errno == lmdb.MapFull {
-			return err // not expected in a read; never grow for it
-		}
-		retry, rerr := s.recoverable(err)
-		if !retry || attempt >= maxRetries {
-			return rerr
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
-}
-
-// update runs fn in a write transaction with RawRead, retrying (fn is run
-// again) on the recoverable conditions. errAbort from fn aborts quietly.
-func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
-	if s.opts.ReadOnly {
-		return false, fmt.Errorf("%w: %s was opened read-only", ErrReadOnly, s.path)
-	}
-	s.writer.Lock()
-	defer s.writer.Unlock()
-	for attempt := 0; ; attempt++ {
-		err := s.withMap(func() error {
-			return guardFaults("", nil, func() error {
-				return s.env.Update(func(txn *lmdb.Txn) error {
-					txn.RawRead = true
-					return fn(txn)
-				})
-			})
-		})
-		if err == nil {
-			return false, nil
-		}
-		if errors.Is(err, errAbort) {
-			return true, nil
-		}
-		retry, rerr := s.recoverable(err)
-		if !retry || attempt >= maxRetries {
-			return false, rerr
-		}
-		if rerr != nil {
-			return false, rerr
-		}
-	}
-}
-
 // withMap runs fn holding the map shared (no resize while it runs), and
 // releases it even if fn panics or calls runtime.Goexit (t.Fatal).
 func (s *Store) withMap(fn func() error) error {
 	s.resize.RLock()
 	defer s.resize.RUnlock()
 	return fn()
-}
-
-// errAbort ends a write transaction that wrote nothing worth committing.
-var errAbort = errors.New("abort")
-
-func getU64(txn *lmdb.Txn, dbi lmdb.DBI, key string) (uint64, error) {
-	v, err := txn.Get(dbi, []byte(key))
-	if err != nil {
-		if lmdb.IsNotFound(err) {
-			return 0, &CorruptionError{dbMeta, []byte(key), "missing"}
-		}
-		return 0, err
-	}
-	x, err := parseU64Value(v)
-	if err != nil {
-		return 0, &CorruptionError{dbMeta, []byte(key), err.Error()}
-	}
-	return x, nil
-}
-
-// Update runs fn in one write transaction. If fn returns nil and wrote
-// anything, the transaction commits as the next revision; if fn returns an
-// error nothing is written. Map growth is handled inside (fn may be re-run,
-// so it must not have side effects outside tx).
-func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, error) {
-	var tx *WriteTxn
-	aborted, err := s.update(func(txn *lmdb.Txn) error {
-		var err error
-		tx, err = s.beginWrite(txn, meta)
-		if err != nil {
-			return err
-		}
-		defer tx.close()
-		if err := fn(tx); err != nil {
-			return err
-		}
-		if tx.err != nil {
-			return tx.err
-		}
-		if tx.nops == 0 {
-			return errAbort
-		}
-		return tx.finish()
-	})
-	if err != nil {
-		return Commit{}, err
-	}
-	if aborted {
-		return Commit{Redacted: tx.redacted}, nil
-	}
-	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
-	s.emitWrites(tx)
-	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: tx.redacted}, nil
-}
-
-// View runs fn in one read transaction: every read inside sees the same
-// committed state. Slices handed to scan callbacks are valid only during the
-// callback.
-func (s *Store) View(fn func(r *ReadTxn) error) error {
-	return s.viewPooled(func(rt *pooledRead) error {
-		r := &rt.reader // reused with the transaction: no allocation per View
-		*r = ReadTxn{s: s, txn: rt.txn, pooled: rt}
-		defer r.close()
-		return fn(r)
-	})
 }

@@ -78,8 +78,9 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 				}
 				st.Revision = Revision(rev)
 			}
-			return s.db.each(func(name string, src *lmdb.DBI) error {
-				to, err := wtxn.OpenDBI(name, lmdb.Create)
+			return s.db.each(func(ks *keyspace, src *lmdb.DBI) error {
+				name := ks.name
+				to, err := wtxn.OpenDBI(name, lmdb.Create|ks.flags)
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,362 @@
+package lmdbstore
+
+// The out and in keyspaces (SPEC.md §2, chunks §3): packed adjacency lists,
+// mirror images of each other.
+//
+//	out key: src id u64 BE ‖ rel u32 BE ‖ dst u64 BE of the chunk's first entry
+//	in key:  dst id u64 BE ‖ rel u32 BE ‖ src u64 BE of the chunk's first entry
+//	value:   adjacency chunk (package adjacency; ends with its crc)
+//
+// Every version of an edge lies in one chunk. Inserts within a write
+// transaction are buffered per node (adjbuf.go).
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/adjacency"
+)
+
+// adjKey is the key of an adjacency chunk: the node, then the (rel, peer)
+// of the chunk's first entry.
+func adjKey(node NodeID, rel RelID, peer NodeID) []byte { return edgeKey(node, rel, peer) }
+
+func parseAdjKey(k []byte) (node NodeID, rel RelID, peer NodeID, ok bool) {
+	if len(k) != 20 {
+		return 0, 0, 0, false
+	}
+	return NodeID(binary.BigEndian.Uint64(k)), RelID(binary.BigEndian.Uint32(k[8:])), NodeID(binary.BigEndian.Uint64(k[12:])), true
+}
+
+func sameNode(k []byte, node NodeID) bool {
+	return len(k) == 20 && binary.BigEndian.Uint64(k) == uint64(node)
+}
+
+func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
+	dbi := r.s.db.in
+	slot := &r.inCur
+	if out {
+		dbi, slot = r.s.db.out, &r.outCur
+	}
+	if r.inWrite {
+		if err := r.w.flushAdj(); err != nil {
+			return nil, nil, err
+		}
+		c, err := r.txn.OpenCursor(dbi)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}
+	if r.pooled != nil {
+		c, err := r.pooled.cursor(out, dbi)
+		return c, func() {}, err
+	}
+	if *slot == nil {
+		c, err := r.txn.OpenCursor(dbi)
+		if err != nil {
+			return nil, nil, err
+		}
+		*slot = c
+	}
+	return *slot, func() {}, nil
+}
+
+// scanAdj walks node's chunks in one adjacency keyspace: one SetRange to
+// locate (plus one Prev when filtering by relation), then O(k).
+func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn func(EdgeRef) bool) error {
+	dbName := dbIn
+	if out {
+		dbName = dbOut
+	}
+	cur, done, err := r.cursor(out)
+	if err != nil {
+		return err
+	}
+	defer done()
+	var start [20]byte
+	binary.BigEndian.PutUint64(start[:], uint64(node))
+	binary.BigEndian.PutUint32(start[8:], uint32(rel))
+	k, v, err := cur.Get(start[:], nil, lmdb.SetRange)
+	if err != nil && !lmdb.IsNotFound(err) {
+		return err
+	}
+	if rel != 0 && !(err == nil && bytes.Equal(k, start[:])) {
+		// The chunk before may hold the relation's first entries.
+		op := uint(lmdb.Prev)
+		if err != nil {
+			op = lmdb.Last
+		}
+		pk, pv, perr := cur.Get(nil, nil, op)
+		switch {
+		case perr == nil && sameNode(pk, node):
+			k, v, err = pk, pv, nil
+		case perr == nil || lmdb.IsNotFound(perr):
+			k, v, err = cur.Get(start[:], nil, lmdb.SetRange)
+			if err != nil && !lmdb.IsNotFound(err) {
+				return err
+			}
+		default:
+			return perr
+		}
+	}
+	if lmdb.IsNotFound(err) {
+		return nil
+	}
+	vis := adjacency.Visible{View: uint64(view)}
+	var it adjacency.Iterator
+	emit := func(e adjacency.Entry) bool {
+		return fn(EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight})
+	}
+	var last adjacency.Entry
+	maxRel := r.s.maxRel.Load() // ids at or below are known relations
+	for sameNode(k, node) {
+		it.Reset(v)
+		if !it.Next() {
+			msg := "empty chunk"
+			if err := it.Err(); err != nil {
+				msg = err.Error()
+			}
+			return &CorruptionError{dbName, bytes.Clone(k), msg}
+		}
+		e := it.Entry()
+		if err := checkChunkStart(dbName, k, e, last); err != nil {
+			return err
+		}
+		for {
+			if rel == 0 || e.Rel == uint32(rel) {
+				if e.Rel > maxRel && !r.validRel(e.Rel) {
+					return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
+				}
+				if got, ok := vis.Push(e); ok && !emit(got) {
+					return nil
+				}
+			} else if e.Rel > uint32(rel) {
+				goto flush
+			}
+			if !it.Next() {
+				break
+			}
+			e = it.Entry()
+		}
+		if err := it.Err(); err != nil {
+			return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
+		}
+		last = e
+		k, v, err = cur.Get(nil, nil, lmdb.Next)
+		if lmdb.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+flush:
+	if got, ok := vis.Flush(); ok {
+		emit(got)
+	}
+	return nil
+}
+
+// checkChunkStart verifies a chunk's first entry against the chunk's key and
+// against the last entry of the node's previous chunk (zero if none): a
+// damaged peer or relation there is caught before it is returned.
+func checkChunkStart(dbName string, k []byte, first, prevLast adjacency.Entry) error {
+	_, rel, peer, _ := parseAdjKey(k)
+	if first.Rel != uint32(rel) || first.Peer != uint64(peer) {
+		return &CorruptionError{dbName, bytes.Clone(k), "first entry does not match the chunk key"}
+	}
+	if prevLast.Rel != 0 && (!prevLast.Less(first) || prevLast.SameEdge(first)) {
+		return &CorruptionError{dbName, bytes.Clone(k), "chunk out of order with the previous chunk"}
+	}
+	return nil
+}
+
+// ScanOut calls fn for every live out-edge of src at the view, in (rel,
+// dst) order, without allocating per entry. rel 0 means every relation.
+// Returning false from fn stops the scan.
+func (r *ReadTxn) ScanOut(src NodeID, rel RelID, at At, fn func(EdgeRef) bool) error {
+	view, err := r.view(at)
+	if err != nil {
+		return err
+	}
+	return r.scanAdj(true, src, rel, view, fn)
+}
+
+// ScanIn is ScanOut over in-edges (EdgeRef.Peer is the source).
+func (r *ReadTxn) ScanIn(dst NodeID, rel RelID, at At, fn func(EdgeRef) bool) error {
+	view, err := r.view(at)
+	if err != nil {
+		return err
+	}
+	return r.scanAdj(false, dst, rel, view, fn)
+}
+
+// GetOut and GetIn are the allocating conveniences over ScanOut/ScanIn,
+// taking canonical keys and a relation name ("" = all relations).
+func (r *ReadTxn) GetOut(src, rel string, at At) ([]Edge, error) {
+	return r.getAdj(true, src, rel, at)
+}
+
+func (r *ReadTxn) GetIn(dst, rel string, at At) ([]Edge, error) {
+	return r.getAdj(false, dst, rel, at)
+}
+
+func (r *ReadTxn) getAdj(out bool, key, rel string, at At) ([]Edge, error) {
+	relID, err := r.relFilter(rel)
+	if err != nil {
+		return nil, err
+	}
+	id, known, err := r.idOf(key)
+	if err != nil {
+		return nil, err
+	}
+	view, err := r.view(at)
+	if err != nil {
+		return nil, err
+	}
+	var edges []Edge
+	if known {
+		err = r.scanAdj(out, id, relID, view, func(e EdgeRef) bool {
+			if out {
+				edges = append(edges, Edge{Src: id, Dst: e.Peer, Rel: e.Rel, Rev: e.Rev, Weight: e.Weight})
+			} else {
+				edges = append(edges, Edge{Src: e.Peer, Dst: id, Rel: e.Rel, Rev: e.Rev, Weight: e.Weight})
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	query := "get_in"
+	if out {
+		query = "get_out"
+	}
+	n := len(edges)
+	r.emitRead("query", "n:"+key, "edge", 0, func(e *event) {
+		e.Rev = uint64(r.seenRev(view))
+		e.Query, e.Rel, e.Results = query, rel, &n
+		if !at.IsLatest() {
+			e.AtRev = uint64(view)
+		}
+	})
+	return edges, nil
+}
+
+// adjInsert adds one entry to node's adjacency list in dbi: it rewrites only
+// the chunk the entry falls in (SPEC.md §3), compacting it inline and
+// splitting it when it passes the thresholds.
+func (tx *WriteTxn) adjInsert(slot **lmdb.Cursor, dbi lmdb.DBI, dbName string, node NodeID, e adjacency.Entry) error {
+	// LMDB keeps a write transaction's cursors valid across its writes.
+	if *slot == nil {
+		c, err := tx.txn.OpenCursor(dbi)
+		if err != nil {
+			return err
+		}
+		*slot = c
+	}
+	cur := *slot
+	probe := adjKey(node, RelID(e.Rel), NodeID(e.Peer))
+	var chunkKey, val []byte
+	k, v, err := cur.Get(probe, nil, lmdb.SetRange)
+	switch {
+	case err == nil && bytes.Equal(k, probe):
+		chunkKey, val = k, v
+	case err == nil || lmdb.IsNotFound(err):
+		op := uint(lmdb.Prev)
+		if err != nil {
+			op = lmdb.Last
+		}
+		pk, pv, perr := cur.Get(nil, nil, op)
+		switch {
+		case perr == nil && sameNode(pk, node):
+			chunkKey, val = pk, pv // the chunk before covers the entry
+		case perr != nil && !lmdb.IsNotFound(perr):
+			return perr
+		case err == nil && sameNode(k, node):
+			chunkKey, val = k, v // the entry goes before the node's first chunk
+		}
+	default:
+		return err
+	}
+	entries := tx.scratch[:0]
+	if chunkKey != nil {
+		entries, err = adjacency.Decode(val, entries)
+		if err != nil {
+			return &CorruptionError{dbName, bytes.Clone(chunkKey), err.Error()}
+		}
+		chunkKey = bytes.Clone(chunkKey)
+	}
+	entries = adjacency.Insert(entries, e)
+	if tx.horizon > 0 {
+		sup, tomb := adjacency.Dead(entries)
+		if len(entries) > tx.s.chunkMax || float64(sup+tomb) >= adjacency.DeadRatioThreshold*float64(len(entries)) {
+			entries = adjacency.Compact(entries, uint64(tx.horizon))
+		}
+	}
+	tx.scratch = entries
+	return tx.putChunks(dbi, node, chunkKey, entries)
+}
+
+// putChunks replaces the chunk at oldKey (nil: none) with entries, split
+// as splitChunks says.
+func (tx *WriteTxn) putChunks(dbi lmdb.DBI, node NodeID, oldKey []byte, entries []adjacency.Entry) error {
+	keep := false
+	for _, part := range splitChunks(entries, tx.s.chunkMax) {
+		k := adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer))
+		if bytes.Equal(k, oldKey) {
+			keep = true
+		}
+		tx.encBuf = adjacency.Encode(tx.encBuf[:0], part)
+		if err := tx.txn.Put(dbi, k, tx.encBuf, 0); err != nil {
+			return err
+		}
+	}
+	if oldKey != nil && !keep {
+		if err := tx.txn.Del(dbi, oldKey, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitChunks cuts a node's sorted entries into chunks (SPEC.md §3): up to
+// MaxChunkEntries stay one chunk; up to twice that split in halves; longer
+// runs (Compact) are cut into chunks of about 3/4 of the maximum, leaving
+// room to insert. Cuts fall only between edges.
+func splitChunks(entries []adjacency.Entry, max int) [][]adjacency.Entry {
+	var parts [][]adjacency.Entry
+	for len(entries) > max {
+		var p int
+		if len(entries) <= 2*max {
+			p = adjacency.SplitPoint(entries)
+		} else {
+			p = adjacency.SplitPoint(entries[:max*3/2])
+		}
+		if p == 0 {
+			p = firstBoundary(entries)
+		}
+		if p == 0 {
+			break // one edge with more versions than a chunk holds
+		}
+		parts = append(parts, entries[:p])
+		entries = entries[p:]
+	}
+	if len(entries) > 0 {
+		parts = append(parts, entries)
+	}
+	return parts
+}
+
+// firstBoundary is the index of the first entry of the second edge, or 0.
+func firstBoundary(entries []adjacency.Entry) int {
+	for i := 1; i < len(entries); i++ {
+		if !entries[i].SameEdge(entries[i-1]) {
+			return i
+		}
+	}
+	return 0
+}

@@ -1,0 +1,245 @@
+package lmdbstore
+
+// The log keyspace (SPEC.md §2): one record per revision listing its
+// operations in order.
+//
+//	key:   rev u64 BE
+//	value: format u8 (01 ops plain, 02 ops zstd) ‖ commit time u64 BE ‖
+//	       str scope ‖ str run_id ‖ str task_id ‖ uvarint op count ‖ ops ‖ crc
+//	op:    kind u8 ‖ str scope ‖ str run_id ‖ str task_id ‖ fields (SPEC.md §2)
+//
+// The record is written at commit with the ts, revs and meta entries of the
+// revision (finishLog).
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+)
+
+// Log op kinds beyond the OpKind values: puts that carry a valid-time
+// interval. DiffSince reports them as OpPutNode and OpPutKV with Op.Valid
+// set; puts without validity keep kinds 1 and 5.
+const (
+	opPutNodeValid OpKind = 8
+	opPutKVValid   OpKind = 9
+)
+
+// DiffSince calls fn for every operation committed after since (a revision
+// or a time), in commit order, restricted by f. Since the log is never
+// pruned, DiffSince works below the retention horizon too.
+func (r *ReadTxn) DiffSince(since At, f DiffFilter, fn func(Op) error) error {
+	if err := r.loadMeta(); err != nil {
+		return err
+	}
+	var first uint64
+	switch since.kind {
+	case atLatest:
+		return nil
+	case atRevision:
+		if since.rev > r.rev {
+			return fmt.Errorf("%w: revision %d (latest is %d)", ErrNotFound, since.rev, r.rev)
+		}
+		first = uint64(since.rev) + 1
+	case atTime:
+		rev, ok, err := r.revAtTime(since.t)
+		if err != nil {
+			return err
+		}
+		first = 1
+		if ok {
+			first = uint64(rev) + 1
+		}
+	}
+	cur, err := r.txn.OpenCursor(r.s.db.log)
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	count := 0
+	k, v, err := cur.Get(u64be(first), nil, lmdb.SetRange)
+	for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
+		rec, derr := r.s.decodeLog(k, v)
+		if derr != nil {
+			return derr
+		}
+		for _, op := range rec.ops {
+			if f.RunID != "" && op.RunID != f.RunID || f.TaskID != "" && op.TaskID != f.TaskID {
+				continue
+			}
+			count++
+			if err := fn(op); err != nil {
+				return err
+			}
+		}
+	}
+	if !lmdb.IsNotFound(err) {
+		return err
+	}
+	r.emitRead("query", "log", "log", r.rev, func(e *event) { e.Query, e.Results = "diff_since", &count })
+	return nil
+}
+
+// logRecord is one decoded `log` value.
+type logRecord struct {
+	rev             Revision
+	ts              uint64
+	scope, run, tsk string
+	ops             []Op
+}
+
+func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
+	bad := func(msg string) error { return &CorruptionError{dbLog, bytes.Clone(k), msg} }
+	if len(k) != 8 {
+		return logRecord{}, bad("key is not 8 bytes")
+	}
+	v, err := unsealValue(v)
+	if err != nil {
+		return logRecord{}, bad(err.Error())
+	}
+	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
+		return logRecord{}, bad("bad header")
+	}
+	rec := logRecord{rev: Revision(binary.BigEndian.Uint64(k)), ts: binary.BigEndian.Uint64(v[1:9])}
+	d := decoder{b: v, off: 9}
+	rec.scope, rec.run, rec.tsk = d.str(), d.str(), d.str()
+	nops := d.uvarint()
+	if d.err != nil {
+		return logRecord{}, bad(d.err.Error())
+	}
+	opsBytes := v[d.off:]
+	if v[0] == fmtZstd {
+		n, w := binary.Uvarint(opsBytes)
+		if w <= 0 || n > 1<<30 {
+			return logRecord{}, bad("bad compressed length")
+		}
+		body, err := s.unzstd(opsBytes[w:], n)
+		if err != nil {
+			return logRecord{}, bad(fmt.Sprintf("bad compressed ops: %v", err))
+		}
+		opsBytes = body
+	}
+	if nops > uint64(len(opsBytes)) {
+		return logRecord{}, bad("op count exceeds value")
+	}
+	od := decoder{b: opsBytes}
+	ts := nsTime(rec.ts)
+	// Every op takes at least minOpBytes (kind byte and three string
+	// lengths), so this bounds what a damaged count can make us allocate.
+	const minOpBytes = 4
+	rec.ops = make([]Op, 0, min(nops, uint64(len(opsBytes)/minOpBytes)))
+	scope, run, task := rec.scope, rec.run, rec.tsk // the previous op's, shared when equal
+	for range nops {
+		op := Op{Rev: rec.rev, TS: ts, Kind: OpKind(od.u8())}
+		scope, run, task = od.strLike(scope), od.strLike(run), od.strLike(task)
+		op.Scope, op.RunID, op.TaskID = scope, run, task
+		switch op.Kind {
+		case OpPutNode, opPutNodeValid:
+			op.NodeKey, op.NodeType = od.str(), od.str()
+			op.Payload = nilIfEmpty(od.bytes())
+			if op.Kind == opPutNodeValid {
+				op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od).api()
+			}
+		case OpDelNode:
+			op.NodeKey = od.str()
+		case OpPutEdge:
+			op.Src, op.Rel, op.Dst = od.str(), od.str(), od.str()
+			op.Weight = od.f32()
+			op.Payload = nilIfEmpty(od.bytes())
+		case OpDelEdge:
+			op.Src, op.Rel, op.Dst = od.str(), od.str(), od.str()
+		case OpPutKV, opPutKVValid:
+			op.Namespace, op.Key = od.str(), od.str()
+			op.Payload = nilIfEmpty(od.bytes())
+			if op.Kind == opPutKVValid {
+				op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od).api()
+			}
+		case OpDelKV:
+			op.Namespace, op.Key = od.str(), od.str()
+		case OpAddRel:
+			op.Rel = od.str()
+			od.u32be()
+			od.u8()
+			op.Weight = od.f32()
+		default:
+			return logRecord{}, bad(fmt.Sprintf("unknown op kind %d", op.Kind))
+		}
+		if od.err != nil {
+			return logRecord{}, bad(od.err.Error())
+		}
+		rec.ops = append(rec.ops, op)
+	}
+	od.end()
+	if od.err != nil {
+		return logRecord{}, bad(od.err.Error())
+	}
+	return rec, nil
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+// op appends one operation to the log record: kind, provenance, then the
+// kind's fields.
+func (tx *WriteTxn) op(kind OpKind, scope, run, task string, fields func([]byte) []byte) {
+	b := append(tx.ops, byte(kind))
+	b = appendStr(b, scope)
+	b = appendStr(b, run)
+	b = appendStr(b, task)
+	tx.ops = fields(b)
+	tx.nops++
+}
+
+// logValue encodes the log record of the operations so far.
+func (tx *WriteTxn) logValue() []byte {
+	v := make([]byte, 0, 32+len(tx.ops))
+	head := binary.BigEndian.AppendUint64(nil, tx.ts)
+	head = appendStr(head, tx.meta.Scope)
+	head = appendStr(head, tx.meta.RunID)
+	head = appendStr(head, tx.meta.TaskID)
+	head = binary.AppendUvarint(head, uint64(tx.nops))
+	if len(tx.ops) > compressLogAbv {
+		enc, _ := tx.s.zstd()
+		v = append(append(v, fmtZstd), head...)
+		v = binary.AppendUvarint(v, uint64(len(tx.ops)))
+		v = enc.EncodeAll(tx.ops, v)
+	} else {
+		v = append(append(append(v, fmtPlain), head...), tx.ops...)
+	}
+	return sealValue(v)
+}
+
+// finishLog writes the log record v (logValue), the time index and the
+// meta counters.
+func (tx *WriteTxn) finishLog(v []byte) error {
+	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
+		if lmdb.IsErrno(err, lmdb.KeyExist) {
+			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
+		}
+		return err
+	}
+	if err := tx.txn.Put(tx.s.db.ts, u64be(tx.ts), u64Value(uint64(tx.rev)), lmdb.Append); err != nil {
+		if lmdb.IsErrno(err, lmdb.KeyExist) {
+			return &CorruptionError{dbTS, u64be(tx.ts), "time index has a time beyond meta ts"}
+		}
+		return err
+	}
+	if err := putRevs(tx.txn, tx.s.db.revs, tx.rev, revMeta{ts: tx.ts, scope: tx.meta.Scope, run: tx.meta.RunID, task: tx.meta.TaskID}); err != nil {
+		return err
+	}
+	if err := tx.txn.Put(tx.s.db.meta, []byte(metaRev), u64Value(uint64(tx.rev)), 0); err != nil {
+		return err
+	}
+	if tx.horizon != tx.r.horizon0 {
+		if err := tx.txn.Put(tx.s.db.meta, []byte(metaHorizon), u64Value(uint64(tx.horizon)), 0); err != nil {
+			return err
+		}
+	}
+	return tx.txn.Put(tx.s.db.meta, []byte(metaTS), u64Value(tx.ts), 0)
+}

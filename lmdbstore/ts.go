@@ -1,0 +1,83 @@
+package lmdbstore
+
+// The ts keyspace (SPEC.md §2): the time index, commit time to revision.
+//
+//	key:   commit time u64 BE (unix ns)
+//	value: 01 ‖ rev u64 BE ‖ crc
+//
+// Commit times strictly increase with revisions, so the index is ordered
+// both ways; it is written with the log record (log.go).
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+)
+
+// revAtTime is the latest revision committed at or before t.
+func (r *ReadTxn) revAtTime(t time.Time) (Revision, bool, error) {
+	if t.Before(time.Unix(0, 0)) {
+		return 0, false, nil
+	}
+	ns := t.UnixNano()
+	if t.After(time.Unix(0, math.MaxInt64)) {
+		ns = math.MaxInt64 // beyond int64 nanoseconds (year 2262): every commit is before
+	}
+	if r.inWrite && uint64(ns) >= r.pendingTS {
+		return r.rev, true, nil
+	}
+	cur, err := r.txn.OpenCursor(r.s.db.ts)
+	if err != nil {
+		return 0, false, err
+	}
+	defer cur.Close()
+	var k, v []byte
+	if ns == math.MaxInt64 {
+		k, v, err = cur.Get(nil, nil, lmdb.Last)
+	} else {
+		k, v, err = cur.Get(u64be(uint64(ns)+1), nil, lmdb.SetRange)
+		if err == nil {
+			k, v, err = cur.Get(nil, nil, lmdb.Prev)
+		} else if lmdb.IsNotFound(err) {
+			k, v, err = cur.Get(nil, nil, lmdb.Last)
+		}
+	}
+	if lmdb.IsNotFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	rev, perr := parseU64Value(v)
+	if perr != nil || len(k) != 8 {
+		return 0, false, &CorruptionError{dbTS, bytes.Clone(k), "bad time index entry"}
+	}
+	return Revision(rev), true, nil
+}
+
+// RevisionTime is the commit time of revision rev.
+func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) {
+	if r.inWrite && rev == r.rev {
+		return nsTime(r.pendingTS), nil
+	}
+	k := u64be(uint64(rev))
+	v, err := r.txn.Get(r.s.db.log, k)
+	if lmdb.IsNotFound(err) {
+		return time.Time{}, fmt.Errorf("%w: revision %d", ErrNotFound, rev)
+	}
+	if err != nil {
+		return time.Time{}, classifyLMDB(dbLog, k, err)
+	}
+	v, err = openValue(dbLog, k, v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
+		return time.Time{}, &CorruptionError{dbLog, k, "bad log record header"}
+	}
+	return nsTime(binary.BigEndian.Uint64(v[1:9])), nil
+}
