@@ -9,10 +9,25 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	pygrammar "github.com/tree-sitter/tree-sitter-python/bindings/go"
 )
 
 // Python front-end: what one file declares and uses (parsePython, on the
 // worker pool), then names resolved across the tree (resolvePython).
+
+var python = language{
+	name: ingest.LangPython,
+	grammars: []grammar{{name: "python", exts: []string{".py"},
+		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
+	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },
+	resolve: resolvePython,
+	// A root that is itself a package names its modules below the
+	// packages above it.
+	prepare: func(run *runCtx, files []*parsedFile) {
+		run.pyPrefix = pythonRootPrefix(run.root, run.dirs, files)
+	},
+	hashNote: func(run *runCtx) string { return "prefix " + run.pyPrefix },
+}
 
 // pyQuery captures what a Python file uses. Declarations are read by a
 // walk of the module and class bodies instead (parsePython), which knows

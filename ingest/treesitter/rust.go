@@ -7,10 +7,20 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	rsgrammar "github.com/tree-sitter/tree-sitter-rust/bindings/go"
 )
 
 // Rust front-end: what one file declares and uses (parseRust), then the
 // crates' module trees and names resolved (resolveRust).
+
+var rust = language{
+	name: ingest.LangRust,
+	grammars: []grammar{{name: "rust", exts: []string{".rs"},
+		lang: func() *sitter.Language { return sitter.NewLanguage(rsgrammar.Language()) }, query: rsQuery}},
+	configs: []string{"Cargo.toml"},
+	parse:   func(w *worker, s *src, root *sitter.Node) any { return parseRust(w, s, root) },
+	resolve: resolveRust,
+}
 
 // rsQuery captures what a Rust file uses. Items are read by a walk of the
 // file and module bodies (parseRust), which knows their nesting and

@@ -7,11 +7,44 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	jsgrammar "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
+	tsgrammar "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
 // TypeScript and JavaScript front-end (one for both: the grammars share
 // their node kinds, the TypeScript one adds types): what one file declares
 // and uses (parseTS), then names resolved across the tree (resolveTS).
+
+// typeScript and javaScript are one family: their files import each
+// other, so they are resolved (and extracted) together.
+var (
+	typeScript = language{
+		name: ingest.LangTypeScript,
+		grammars: []grammar{
+			{name: "typescript", exts: []string{".ts", ".mts", ".cts"},
+				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTypescript()) },
+				query: tsQuery + tsTypeQuery},
+			{name: "tsx", exts: []string{".tsx"},
+				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTSX()) },
+				query: tsQuery + tsTypeQuery},
+		},
+		configs: []string{"tsconfig.json"},
+		family:  "ts",
+		parse:   func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		resolve: resolveTS,
+	}
+	javaScript = language{
+		name: ingest.LangJavaScript,
+		grammars: []grammar{{name: "javascript", exts: []string{".js", ".jsx", ".mjs", ".cjs"},
+			lang:  func() *sitter.Language { return sitter.NewLanguage(jsgrammar.Language()) },
+			query: tsQuery + jsParamQuery}},
+		minified: []string{".min.js"},
+		configs:  []string{"jsconfig.json", "package.json"},
+		family:   "ts",
+		parse:    func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		resolve:  resolveTS,
+	}
+)
 
 // tsQuery captures what a file uses, in both grammars.
 const tsQuery = `
