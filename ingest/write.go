@@ -34,8 +34,8 @@ func ensureRelations(tx *lmdbstore.WriteTxn, names []string) (map[string]lmdbsto
 			if !ok || def.ID != 0 {
 				return nil, err
 			}
-			rel := lmdbstore.Relation{Name: def.Name, DefaultWeight: def.DefaultWeight, Bidirectional: def.Bidirectional, Role: def.Role}
-			if _, err := tx.AddRelation(rel); err != nil {
+			add := lmdbstore.Relation{Name: def.Name, DefaultWeight: def.DefaultWeight, Bidirectional: def.Bidirectional, Role: def.Role}
+			if _, err := tx.AddRelation(add); err != nil {
 				return nil, fmt.Errorf("register relation %s: %w", name, err)
 			}
 			rel, err = tx.Reader().RelationByName(name)
