@@ -9,15 +9,8 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
-
-// PolicyRelations link a policy node to what it applies to.
-var PolicyRelations = []string{"constrains", "decided_for"}
-
-// rankingExcluded are relations that carry memory semantics, not code
-// structure: Related never ranks along them, and an engine snapshot stays
-// current through writes of them (snapshot.go).
-var rankingExcluded = []string{"constrains", "decided_for", "supersedes", "contradicts"}
 
 // policyNamespaces map the kv namespaces whose entries are policies to
 // the kind of item they hold.
@@ -89,7 +82,7 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 	// Policy nodes linked to an anchor.
 	for _, t := range targets {
 		for _, a := range t.Enclosing {
-			for _, rel := range PolicyRelations {
+			for _, rel := range roles.PolicyRelations() {
 				es, err := edgesOf(r, a.Key, rel, false, at)
 				if err != nil {
 					return appliesResult{}, err

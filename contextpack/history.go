@@ -17,8 +17,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // relatedTouched is how many related items' own versions are read.
@@ -74,7 +74,7 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 		relNames[id] = rel.Name
 		return rel.Name, nil
 	}
-	defines, hasDefines, err := relID(c.r, ingest.RelDefines)
+	defines, hasDefines, err := relID(c.r, roles.RelDefines)
 	if err != nil {
 		return nil, nil, err
 	}

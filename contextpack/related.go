@@ -7,6 +7,7 @@ import (
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // related ranks the code neighbourhood of the targets: the related
@@ -26,7 +27,7 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	var seeds []engines.Seed
 	skip := map[csr.NodeIndex]bool{}
 	var inside []uint32 // relations from a target to what it encloses
-	for _, name := range []string{ingest.RelDefines, ingest.RelContains} {
+	for _, name := range []string{roles.RelDefines, roles.RelContains} {
 		if id, err := e.eng.RelationID(name); err == nil {
 			inside = append(inside, id)
 		}

@@ -10,8 +10,8 @@ package contextpack
 //     process pays only an mmap; a point-in-time view it cannot serve is
 //     exported in memory instead;
 //   - what counts as a change: only put_edge/del_edge operations of a
-//     ranking relation (every relation but constrains, decided_for,
-//     supersedes, contradicts). Node writes and policy edges do not change
+//     ranking relation (every relation but the vocabulary's unranked ones,
+//     roles.Ranked: constrains, decided_for, supersedes, contradicts). Node writes and policy edges do not change
 //     the ranking (Related reads node data from the store at the view), so
 //     recording a decision never costs an export;
 //   - staleness: a snapshot of revision S whose commit time matches the
@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +35,7 @@ import (
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 )
@@ -92,7 +92,7 @@ func newEngineSnap(g *csr.Graph, onDisk bool) (*engineSnap, error) {
 	e := &engineSnap{graph: g, eng: eng, rev: lmdbstore.Revision(g.Revision()), commitTime: g.CommitTime(), onDisk: onDisk}
 	e.lo, e.hi = e.rev, e.rev
 	for _, r := range rels {
-		if !slices.Contains(rankingExcluded, r.Name) {
+		if roles.Ranked(r.Name) {
 			e.rels = append(e.rels, r.ID)
 		}
 	}
@@ -117,7 +117,7 @@ type SnapshotInfo struct {
 
 // rankingOp reports whether op changes the ranking graph.
 func rankingOp(op lmdbstore.Op) bool {
-	return (op.Kind == lmdbstore.OpPutEdge || op.Kind == lmdbstore.OpDelEdge) && !slices.Contains(rankingExcluded, op.Rel)
+	return (op.Kind == lmdbstore.OpPutEdge || op.Kind == lmdbstore.OpDelEdge) && roles.Ranked(op.Rel)
 }
 
 // errRanking stops a log walk at the first ranking operation.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // Levels of an anchor: what encloses a target, from the target itself to
@@ -172,7 +173,7 @@ func complete(r *lmdbstore.ReadTxn, t *Target, at lmdbstore.At) error {
 // prefix, through contains or defines (ingest's structure: a package
 // contains its files, a file defines its symbols); "" when none.
 func containerOf(r *lmdbstore.ReadTxn, key, prefix string, at lmdbstore.At) (string, error) {
-	for _, rel := range []string{ingest.RelContains, ingest.RelDefines} {
+	for _, rel := range []string{roles.RelContains, roles.RelDefines} {
 		es, err := edgesOf(r, key, rel, false, at)
 		if err != nil {
 			return "", err

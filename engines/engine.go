@@ -45,8 +45,9 @@ type Engine struct {
 	// relFlags[r] holds the rel* bits of relation id r; ids beyond the table
 	// are unknown and an edge carrying one is corruption.
 	relFlags []uint8
-	relRole  []roles.Role // per relation id, SPEC §1
-	relRoles []Role       // the same as the related profile's Role (relationRole)
+	// relRole[r] is the stored role of relation id r (SPEC §1); profiles
+	// choose what to follow and how much it weighs by it, never by name.
+	relRole  []roles.Role
 	relNames map[string]uint32
 	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
 	pool     sync.Pool // *scratch
@@ -107,10 +108,8 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 		for int(r.ID) >= len(e.relFlags) {
 			e.relFlags = append(e.relFlags, 0)
 			e.relRole = append(e.relRole, roles.Memory)
-			e.relRoles = append(e.relRoles, RoleNone)
 		}
 		e.relRole[r.ID] = r.Role
-		e.relRoles[r.ID] = relationRole(r)
 		f := relKnown
 		if r.Bidirectional {
 			f |= relBidirectional

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/memctl/memctl/roles"
 )
 
 // RoleWeight is how much a profile weighs the edges of one role, walked
@@ -24,27 +26,26 @@ const (
 
 // DefaultRoleWeights are the related profile's role weights: structure
 // both ways 1, usage both ways 0.5, history 0.3 (its relation is
-// bidirectional: Out and In are equal); memory and relations without a
-// role both ways 0.5 (not measured: the evaluation repositories have
-// neither).
-var DefaultRoleWeights = [numRoles]RoleWeight{
-	RoleNone:      {Out: 0.5, In: 0.5},
-	RoleStructure: {Out: 1, In: 1},
-	RoleUsage:     {Out: 0.5, In: 0.5},
-	RoleHistory:   {Out: 0.3, In: 0.3},
-	RoleMemory:    {Out: 0.5, In: 0.5},
+// bidirectional: Out and In are equal); memory (also every relation added
+// without a role) both ways 0.5 (not measured: the evaluation
+// repositories have none).
+var DefaultRoleWeights = [roles.Count]RoleWeight{
+	roles.Structure: {Out: 1, In: 1},
+	roles.Usage:     {Out: 0.5, In: 0.5},
+	roles.History:   {Out: 0.3, In: 0.3},
+	roles.Memory:    {Out: 0.5, In: 0.5},
 }
 
 // RelatedParams configures the related profile of activation (SPEC.md
 // §8.2.1). Use DefaultRelatedParams and change what you need.
 type RelatedParams struct {
-	Roles         [numRoles]RoleWeight // by Role
-	Depth         int                  // hops, 1..MaxDepthCap
-	Decay         float64              // per-hop factor, in (0, 1]
-	Threshold     float64              // a node spreads its step mass only when it is >= Threshold (> 0)
-	Temporal      float64              // weight τ of the recency term (>= 0; 0: off)
-	SaturationCap float64              // seed scores are capped here (> 0)
-	Relations     []uint32             // relation filter (empty: all)
+	Roles         [roles.Count]RoleWeight // by roles.Role
+	Depth         int                     // hops, 1..MaxDepthCap
+	Decay         float64                 // per-hop factor, in (0, 1]
+	Threshold     float64                 // a node spreads its step mass only when it is >= Threshold (> 0)
+	Temporal      float64                 // weight τ of the recency term (>= 0; 0: off)
+	SaturationCap float64                 // seed scores are capped here (> 0)
+	Relations     []uint32                // relation filter (empty: all)
 	// Kind keeps only nodes of this type ("file": files only); "" keeps
 	// every kind.
 	Kind string
@@ -80,7 +81,7 @@ func DefaultRelatedParams() RelatedParams {
 func (p *RelatedParams) validate() error {
 	for r, w := range p.Roles {
 		if !finite(w.Out) || !finite(w.In) || w.Out < 0 || w.In < 0 {
-			return invalidf("role %s weights %v/%v must be >= 0", Role(r), w.Out, w.In)
+			return invalidf("role %s weights %v/%v must be >= 0", roles.Role(r), w.Out, w.In)
 		}
 	}
 	switch {
@@ -165,7 +166,7 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 		if m == 0 || m&relInhibitory != 0 {
 			continue
 		}
-		w := p.Roles[e.relRoles[rel]]
+		w := p.Roles[e.relRole[rel]]
 		r.weight[0][rel], r.weight[1][rel] = w.Out, w.In
 		if m&relBidirectional != 0 {
 			// A bidirectional relation is the same link both ways.
@@ -533,7 +534,7 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 		return false, err
 	}
 	for _, rel := range outRels {
-		if r.e.relRoles[rel] == RoleStructure {
+		if r.e.relRole[rel] == roles.Structure {
 			return true, nil
 		}
 	}
@@ -543,7 +544,7 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 	}
 	var containers []uint32
 	for i, u := range ins {
-		if r.e.relRoles[inRels[i]] == RoleStructure && !slices.Contains(containers, u) {
+		if r.e.relRole[inRels[i]] == roles.Structure && !slices.Contains(containers, u) {
 			containers = append(containers, u)
 		}
 	}

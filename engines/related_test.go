@@ -103,8 +103,8 @@ func TestRelatedRoleWeights(t *testing.T) {
 	e := buildEngine(t, codeGraph)
 	F := node(t, e, "F")
 	p := relatedNoTime()
-	p.Roles[RoleUsage] = RoleWeight{}
-	p.Roles[RoleHistory] = RoleWeight{}
+	p.Roles[roles.Usage] = RoleWeight{}
+	p.Roles[roles.History] = RoleWeight{}
 	got, err := e.Related([]Seed{{F, 1}}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestRelatedTemporalAndTieBreak(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Temporal = 0
-	p.Roles[RoleUsage] = RoleWeight{} // keep the scores equal
+	p.Roles[roles.Usage] = RoleWeight{} // keep the scores equal
 	got, err = e.Related([]Seed{{S, 1}}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -221,11 +221,10 @@ func TestRelatedPerContainer(t *testing.T) {
 // modelRelated is SPEC §8.2.1 written as dense vector arithmetic.
 func modelRelated(g testGraph, seeds map[int]float64, p RelatedParams) []float64 {
 	n := len(g.keys)
-	role := map[uint32]Role{}
+	role := map[uint32]roles.Role{}
 	flags := map[uint32]testRel{}
 	for _, r := range g.rels {
-		role[r.id] = map[roles.Role]Role{roles.Structure: RoleStructure, roles.Usage: RoleUsage,
-			roles.History: RoleHistory, roles.Memory: RoleMemory}[r.role]
+		role[r.id] = r.role
 		flags[r.id] = r
 	}
 	allowed := func(r uint32) bool {
@@ -355,7 +354,7 @@ func TestRelatedRejectsBadParams(t *testing.T) {
 		"threshold 0":  func(p *RelatedParams) { p.Threshold = 0 },
 		"temporal -1":  func(p *RelatedParams) { p.Temporal = -1 },
 		"temporal NaN": func(p *RelatedParams) { p.Temporal = math.NaN() },
-		"negative":     func(p *RelatedParams) { p.Roles[RoleUsage].In = -1 },
+		"negative":     func(p *RelatedParams) { p.Roles[roles.Usage].In = -1 },
 		"cap -1":       func(p *RelatedParams) { p.PerContainer = -1 },
 		"relation":     func(p *RelatedParams) { p.Relations = []uint32{99} },
 	} {

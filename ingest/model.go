@@ -1,14 +1,15 @@
 package ingest
 
 import (
-	"github.com/memctl/memctl/lmdbstore"
-
 	"cmp"
 	"encoding/json"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // Node types written by ingest (lmdbstore.Node.Type).
@@ -20,21 +21,23 @@ const (
 	TypeIngest    = "ingest"
 )
 
-// Relations written by ingest. contains and co_changed are not among the
-// store's built-in relations: the writer registers them on first use.
+// Relations written by ingest, named by the roles vocabulary. contains
+// and co_changed are not among the store's built-in relations: the writer
+// registers them on first use, as their rows there define them.
 const (
-	RelContains   = "contains"
-	RelDefines    = "defines"
-	RelImports    = "imports"
-	RelCalls      = "calls"
-	RelReferences = "references"
-	RelImplements = "implements"
-	RelTests      = "tests"
-	RelCoChanged  = "co_changed"
+	RelContains   = roles.RelContains
+	RelDefines    = roles.RelDefines
+	RelImports    = roles.RelImports
+	RelCalls      = roles.RelCalls
+	RelReferences = roles.RelReferences
+	RelImplements = roles.RelImplements
+	RelTests      = roles.RelTests
+	RelCoChanged  = roles.RelCoChanged
 )
 
-// GoRelations are the relations `ingest go` owns, in a fixed order.
-var GoRelations = []string{RelContains, RelDefines, RelImports, RelCalls, RelReferences, RelImplements, RelTests}
+// GoRelations are the relations a code ingest owns: every relation of
+// the structure and usage roles, in the vocabulary's order.
+var GoRelations = roles.WithRole(roles.Structure, roles.Usage)
 
 // Symbol kinds (SymbolPayload.Kind). Go uses the first six; the
 // tree-sitter front-ends (package ingest/treesitter) add the others.

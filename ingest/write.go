@@ -22,27 +22,20 @@ type WriteStats struct {
 	EdgesDeleted int
 }
 
-// relationDefs are the relations ingest writes that the store does not
-// have built in. co_changed is symmetric: one edge per pair of files.
-// contains is bidirectional so that the engines move from a symbol to its
-// file, from a file to its package and directory, and back.
-var relationDefs = map[string]lmdbstore.Relation{
-	RelContains:  {Name: RelContains, DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-	RelCoChanged: {Name: RelCoChanged, DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-}
-
 // ensureRelations returns the relations by name, registering the missing
-// ones (contains and co_changed) on first use.
+// ones (contains and co_changed, which the store does not have built in)
+// on first use, as the roles vocabulary defines them.
 func ensureRelations(tx *lmdbstore.WriteTxn, names []string) (map[string]lmdbstore.Relation, error) {
 	out := make(map[string]lmdbstore.Relation, len(names))
 	for _, name := range names {
 		rel, err := tx.Reader().RelationByName(name)
 		if errors.Is(err, lmdbstore.ErrNotFound) || errors.Is(err, lmdbstore.ErrUnknownRelation) {
-			def, ok := relationDefs[name]
-			if !ok {
+			def, ok := roles.Lookup(name)
+			if !ok || def.ID != 0 {
 				return nil, err
 			}
-			if _, err := tx.AddRelation(def); err != nil {
+			add := lmdbstore.Relation{Name: def.Name, DefaultWeight: def.DefaultWeight, Bidirectional: def.Bidirectional, Role: def.Role}
+			if _, err := tx.AddRelation(add); err != nil {
 				return nil, fmt.Errorf("register relation %s: %w", name, err)
 			}
 			rel, err = tx.Reader().RelationByName(name)

@@ -162,3 +162,37 @@ func TestWriteGoIncremental(t *testing.T) {
 		t.Fatalf("store differs from the re-extracted graph (-want +got):\n%s", diff)
 	}
 }
+
+// TestEnsureRelationsRegisters: on a fresh store the relations ingest adds
+// get the next ids (SPEC §1: from 11) with their §1 role and the
+// bidirectional flag, and ensureRelations returns them as registered.
+func TestEnsureRelationsRegisters(t *testing.T) {
+	s := newStore(t)
+	names := append(append([]string{}, GoRelations...), RelCoChanged)
+	var got map[string]lmdbstore.Relation
+	_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		var err error
+		got, err = ensureRelations(tx, names)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rel struct {
+		ID   lmdbstore.RelID
+		Role string
+		Bidi bool
+	}
+	want := map[string]rel{
+		"defines": {1, "structure", false}, "references": {2, "usage", false}, "calls": {3, "usage", false},
+		"imports": {4, "usage", false}, "tests": {5, "usage", false}, "implements": {6, "usage", false},
+		"contains": {11, "structure", true}, "co_changed": {12, "history", true},
+	}
+	have := map[string]rel{}
+	for name, r := range got {
+		have[name] = rel{r.ID, r.Role.String(), r.Bidirectional}
+	}
+	if d := cmp.Diff(want, have); d != "" {
+		t.Errorf("ensureRelations (-want +got):\n%s", d)
+	}
+}

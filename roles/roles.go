@@ -1,4 +1,6 @@
-// Package roles names what a relation means to the engines: its role.
+// Package roles is memctl's relation vocabulary: what a relation means to
+// the engines (its role) and the table of the relations memctl defines
+// itself (relations.go).
 //
 // Every relation has exactly one role, stored with it (SPEC §1: bits 2–3 of
 // the relation flags in the store's `rel` value and in the snapshot's
@@ -7,7 +9,10 @@
 //
 // Invariants: a Role is one of the four constants; its encoding is the
 // 2-bit value v in flags bits 2–3 (flags & Mask == v << Shift); Memory is 0,
-// so a relation added without a role is a memory relation.
+// so a relation added without a role is a memory relation. Every relation
+// memctl defines is one row of the table in relations.go, and code that
+// needs a set of them (built-ins, policy relations, the relations of a
+// role) asks the table: a new built-in relation is one new row there.
 package roles
 
 import (
@@ -32,6 +37,10 @@ const (
 	Usage Role = 2
 	// History: observed together in the version history (co_changed).
 	History Role = 3
+
+	// Count is the number of roles: an array indexed by Role has Count
+	// elements.
+	Count = int(History) + 1
 )
 
 // Shift and Mask place a role in a relation's flags (bits 2–3).
@@ -76,19 +85,9 @@ func Parse(s string) (Role, error) {
 	return 0, &ErrUnknown{s}
 }
 
-// Known is the role memctl gives the relations it registers itself: the ten
-// built-ins and the two ingest adds (contains, co_changed). ok is false for
-// any other name.
+// Known is the role memctl gives the relations it registers itself (the
+// rows of Relations). ok is false for any other name.
 func Known(name string) (r Role, ok bool) {
-	switch name {
-	case "contains", "defines":
-		return Structure, true
-	case "calls", "references", "implements", "tests", "imports":
-		return Usage, true
-	case "co_changed":
-		return History, true
-	case "constrains", "decided_for", "derived_from", "supersedes":
-		return Memory, true
-	}
-	return Memory, false
+	row, ok := Lookup(name)
+	return row.Role, ok
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -92,12 +91,7 @@ func BenchmarkParseOnly(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			g := gs[map[string]string{ingest.LangPython: gramPython, ingest.LangTypeScript: gramTypeScript,
-				ingest.LangJavaScript: gramJavaScript, ingest.LangRust: gramRust}[f.Lang]]
-			if strings.HasSuffix(f.Rel, ".tsx") {
-				g = gs[gramTSX]
-			}
-			t, err := pool[wi].parse(g, src)
+			t, err := pool[wi].parse(gramOf(gs, &parsedFile{walkFile: f}), src)
 			if err != nil {
 				b.Error(err)
 				return

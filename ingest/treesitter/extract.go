@@ -76,9 +76,6 @@ func (r *Result) Lang(lang string) *LangResult {
 	return nil
 }
 
-// TreeSitterLanguages are the languages this package extracts.
-var TreeSitterLanguages = []string{ingest.LangPython, ingest.LangTypeScript, ingest.LangJavaScript, ingest.LangRust}
-
 // parsedFile is one file read, hashed and (in the second pass) parsed.
 type parsedFile struct {
 	walkFile
@@ -148,7 +145,11 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	for _, f := range files {
 		byLang[f.Lang] = append(byLang[f.Lang], f)
 	}
-	run.pyPrefix = pythonRootPrefix(wk.Root, wk.Dirs, byLang[ingest.LangPython])
+	for _, l := range languages {
+		if l.prepare != nil {
+			l.prepare(run, byLang[l.name])
+		}
+	}
 	extract := make(map[string]bool)
 	for _, lang := range ingest.Languages {
 		if !slices.Contains(langs, lang) {
@@ -164,11 +165,17 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		}
 		res.Langs = append(res.Langs, lr)
 	}
-	// TypeScript and JavaScript resolve into each other: both or neither.
-	if res.Lang(ingest.LangTypeScript) != nil && res.Lang(ingest.LangJavaScript) != nil &&
-		(extract[ingest.LangTypeScript] || extract[ingest.LangJavaScript]) {
-		extract[ingest.LangTypeScript], extract[ingest.LangJavaScript] = true, true
-		res.Lang(ingest.LangTypeScript).Unchanged, res.Lang(ingest.LangJavaScript).Unchanged = false, false
+	// The languages of a family resolve into each other: of those in the
+	// result, all or none are extracted.
+	for _, l := range languages {
+		if !extract[l.name] {
+			continue
+		}
+		for _, o := range languages {
+			if lr := res.Lang(o.name); lr != nil && l.kin(o) {
+				extract[o.name], lr.Unchanged = true, false
+			}
+		}
 	}
 	var todo []*parsedFile
 	for _, f := range files {
@@ -217,14 +224,23 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			res.Extracted = append(res.Extracted, lang)
 		}
 	}
-	if extract[ingest.LangPython] {
-		resolvePython(b, run, byLang[ingest.LangPython])
-	}
-	if extract[ingest.LangTypeScript] || extract[ingest.LangJavaScript] {
-		resolveTS(b, run, append(slices.Clone(byLang[ingest.LangTypeScript]), byLang[ingest.LangJavaScript]...))
-	}
-	if extract[ingest.LangRust] {
-		resolveRust(b, run, byLang[ingest.LangRust])
+	// Each family resolves once, over its members' files in registry
+	// order, when any member is extracted.
+	for i, l := range languages {
+		if slices.ContainsFunc(languages[:i], l.kin) {
+			continue // resolved with the first of its family
+		}
+		var family []*parsedFile
+		some := false
+		for _, o := range languages[i:] {
+			if l.kin(o) {
+				family = append(family, byLang[o.name]...)
+				some = some || extract[o.name]
+			}
+		}
+		if some {
+			l.resolve(b, run, family)
+		}
 	}
 	for _, lang := range res.Extracted {
 		lr := res.Lang(lang)
@@ -272,22 +288,21 @@ func (r *runCtx) treeHash(lang string, byLang map[string][]*parsedFile, config [
 	o := r.opts
 	fmt.Fprintf(h, "ingest-%s 1\nroot %s\nvendor %t testdata %t hidden %t\n", lang, filepath.Base(r.root),
 		o.IncludeVendor, o.IncludeTestdata, o.IncludeHidden)
-	family := []string{lang}
-	switch lang {
-	case ingest.LangPython:
-		fmt.Fprintf(h, "prefix %s\n", r.pyPrefix)
-	case ingest.LangTypeScript, ingest.LangJavaScript:
-		family = nil
-		for _, l := range []string{ingest.LangTypeScript, ingest.LangJavaScript} {
-			if slices.Contains(r.langs, l) {
-				family = append(family, l)
-			}
+	l := languageNamed(lang)
+	if l.hashNote != nil {
+		fmt.Fprintf(h, "%s\n", l.hashNote(r))
+	}
+	// The family: the language and its kin among those requested, in
+	// registry order.
+	var family []string
+	for _, o := range languages {
+		if l.kin(o) && (o == l || slices.Contains(r.langs, o.name)) {
+			family = append(family, o.name)
 		}
 	}
 	fmt.Fprintf(h, "family %s\n", strings.Join(family, " "))
 	for _, c := range config {
-		if c.Lang == lang || (lang == ingest.LangTypeScript && c.Lang == ingest.LangJavaScript) ||
-			(lang == ingest.LangJavaScript && c.Lang == ingest.LangTypeScript) {
+		if l.kin(languageNamed(c.Lang)) {
 			fmt.Fprintf(h, "%s\x00%s\n", c.Rel, contentHash(r.configs[c.Rel]))
 		}
 	}
@@ -305,20 +320,7 @@ func (r *runCtx) treeHash(lang string, byLang map[string][]*parsedFile, config [
 // parseFile parses one file with its language's grammar and extracts its
 // facts.
 func parseFile(w *worker, gs map[string]*gram, f *parsedFile, b []byte) {
-	var g *gram
-	switch f.Lang {
-	case ingest.LangPython:
-		g = gs[gramPython]
-	case ingest.LangTypeScript:
-		g = gs[gramTypeScript]
-		if strings.HasSuffix(f.Rel, ".tsx") {
-			g = gs[gramTSX]
-		}
-	case ingest.LangJavaScript:
-		g = gs[gramJavaScript]
-	case ingest.LangRust:
-		g = gs[gramRust]
-	}
+	g := gramOf(gs, f)
 	tree, err := w.parse(g, b)
 	if err != nil {
 		f.ParseErr = err.Error()
@@ -328,14 +330,7 @@ func parseFile(w *worker, gs map[string]*gram, f *parsedFile, b []byte) {
 	s := &src{g: g, b: b}
 	root := tree.RootNode()
 	f.ParseErr = firstError(s, root)
-	switch f.Lang {
-	case ingest.LangPython:
-		f.facts = parsePython(w, s, root)
-	case ingest.LangTypeScript, ingest.LangJavaScript:
-		f.facts = parseTS(w, s, root)
-	case ingest.LangRust:
-		f.facts = parseRust(w, s, root)
-	}
+	f.facts = languageNamed(f.Lang).parse(w, s, root)
 }
 
 // parallel runs fn(worker, i) for i in [0, n) on workers goroutines.

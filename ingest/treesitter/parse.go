@@ -2,13 +2,10 @@ package treesitter
 
 import (
 	"fmt"
+	"path"
 	"sync"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
-	javascript "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
-	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
-	rust "github.com/tree-sitter/tree-sitter-rust/bindings/go"
-	typescript "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
 // gram is one tree-sitter grammar with its compiled query. A Language and
@@ -43,48 +40,36 @@ func newGram(name string, ptr func() *sitter.Language, querySrc string) (*gram, 
 	return g, nil
 }
 
-// Grammar names.
-const (
-	gramPython     = "python"
-	gramTypeScript = "typescript"
-	gramTSX        = "tsx"
-	gramJavaScript = "javascript"
-	gramRust       = "rust"
-)
-
 var (
 	gramsOnce sync.Once
 	grams     map[string]*gram
 	gramsErr  error
 )
 
-// loadGrammars compiles the grammars' queries once per process. Queries
-// are never closed: they live as long as the process, like the grammars.
+// loadGrammars compiles the queries of every registered grammar once per
+// process, keyed by grammar name. Queries are never closed: they live as
+// long as the process, like the grammars.
 func loadGrammars() (map[string]*gram, error) {
 	gramsOnce.Do(func() {
 		useLibcAllocator()
-		defs := []struct {
-			name  string
-			lang  func() *sitter.Language
-			query string
-		}{
-			{gramPython, func() *sitter.Language { return sitter.NewLanguage(python.Language()) }, pyQuery},
-			{gramTypeScript, func() *sitter.Language { return sitter.NewLanguage(typescript.LanguageTypescript()) }, tsQuery + tsTypeQuery},
-			{gramTSX, func() *sitter.Language { return sitter.NewLanguage(typescript.LanguageTSX()) }, tsQuery + tsTypeQuery},
-			{gramJavaScript, func() *sitter.Language { return sitter.NewLanguage(javascript.Language()) }, tsQuery + jsParamQuery},
-			{gramRust, func() *sitter.Language { return sitter.NewLanguage(rust.Language()) }, rsQuery},
-		}
-		grams = make(map[string]*gram, len(defs))
-		for _, d := range defs {
-			g, err := newGram(d.name, d.lang, d.query)
-			if err != nil {
-				gramsErr = err
-				return
+		grams = make(map[string]*gram)
+		for _, l := range languages {
+			for _, d := range l.grammars {
+				g, err := newGram(d.name, d.lang, d.query)
+				if err != nil {
+					gramsErr = err
+					return
+				}
+				grams[d.name] = g
 			}
-			grams[d.name] = g
 		}
 	})
 	return grams, gramsErr
+}
+
+// gramOf is the compiled grammar that parses f.
+func gramOf(gs map[string]*gram, f *parsedFile) *gram {
+	return gs[languageNamed(f.Lang).grammarFor(path.Ext(f.Rel)).name]
 }
 
 // worker parses files on one goroutine: one parser per grammar and one

@@ -4,15 +4,29 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	pygrammar "github.com/tree-sitter/tree-sitter-python/bindings/go"
 )
 
 // Python front-end: what one file declares and uses (parsePython, on the
 // worker pool), then names resolved across the tree (resolvePython).
+
+var python = language{
+	name: ingest.LangPython,
+	grammars: []grammar{{name: "python", exts: []string{".py"},
+		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
+	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },
+	resolve: resolvePython,
+	// A root that is itself a package names its modules below the
+	// packages above it.
+	prepare: func(run *runCtx, files []*parsedFile) {
+		run.pyPrefix = pythonRootPrefix(run.root, run.dirs, files)
+	},
+	hashNote: func(run *runCtx) string { return "prefix " + run.pyPrefix },
+}
 
 // pyQuery captures what a Python file uses. Declarations are read by a
 // walk of the module and class bodies instead (parsePython), which knows
@@ -39,17 +53,15 @@ type pyFile struct {
 	defs    []pyDef
 	imports []pyImport
 	calls   []pyCall
-	locals  map[int]map[string]bool // function def → names bound in it (nested scopes included)
-	globals map[int]map[string]bool // function def → names declared global
+	locals  scopeNames // function def → names bound in it (nested scopes included)
+	globals scopeNames // function def → names declared global
 }
 
 // pyDef is a class, or a function or method at module or class level.
 type pyDef struct {
+	extent              // parent: the enclosing class def, -1 at module level
 	name, qual   string // qual: "Class.method" within the module
 	kind         string
-	parent       int // enclosing class def, -1 at module level
-	start, end   uint
-	nameStart    uint
 	line0, line1 int
 	bases        [][]string // classes: base expressions that are name chains
 	static       bool       // @staticmethod: no self
@@ -78,33 +90,30 @@ type pyCall struct {
 }
 
 func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
-	f := &pyFile{locals: make(map[int]map[string]bool), globals: make(map[int]map[string]bool)}
+	f := &pyFile{locals: make(scopeNames), globals: make(scopeNames)}
 	f.stmts(s, root, -1)
 	w.captures(s, root, func(c capture) {
 		n := &c.node
-		scope := f.scopeAt(n.StartByte())
+		scope := scopeAt(f.defs, n.StartByte())
 		switch c.name {
 		case "callee":
 			f.calls = append(f.calls, pyCall{scope: scope, chain: pyChain(s, n), line: startLine(n)})
 		case "import":
 			f.imports = append(f.imports, pyParseImport(s, n, f.funcScope(scope)))
 		case "params":
-			f.bind(f.funcScope(scope), pyBindNames(s, n))
+			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "localdef":
 			if scope >= 0 && f.defs[scope].nameStart == n.StartByte() {
 				return // the name of a def that has a node of its own
 			}
-			f.bind(f.funcScope(scope), []string{s.text(n)})
+			f.locals.bind(f.funcScope(scope), []string{s.text(n)})
 		case "bind":
-			f.bind(f.funcScope(scope), pyBindNames(s, n))
+			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "global":
 			if fs := f.funcScope(scope); fs >= 0 {
 				for _, c := range s.named(n) {
 					if s.kind(&c) == "identifier" {
-						if f.globals[fs] == nil {
-							f.globals[fs] = make(map[string]bool)
-						}
-						f.globals[fs][s.text(&c)] = true
+						f.globals.bind(fs, []string{s.text(&c)})
 					}
 				}
 			}
@@ -146,8 +155,8 @@ func (f *pyFile) def(s *src, n *sitter.Node, parent int, decorators []string) {
 	if nameNode == nil {
 		return
 	}
-	d := pyDef{name: s.text(nameNode), parent: parent, start: n.StartByte(), end: n.EndByte(),
-		nameStart: nameNode.StartByte(), line0: startLine(n), line1: endLine(n)}
+	d := pyDef{extent: extent{parent: parent, start: n.StartByte(), end: n.EndByte(), nameStart: nameNode.StartByte()},
+		name: s.text(nameNode), line0: startLine(n), line1: endLine(n)}
 	d.qual = d.name
 	if parent >= 0 {
 		d.qual = f.defs[parent].qual + "." + d.name
@@ -183,16 +192,6 @@ func (f *pyFile) def(s *src, n *sitter.Node, parent int, decorators []string) {
 	f.defs = append(f.defs, d)
 }
 
-// scopeAt is the innermost def containing the byte offset p (-1: none).
-// Defs are in document order, parents before children.
-func (f *pyFile) scopeAt(p uint) int {
-	i := sort.Search(len(f.defs), func(i int) bool { return f.defs[i].start > p }) - 1
-	for i >= 0 && !(f.defs[i].start <= p && p < f.defs[i].end) {
-		i = f.defs[i].parent
-	}
-	return i
-}
-
 // funcScope is scope when it is a function or method, else -1 (names
 // bound in a class body or at module level are not locals of anything).
 func (f *pyFile) funcScope(scope int) int {
@@ -200,20 +199,6 @@ func (f *pyFile) funcScope(scope int) int {
 		return scope
 	}
 	return -1
-}
-
-func (f *pyFile) bind(scope int, names []string) {
-	if scope < 0 || len(names) == 0 {
-		return
-	}
-	m := f.locals[scope]
-	if m == nil {
-		m = make(map[string]bool)
-		f.locals[scope] = m
-	}
-	for _, n := range names {
-		m[n] = true
-	}
 }
 
 // pyChain turns a callee into a name chain, nil when it is not one.

@@ -2,15 +2,24 @@ package treesitter
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	rsgrammar "github.com/tree-sitter/tree-sitter-rust/bindings/go"
 )
 
 // Rust front-end: what one file declares and uses (parseRust), then the
 // crates' module trees and names resolved (resolveRust).
+
+var rust = language{
+	name: ingest.LangRust,
+	grammars: []grammar{{name: "rust", exts: []string{".rs"},
+		lang: func() *sitter.Language { return sitter.NewLanguage(rsgrammar.Language()) }, query: rsQuery}},
+	configs: []string{"Cargo.toml"},
+	parse:   func(w *worker, s *src, root *sitter.Node) any { return parseRust(w, s, root) },
+	resolve: resolveRust,
+}
 
 // rsQuery captures what a Rust file uses. Items are read by a walk of the
 // file and module bodies (parseRust), which knows their nesting and
@@ -39,19 +48,17 @@ type rsFile struct {
 	uses    []rsUse
 	calls   []rsCall
 	types   []rsCall // type names, as paths
-	locals  map[int]map[string]bool
-	tlocals map[int]map[string]bool
+	locals  scopeNames
+	tlocals scopeNames
 }
 
 // rsItem is an item: an inline module, a fn, struct, enum, union, trait,
 // type alias, const or static, a method of an impl or trait, or an impl
 // block (which gets no node: its methods do).
 type rsItem struct {
+	extent       // parent: the enclosing inline module, impl or trait; -1 for the file's module
 	name         string
 	kind         string // ingest.Kind*, or "impl"
-	parent       int    // enclosing inline module, impl or trait; -1 for the file's module
-	start, end   uint
-	nameStart    uint
 	line0, line1 int
 	pub          bool
 	test         bool // #[test] (or a path ending in test: #[tokio::test])
@@ -92,11 +99,11 @@ type rsCall struct {
 var rsTestAttr = regexp.MustCompile(`^(\w+::)*test\b`)
 
 func parseRust(w *worker, s *src, root *sitter.Node) *rsFile {
-	f := &rsFile{locals: make(map[int]map[string]bool), tlocals: make(map[int]map[string]bool)}
+	f := &rsFile{locals: make(scopeNames), tlocals: make(scopeNames)}
 	f.walk(s, root, -1)
 	w.captures(s, root, func(c capture) {
 		n := &c.node
-		scope := f.scopeAt(n.StartByte())
+		scope := scopeAt(f.items, n.StartByte())
 		switch c.name {
 		case "callee":
 			if p := rsPath(s, n); p != nil {
@@ -113,17 +120,17 @@ func parseRust(w *worker, s *src, root *sitter.Node) *rsFile {
 				f.useDecl(s, n, scope)
 			}
 		case "bind":
-			f.bind(f.locals, scope, rsBindNames(s, n))
+			f.locals.bind(scope, rsBindNames(s, n))
 		case "localdef":
 			if scope >= 0 && f.items[scope].nameStart != n.StartByte() {
-				f.bind(f.locals, scope, []string{s.text(n)})
+				f.locals.bind(scope, []string{s.text(n)})
 			}
 		case "type":
 			if p := rsPath(s, n); p != nil && scope >= 0 {
 				f.types = append(f.types, rsCall{scope: scope, path: p, line: startLine(n)})
 			}
 		case "typebind":
-			f.bind(f.tlocals, scope, []string{s.text(n)})
+			f.tlocals.bind(scope, []string{s.text(n)})
 		}
 	})
 	return f
@@ -221,7 +228,7 @@ func (f *rsFile) walk(s *src, n *sitter.Node, parent int) {
 }
 
 func (f *rsFile) addItem(s *src, n *sitter.Node, kind string, parent int, test, cfgTest bool) int {
-	it := rsItem{kind: kind, parent: parent, start: n.StartByte(), end: n.EndByte(), line0: startLine(n), line1: endLine(n),
+	it := rsItem{extent: extent{parent: parent, start: n.StartByte(), end: n.EndByte()}, kind: kind, line0: startLine(n), line1: endLine(n),
 		test: test, cfgTest: cfgTest}
 	if nm := s.field(n, "name"); nm != nil {
 		it.name, it.nameStart = s.text(nm), nm.StartByte()
@@ -366,24 +373,4 @@ func rsBindNames(s *src, n *sitter.Node) []string {
 		out = append(out, rsBindNames(s, &c)...)
 	}
 	return out
-}
-
-func (f *rsFile) scopeAt(p uint) int {
-	i := sort.Search(len(f.items), func(i int) bool { return f.items[i].start > p }) - 1
-	for i >= 0 && !(f.items[i].start <= p && p < f.items[i].end) {
-		i = f.items[i].parent
-	}
-	return i
-}
-
-func (f *rsFile) bind(m map[int]map[string]bool, scope int, names []string) {
-	if scope < 0 || len(names) == 0 {
-		return
-	}
-	if m[scope] == nil {
-		m[scope] = make(map[string]bool)
-	}
-	for _, n := range names {
-		m[scope][n] = true
-	}
 }

@@ -2,16 +2,48 @@ package treesitter
 
 import (
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
+	jsgrammar "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
+	tsgrammar "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
 // TypeScript and JavaScript front-end (one for both: the grammars share
 // their node kinds, the TypeScript one adds types): what one file declares
 // and uses (parseTS), then names resolved across the tree (resolveTS).
+
+// typeScript and javaScript are one family: their files import each
+// other, so they are resolved (and extracted) together.
+var (
+	typeScript = language{
+		name: ingest.LangTypeScript,
+		grammars: []grammar{
+			{name: "typescript", exts: []string{".ts", ".mts", ".cts"},
+				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTypescript()) },
+				query: tsQuery + tsTypeQuery},
+			{name: "tsx", exts: []string{".tsx"},
+				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTSX()) },
+				query: tsQuery + tsTypeQuery},
+		},
+		configs: []string{"tsconfig.json"},
+		family:  "ts",
+		parse:   func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		resolve: resolveTS,
+	}
+	javaScript = language{
+		name: ingest.LangJavaScript,
+		grammars: []grammar{{name: "javascript", exts: []string{".js", ".jsx", ".mjs", ".cjs"},
+			lang:  func() *sitter.Language { return sitter.NewLanguage(jsgrammar.Language()) },
+			query: tsQuery + jsParamQuery}},
+		minified: []string{".min.js"},
+		configs:  []string{"jsconfig.json", "package.json"},
+		family:   "ts",
+		parse:    func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		resolve:  resolveTS,
+	}
+)
 
 // tsQuery captures what a file uses, in both grammars.
 const tsQuery = `
@@ -50,8 +82,8 @@ type tsFile struct {
 	imports []tsImport
 	exports []tsBinding // export { local as exported }, export default local
 	uses    []tsUse
-	locals  map[int]map[string]bool // def → names bound inside it
-	tlocals map[int]map[string]bool // def → type parameters
+	locals  scopeNames // def → names bound inside it
+	tlocals scopeNames // def → type parameters
 	// testCalls: top-level describe/it/test calls with a name.
 	testCalls  bool
 	esm        bool      // has import or export statements
@@ -59,11 +91,9 @@ type tsFile struct {
 }
 
 type tsDef struct {
+	extent
 	name, qual   string // qual: "Class.method", "Namespace.fn"
 	kind         string
-	parent       int
-	start, end   uint
-	nameStart    uint
 	line0, line1 int
 	exported     bool
 	heritage     [][]string // extends and implements, as name chains
@@ -95,12 +125,12 @@ type tsUse struct {
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
-	f := &tsFile{locals: make(map[int]map[string]bool), tlocals: make(map[int]map[string]bool)}
+	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames)}
 	f.stmts(s, root, -1, false)
 	var nestedEnd uint // end of the last a.b.C type captured
 	w.captures(s, root, func(c capture) {
 		n := &c.node
-		scope := f.scopeAt(n.StartByte())
+		scope := scopeAt(f.defs, n.StartByte())
 		switch c.name {
 		case "callee":
 			f.callee(s, n, scope)
@@ -120,14 +150,14 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
 			}
 		case "bind":
-			f.bind(f.locals, scope, tsBindNames(s, n))
+			f.locals.bind(scope, tsBindNames(s, n))
 		case "typebind":
-			f.bind(f.tlocals, scope, []string{s.text(n)})
+			f.tlocals.bind(scope, []string{s.text(n)})
 		case "localdef":
 			if scope >= 0 && f.defs[scope].nameStart == n.StartByte() {
 				return
 			}
-			f.bind(f.locals, scope, []string{s.text(n)})
+			f.locals.bind(scope, []string{s.text(n)})
 		}
 	})
 	return f
@@ -458,7 +488,7 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 	if name == "" {
 		return -1
 	}
-	d := tsDef{name: name, qual: name, kind: kind, parent: parent, start: n.StartByte(), end: n.EndByte(),
+	d := tsDef{extent: extent{parent: parent, start: n.StartByte(), end: n.EndByte()}, name: name, qual: name, kind: kind,
 		line0: startLine(n), line1: endLine(n), exported: exported}
 	if nameNode != nil {
 		d.nameStart = nameNode.StartByte()
@@ -580,26 +610,6 @@ func stringValue(s *src, n *sitter.Node) string {
 		return t[1 : len(t)-1]
 	}
 	return t
-}
-
-func (f *tsFile) scopeAt(p uint) int {
-	i := sort.Search(len(f.defs), func(i int) bool { return f.defs[i].start > p }) - 1
-	for i >= 0 && !(f.defs[i].start <= p && p < f.defs[i].end) {
-		i = f.defs[i].parent
-	}
-	return i
-}
-
-func (f *tsFile) bind(m map[int]map[string]bool, scope int, names []string) {
-	if scope < 0 || len(names) == 0 {
-		return
-	}
-	if m[scope] == nil {
-		m[scope] = make(map[string]bool)
-	}
-	for _, n := range names {
-		m[scope][n] = true
-	}
 }
 
 // isTSTestFile: x.test.ts, x.spec.js, files under __tests__.

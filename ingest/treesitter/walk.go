@@ -4,41 +4,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
 )
-
-// langOfFile is the language of a source file by its extension ("" for
-// none of the tree-sitter languages).
-func langOfFile(name string) string {
-	switch path.Ext(name) {
-	case ".py":
-		return ingest.LangPython
-	case ".ts", ".tsx", ".mts", ".cts":
-		return ingest.LangTypeScript
-	case ".js", ".jsx", ".mjs", ".cjs":
-		if strings.HasSuffix(name, ".min.js") {
-			return "" // minified bundles are build output
-		}
-		return ingest.LangJavaScript
-	case ".rs":
-		return ingest.LangRust
-	}
-	return ""
-}
-
-// configFiles are the files that change how a language's imports resolve;
-// they are part of its tree hash.
-var configFiles = map[string]string{
-	"tsconfig.json": ingest.LangTypeScript,
-	"jsconfig.json": ingest.LangJavaScript,
-	"package.json":  ingest.LangJavaScript,
-	"Cargo.toml":    ingest.LangRust,
-}
 
 // walkFile is one file found by the walk.
 type walkFile struct {
@@ -51,7 +22,7 @@ type walkFile struct {
 type walked struct {
 	Root   string // absolute
 	Files  []walkFile
-	Config []walkFile // tsconfig.json, package.json, Cargo.toml… (Lang: the family)
+	Config []walkFile // tsconfig.json, package.json, Cargo.toml… (Lang: whose config it is)
 	// Dirs are the directories entered, "." first; InitDirs those holding
 	// an __init__.py.
 	Dirs map[string]bool
@@ -133,7 +104,7 @@ func walk(root string, langs []string, opts ingest.WalkOptions) (*walked, error)
 		}
 		if lang := langOfFile(name); lang != "" && want[lang] {
 			w.Files = append(w.Files, walkFile{Rel: rel, Abs: p, Lang: lang})
-		} else if fam, ok := configFiles[name]; ok {
+		} else if fam, ok := configLang(name); ok {
 			w.Config = append(w.Config, walkFile{Rel: rel, Abs: p, Lang: fam})
 		}
 		return nil
