@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/roles"
 )
 
 // Aider's repository map ranks files by PageRank over a graph of files, an
@@ -20,7 +21,7 @@ const (
 
 // pprUsage are the relations that count as "mentions" between symbols (and,
 // for tests, between files) in the Aider-style file graph.
-var pprUsage = []string{"calls", "references", "implements", "tests"}
+var pprUsage = []string{roles.RelCalls, roles.RelReferences, roles.RelImplements, roles.RelTests}
 
 // PersonalizedPageRank is the Aider-style baseline: PageRank over the file
 // reference graph (file A → file B when symbols of A call, reference,
@@ -59,7 +60,7 @@ func buildFileGraph(m *Memory) (*fileGraph, error) {
 	for i, p := range fg.paths {
 		fg.index[p] = i
 	}
-	defines, hasDefines, err := g.RelationByName("defines")
+	defines, hasDefines, err := g.RelationByName(roles.RelDefines)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/memctl/memctl/roles"
 )
 
 // Ranker answers one query on one memory: the files related to file (a
@@ -102,7 +104,7 @@ func CoChange() Predictor {
 		Name: "cochange",
 		Doc:  "files changed together with it most often (co_changed counts)",
 		Open: func(m *Memory) (Ranker, error) {
-			rel, ok, err := m.Graph.RelationByName("co_changed")
+			rel, ok, err := m.Graph.RelationByName(roles.RelCoChanged)
 			if err != nil {
 				return nil, err
 			}

@@ -130,11 +130,9 @@ func validRelName(name string) error {
 	return nil
 }
 
-// builtinRelations exist with these ids in every store.
-var builtinRelations = [...]string{
-	"defines", "references", "calls", "imports", "tests",
-	"implements", "constrains", "decided_for", "derived_from", "supersedes",
-}
+// builtinRelations exist with their ids (1…n, in order) in every store:
+// the rows of the relation vocabulary (roles) that carry a fixed id.
+var builtinRelations = roles.Builtins()
 
 type relCache struct {
 	byID   map[RelID]Relation

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/memctl/memctl/roles"
 )
 
 // kvAddrPrefix starts every kv address; node keys may not use it.
@@ -27,8 +29,8 @@ const kvAddrPrefix = "kv:"
 // The relations the store interprets, by name: `supersedes` is a built-in
 // (id 10); `contradicts` is registered by its first use (PutEdge adds it).
 const (
-	relSupersedes  = "supersedes"
-	relContradicts = "contradicts"
+	relSupersedes  = roles.RelSupersedes
+	relContradicts = roles.RelContradicts
 )
 
 var kvAddrEscaper = strings.NewReplacer("%", "%25", "/", "%2F")

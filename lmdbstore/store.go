@@ -15,7 +15,6 @@ import (
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/klauspost/compress/zstd"
 	"github.com/memctl/memctl/adjacency"
-	"github.com/memctl/memctl/roles"
 )
 
 // Environment constants shared by every memctl binary (LMDB-NOTES: the first
@@ -145,13 +144,12 @@ func Init(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		for i, name := range builtinRelations {
-			r := Relation{ID: RelID(i + 1), Name: name, DefaultWeight: 1}
-			r.Role, _ = roles.Known(name)
+		for _, b := range builtinRelations {
+			r := Relation{ID: RelID(b.ID), Name: b.Name, DefaultWeight: b.DefaultWeight, Role: b.Role}
 			if err := txn.Put(s.db.rel, relKey(r.ID), encodeRel(r), 0); err != nil {
 				return err
 			}
-			if err := txn.Put(s.db.relname, []byte(name), relNameValue(r.ID), 0); err != nil {
+			if err := txn.Put(s.db.relname, []byte(r.Name), relNameValue(r.ID), 0); err != nil {
 				return err
 			}
 		}
