@@ -35,6 +35,7 @@ import (
 type Bulk struct {
 	s     *Store
 	meta  WriteMeta
+	red   redaction // secret redaction, as for WriteTxn
 	rels  map[string]Relation
 	relOf map[RelID]Relation
 	provs []provenance          // distinct (scope, run, task), interned
@@ -85,7 +86,9 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 
 // NewBulk starts a bulk load whose operations inherit meta's provenance.
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
-	return &Bulk{s: s, meta: meta}
+	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}}
+	b.meta = b.red.meta(meta)
+	return b
 }
 
 // Len is the number of operations added.
@@ -120,6 +123,8 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
+	p.Key, p.Type, p.Payload = b.red.text(p.Key), b.red.text(p.Type), b.red.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = b.red.text(p.Scope), b.red.text(p.RunID), b.red.text(p.TaskID)
 	typ, err := checkNodePut(p)
 	if err != nil {
 		return err
@@ -138,6 +143,11 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
+	p.Src, p.Dst, p.Payload = b.red.text(p.Src), b.red.text(p.Dst), b.red.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = b.red.text(p.Scope), b.red.text(p.RunID), b.red.text(p.TaskID)
+	if err := b.red.relName(p.Rel); err != nil {
+		return err
+	}
 	rel, weight, err := checkEdgePut(p, b.relation)
 	if err != nil {
 		return err
@@ -262,7 +272,7 @@ func (b *Bulk) Commit() (Commit, error) {
 	}
 	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
-	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops}, nil
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: b.red.n}, nil
 }
 
 // storeEmpty reports whether no node or edge was ever written (so ids, n,

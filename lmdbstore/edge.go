@@ -265,7 +265,11 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	p.Src, p.Dst, p.Payload = tx.redact(p.Src), tx.redact(p.Dst), tx.redactPayload(p.Payload)
+	p.Src, p.Dst, p.Payload = tx.red.text(p.Src), tx.red.text(p.Dst), tx.red.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = tx.red.text(p.Scope), tx.red.text(p.RunID), tx.red.text(p.TaskID)
+	if err := tx.red.relName(p.Rel); err != nil {
+		return err
+	}
 	rel, weight, err := checkEdgePut(p, tx.putRelation)
 	if err != nil {
 		return err
@@ -400,7 +404,7 @@ func (tx *WriteTxn) Supersede(older, newer string) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	older, newer = tx.redact(older), tx.redact(newer)
+	older, newer = tx.red.text(older), tx.red.text(newer)
 	for _, key := range []string{older, newer} {
 		if err := validEndpoint("key", key); err != nil {
 			return err
@@ -444,6 +448,7 @@ func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	src, dst = tx.red.text(src), tx.red.text(dst)
 	if err := validKey("source key", src); err != nil {
 		return err
 	}

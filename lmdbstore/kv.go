@@ -190,7 +190,8 @@ func (tx *WriteTxn) PutKV(p KVPut) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	p.Namespace, p.Key, p.Payload = tx.redact(p.Namespace), tx.redact(p.Key), tx.redactPayload(p.Payload)
+	p.Namespace, p.Key, p.Payload = tx.red.text(p.Namespace), tx.red.text(p.Key), tx.red.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = tx.red.text(p.Scope), tx.red.text(p.RunID), tx.red.text(p.TaskID)
 	scope, run, task := tx.inherit(p.Scope, p.RunID, p.TaskID)
 	if err := validKVKey(scope, p.Namespace, p.Key); err != nil {
 		return err
@@ -263,6 +264,7 @@ func (tx *WriteTxn) DeleteKV(scope, ns, key string) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	scope, ns, key = tx.red.text(scope), tx.red.text(ns), tx.red.text(key)
 	scope, run, task := tx.inherit(scope, "", "")
 	if err := validKVKey(scope, ns, key); err != nil {
 		return err

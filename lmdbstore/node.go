@@ -226,12 +226,15 @@ func (r *ReadTxn) ScanNodes(at At, fn func(Node) error) error {
 }
 
 // checkNodePut is the validation WriteTxn.PutNode and Bulk.PutNode share:
-// the key, then the node's type (the key's prefix up to ":" when none is
-// given). WriteTxn.PutNode also refuses kv addresses (which Bulk.PutNode
-// has never checked) and checks the payload and valid time after it.
+// the key (never a kv address), then the node's type (the key's prefix up
+// to ":" when none is given). WriteTxn.PutNode checks the payload and valid
+// time after it.
 func checkNodePut(p NodePut) (typ string, err error) {
 	if err := validKey("node key", p.Key); err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(p.Key, kvAddrPrefix) {
+		return "", fmt.Errorf("%w: node key %q: keys starting with %q name kv entries (kv:SCOPE/NS/KEY), not nodes", ErrInvalid, p.Key, kvAddrPrefix)
 	}
 	typ = p.Type
 	if typ == "" {
@@ -249,13 +252,11 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	p.Key, p.Payload = tx.redact(p.Key), tx.redactPayload(p.Payload)
+	p.Key, p.Type, p.Payload = tx.red.text(p.Key), tx.red.text(p.Type), tx.red.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = tx.red.text(p.Scope), tx.red.text(p.RunID), tx.red.text(p.TaskID)
 	typ, err := checkNodePut(p)
 	if err != nil {
 		return err
-	}
-	if strings.HasPrefix(p.Key, kvAddrPrefix) {
-		return fmt.Errorf("%w: node key %q: keys starting with %q name kv entries (kv:SCOPE/NS/KEY), not nodes", ErrInvalid, p.Key, kvAddrPrefix)
 	}
 	payload, err := canonicalPayload(p.Payload, false)
 	if err != nil {
@@ -336,6 +337,7 @@ func (tx *WriteTxn) DeleteNode(key string) error {
 	if tx.err != nil {
 		return tx.err
 	}
+	key = tx.red.text(key)
 	if err := validKey("node key", key); err != nil {
 		return err
 	}

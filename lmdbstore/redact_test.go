@@ -3,6 +3,7 @@ package lmdbstore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,4 +80,101 @@ func rawDataFile(t *testing.T, s *Store) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRedactorSeesEveryField: node types, kv scopes, provenance (of the
+// transaction and of each operation), delete and supersede endpoints, the
+// bulk path, and the keys of read events all pass the Redactor; a relation
+// name holding a secret is refused and the store is left as it was.
+func TestRedactorSeesEveryField(t *testing.T) {
+	var tele bytes.Buffer
+	s := newStore(t, Options{Redactor: fakeRedactor{}, Telemetry: &tele})
+	meta := WriteMeta{Scope: "s-hunter2", RunID: "r-hunter2", TaskID: "t-hunter2"}
+	c, err := s.Update(meta, func(tx *WriteTxn) error {
+		if err := tx.PutNode(NodePut{Key: "a:1", Type: "ty-hunter2", RunID: "op-hunter2"}); err != nil {
+			return err
+		}
+		if err := tx.PutNode(NodePut{Key: "a:2"}); err != nil {
+			return err
+		}
+		if err := tx.PutEdge(EdgePut{Src: "a:1", Rel: "calls", Dst: "a:2", TaskID: "op-hunter2"}); err != nil {
+			return err
+		}
+		if err := tx.PutKV(KVPut{Scope: "sc-hunter2", Namespace: "ns", Key: "k", Payload: json.RawMessage(`1`)}); err != nil {
+			return err
+		}
+		return tx.Supersede("a:1", "a:2")
+	})
+	// 3 in the transaction's provenance, the type, 2 per-operation fields,
+	// the kv scope.
+	if err != nil || c.Redacted != 7 {
+		t.Fatalf("commit %+v, %v; want 7 redactions", c, err)
+	}
+	// A relation name is refused, not stored redacted.
+	before := rawDataFile(t, s)
+	_, err = s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+		return tx.PutEdge(EdgePut{Src: "a:1", Rel: "rel-hunter2", Dst: "a:2"})
+	})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "relation name holds a secret") {
+		t.Errorf("put_edge with a secret relation name: %v, want ErrInvalid", err)
+	}
+	if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+		_, err := tx.AddRelation(Relation{Name: "hunter2"})
+		return err
+	}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("add_rel with a secret name: %v, want ErrInvalid", err)
+	}
+	if after := rawDataFile(t, s); !bytes.Equal(before, after) {
+		t.Errorf("a refused write changed data.mdb")
+	}
+	// The bulk path.
+	b := s.NewBulk(WriteMeta{RunID: "bulk-hunter2"})
+	if err := b.PutNode(NodePut{Key: "b:hunter2", Type: "t", Payload: json.RawMessage(`{"x":"hunter2"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutEdge(EdgePut{Src: "b:[REDACTED:test]", Rel: "calls", Dst: "c:hunter2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutEdge(EdgePut{Src: "b:1", Rel: "hunter2", Dst: "c:1"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bulk put_edge with a secret relation name: %v", err)
+	}
+	bc, err := b.Commit()
+	if err != nil || bc.Redacted != 4 {
+		t.Fatalf("bulk commit %+v, %v; want 4 redactions", bc, err)
+	}
+	// Deletes and reads name keys the caller wrote; a read's telemetry
+	// event is redacted too.
+	if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error { return tx.DeleteNode("b:hunter2") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(r *ReadTxn) error {
+		_, err := r.GetNode("q:hunter2", At{})
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var dump bytes.Buffer
+	if err := s.View(func(r *ReadTxn) error {
+		if _, err := r.GetNode("b:[REDACTED:test]", At{}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("delete of the key as written did not delete the stored (redacted) node: %v", err)
+		}
+		return r.DiffSince(AtRevision(0), DiffFilter{}, func(op Op) error {
+			j, _ := json.Marshal(op)
+			dump.Write(j)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for what, b := range map[string][]byte{"the log": dump.Bytes(), "telemetry": tele.Bytes(), "data.mdb": rawDataFile(t, s)} {
+		if bytes.Contains(b, []byte("hunter2")) {
+			t.Errorf("%s holds the secret", what)
+		}
+	}
+	if !bytes.Contains(dump.Bytes(), []byte("ty-[REDACTED:test]")) || !bytes.Contains(dump.Bytes(), []byte("r-[REDACTED:test]")) {
+		t.Errorf("the redacted type and provenance are not in the log: %s", dump.String())
+	}
 }

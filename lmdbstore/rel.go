@@ -333,6 +333,9 @@ func (tx *WriteTxn) AddRelation(r Relation) (RelID, error) {
 	if tx.err != nil {
 		return 0, tx.err
 	}
+	if err := tx.red.relName(r.Name); err != nil {
+		return 0, err
+	}
 	if err := validRelName(r.Name); err != nil {
 		return 0, err
 	}

@@ -69,6 +69,11 @@ func (r *ReadTxn) emitRead(kind, memoryID, entity string, rev Revision, more fun
 	if more != nil {
 		more(&e)
 	}
+	// A read names what the caller asked for, which was never redacted
+	// (a write's keys were, before they reached the store).
+	red := redaction{r: s.opts.Redactor}
+	e.MemoryID, e.Scope, e.RunID, e.TaskID = red.text(e.MemoryID), red.text(e.Scope), red.text(e.RunID), red.text(e.TaskID)
+	e.NodeType, e.Rel = red.text(e.NodeType), red.text(e.Rel)
 	s.emit(&e)
 }
 

@@ -7,7 +7,6 @@ package lmdbstore
 // (keyspace.go lists them).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -157,7 +156,7 @@ type WriteTxn struct {
 
 	ops      []byte // encoded operations for the log record
 	nops     int
-	redacted int // secrets the Redactor replaced
+	red      redaction // secret redaction of every key, payload and provenance
 	events   []event
 	err      error
 	r        ReadTxn
@@ -215,9 +214,10 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		ts = lastTS + 1
 	}
 	tx := &WriteTxn{
-		s: s, txn: txn, meta: meta, rev: Revision(lastRev + 1), ts: ts,
-		horizon: Revision(horizon), nextRel: RelID(nextRel),
+		s: s, txn: txn, rev: Revision(lastRev + 1), ts: ts,
+		horizon: Revision(horizon), nextRel: RelID(nextRel), red: redaction{r: s.opts.Redactor},
 	}
+	tx.meta = tx.red.meta(meta)
 	tx.outBuf.out = true
 	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, w: tx, metaLoaded: true,
 		rev: tx.rev, horizon: tx.horizon, horizon0: Revision(storedHorizon), pendingTS: ts}
@@ -258,27 +258,6 @@ func (m WriteMeta) inherit(scope, run, task string) (string, string, string) {
 		task = m.TaskID
 	}
 	return scope, run, task
-}
-
-// redact passes text through the store's Redactor (if any), counting what
-// it replaced.
-func (tx *WriteTxn) redact(text string) string {
-	if tx.s.opts.Redactor == nil || text == "" {
-		return text
-	}
-	out, n := tx.s.opts.Redactor.Redact(text)
-	tx.redacted += n
-	return out
-}
-
-// redactPayload is redact for a payload. Redaction replaces the secret's
-// bytes inside a JSON string with `[REDACTED:kind]`, which keeps the JSON
-// valid; the canonical form is computed afterwards.
-func (tx *WriteTxn) redactPayload(p json.RawMessage) json.RawMessage {
-	if tx.s.opts.Redactor == nil || len(p) == 0 {
-		return p
-	}
-	return json.RawMessage(tx.redact(string(p)))
 }
 
 // finish writes the log record, the time index and the meta counters.
@@ -413,11 +392,11 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 		return Commit{}, err
 	}
 	if aborted {
-		return Commit{Redacted: tx.redacted}, nil
+		return Commit{Redacted: tx.red.n}, nil
 	}
 	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
-	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: tx.redacted}, nil
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: tx.red.n}, nil
 }
 
 // View runs fn in one read transaction: every read inside sees the same

@@ -1,0 +1,72 @@
+package lmdbstore
+
+// Secret redaction of a write (SPEC.md §2, "Secrets"). Everything a write
+// puts on disk or in telemetry passes the store's Redactor before anything
+// else sees it: node keys and types, edge endpoints, kv scope, namespace
+// and key, provenance (scope, run, task), supersede endpoints, payloads
+// (each JSON string decoded, when the Redactor reads JSON) and the keys of
+// read events. A relation name is vocabulary, not content: one that holds
+// a secret is refused rather than stored redacted (the redaction marker is
+// not a valid relation name). WriteTxn and Bulk share this one definition.
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// JSONRedactor is a Redactor that also reads JSON: RedactJSON redacts every
+// string of a JSON value, decoded, and keeps it valid JSON; it fails only
+// when raw is not JSON.
+type JSONRedactor interface {
+	RedactJSON(raw string) (string, int, error)
+}
+
+// redaction applies the store's Redactor to one write and counts what it
+// replaced.
+type redaction struct {
+	r Redactor
+	n int
+}
+
+// text is s with its secrets replaced.
+func (d *redaction) text(s string) string {
+	if d.r == nil || s == "" {
+		return s
+	}
+	out, n := d.r.Redact(s)
+	d.n += n
+	return out
+}
+
+// payload is p with the secrets in its strings replaced: string by string
+// when the Redactor reads JSON (a match never spans two values, an escape
+// never hides a token), else as text. The canonical form is computed
+// afterwards, so either way the payload stays valid JSON.
+func (d *redaction) payload(p json.RawMessage) json.RawMessage {
+	if d.r == nil || len(p) == 0 {
+		return p
+	}
+	if jr, ok := d.r.(JSONRedactor); ok {
+		if out, n, err := jr.RedactJSON(string(p)); err == nil {
+			d.n += n
+			return json.RawMessage(out)
+		}
+	}
+	return json.RawMessage(d.text(string(p)))
+}
+
+// meta is m with its provenance redacted.
+func (d *redaction) meta(m WriteMeta) WriteMeta {
+	return WriteMeta{Scope: d.text(m.Scope), RunID: d.text(m.RunID), TaskID: d.text(m.TaskID)}
+}
+
+// relName refuses a relation name that holds a secret.
+func (d *redaction) relName(name string) error {
+	if d.r == nil || name == "" {
+		return nil
+	}
+	if out, n := d.r.Redact(name); n > 0 {
+		return fmt.Errorf("%w: relation name holds a secret (%s); relation names are not redacted, choose another name", ErrInvalid, out)
+	}
+	return nil
+}
