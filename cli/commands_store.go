@@ -72,6 +72,7 @@ func storeCommands(env Env) []*cli.Command {
 		vacuumCommand(env),
 		checkCommand(env),
 		statsCommand(env),
+		orphansCommand(env),
 	}
 }
 

@@ -290,3 +290,97 @@ func setGitField(want Node, stored lmdbstore.Node) Node {
 }
 
 func unixRFC3339(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339) }
+
+// GitState is the commit a work tree is at and whether the files an
+// ingest reads differ from it (SPEC.md §9.7).
+type GitState struct {
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+}
+
+// ReadGitState returns the git state of the work tree holding dir; ok is
+// false when dir is not inside a git work tree with a commit (or git is not
+// installed). Dirty counts tracked files changed under dir (staged or
+// not) and untracked files under dir that an ingest would read.
+func ReadGitState(dir string) (st GitState, ok bool, err error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return st, false, nil
+	}
+	head, err := GitOutput(dir, "rev-parse", "--verify", "-q", "HEAD")
+	if err != nil {
+		return st, false, nil // not a work tree, or no commit yet
+	}
+	st.Commit = strings.TrimSpace(string(head))
+	out, err := GitOutput(dir, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
+		"--untracked-files=all", "--", ".")
+	if err != nil {
+		return st, false, err
+	}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if len(rec) < 4 {
+			continue
+		}
+		if rec[:2] != "??" || IngestedName(path.Base(rec[3:])) {
+			st.Dirty = true
+			break
+		}
+	}
+	return st, true, nil
+}
+
+// IngestedName reports whether a file of that name is read by some ingest
+// (SPEC.md §9.1): source files of every language and the files that change
+// how they resolve.
+func IngestedName(name string) bool {
+	switch path.Ext(name) {
+	case ".go", ".py", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".rs":
+		return true
+	}
+	switch name {
+	case "go.mod", "go.sum", "go.work", "tsconfig.json", "jsconfig.json", "package.json", "Cargo.toml",
+		".gitignore", "pyvenv.cfg":
+		return true
+	}
+	return false
+}
+
+// GitRenames lists the files git sees renamed (similar content, git's -M
+// default) between commit from and the work tree holding dir: old path →
+// new path, both relative to dir. Untracked files take no part.
+func GitRenames(dir, from string) (map[string]string, error) {
+	out, err := GitOutput(dir, "-c", "core.quotePath=false", "diff", "--relative", "-M", "--name-status", "-z", from, "--", ".")
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Split(string(out), "\x00")
+	renames := make(map[string]string)
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case strings.HasPrefix(f, "R") && i+2 < len(fields):
+			renames[fields[i+1]] = fields[i+2]
+			i += 2
+		case strings.HasPrefix(f, "C") && i+2 < len(fields):
+			i += 2
+		case f != "" && i+1 < len(fields):
+			i++
+		}
+	}
+	return renames, nil
+}
+
+// GitDistance is the number of commits reachable from commit to and not
+// from commit from, with ok false when from is not an ancestor of to (or
+// either is unknown to the repository holding dir). 0 means the same
+// commit.
+func GitDistance(dir, from, to string) (n int, ok bool, err error) {
+	if _, err := GitOutput(dir, "merge-base", "--is-ancestor", from, to); err != nil {
+		return 0, false, nil
+	}
+	out, err := GitOutput(dir, "rev-list", "--count", from+".."+to)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	return n, err == nil, err
+}

@@ -20,6 +20,11 @@ type WriteStats struct {
 	NodesDeleted int
 	EdgesPut     int
 	EdgesDeleted int
+	// Created are the nodes the write created (not live before it);
+	// Deleted the nodes it deleted, as they were before. Move detection
+	// (ingest/codetree) pairs them.
+	Created []Node
+	Deleted []lmdbstore.Node
 }
 
 // ensureRelations returns the relations by name, registering the missing
@@ -338,40 +343,59 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 // languages stay as they are, and the directories above their files stay
 // too: WriteCode adds them to g before it compares.
 func WriteCode(s *lmdbstore.Store, g *Graph, langs []string, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	var stats WriteStats
+	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+		var err error
+		stats, err = WriteCodeTx(tx, g, langs, progress)
+		return err
+	})
+	stats.Commit = c
+	return stats, err
+}
+
+// WriteCodeTx is WriteCode inside the caller's write transaction, so that
+// the caller can write more in the same revision (ingest/codetree carries
+// memory edges to moved nodes). Commit is left zero.
+func WriteCodeTx(tx *lmdbstore.WriteTxn, g *Graph, langs []string, progress func(Progress)) (WriteStats, error) {
 	owns := func(n lmdbstore.Node) bool {
 		o := OwnerOf(n)
 		return o == sharedOwner || o != "" && slices.Contains(langs, o)
 	}
-	var stats WriteStats
-	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
-		rels, err := ensureRelations(tx, GoRelations)
-		if err != nil {
-			return err
+	rels, err := ensureRelations(tx, GoRelations)
+	if err != nil {
+		return WriteStats{}, err
+	}
+	t0 := time.Now()
+	st, err := readState(tx.Reader(), owns, rels, false)
+	if err != nil {
+		return WriteStats{}, err
+	}
+	for key, n := range st.others {
+		if o := OwnerOf(n); o != "" && !slices.Contains(langs, o) {
+			AddDirs(g, strings.TrimPrefix(key, "file:"))
 		}
-		t0 := time.Now()
-		st, err := readState(tx.Reader(), owns, rels, false)
-		if err != nil {
-			return err
-		}
-		for key, n := range st.others {
-			if o := OwnerOf(n); o != "" && !slices.Contains(langs, o) {
-				AddDirs(g, strings.TrimPrefix(key, "file:"))
+	}
+	debugf("write: read %d nodes, %d edges in %v", len(st.nodes), len(st.edges), time.Since(t0))
+	t0 = time.Now()
+	p, err := diff(tx.Reader(), g, st, rels, keepGitField)
+	if err != nil {
+		return WriteStats{}, err
+	}
+	debugf("write: diff in %v", time.Since(t0))
+	t0 = time.Now()
+	defer func() { debugf("write: applied %d ops in %v", p.ops(), time.Since(t0)) }()
+	stats := WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
+	for _, n := range p.putNodes {
+		if _, ok := st.nodes[n.Key]; !ok {
+			if _, ok := st.others[n.Key]; !ok {
+				stats.Created = append(stats.Created, n)
 			}
 		}
-		debugf("write: read %d nodes, %d edges in %v", len(st.nodes), len(st.edges), time.Since(t0))
-		t0 = time.Now()
-		p, err := diff(tx.Reader(), g, st, rels, keepGitField)
-		if err != nil {
-			return err
-		}
-		debugf("write: diff in %v", time.Since(t0))
-		t0 = time.Now()
-		defer func() { debugf("write: applied %d ops in %v", p.ops(), time.Since(t0)) }()
-		stats = WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
-		return apply(tx, p, progress)
-	})
-	stats.Commit = c
-	return stats, err
+	}
+	for _, key := range p.delNodes {
+		stats.Deleted = append(stats.Deleted, st.nodes[key])
+	}
+	return stats, apply(tx, p, progress)
 }
 
 // StoredLangTreeHash is the tree hash recorded by the last ingest of a

@@ -10,7 +10,10 @@
 package codetree
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -31,6 +34,14 @@ type Options struct {
 	Walk       ingest.WalkOptions
 	Meta       lmdbstore.WriteMeta
 	Progress   func(ingest.Progress) // nil: none
+	// RecordGit records, in the revision of the ingest, the git commit the
+	// tree is at and whether it is dirty (the kv entry memctl/ingest/git,
+	// SPEC.md §9.7); a move of HEAD alone then writes that entry. Off for a
+	// tree outside git.
+	RecordGit bool
+	// NoFollowMoves leaves memory edges and applies_to keys on deleted
+	// nodes instead of carrying them to the nodes they moved to (§9.8).
+	NoFollowMoves bool
 }
 
 // Lang is one language of a Summary (SPEC.md §9.6, `--json`).
@@ -71,19 +82,80 @@ type DirError struct {
 func (e *DirError) Error() string { return fmt.Sprintf("%s: %v", e.Dir, e.Err) }
 func (e *DirError) Unwrap() error { return e.Err }
 
+// ErrRaced: another process ingested the tree between this ingest's read
+// of the stored tree hashes and its write transaction, every retry. The
+// store is untouched.
+var ErrRaced = errors.New("codetree: another ingest kept changing the store")
+
+// maxAttempts bounds the re-reads when another ingest races this one.
+const maxAttempts = 4
+
 // Ingest reads dir and writes what changed as one revision. The returned
-// WriteStats are zero when nothing was written.
+// WriteStats are zero when nothing was written. The tree hashes the
+// extraction was compared with are checked again inside the write
+// transaction; when another ingest changed them meanwhile, Ingest starts
+// over, so concurrent ingests of one tree write each change once and an
+// older read never overwrites a newer one.
 func Ingest(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
+	for attempt := 1; ; attempt++ {
+		out, stats, err := ingestOnce(s, dir, o)
+		if errors.Is(err, errRaced) {
+			if attempt < maxAttempts {
+				continue
+			}
+			return out, stats, ErrRaced
+		}
+		return out, stats, err
+	}
+}
+
+var errRaced = errors.New("raced")
+
+// storedHashes reads the tree hash of every language's last ingest.
+func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
+	out := make(map[string]string, len(ingest.Languages))
+	for _, lang := range ingest.Languages {
+		n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
+		if errors.Is(err, lmdbstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var p struct {
+			TreeHash string `json:"tree_hash"`
+		}
+		if json.Unmarshal(n.Payload, &p) == nil {
+			out[lang] = p.TreeHash
+		}
+	}
+	return out, nil
+}
+
+func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
 	out := Summary{Dir: dir, LoadErrors: []string{}, Languages: []Lang{}}
 	var stats ingest.WriteStats
 	g := ingest.NewGraph()
 	var written []string
 
-	if o.WithGo {
-		stored, err := ingest.StoredTreeHash(s)
-		if err != nil {
-			return out, stats, err
+	var hashes map[string]string
+	if err := s.View(func(r *lmdbstore.ReadTxn) (err error) {
+		hashes, err = storedHashes(r)
+		return err
+	}); err != nil {
+		return out, stats, err
+	}
+	var gitState ingest.GitState
+	hasGit := false
+	if o.RecordGit {
+		var err error
+		if gitState, hasGit, err = ingest.ReadGitState(dir); err != nil {
+			return out, stats, &DirError{dir, err}
 		}
+	}
+
+	if o.WithGo {
+		stored := hashes[ingest.LangGo]
 		has, err := ingest.HasGoFiles(dir, o.Walk)
 		if err != nil {
 			return out, stats, &DirError{dir, err}
@@ -111,11 +183,7 @@ func Ingest(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteSta
 	opts := treesitter.Options{WalkOptions: o.Walk, Progress: o.Progress, OmitAbsent: o.WithGo,
 		SkipIfTreeHash: make(map[string]string)}
 	for _, lang := range o.Langs {
-		h, err := ingest.StoredLangTreeHash(s, lang)
-		if err != nil {
-			return out, stats, err
-		}
-		if h != "" {
+		if h := hashes[lang]; h != "" {
 			opts.SkipIfTreeHash[lang] = h
 		}
 	}
@@ -136,7 +204,41 @@ func Ingest(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteSta
 	out.Unchanged = len(written) == 0
 	if !out.Unchanged {
 		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
-		if stats, err = ingest.WriteCode(s, g, written, o.Meta, o.Progress); err != nil {
+	}
+	if !out.Unchanged || hasGit {
+		c, err := s.Update(o.Meta, func(tx *lmdbstore.WriteTxn) error {
+			now, err := storedHashes(tx.Reader())
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(now, hashes) {
+				return errRaced
+			}
+			var prev ingest.GitState
+			if hasGit {
+				if prev, _, err = StoredGitState(tx.Reader(), lmdbstore.At{}); err != nil {
+					return err
+				}
+			}
+			if !out.Unchanged {
+				if stats, err = ingest.WriteCodeTx(tx, g, written, o.Progress); err != nil {
+					return err
+				}
+				if !o.NoFollowMoves {
+					moves := DetectMoves(dir, prev.Commit, stats.Deleted, stats.Created)
+					if err := CarryMoves(tx, moves); err != nil {
+						return err
+					}
+				}
+			}
+			if hasGit {
+				return tx.PutKV(lmdbstore.KVPut{Scope: RecordScope, Namespace: IngestNamespace, Key: GitKey,
+					Payload: ingest.MustJSON(gitState)})
+			}
+			return nil
+		})
+		stats.Commit = c
+		if err != nil {
 			return out, stats, err
 		}
 	}

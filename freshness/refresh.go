@@ -1,0 +1,432 @@
+// Package freshness keeps a store's code graph equal to the tree it was
+// ingested from without a manual step (SPEC.md §9.7–§9.10): Refresh finds
+// what changed since the last ingest — by a stat of every file and
+// directory the ingest reads against a stat file in the store directory,
+// and git's HEAD — and re-ingests the difference through ingest/codetree
+// in one revision; Stale lists the changed files without writing;
+// Orphans and NearestLive find memory whose targets are gone; ResolveCommit
+// maps a git commit to a revision.
+//
+// Invariants: an unchanged tree costs stats and reads only, never a
+// write; a failed refresh leaves the store as it was (codetree writes one
+// transaction or nothing); concurrent refreshes of one store write each
+// change once (codetree re-checks the stored tree hashes inside its write
+// transaction); the stat file is a cache — damaged, missing or of another
+// tree, it is rebuilt, never trusted.
+package freshness
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/treesitter"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// Options configures Refresh and Stale.
+type Options struct {
+	// Ingest is what a re-ingest runs with. Zero Langs means every
+	// tree-sitter language; RecordGit is always set.
+	Ingest codetree.Options
+	// Disabled: never ingest; Refresh reports the stale files instead.
+	Disabled bool
+	// StatePath overrides the stat file (default: StateFile in the store
+	// directory).
+	StatePath string
+}
+
+// Result says what a refresh did and what the store's code graph is as of.
+type Result struct {
+	// Refreshed: something differed (files or HEAD) and an ingest ran.
+	Refreshed bool `json:"refreshed"`
+	// Changed are the files (slash paths relative to the tree) whose
+	// ingested content the refresh changed: added, edited or deleted.
+	Changed []string `json:"changed"`
+	// Rev is the revision the refresh wrote, 0 for none.
+	Rev lmdbstore.Revision `json:"rev"`
+	// AsOf is the store's latest revision after the refresh: the view an
+	// answer reads.
+	AsOf lmdbstore.Revision `json:"as_of"`
+	// Commit and Dirty: the git state the code graph was ingested at
+	// (empty outside git).
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty,omitempty"`
+	// Moves are the keys the ingest saw move (memory carried along).
+	Moves []codetree.Move `json:"moves,omitempty"`
+	// Stale lists the files changed since the last refresh when Refresh
+	// was disabled or failed (then the store is as it was).
+	Stale []string `json:"stale,omitempty"`
+	// Summary is the ingest's own summary when one ran.
+	Summary *codetree.Summary `json:"ingest,omitempty"`
+}
+
+// Refresh brings the code graph of s up to date with dir. Nothing changed
+// costs a stat per file and directory plus a read of git's HEAD; otherwise
+// it re-ingests (codetree writes only the difference, in one revision) and
+// rewrites the stat file. On failure the Result's Stale lists the changed
+// files and the error is returned.
+func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	o = o.withDefaults(s)
+	st, _ := readState(o.StatePath) // damaged or absent: rebuilt below
+	if st != nil && st.Dir == abs && st.Config == o.config() {
+		unchanged, err := st.unchanged(s, abs)
+		if err != nil {
+			return Result{}, err
+		}
+		if unchanged {
+			var res Result
+			err := s.View(func(r *lmdbstore.ReadTxn) error { res.AsOf = r.Revision(); return nil })
+			res.Commit, res.Dirty = st.Commit, st.Dirty
+			return res, err
+		}
+	}
+	if o.Disabled {
+		stale, err := staleFiles(s, abs, o)
+		return Result{Stale: stale}, err
+	}
+	res, err := refreshFull(s, abs, o)
+	if err != nil {
+		stale, serr := staleFiles(s, abs, o)
+		if serr == nil {
+			res.Stale = stale
+		}
+		return res, err
+	}
+	return res, nil
+}
+
+// Stale lists the files of dir whose content differs from what the store's
+// code graph was ingested from (added, edited, deleted), without writing.
+// Files an ingest would ignore by .gitignore may be listed too.
+func Stale(s *lmdbstore.Store, dir string, o Options) ([]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return staleFiles(s, abs, o.withDefaults(s))
+}
+
+func (o Options) withDefaults(s *lmdbstore.Store) Options {
+	if o.StatePath == "" {
+		o.StatePath = filepath.Join(s.Path(), StateFile)
+	}
+	if len(o.Ingest.Langs) == 0 {
+		o.Ingest.Langs = treesitter.TreeSitterLanguages
+	}
+	o.Ingest.RecordGit = true
+	return o
+}
+
+// config names what decides which files are read, so that a stat file
+// written for other options is not trusted.
+func (o Options) config() string {
+	w := o.Ingest.Walk
+	return fmt.Sprintf("go=%t syntax=%t vendor=%t testdata=%t hidden=%t langs=%s", o.Ingest.WithGo, o.Ingest.SyntaxOnly,
+		w.IncludeVendor, w.IncludeTestdata, w.IncludeHidden, strings.Join(o.Ingest.Langs, ","))
+}
+
+// unchanged is the fast check: same stored code, same HEAD, same stats.
+func (st *state) unchanged(s *lmdbstore.Store, abs string) (bool, error) {
+	code, err := storedCode(s)
+	if err != nil || code != st.Code {
+		return false, err
+	}
+	if st.Commit != "" {
+		if st.GitDir == "" {
+			return false, nil
+		}
+		if c, ok := readHead(st.GitDir, st.CommonDir); !ok || c != st.Commit {
+			return false, nil
+		}
+	}
+	var buf []byte
+	for _, e := range st.Entries {
+		fi, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(e.Path)))
+		if err != nil {
+			return false, nil
+		}
+		if fi.ModTime().UnixNano() != e.MTime || (e.Kind == kindFile && fi.Size() != e.Size) {
+			return false, nil
+		}
+		if e.Kind == kindFile && e.MTime >= st.written {
+			// Racy: changed within the stat file's clock tick. Compare content.
+			if e.Hash == "" {
+				return false, nil
+			}
+			buf, err = readInto(buf, filepath.Join(abs, filepath.FromSlash(e.Path)))
+			if err != nil || hashOf(buf) != e.Hash {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// storedCode is the stored tree hash of every language's last ingest, as
+// one string: another process's ingest changes it.
+func storedCode(s *lmdbstore.Store) (string, error) {
+	var b strings.Builder
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		for _, lang := range ingest.Languages {
+			n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
+			if errors.Is(err, lmdbstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var p struct {
+				TreeHash string `json:"tree_hash"`
+			}
+			if json.Unmarshal(n.Payload, &p) == nil {
+				fmt.Fprintf(&b, "%s=%s;", lang, p.TreeHash)
+			}
+		}
+		return nil
+	})
+	return b.String(), err
+}
+
+func refreshFull(s *lmdbstore.Store, abs string, o Options) (Result, error) {
+	// Stat before the ingest reads: an edit in between leaves the stat file
+	// older than the file, so the next refresh sees it.
+	entries, err := walkStats(abs, o)
+	if err != nil {
+		return Result{}, &codetree.DirError{Dir: abs, Err: err}
+	}
+	before, err := storedFiles(s)
+	if err != nil {
+		return Result{}, err
+	}
+	sum, stats, err := codetree.Ingest(s, abs, o.Ingest)
+	if err != nil {
+		return Result{}, err
+	}
+	after, err := storedFiles(s)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Refreshed: true, Rev: stats.Commit.Rev, Summary: &sum, Changed: []string{}}
+	for p, h := range after {
+		if before[p] != h {
+			res.Changed = append(res.Changed, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			res.Changed = append(res.Changed, p)
+		}
+	}
+	slices.Sort(res.Changed)
+	for i := range entries {
+		entries[i].Hash = after[entries[i].Path]
+	}
+	st := &state{Dir: abs, Config: o.config(), Entries: entries}
+	if st.Code, err = storedCode(s); err != nil {
+		return res, err
+	}
+	var moves []codetree.Move
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		res.AsOf = r.Revision()
+		g, ok, err := codetree.StoredGitState(r, lmdbstore.At{})
+		if ok {
+			res.Commit, res.Dirty = g.Commit, g.Dirty
+		}
+		if err != nil || stats.Commit.Rev == 0 {
+			return err
+		}
+		return r.RevisionOps(stats.Commit.Rev, func(op lmdbstore.Op) error {
+			if op.Kind == lmdbstore.OpPutKV && op.Scope == codetree.RecordScope && op.Namespace == codetree.MovesNamespace {
+				m := codetree.Move{From: op.Key}
+				if json.Unmarshal(op.Payload, &m) == nil {
+					moves = append(moves, m)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Moves = moves
+	st.Commit, st.Dirty = res.Commit, res.Dirty
+	if res.Commit != "" {
+		st.GitDir, st.CommonDir = findGitDir(abs)
+		if c, ok := readHead(st.GitDir, st.CommonDir); !ok || c != res.Commit {
+			st.GitDir = "" // HEAD unreadable without git, or moved meanwhile: the next refresh asks git
+			st.Commit = "?"
+		}
+	}
+	// A stat file that cannot be written costs speed, not correctness.
+	_ = writeState(o.StatePath, st)
+	return res, nil
+}
+
+// storedFiles maps the path of every code file node to its hash.
+func storedFiles(s *lmdbstore.Store) (map[string]string, error) {
+	out := make(map[string]string)
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		return r.ScanNodes(lmdbstore.At{}, func(n lmdbstore.Node) error {
+			if !strings.HasPrefix(n.Key, "file:") || ingest.OwnerOf(n) == "" {
+				return nil
+			}
+			var p struct{ Hash string }
+			if json.Unmarshal(n.Payload, &p) == nil {
+				out[n.Key[len("file:"):]] = p.Hash
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// walkStats stats every directory either ingest may enter and every file
+// an ingest may read below abs (a superset: more entries cost stats, never
+// a missed change), sorted by path.
+func walkStats(abs string, o Options) ([]entry, error) {
+	w := o.Ingest.Walk
+	var out []entry
+	err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != abs {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(abs, p)
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		if d.IsDir() {
+			if rel != "." && skipDir(name, w, o.Ingest.WithGo) {
+				return filepath.SkipDir
+			}
+		} else if !d.Type().IsRegular() || !ingest.IngestedName(name) {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // gone meanwhile: the ingest will not see it either
+		}
+		e := entry{Path: rel, Kind: kindFile, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+		if d.IsDir() {
+			e.Kind, e.Size = kindDir, 0
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// skipDir leaves out the directories no ingest enters (SPEC.md §9.1):
+// hidden ones, vendor and testdata unless included; without Go also
+// those only the tree-sitter walk skips.
+func skipDir(name string, w ingest.WalkOptions, withGo bool) bool {
+	switch {
+	case strings.HasPrefix(name, "."):
+		return !w.IncludeHidden
+	case name == "vendor":
+		return !w.IncludeVendor
+	case name == "testdata":
+		return !w.IncludeTestdata
+	}
+	if !withGo {
+		switch name {
+		case "node_modules", "bower_components", "site-packages", "dist-packages":
+			return !w.IncludeVendor
+		case "target", "dist", "build", "__pycache__":
+			return true
+		}
+	}
+	return false
+}
+
+// staleFiles compares the tree with the stored file hashes: a file whose
+// stat matches the stat file is taken as unchanged, every other one is
+// read and hashed.
+func staleFiles(s *lmdbstore.Store, abs string, o Options) ([]string, error) {
+	stored, err := storedFiles(s)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]entry{}
+	if st, _ := readState(o.StatePath); st != nil && st.Dir == abs {
+		for _, e := range st.Entries {
+			if e.Kind == kindFile && e.MTime < st.written && e.Hash != "" {
+				known[e.Path] = e
+			}
+		}
+	}
+	entries, err := walkStats(abs, o)
+	if err != nil {
+		return nil, &codetree.DirError{Dir: abs, Err: err}
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	var buf []byte
+	for _, e := range entries {
+		if e.Kind != kindFile {
+			continue
+		}
+		seen[e.Path] = true
+		if !codeFile(e.Path) {
+			continue // config files have no node to compare with
+		}
+		if k, ok := known[e.Path]; ok && k.Size == e.Size && k.MTime == e.MTime && stored[e.Path] == k.Hash {
+			continue
+		}
+		buf, err = readInto(buf, filepath.Join(abs, filepath.FromSlash(e.Path)))
+		if err != nil || hashOf(buf) != stored[e.Path] {
+			out = append(out, e.Path)
+		}
+	}
+	for p := range stored {
+		if !seen[p] {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func codeFile(p string) bool {
+	switch path.Ext(p) {
+	case ".go", ".py", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".rs":
+		return true
+	}
+	return false
+}
+
+func readInto(buf []byte, file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return buf, err
+	}
+	buf = slices.Grow(buf[:0], int(fi.Size()))[:fi.Size()]
+	_, err = f.ReadAt(buf, 0)
+	return buf, err
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
