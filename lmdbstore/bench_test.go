@@ -270,3 +270,24 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	cpu.report(b, 0, "")
 }
+
+// BenchmarkStatus: the status of an item in a store that never registered
+// contradicts (most stores): what listing edges with status pays per
+// neighbour.
+func BenchmarkStatus(b *testing.B) {
+	s := benchStore(b, Options{NoSync: true})
+	if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+		return tx.PutEdge(EdgePut{Src: "a:1", Rel: "calls", Dst: "a:2"})
+	}); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	for b.Loop() {
+		if err := s.View(func(r *ReadTxn) error {
+			_, err := r.Status("a:2", At{}, now)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

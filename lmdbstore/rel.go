@@ -186,28 +186,40 @@ func (r *ReadTxn) Relations() ([]Relation, error) {
 // RelationByName resolves a relation name; an unknown name is an
 // *UnknownRelationError suggesting the nearest known name.
 func (r *ReadTxn) RelationByName(name string) (Relation, error) {
+	rel, ok, err := r.relationNamed(name)
+	if err == nil && !ok {
+		err = r.unknownRelation(name)
+	}
+	return rel, err
+}
+
+// relationNamed looks a relation up by name; ok is false when none has it.
+// No error is built for a missing one: callers that only ask whether a
+// relation exists (an edge's status asks about contradicts, which most
+// stores never register) do not pay for the "did you mean" suggestion.
+func (r *ReadTxn) relationNamed(name string) (Relation, bool, error) {
 	if rel, ok := r.s.cachedRel(0, name); ok {
-		return rel, nil
+		return rel, true, nil
 	}
 	v, err := r.txn.Get(r.s.db.relname, []byte(name))
 	if lmdb.IsNotFound(err) || (err == nil && name == "") {
-		return Relation{}, r.unknownRelation(name)
+		return Relation{}, false, nil
 	}
 	if err != nil {
-		return Relation{}, err
+		return Relation{}, false, err
 	}
 	id, perr := parseRelNameValue(v)
 	if perr != nil {
-		return Relation{}, &CorruptionError{dbRelName, []byte(name), perr.Error()}
+		return Relation{}, false, &CorruptionError{dbRelName, []byte(name), perr.Error()}
 	}
 	rel, err := r.RelationByID(id)
 	if errors.Is(err, ErrNotFound) {
-		return Relation{}, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names missing relation id %d", id)}
+		return Relation{}, false, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names missing relation id %d", id)}
 	}
 	if err == nil && rel.Name != name {
-		return Relation{}, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names relation %d called %q", rel.ID, rel.Name)}
+		return Relation{}, false, &CorruptionError{dbRelName, []byte(name), fmt.Sprintf("names relation %d called %q", rel.ID, rel.Name)}
 	}
-	return rel, err
+	return rel, err == nil, err
 }
 
 func (r *ReadTxn) unknownRelation(name string) error {

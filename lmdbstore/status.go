@@ -13,7 +13,6 @@ package lmdbstore
 // %2F). Node keys may not start with "kv:".
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -234,11 +233,8 @@ func (r *ReadTxn) validAt(key string, view Revision, t time.Time) (valid, pendin
 // builtinRel resolves a relation the store interprets by name (ok false
 // when it is not registered: `contradicts` before its first use).
 func (r *ReadTxn) builtinRel(name string) (RelID, bool, error) {
-	rel, err := r.RelationByName(name)
-	if errors.Is(err, ErrUnknownRelation) {
-		return 0, false, nil
-	}
-	return rel.ID, err == nil, err
+	rel, ok, err := r.relationNamed(name)
+	return rel.ID, ok, err
 }
 
 // peers lists the live edges of relation relName into (out=false) or out
