@@ -19,7 +19,7 @@ func evalGraphCommand(env Env) *cli.Command {
 			"--json lists every missed and extra pair.",
 		Args: []string{"DIR"},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scip", Usage: "the SCIP `INDEX` of DIR (the truth)", Required: true},
+			&cli.StringFlag{Name: "scip", Usage: "the SCIP `INDEX` of DIR (the truth)"},
 		},
 		Run: runEvalGraph,
 	})
@@ -27,6 +27,9 @@ func evalGraphCommand(env Env) *cli.Command {
 
 func runEvalGraph(k *call) error {
 	dir, index := k.args[0], k.ctx.String("scip")
+	if index == "" {
+		return usageErr("eval graph: --scip INDEX is required")
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErr("eval graph: %s is not a directory", dir)
 	}

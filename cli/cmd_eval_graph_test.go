@@ -32,4 +32,5 @@ $`
 		t.Errorf("--json: %+v", res)
 	}
 	wantFailure(t, memctl(t, "--db", db, "eval", "graph", dir+"/nope", "--scip", index), ExitUsage, "not a directory")
+	wantFailure(t, memctl(t, "--db", db, "eval", "graph", dir), ExitUsage, "--scip INDEX is required")
 }
