@@ -18,6 +18,7 @@ func TestEvalGraphCommand(t *testing.T) {
 	out := ok(t, "--db", db, "eval", "graph", dir, "--scip", index)
 	want := `^eval graph \S+: scip-go 0\.1\.26, 2 documents; 3 functions in SCIP, 3 matched \(0 unmatched; 0 memctl functions unmatched\); \d+\.\d\ds
 callers: recall 1\.0000 \(3 of 3 SCIP pairs; 0 missed with an unmatched side\), precision 1\.0000 \(3 of 3 memctl pairs\)
+module-level callers: recall 0\.0000 \(0 of 0\), precision 0\.0000 \(0 of 0\)
 no callers in memctl: 0 of 3 functions SCIP sees called \(0\.0%\)
 implements: recall 1\.0000 \(1 of 1; 0 with an unmatched side\), precision 1\.0000 \(1 of 1\)
 $`

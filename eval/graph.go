@@ -59,9 +59,13 @@ type GraphResult struct {
 	// UnmatchedSCIP are SCIP functions with no memctl symbol at their
 	// file and line; UnmatchedMemctl memctl functions no SCIP definition
 	// matched.
-	UnmatchedSCIP   []string  `json:"unmatched_scip"`
-	UnmatchedMemctl []string  `json:"unmatched_memctl"`
-	Callers         PairScore `json:"callers"`
+	UnmatchedSCIP   []string `json:"unmatched_scip"`
+	UnmatchedMemctl []string `json:"unmatched_memctl"`
+	// Callers are the pairs whose caller is a definition; ModuleCallers
+	// those whose caller is a file (module-level code and, in SCIP,
+	// import statements).
+	Callers       PairScore `json:"callers"`
+	ModuleCallers PairScore `json:"module_callers"`
 	// Called counts SCIP functions with at least one caller; NoCallers
 	// those of them memctl lists no caller for (unmatched included).
 	Called     int       `json:"called"`
@@ -89,6 +93,9 @@ func (r *GraphResult) Text() string {
 	c := r.Callers
 	fmt.Fprintf(&b, "callers: recall %.4f (%d of %d SCIP pairs; %d missed with an unmatched side), precision %.4f (%d of %d memctl pairs)\n",
 		c.Recall, c.Found, c.SCIP, len(c.Unmatched), c.Precision, c.Found, c.Memctl)
+	mc := r.ModuleCallers
+	fmt.Fprintf(&b, "module-level callers: recall %.4f (%d of %d), precision %.4f (%d of %d)\n",
+		mc.Recall, mc.Found, mc.SCIP, mc.Precision, mc.Found, mc.Memctl)
 	fmt.Fprintf(&b, "no callers in memctl: %d of %d functions SCIP sees called (%.1f%%)\n", r.NoCallers, r.Called, 100*r.NoCallersShare())
 	m := r.Implements
 	fmt.Fprintf(&b, "implements: recall %.4f (%d of %d; %d with an unmatched side), precision %.4f (%d of %d)",
@@ -271,7 +278,12 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 			got[Pair{from, to}] = true
 		}
 	}
-	res.Callers = score(want, unmatched, got)
+	// Module-level pairs (the file as caller) are scored apart: SCIP gives
+	// import statements no role of their own, so there they mix imports
+	// with module-level calls.
+	isModule := func(p Pair) bool { return strings.HasPrefix(p.From, "file:") }
+	res.Callers = score(filterPairs(want, isModule, false), filterPairs(unmatched, isModule, false), filterPairs(got, isModule, false))
+	res.ModuleCallers = score(filterPairs(want, isModule, true), filterPairs(unmatched, isModule, true), filterPairs(got, isModule, true))
 	for sym := range called {
 		to, ok := match[sym]
 		if !ok || len(memCalls[to]) == 0 {
@@ -360,6 +372,17 @@ func score(want, unmatched, got map[Pair]bool) PairScore {
 	sortPairs(ps.Extra)
 	ps.Recall, ps.Precision = ratio(ps.Found, ps.SCIP), ratio(ps.Found, ps.Memctl)
 	return ps
+}
+
+// filterPairs keeps the pairs for which keep(p) == want.
+func filterPairs(m map[Pair]bool, keep func(Pair) bool, want bool) map[Pair]bool {
+	out := make(map[Pair]bool, len(m))
+	for p := range m {
+		if keep(p) == want {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 func sortedPairs(m map[Pair]bool) []Pair {
