@@ -30,6 +30,7 @@ func evalCommand(env Env) *cli.Command {
 				Run: runEvalImpact,
 			}),
 			evalCochangeCommand(env),
+			evalGraphCommand(env),
 		},
 	}
 }

@@ -25,6 +25,7 @@ func ingestCommands(env Env) []*cli.Command {
 			ingestLangCommand(env, ingest.LangJavaScript),
 			ingestLangCommand(env, ingest.LangRust),
 			ingestGitCommand(env),
+			ingestScipCommand(env),
 		},
 	}}
 }
