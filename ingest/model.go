@@ -329,6 +329,11 @@ type IngestPayload struct {
 	GoVersion string `json:"go_version"`
 	Mode      string `json:"mode"`
 	Files     int    `json:"files"`
+	// Fallbacks counts the packages extracted from syntax although
+	// type-checking was asked for (GoResult.Fallbacks). While there are
+	// some, the next ingest re-reads the tree even if its hash is
+	// unchanged: the module cache may have been filled since.
+	Fallbacks int    `json:"fallbacks,omitempty"`
 	TreeHash  string `json:"tree_hash"`
 }
 
