@@ -213,6 +213,9 @@ type resolver interface {
 	selector(sel *ast.SelectorExpr) (t target, ok, skipX bool)
 	// importPath is the import path an import spec resolves to.
 	importPath(spec *ast.ImportSpec) string
+	// unresolved reports whether a call that resolved to no symbol counts
+	// as unresolved (it may call code of the tree; SPEC §9.3).
+	unresolved(c *ast.CallExpr) bool
 }
 
 // extractor accumulates the graph of one tree.
@@ -322,6 +325,9 @@ type fragment struct {
 	imported []string
 	tests    []testEdge
 	initSeq  map[string]int // "importpath\x00file" → inits seen
+	// unresolved counts the unresolved calls of the file being extracted;
+	// total those of every file.
+	unresolved, total int
 }
 
 type symbolNode struct {
@@ -362,6 +368,7 @@ func (x *extractor) merge(fr *fragment) {
 		x.imported[p] = true
 	}
 	x.tests = append(x.tests, fr.tests...)
+	x.unresolved += fr.total
 }
 
 // parallel runs fn(i) for i in [0, n) on all CPUs.
@@ -393,7 +400,12 @@ func (fr *fragment) extractFile(importPath string, f *unitFile) {
 		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
 		Terms: FileTerms(f.src.Content),
 	}
-	fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	fr.unresolved = 0
+	defer func() {
+		payload.Unresolved = fr.unresolved
+		fr.total += fr.unresolved
+		fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	}()
 	fr.addEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})
 	fr.files = append(fr.files, rel)
 	for _, imp := range f.ast.Imports {
@@ -464,9 +476,12 @@ func (fr *fragment) extractFile(importPath string, f *unitFile) {
 						fr.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Kind: kind}, from, to)
 						keys = append(keys, key)
 					}
-					if len(keys) > 0 {
-						fr.walk(keys, s, f, false, "")
+					if len(keys) == 0 {
+						// var _ = f(): the file is what runs the
+						// initialiser (as module-level code elsewhere).
+						keys = []string{fileKey}
 					}
+					fr.walk(keys, s, f, false, "")
 				}
 			}
 		}
@@ -512,14 +527,19 @@ func (x *extractor) addDirs(rel string) { AddDirs(x.g, rel) }
 func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
 	calls := make(map[*ast.Ident]bool)
 	skip := make(map[*ast.Ident]bool)
+	resolved := make(map[*ast.Ident]bool)
+	var callExprs []*ast.CallExpr
 	emit := func(t target, id *ast.Ident) {
+		resolved[id] = true
 		var rel string
 		switch t.kind {
 		case KindFunc, KindMethod:
-			if !calls[id] {
-				return
+			// Called, or mentioned as a value (passed, stored, assigned):
+			// a function value is a reference (SPEC §9.4).
+			rel = RelReferences
+			if calls[id] {
+				rel = RelCalls
 			}
-			rel = RelCalls
 		case KindType, KindInterface:
 			rel = RelReferences
 		default:
@@ -541,6 +561,7 @@ func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool,
 			if id := calleeIdent(n.Fun); id != nil {
 				calls[id] = true
 			}
+			callExprs = append(callExprs, n)
 		case *ast.SelectorExpr:
 			skip[n.Sel] = true
 			t, ok, skipX := f.res.selector(n)
@@ -586,6 +607,11 @@ func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool,
 		}
 		return true
 	})
+	for _, c := range callExprs {
+		if id := calleeIdent(c.Fun); (id == nil || !resolved[id]) && f.res.unresolved(c) {
+			fr.unresolved++
+		}
+	}
 }
 
 // calleeIdent is the identifier naming the called function of a call's

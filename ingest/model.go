@@ -285,6 +285,9 @@ type FilePayload struct {
 	Test       bool   `json:"test,omitempty"`
 	Mode       string `json:"mode,omitempty"`
 	ParseError string `json:"parse_error,omitempty"`
+	// Unresolved counts the calls of a file extracted from syntax that
+	// resolved to no symbol but might call code of the tree (SPEC §9.3).
+	Unresolved int `json:"unresolved,omitempty"`
 	// Terms is the file's vocabulary (FileTerms): what the engines'
 	// lexical similarity compares.
 	Terms map[string]int  `json:"terms,omitempty"`

@@ -210,7 +210,7 @@ func (x *extractor) loadTyped(m module) error {
 				}
 				return guessPackageName(p)
 			})
-			t.addDecls(f.ast, named)
+			t.addDecls(f.ast, named, false)
 		}
 		u.asts = nil
 		extracted = append(extracted, u)
@@ -518,6 +518,10 @@ func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
 func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
 	return objectTarget(r.unit.info.Uses[id])
 }
+
+// unresolved is always false: go/types resolves every static call, and
+// the others call function values.
+func (r *typedResolver) unresolved(*ast.CallExpr) bool { return false }
 
 func (r *typedResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
 	t, ok := objectTarget(r.unit.info.Uses[sel.Sel])
