@@ -807,7 +807,7 @@ func (r *syntaxResolver) elem(t sType, key bool) sType {
 }
 
 // result is the type of the i-th result of call c: a func or method of
-// the tree, new(T), or a conversion T(x).
+// the tree, new(T), make(T, …), append(s, …), or a conversion T(x).
 func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
 	fun := c.Fun
 	for {
@@ -828,8 +828,13 @@ func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
 	var ok bool
 	switch f := fun.(type) {
 	case *ast.Ident:
-		if f.Name == "new" && len(c.Args) == 1 && !r.local(f) && r.tab.names["new"] == "" {
-			return sType{expr: c.Args[0], ctx: r.declCtx}
+		if builtinFuncs[f.Name] && !r.local(f) && r.tab.names[f.Name] == "" && len(c.Args) > 0 && i == 0 {
+			switch f.Name {
+			case "new", "make": // new(T) is a *T, but methods are the same
+				return sType{expr: c.Args[0], ctx: r.declCtx}
+			case "append": // the slice it appends to
+				return r.exprType(c.Args[0], depth+1)
+			}
 		}
 		tg, ok = r.ident(f)
 	case *ast.SelectorExpr:
@@ -905,8 +910,6 @@ func (r *syntaxResolver) multi(e ast.Expr, i, depth int) sType {
 // type information by definition: the parser's per-file object resolution
 // is the scope information it uses, which is why ast.Object is
 // deprecated, and what is wanted here.
-//
-//lint:ignore SA1019 see above
 func (r *syntaxResolver) localType(id *ast.Ident, depth int) sType {
 	obj := id.Obj
 	if obj.Kind != ast.Var {
