@@ -27,6 +27,7 @@ func ingestCodeCommand(env Env) *cli.Command {
 		Args: []string{"DIR"},
 		Flags: append(append(writeFlags(true), walkFlags()...),
 			&cli.BoolFlag{Name: "syntax-only", Usage: "do not type-check Go: resolve its names from syntax alone"},
+			&cli.BoolFlag{Name: "offline", Usage: "Go: download nothing (GOPROXY=off): packages whose dependencies are not in the module cache are read from syntax"},
 			&cli.BoolFlag{Name: "force", Usage: "re-read the tree even if its hashes match the last ingest"},
 		),
 		Run: func(k *call) error { return runIngestCode(k, "code", treesitter.TreeSitterLanguages, true) },
@@ -62,7 +63,7 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	bar := newProgressBar(k.env)
 	defer bar.done()
 	out, stats, err := codetree.Ingest(s, dir, codetree.Options{Langs: langs, WithGo: withGo,
-		SyntaxOnly: withGo && k.ctx.Bool("syntax-only"), Force: k.ctx.Bool("force"),
+		SyntaxOnly: withGo && k.ctx.Bool("syntax-only"), Offline: withGo && k.ctx.Bool("offline"), Force: k.ctx.Bool("force"),
 		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update})
 	if de := (*codetree.DirError)(nil); errors.As(err, &de) {
 		return usageErr("ingest %s %v", verb, de)
@@ -77,7 +78,15 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	if k.out.json {
 		return k.out.record(out)
 	}
-	return k.out.textf("%s\n", codeSummary(verb, dir, out, stats, withGo))
+	if err := k.out.textf("%s\n", codeSummary(verb, dir, out, stats, withGo)); err != nil {
+		return err
+	}
+	for _, l := range fallbackLines(out.Fallbacks) {
+		if err := k.out.textf("%s\n", l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // codeSummary is the text summary line (SPEC.md §9.6).
@@ -94,6 +103,9 @@ func codeSummary(verb, dir string, out ingestCodeJSON, stats ingest.WriteStats, 
 			p = fmt.Sprintf("%d files unchanged", l.Files)
 		case l.Lang == ingest.LangGo:
 			p = fmt.Sprintf("%d files, %d symbols, %d edges (%s)", l.Files, l.Symbols, l.Edges, l.Mode)
+			if l.Unresolved > 0 {
+				p = fmt.Sprintf("%d files, %d symbols, %d edges, %d unresolved calls (%s)", l.Files, l.Symbols, l.Edges, l.Unresolved, l.Mode)
+			}
 		default:
 			p = fmt.Sprintf("%d files, %d symbols, %d edges, %d unresolved calls", l.Files, l.Symbols, l.Edges, l.Unresolved)
 			if l.ParseErrors > 0 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/memctl/memctl/ingest"
@@ -20,6 +21,7 @@ func ingestGoCommand(env Env) *cli.Command {
 		Args: []string{"DIR"},
 		Flags: append(append(writeFlags(true), walkFlags()...),
 			&cli.BoolFlag{Name: "syntax-only", Usage: "do not type-check: resolve names from syntax alone"},
+			&cli.BoolFlag{Name: "offline", Usage: "download nothing (GOPROXY=off): packages whose dependencies are not in the module cache are read from syntax"},
 			&cli.BoolFlag{Name: "force", Usage: "re-read the tree even if its hash matches the last ingest"},
 		),
 		Run: runIngestGo,
@@ -45,6 +47,10 @@ type ingestGoJSON struct {
 	EdgesDeleted   int      `json:"edges_deleted"`
 	Seconds        float64  `json:"seconds"`
 	LoadErrors     []string `json:"load_errors"`
+	// Fallbacks name the packages read from syntax although type-checking
+	// was asked for; Unresolved counts the calls syntax could not resolve.
+	Fallbacks  []ingest.Fallback `json:"fallbacks"`
+	Unresolved int               `json:"unresolved"`
 }
 
 func runIngestGo(k *call) error {
@@ -65,6 +71,7 @@ func runIngestGo(k *call) error {
 	opts := ingest.GoOptions{
 		WalkOptions: walkOptions(k),
 		SyntaxOnly:  k.ctx.Bool("syntax-only"),
+		Offline:     k.ctx.Bool("offline"),
 		Progress:    bar.update,
 	}
 	if !k.ctx.Bool("force") {
@@ -80,10 +87,13 @@ func runIngestGo(k *call) error {
 	out := ingestGoJSON{
 		Dir: dir, Module: res.Module, Files: res.Files, Packages: res.Packages,
 		TypedPackages: res.TypedPackages, SyntaxPackages: res.SyntaxPackages, Mode: res.Mode,
-		Unchanged: res.Unchanged, LoadErrors: res.LoadErrors,
+		Unchanged: res.Unchanged, LoadErrors: res.LoadErrors, Fallbacks: res.Fallbacks, Unresolved: res.Unresolved,
 	}
 	if out.LoadErrors == nil {
 		out.LoadErrors = []string{}
+	}
+	if out.Fallbacks == nil {
+		out.Fallbacks = []ingest.Fallback{}
 	}
 	if !res.Unchanged {
 		stats, err = ingest.WriteGo(s, res.Graph, k.meta(), bar.update)
@@ -107,8 +117,60 @@ func runIngestGo(k *call) error {
 		return k.out.textf("ingest go %s: %d files unchanged since the last ingest; nothing written; %.2fs\n",
 			dir, out.Files, out.Seconds)
 	}
-	return k.out.textf("ingest go %s: %d files, %d packages (%s), %d nodes, %d edges; %s; %.2fs\n",
-		dir, out.Files, out.Packages, modeText(res), out.Nodes, out.Edges, writeText(stats), out.Seconds)
+	unresolved := ""
+	if out.Unresolved > 0 {
+		unresolved = fmt.Sprintf(", %d unresolved calls", out.Unresolved)
+	}
+	if err := k.out.textf("ingest go %s: %d files, %d packages (%s), %d nodes, %d edges%s; %s; %.2fs\n",
+		dir, out.Files, out.Packages, modeText(res), out.Nodes, out.Edges, unresolved, writeText(stats), out.Seconds); err != nil {
+		return err
+	}
+	for _, l := range fallbackLines(res.Fallbacks) {
+		if err := k.out.textf("%s\n", l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fallbackLines say which packages were read from syntax although
+// type-checking was asked for, one line per reason (SPEC.md §9.6):
+//
+//	syntax-only: N packages (P1, P2, P3, …): REASON; fix: FIX
+func fallbackLines(fbs []ingest.Fallback) []string {
+	type group struct {
+		reason, fix string
+		pkgs        []string
+	}
+	var groups []*group
+	byCause := make(map[[2]string]*group)
+	for _, fb := range fbs {
+		k := [2]string{fb.Reason, fb.Fix}
+		g := byCause[k]
+		if g == nil {
+			g = &group{reason: fb.Reason, fix: fb.Fix}
+			byCause[k] = g
+			groups = append(groups, g)
+		}
+		g.pkgs = append(g.pkgs, fb.Package)
+	}
+	var out []string
+	for _, g := range groups {
+		names := g.pkgs
+		if len(names) > 3 {
+			names = append(names[:3:3], "…")
+		}
+		noun := "packages"
+		if len(g.pkgs) == 1 {
+			noun = "package"
+		}
+		l := fmt.Sprintf("syntax-only: %d %s (%s): %s", len(g.pkgs), noun, strings.Join(names, ", "), g.reason)
+		if g.fix != "" {
+			l += "; fix: " + g.fix
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // modeText says how the packages were read.

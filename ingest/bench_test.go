@@ -87,7 +87,7 @@ func BenchmarkIngestStd(b *testing.B) {
 		cpu := cpuTime()
 		for i := 0; i < b.N; i++ {
 			for _, sub := range []string{"", "cmd"} {
-				cfg := &packages.Config{Mode: packages.LoadAllSyntax, Dir: filepath.Join(dir, sub), Tests: true, Env: loadEnv(nil)}
+				cfg := &packages.Config{Mode: packages.LoadAllSyntax, Dir: filepath.Join(dir, sub), Tests: true, Env: loadEnv(true, nil)}
 				if _, err := packages.Load(cfg, "./..."); err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"go/types"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -26,9 +27,13 @@ type GoOptions struct {
 	// SyntaxOnly skips type-checking: every package is extracted from its
 	// syntax alone.
 	SyntaxOnly bool
+	// Offline forbids the go command to download anything (GOPROXY=off,
+	// GOTOOLCHAIN=local): packages whose dependencies are not in the
+	// module cache are then extracted from syntax. Without it the user's
+	// settings apply, and missing modules are downloaded when they allow.
+	Offline bool
 	// LoadEnv is appended to the environment of the go command that
-	// go/packages runs (after GOPROXY=off and GOTOOLCHAIN=local: ingest
-	// never downloads anything).
+	// go/packages runs.
 	LoadEnv []string
 	// Progress, when set, is called as work advances, possibly from
 	// several goroutines at once.
@@ -68,6 +73,13 @@ type GoResult struct {
 	Mode                   string
 	// LoadErrors say why a module fell back to syntax-only extraction.
 	LoadErrors []string
+	// Fallbacks name the packages extracted from syntax although
+	// type-checking was asked for, with the reason and the fix; sorted by
+	// package. Empty with SyntaxOnly.
+	Fallbacks []Fallback
+	// Unresolved counts the calls syntax-only extraction could not resolve
+	// (the sum of the file payloads' unresolved).
+	Unresolved int
 	// TreeHash identifies the inputs: every Go, go.mod and go.sum file's
 	// content hash, the toolchain and the options.
 	TreeHash string
@@ -93,7 +105,7 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	toolchain := ""
 	if !opts.SyntaxOnly {
-		toolchain = goToolchain(t.Root, opts.LoadEnv)
+		toolchain = goToolchain(t.Root, opts.Offline, opts.LoadEnv)
 	}
 	res := &GoResult{
 		Module:   t.Modules[0].Path,
@@ -110,7 +122,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		for i, m := range t.Modules {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
 			if err := x.loadTyped(m); err != nil {
-				res.LoadErrors = append(res.LoadErrors, fmt.Sprintf("%s: %v", m.Path, firstLine(err.Error())))
+				msg := fmt.Sprintf("%s: %v", m.Path, firstLine(err.Error()))
+				res.LoadErrors = append(res.LoadErrors, msg)
+				x.moduleErrs[m.Dir] = msg
 			}
 		}
 	}
@@ -129,6 +143,10 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		}
 	}
 	res.PackagesWithTypeErrors = len(x.typeErrors)
+	if !opts.SyntaxOnly {
+		res.Fallbacks = x.fallbackList(root)
+	}
+	res.Unresolved = x.unresolved
 	switch {
 	case res.SyntaxPackages == 0:
 		res.Mode = ModeTyped
@@ -138,7 +156,8 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		res.Mode = ModeMixed
 	}
 	res.Graph.AddNode(Node{Key: IngestGoKey, Type: TypeIngest, Payload: mustJSON(IngestPayload{
-		Module: res.Module, GoVersion: toolchain, Mode: res.Mode, Files: res.Files, TreeHash: res.TreeHash,
+		Module: res.Module, GoVersion: toolchain, Mode: res.Mode, Files: res.Files, Fallbacks: len(res.Fallbacks),
+		TreeHash: res.TreeHash,
 	})})
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -154,10 +173,10 @@ func firstLine(s string) string {
 // goToolchain describes the go command that type-checking would use: its
 // version and target. It is part of the tree hash because it changes what
 // type-checking sees.
-func goToolchain(dir string, env []string) string {
+func goToolchain(dir string, offline bool, env []string) string {
 	cmd := exec.Command("go", "env", "GOVERSION", "GOOS", "GOARCH", "CGO_ENABLED", "GOFLAGS")
 	cmd.Dir = dir
-	cmd.Env = loadEnv(env)
+	cmd.Env = loadEnv(offline, env)
 	out, err := cmd.Output()
 	if err != nil {
 		return "unknown"
@@ -168,8 +187,8 @@ func goToolchain(dir string, env []string) string {
 // treeHash is the hash of everything extraction depends on.
 func treeHash(t *tree, opts GoOptions, toolchain string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "ingest-go 1\ntoolchain %s\nvendor %t testdata %t hidden %t syntax-only %t\n",
-		toolchain, opts.IncludeVendor, opts.IncludeTestdata, opts.IncludeHidden, opts.SyntaxOnly)
+	fmt.Fprintf(h, "ingest-go 1\ntoolchain %s\nvendor %t testdata %t hidden %t syntax-only %t offline %t\n",
+		toolchain, opts.IncludeVendor, opts.IncludeTestdata, opts.IncludeHidden, opts.SyntaxOnly, opts.Offline)
 	for _, fs := range [][]*srcFile{t.ModFiles, t.Files} {
 		for _, f := range fs {
 			fmt.Fprintf(h, "%s\x00%s\n", f.Rel, f.Hash)
@@ -194,6 +213,9 @@ type resolver interface {
 	selector(sel *ast.SelectorExpr) (t target, ok, skipX bool)
 	// importPath is the import path an import spec resolves to.
 	importPath(spec *ast.ImportSpec) string
+	// unresolved reports whether a call that resolved to no symbol counts
+	// as unresolved (it may call code of the tree; SPEC §9.3).
+	unresolved(c *ast.CallExpr) bool
 }
 
 // extractor accumulates the graph of one tree.
@@ -224,6 +246,13 @@ type extractor struct {
 	syntaxTypes map[string]bool
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
+
+	// fallbacks say why a package of the tree was not type-checked;
+	// moduleErrs why a module (by directory) did not load at all.
+	fallbacks  map[string]fallbackNote
+	moduleErrs map[string]string
+	pkgDirs    map[string]string // import path → directory (rel)
+	unresolved int               // calls syntax-only extraction left unresolved
 }
 
 type testEdge struct {
@@ -245,6 +274,9 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		symFile:     make(map[string]string),
 		syntaxTypes: make(map[string]bool),
 		imported:    make(map[string]bool),
+		fallbacks:   make(map[string]fallbackNote),
+		moduleErrs:  make(map[string]string),
+		pkgDirs:     make(map[string]string),
 	}
 	for _, f := range t.Files {
 		x.byRel[f.Rel] = f
@@ -277,6 +309,7 @@ func (x *extractor) addPackage(importPath, name, dir, mode string) {
 		return
 	}
 	x.pkgModes[importPath] = mode
+	x.pkgDirs[importPath] = dir
 	x.g.AddNode(Node{Key: PackageKey(importPath), Type: TypePackage, Payload: mustJSON(PackagePayload{
 		ImportPath: importPath, Name: name, Dir: dir, Mode: mode,
 	})})
@@ -292,6 +325,9 @@ type fragment struct {
 	imported []string
 	tests    []testEdge
 	initSeq  map[string]int // "importpath\x00file" → inits seen
+	// unresolved counts the unresolved calls of the file being extracted;
+	// total those of every file.
+	unresolved, total int
 }
 
 type symbolNode struct {
@@ -332,6 +368,7 @@ func (x *extractor) merge(fr *fragment) {
 		x.imported[p] = true
 	}
 	x.tests = append(x.tests, fr.tests...)
+	x.unresolved += fr.total
 }
 
 // parallel runs fn(i) for i in [0, n) on all CPUs.
@@ -363,7 +400,12 @@ func (fr *fragment) extractFile(importPath string, f *unitFile) {
 		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
 		Terms: FileTerms(f.src.Content),
 	}
-	fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	fr.unresolved = 0
+	defer func() {
+		payload.Unresolved = fr.unresolved
+		fr.total += fr.unresolved
+		fr.nodes = append(fr.nodes, Node{Key: fileKey, Type: TypeFile, Payload: mustJSON(payload)})
+	}()
 	fr.addEdge(Edge{Src: PackageKey(importPath), Rel: RelContains, Dst: fileKey})
 	fr.files = append(fr.files, rel)
 	for _, imp := range f.ast.Imports {
@@ -434,9 +476,12 @@ func (fr *fragment) extractFile(importPath string, f *unitFile) {
 						fr.addSymbol(key, fileKey, f, SymbolPayload{Package: importPath, Name: n.Name, Kind: kind}, from, to)
 						keys = append(keys, key)
 					}
-					if len(keys) > 0 {
-						fr.walk(keys, s, f, false, "")
+					if len(keys) == 0 {
+						// var _ = f(): the file is what runs the
+						// initialiser (as module-level code elsewhere).
+						keys = []string{fileKey}
 					}
+					fr.walk(keys, s, f, false, "")
 				}
 			}
 		}
@@ -482,14 +527,19 @@ func (x *extractor) addDirs(rel string) { AddDirs(x.g, rel) }
 func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
 	calls := make(map[*ast.Ident]bool)
 	skip := make(map[*ast.Ident]bool)
+	resolved := make(map[*ast.Ident]bool)
+	var callExprs []*ast.CallExpr
 	emit := func(t target, id *ast.Ident) {
+		resolved[id] = true
 		var rel string
 		switch t.kind {
 		case KindFunc, KindMethod:
-			if !calls[id] {
-				return
+			// Called, or mentioned as a value (passed, stored, assigned):
+			// a function value is a reference (SPEC §9.4).
+			rel = RelReferences
+			if calls[id] {
+				rel = RelCalls
 			}
-			rel = RelCalls
 		case KindType, KindInterface:
 			rel = RelReferences
 		default:
@@ -511,6 +561,7 @@ func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool,
 			if id := calleeIdent(n.Fun); id != nil {
 				calls[id] = true
 			}
+			callExprs = append(callExprs, n)
 		case *ast.SelectorExpr:
 			skip[n.Sel] = true
 			t, ok, skipX := f.res.selector(n)
@@ -556,6 +607,11 @@ func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool,
 		}
 		return true
 	})
+	for _, c := range callExprs {
+		if id := calleeIdent(c.Fun); (id == nil || !resolved[id]) && f.res.unresolved(c) {
+			fr.unresolved++
+		}
+	}
 }
 
 // calleeIdent is the identifier naming the called function of a call's
@@ -692,4 +748,46 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Fallback names a package of the tree extracted from syntax alone
+// although type-checking was asked for (SPEC.md §9.6).
+type Fallback struct {
+	Package string `json:"package"`
+	// Reason is the first failure the package depends on: "<package>:
+	// <go list error>", "<module>: <error>" when the module did not load,
+	// or that no file of it is built for this platform.
+	Reason string `json:"reason"`
+	// Fix is the command that fixes it, when ingest knows one: `go -C
+	// <module dir> mod download` when a dependency outside the tree did
+	// not load (it is missing from the module cache). Empty otherwise.
+	Fix string `json:"fix,omitempty"`
+}
+
+// notBuiltHere is the reason of a package no file of which is built for
+// this platform (f_windows.go on Linux): type-checking cannot include it.
+const notBuiltHere = "no file is built for this platform (build constraints)"
+
+// fallbackList names the packages extracted from syntax and why; root is
+// the directory as the caller named it, for the fix.
+func (x *extractor) fallbackList(root string) []Fallback {
+	var out []Fallback
+	for _, ip := range sortedKeys(x.pkgModes) {
+		if x.pkgModes[ip] != ModeSyntax {
+			continue
+		}
+		fb := Fallback{Package: ip, Reason: notBuiltHere}
+		m := x.t.moduleOf(x.pkgDirs[ip])
+		switch n, ok := x.fallbacks[ip]; {
+		case ok:
+			fb.Reason = n.cause.pkg + ": " + n.cause.msg
+			if n.cause.dependency {
+				fb.Fix = "go -C " + filepath.Join(root, filepath.FromSlash(n.module.Dir)) + " mod download"
+			}
+		case x.moduleErrs[m.Dir] != "":
+			fb.Reason = x.moduleErrs[m.Dir]
+		}
+		out = append(out, fb)
+	}
+	return out
 }

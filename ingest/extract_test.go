@@ -81,17 +81,24 @@ func TestExtractGoGolden(t *testing.T) {
 }
 
 // A module the go command cannot load (a requirement missing from the
-// module cache, and no network) falls back to syntax-only extraction.
+// module cache, and --offline) falls back to syntax-only extraction, and
+// the result names the package, why, and the command that fixes it.
 func TestExtractGoFallsBackToSyntax(t *testing.T) {
-	res, err := ExtractGo(filepath.Join(testdataDir, "broken"), GoOptions{})
+	dir := filepath.Join(testdataDir, "broken")
+	res, err := ExtractGo(dir, GoOptions{Offline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Mode != ModeSyntax || res.TypedPackages != 0 || res.SyntaxPackages != 1 {
 		t.Errorf("mode %q, %d typed, %d syntax packages; want syntax, 0, 1", res.Mode, res.TypedPackages, res.SyntaxPackages)
 	}
-	if len(res.LoadErrors) == 0 {
-		t.Errorf("no load error reported")
+	if len(res.Fallbacks) != 1 {
+		t.Fatalf("fallbacks %+v; want one, for example.com/broken/app", res.Fallbacks)
+	}
+	fb := res.Fallbacks[0]
+	if fb.Package != "example.com/broken/app" || !strings.HasPrefix(fb.Reason, "example.invalid/missing: ") ||
+		fb.Fix != "go -C "+dir+" mod download" {
+		t.Errorf("fallback %+v; want example.com/broken/app, because of example.invalid/missing, fixed by go -C %s mod download", fb, dir)
 	}
 	checkGolden(t, "broken.golden", renderGraph(res.Graph))
 }

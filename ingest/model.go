@@ -288,6 +288,9 @@ type FilePayload struct {
 	Test       bool   `json:"test,omitempty"`
 	Mode       string `json:"mode,omitempty"`
 	ParseError string `json:"parse_error,omitempty"`
+	// Unresolved counts the calls of a file extracted from syntax that
+	// resolved to no symbol but might call code of the tree (SPEC §9.3).
+	Unresolved int `json:"unresolved,omitempty"`
 	// Terms is the file's vocabulary (FileTerms): what the engines'
 	// lexical similarity compares.
 	Terms map[string]int  `json:"terms,omitempty"`
@@ -332,6 +335,11 @@ type IngestPayload struct {
 	GoVersion string `json:"go_version"`
 	Mode      string `json:"mode"`
 	Files     int    `json:"files"`
+	// Fallbacks counts the packages extracted from syntax although
+	// type-checking was asked for (GoResult.Fallbacks). While there are
+	// some, the next ingest re-reads the tree even if its hash is
+	// unchanged: the module cache may have been filled since.
+	Fallbacks int    `json:"fallbacks,omitempty"`
 	TreeHash  string `json:"tree_hash"`
 }
 

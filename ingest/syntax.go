@@ -3,6 +3,8 @@ package ingest
 import (
 	"go/ast"
 	"go/parser"
+	"go/token"
+	"go/types"
 	"path"
 	"regexp"
 	"runtime"
@@ -22,6 +24,35 @@ type table struct {
 	methods    map[string]map[string]bool // concrete type → its declared methods
 	ifaces     map[string]*ifaceDecl      // interface type → its methods
 	imports    map[string]bool            // import paths its files import
+
+	// What syntax-only extraction infers the types of expressions from
+	// (recorded for the packages it extracts): type declarations, the
+	// signatures of funcs ("F"), methods and interface methods ("T.M"),
+	// and package-level vars, each with the file that resolves its names.
+	typeSpecs map[string]declOf[*ast.TypeSpec]
+	sigs      map[string]declOf[*ast.FuncType]
+	vars      map[string]varDecl
+}
+
+// declOf is a declaration and the context its names resolve in.
+type declOf[T any] struct {
+	decl T
+	ctx  *declCtx
+}
+
+// varDecl is a package-level var: the i-th name of spec.
+type varDecl struct {
+	spec *ast.ValueSpec
+	i    int
+	ctx  *declCtx
+}
+
+// declCtx resolves the names of one file: its package's declarations,
+// its imports (name → import path) and its top-level declaration nodes.
+type declCtx struct {
+	tab     *table
+	imports map[string]string
+	top     map[any]bool
 }
 
 type ifaceDecl struct {
@@ -40,6 +71,10 @@ func (x *extractor) table(importPath, name string) *table {
 			methods: make(map[string]map[string]bool),
 			ifaces:  make(map[string]*ifaceDecl),
 			imports: make(map[string]bool),
+
+			typeSpecs: make(map[string]declOf[*ast.TypeSpec]),
+			sigs:      make(map[string]declOf[*ast.FuncType]),
+			vars:      make(map[string]varDecl),
 		}
 		x.tables[importPath] = t
 	}
@@ -47,10 +82,20 @@ func (x *extractor) table(importPath, name string) *table {
 }
 
 // addDecls records the declarations of file f in t. imports maps the
-// file's import names to import paths.
-func (t *table) addDecls(f *ast.File, imports map[string]string) {
+// file's import names to import paths. detail also records what type
+// inference needs (signatures, type specs, vars), and returns the file's
+// context; it is for the packages extracted from syntax.
+func (t *table) addDecls(f *ast.File, imports map[string]string, detail bool) *declCtx {
 	for _, p := range imports {
 		t.imports[p] = true
+	}
+	var ctx *declCtx
+	if detail {
+		ctx = &declCtx{tab: t, imports: imports, top: topLevelDecls(f)}
+	}
+	first := func(k string) bool { // a symbol declared again keeps its first declaration
+		_, ok := t.sigs[k]
+		return detail && !ok
 	}
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
@@ -64,13 +109,22 @@ func (t *table) addDecls(f *ast.File, imports map[string]string) {
 					t.methods[recv] = make(map[string]bool)
 				}
 				t.methods[recv][d.Name.Name] = true
+				if k := recv + "." + d.Name.Name; first(k) {
+					t.sigs[k] = declOf[*ast.FuncType]{d.Type, ctx}
+				}
 			} else if d.Name.Name != "init" && d.Name.Name != "_" {
 				t.names[d.Name.Name] = KindFunc
+				if first(d.Name.Name) {
+					t.sigs[d.Name.Name] = declOf[*ast.FuncType]{d.Type, ctx}
+				}
 			}
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
 				switch s := spec.(type) {
 				case *ast.TypeSpec:
+					if _, ok := t.typeSpecs[s.Name.Name]; detail && !ok {
+						t.typeSpecs[s.Name.Name] = declOf[*ast.TypeSpec]{s, ctx}
+					}
 					it, ok := s.Type.(*ast.InterfaceType)
 					if !ok {
 						t.names[s.Name.Name] = KindType
@@ -82,6 +136,9 @@ func (t *table) addDecls(f *ast.File, imports map[string]string) {
 						if len(m.Names) > 0 {
 							for _, n := range m.Names {
 								dec.methods = append(dec.methods, n.Name)
+								if ft, ok := m.Type.(*ast.FuncType); ok && first(s.Name.Name+"."+n.Name) {
+									t.sigs[s.Name.Name+"."+n.Name] = declOf[*ast.FuncType]{ft, ctx}
+								}
 							}
 							continue
 						}
@@ -100,15 +157,19 @@ func (t *table) addDecls(f *ast.File, imports map[string]string) {
 					if d.Tok.String() == "const" {
 						kind = KindConst
 					}
-					for _, n := range s.Names {
+					for i, n := range s.Names {
 						if n.Name != "_" {
 							t.names[n.Name] = kind
+							if _, ok := t.vars[n.Name]; detail && kind == KindVar && !ok {
+								t.vars[n.Name] = varDecl{s, i, ctx}
+							}
 						}
 					}
 				}
 			}
 		}
 	}
+	return ctx
 }
 
 // ifaceMethods returns the method names of interface r, following
@@ -252,21 +313,22 @@ func (x *extractor) extractSyntax() {
 		}
 		units[ip].files = append(units[ip].files, sf)
 	}
+	ctxs := make(map[*ast.File]*declCtx, len(todo))
 	for _, sf := range todo {
 		if sf.ast != nil {
 			named, _ := fileImports(sf.ast, nameOf)
-			x.tables[importPathFor(sf)].addDecls(sf.ast, named)
+			ctxs[sf.ast] = x.tables[importPathFor(sf)].addDecls(sf.ast, named, true)
 		}
 	}
 	ips := sortedKeys(units)
 	frags := make([]*fragment, len(ips))
 	parallel(len(ips), func(i int) {
 		ip := ips[i]
-		tab := x.tables[ip]
+
 		fr := newFragment()
 		for _, sf := range units[ip].files {
-			named, dots := fileImports(sf.ast, nameOf)
-			r := &syntaxResolver{x: x, tab: tab, imports: named, top: topLevelDecls(sf.ast)}
+			_, dots := fileImports(sf.ast, nameOf)
+			r := &syntaxResolver{x: x, declCtx: ctxs[sf.ast]}
 			for _, d := range dots {
 				if t := x.tables[d]; t != nil {
 					r.dots = append(r.dots, t)
@@ -351,15 +413,20 @@ func topLevelDecls(f *ast.File) map[any]bool {
 
 // syntaxResolver resolves names without type information: package-level
 // names by the scope rules, pkg.Name through the file's imports, and
-// x.Method when x is a receiver, parameter or variable whose declaration
-// names its type.
+// x.M where the type of x follows from declarations of the tree: a
+// receiver, parameter, result or variable whose declaration names its type
+// or initialises it (T{}, &T{}, new(T), a call of a func or method of the
+// tree, a field, an element of a slice or map, a range variable), and
+// chains of these (r.log.Append(), NewT().M(), r.Leader().Send()).
 type syntaxResolver struct {
-	x       *extractor
-	tab     *table
-	imports map[string]string
-	dots    []*table
-	top     map[any]bool
+	x *extractor
+	*declCtx
+	dots []*table
 }
+
+// inferDepth bounds the chains type inference follows (x.a.b().c…):
+// deeper ones are unresolved, as are cycles through initialisers.
+const inferDepth = 12
 
 func (r *syntaxResolver) importPath(spec *ast.ImportSpec) string {
 	p, err := strconv.Unquote(spec.Path.Value)
@@ -376,6 +443,10 @@ func lookup(t *table, name string) (target, bool) {
 	}
 	return target{key: SymbolKey(t.importPath, name), kind: kind, pkg: t.importPath}, true
 }
+
+// local reports whether id names a local declaration of its file (a
+// parameter, variable, named result…), which hides package-level names.
+func (r *syntaxResolver) local(id *ast.Ident) bool { return id.Obj != nil && !r.top[id.Obj.Decl] }
 
 func (r *syntaxResolver) ident(id *ast.Ident) (target, bool) {
 	if id.Obj != nil {
@@ -395,13 +466,19 @@ func (r *syntaxResolver) ident(id *ast.Ident) (target, bool) {
 	return target{}, false
 }
 
-func (r *syntaxResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
-	x, ok := sel.X.(*ast.Ident)
-	if !ok {
-		return target{}, false, false
+// importOf is the import path an identifier names when it is the name of
+// an imported package in this file.
+func (r *syntaxResolver) importOf(id *ast.Ident) (string, bool) {
+	if id.Obj != nil || r.tab.names[id.Name] != "" {
+		return "", false
 	}
-	if x.Obj == nil && r.tab.names[x.Name] == "" {
-		if p, ok := r.imports[x.Name]; ok {
+	p, ok := r.imports[id.Name]
+	return p, ok
+}
+
+func (r *syntaxResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
+	if x, ok := sel.X.(*ast.Ident); ok {
+		if p, ok := r.importOf(x); ok {
 			t := r.x.tables[p]
 			if t == nil {
 				return target{}, false, true
@@ -409,24 +486,23 @@ func (r *syntaxResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
 			tg, ok := lookup(t, sel.Sel.Name)
 			return tg, ok, true
 		}
-	}
-	if tx, ok := r.ident(x); ok && (tx.kind == KindType || tx.kind == KindInterface) {
-		tg, ok := r.method(typeRef{tx.pkg, x.Name}, sel.Sel.Name)
-		return tg, ok, false
-	}
-	if x.Obj != nil && x.Obj.Kind == ast.Var {
-		if ref, ok := r.typeRef(localType(x.Obj)); ok {
-			tg, ok := r.method(ref, sel.Sel.Name)
-			return tg, ok, false
+		if tx, ok := r.ident(x); ok && (tx.kind == KindType || tx.kind == KindInterface) {
+			tg, ok := r.method(typeRef{tx.pkg, x.Name}, sel.Sel.Name, 0)
+			return tg, ok, false // a method expression T.M
 		}
+	}
+	if ref, where := r.named(r.exprType(sel.X, 0)); where == inTree {
+		tg, ok := r.method(ref, sel.Sel.Name, 0)
+		return tg, ok, false
 	}
 	return target{}, false, false
 }
 
-// method resolves method m of the named type ref.
-func (r *syntaxResolver) method(ref typeRef, m string) (target, bool) {
+// method resolves method m of the named type ref: declared on it, on an
+// interface it is (or embeds), or promoted from an embedded field.
+func (r *syntaxResolver) method(ref typeRef, m string, depth int) (target, bool) {
 	t := r.x.tables[ref.pkg]
-	if t == nil {
+	if t == nil || depth > 4 {
 		return target{}, false
 	}
 	if t.methods[ref.name][m] {
@@ -438,91 +514,501 @@ func (r *syntaxResolver) method(ref typeRef, m string) (target, bool) {
 		if at, ok := ms[m]; ok {
 			return target{key: MethodKey(at.pkg, at.name, m), kind: KindMethod, pkg: at.pkg}, true
 		}
+		return target{}, false
+	}
+	for _, e := range r.embedded(ref) {
+		if er, where := r.named(e); where == inTree {
+			if tg, ok := r.method(er, m, depth+1); ok {
+				return tg, true
+			}
+		}
 	}
 	return target{}, false
 }
 
-// typeRef resolves a type expression naming a package-level type: T, *T,
-// T[P], pkg.T.
-func (r *syntaxResolver) typeRef(e ast.Expr) (typeRef, bool) {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-			continue
-		case *ast.ParenExpr:
-			e = t.X
-			continue
-		case *ast.IndexExpr:
-			e = t.X
-			continue
-		case *ast.IndexListExpr:
-			e = t.X
-			continue
-		case *ast.Ident:
-			if tg, ok := r.ident(t); ok && (tg.kind == KindType || tg.kind == KindInterface) {
-				return typeRef{tg.pkg, t.Name}, true
-			}
-		case *ast.SelectorExpr:
-			if x, ok := t.X.(*ast.Ident); ok && x.Obj == nil {
-				if p, ok := r.imports[x.Name]; ok && r.x.tables[p] != nil {
-					if k := r.x.tables[p].names[t.Sel.Name]; k == KindType || k == KindInterface {
-						return typeRef{p, t.Sel.Name}, true
-					}
-				}
-			}
-		}
-		return typeRef{}, false
-	}
+// sType is a type as a declaration writes it, with the file whose names
+// resolve it; the zero sType is an unknown type. outside: a type of a
+// package outside the tree (the result of one of its funcs, say), which
+// is all that is known of it.
+type sType struct {
+	expr    ast.Expr
+	ctx     *declCtx
+	outside bool
 }
 
-// localType is the type expression a local variable's declaration gives
-// it, or nil: a parameter's type, var x T, x := T{...}, &T{...}, new(T).
-// Syntax-only extraction has no type information by definition: the
-// parser's per-file object resolution is the scope information it uses,
-// which is why ast.Object is deprecated, and what is wanted here.
-//
-//lint:ignore SA1019 see above
-func localType(obj *ast.Object) ast.Expr {
+// Where a named type is declared.
+const (
+	unknownType = iota // not a named type, or one that does not resolve
+	inTree             // a type of a package extracted here
+	outsideTree        // a predeclared type or one of a package outside the tree
+)
+
+// named is the named type t denotes (through pointers, parentheses and
+// type arguments), and where it is declared.
+func (r *syntaxResolver) named(t sType) (typeRef, int) {
+	if t.outside {
+		return typeRef{}, outsideTree
+	}
+	if t.ctx == nil {
+		return typeRef{}, unknownType
+	}
+	e := t.expr
+	for e != nil {
+		switch v := e.(type) {
+		case *ast.StarExpr:
+			e = v.X
+		case *ast.ParenExpr:
+			e = v.X
+		case *ast.IndexExpr:
+			e = v.X
+		case *ast.IndexListExpr:
+			e = v.X
+		case *ast.Ident:
+			switch k := t.ctx.tab.names[v.Name]; {
+			case k == KindType || k == KindInterface:
+				return typeRef{t.ctx.tab.importPath, v.Name}, inTree
+			case k == "" && types.Universe.Lookup(v.Name) != nil:
+				return typeRef{}, outsideTree
+			}
+			return typeRef{}, unknownType
+		case *ast.SelectorExpr:
+			x, ok := v.X.(*ast.Ident)
+			if !ok {
+				return typeRef{}, unknownType
+			}
+			p := t.ctx.imports[x.Name]
+			if p == "" {
+				return typeRef{}, unknownType
+			}
+			if pt := r.x.tables[p]; pt != nil {
+				if k := pt.names[v.Sel.Name]; k == KindType || k == KindInterface {
+					return typeRef{p, v.Sel.Name}, inTree
+				}
+				return typeRef{}, unknownType
+			}
+			if r.x.treePkgs[p] {
+				return typeRef{}, unknownType
+			}
+			return typeRef{}, outsideTree
+		default:
+			return typeRef{}, unknownType
+		}
+	}
+	return typeRef{}, unknownType
+}
+
+// underlying is the type literal t stands for: t itself, or the
+// declaration of the named type of the tree it names.
+func (r *syntaxResolver) underlying(t sType) sType {
+	for i := 0; i < 4 && t.expr != nil; i++ {
+		e := t.expr
+		for {
+			if p, ok := e.(*ast.ParenExpr); ok {
+				e = p.X
+				continue
+			}
+			break
+		}
+		ref, where := r.named(sType{expr: e, ctx: t.ctx})
+		if where != inTree {
+			return sType{expr: e, ctx: t.ctx}
+		}
+		d, ok := r.x.tables[ref.pkg].typeSpecs[ref.name]
+		if !ok || d.ctx == nil {
+			return sType{}
+		}
+		t = sType{expr: d.decl.Type, ctx: d.ctx}
+	}
+	return t
+}
+
+// deref is the type a pointer type points to (t when it is not one).
+func deref(t sType) sType {
+	if s, ok := t.expr.(*ast.StarExpr); ok {
+		return sType{expr: s.X, ctx: t.ctx}
+	}
+	return t
+}
+
+// embedded are the types embedded in the struct type ref.
+func (r *syntaxResolver) embedded(ref typeRef) []sType {
+	ctx := r.ctxOf(ref)
+	if ctx == nil {
+		return nil
+	}
+	u := r.underlying(sType{expr: &ast.Ident{Name: ref.name}, ctx: ctx})
+	st, ok := u.expr.(*ast.StructType)
+	if !ok {
+		return nil
+	}
+	var out []sType
+	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 {
+			out = append(out, sType{expr: f.Type, ctx: u.ctx})
+		}
+	}
+	return out
+}
+
+// ctxOf is a context in which ref's name resolves: its declaring file's.
+func (r *syntaxResolver) ctxOf(ref typeRef) *declCtx {
+	if t := r.x.tables[ref.pkg]; t != nil {
+		if d, ok := t.typeSpecs[ref.name]; ok && d.ctx != nil {
+			return d.ctx
+		}
+		return &declCtx{tab: t}
+	}
+	return nil
+}
+
+// field is the type of field name of the named type ref (its own, or
+// promoted from an embedded struct), and whether it has one.
+func (r *syntaxResolver) field(ref typeRef, name string, depth int) (sType, bool) {
+	ctx := r.ctxOf(ref)
+	if ctx == nil || depth > 4 {
+		return sType{}, false
+	}
+	u := r.underlying(sType{expr: &ast.Ident{Name: ref.name}, ctx: ctx})
+	st, ok := u.expr.(*ast.StructType)
+	if !ok {
+		return sType{}, false
+	}
+	var embeds []sType
+	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 {
+			if recvTypeName(f.Type) == name || selName(f.Type) == name {
+				return sType{expr: f.Type, ctx: u.ctx}, true
+			}
+			embeds = append(embeds, sType{expr: f.Type, ctx: u.ctx})
+		}
+		for _, n := range f.Names {
+			if n.Name == name {
+				return sType{expr: f.Type, ctx: u.ctx}, true
+			}
+		}
+	}
+	for _, e := range embeds {
+		if er, where := r.named(e); where == inTree {
+			if t, ok := r.field(er, name, depth+1); ok {
+				return t, true
+			}
+		}
+	}
+	return sType{}, false
+}
+
+// selName is the name of an embedded pkg.T or *pkg.T.
+func selName(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if s, ok := e.(*ast.SelectorExpr); ok {
+		return s.Sel.Name
+	}
+	return ""
+}
+
+// in returns a resolver for the file of ctx (a declaration elsewhere).
+func (r *syntaxResolver) in(ctx *declCtx) *syntaxResolver {
+	if ctx == r.declCtx {
+		return r
+	}
+	return &syntaxResolver{x: r.x, declCtx: ctx}
+}
+
+// exprType infers the type of expression e of r's file from declarations.
+func (r *syntaxResolver) exprType(e ast.Expr, depth int) sType {
+	if depth > inferDepth || r.declCtx == nil {
+		return sType{}
+	}
+	switch v := e.(type) {
+	case *ast.ParenExpr:
+		return r.exprType(v.X, depth+1)
+	case *ast.Ident:
+		if r.local(v) {
+			return r.localType(v, depth)
+		}
+		if _, ok := r.importOf(v); ok {
+			return sType{}
+		}
+		if d, ok := r.tab.vars[v.Name]; ok && (v.Obj == nil || r.top[v.Obj.Decl]) {
+			return r.in(d.ctx).valueType(d.spec, d.i, depth+1)
+		}
+	case *ast.SelectorExpr:
+		if x, ok := v.X.(*ast.Ident); ok {
+			if p, ok := r.importOf(x); ok {
+				if t := r.x.tables[p]; t != nil {
+					if d, ok := t.vars[v.Sel.Name]; ok && d.ctx != nil {
+						return r.in(d.ctx).valueType(d.spec, d.i, depth+1)
+					}
+					return sType{}
+				}
+				return sType{outside: !r.x.treePkgs[p]}
+			}
+		}
+		switch ref, where := r.named(r.exprType(v.X, depth+1)); where {
+		case inTree:
+			if t, ok := r.field(ref, v.Sel.Name, 0); ok {
+				return t
+			}
+		case outsideTree:
+			return sType{outside: true}
+		}
+	case *ast.CallExpr:
+		return r.result(v, 0, depth+1)
+	case *ast.CompositeLit:
+		if v.Type != nil {
+			return sType{expr: v.Type, ctx: r.declCtx}
+		}
+	case *ast.UnaryExpr:
+		switch v.Op {
+		case token.AND:
+			return r.exprType(v.X, depth+1)
+		case token.ARROW:
+			if c, ok := r.underlying(r.exprType(v.X, depth+1)).expr.(*ast.ChanType); ok {
+				return sType{expr: c.Value, ctx: r.underlying(r.exprType(v.X, depth+1)).ctx}
+			}
+		}
+	case *ast.StarExpr:
+		return deref(r.exprType(v.X, depth+1))
+	case *ast.IndexExpr:
+		return r.elem(r.exprType(v.X, depth+1), false)
+	case *ast.SliceExpr:
+		return r.exprType(v.X, depth+1)
+	case *ast.TypeAssertExpr:
+		if v.Type != nil {
+			return sType{expr: v.Type, ctx: r.declCtx}
+		}
+	}
+	return sType{}
+}
+
+// elem is the element type of a slice, array, map (key: its key type),
+// pointer to array, or channel type.
+func (r *syntaxResolver) elem(t sType, key bool) sType {
+	u := r.underlying(deref(r.underlying(t)))
+	switch c := u.expr.(type) {
+	case *ast.ArrayType:
+		if key {
+			return sType{}
+		}
+		return sType{expr: c.Elt, ctx: u.ctx}
+	case *ast.MapType:
+		if key {
+			return sType{expr: c.Key, ctx: u.ctx}
+		}
+		return sType{expr: c.Value, ctx: u.ctx}
+	case *ast.ChanType:
+		if key {
+			return sType{expr: c.Value, ctx: u.ctx}
+		}
+	}
+	return sType{}
+}
+
+// result is the type of the i-th result of call c: a func or method of
+// the tree, new(T), make(T, …), append(s, …), or a conversion T(x).
+func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
+	fun := c.Fun
+	for {
+		switch f := fun.(type) {
+		case *ast.ParenExpr:
+			fun = f.X
+			continue
+		case *ast.IndexExpr:
+			fun = f.X
+			continue
+		case *ast.IndexListExpr:
+			fun = f.X
+			continue
+		}
+		break
+	}
+	var tg target
+	var ok bool
+	switch f := fun.(type) {
+	case *ast.Ident:
+		if builtinFuncs[f.Name] && !r.local(f) && r.tab.names[f.Name] == "" && len(c.Args) > 0 && i == 0 {
+			switch f.Name {
+			case "new", "make": // new(T) is a *T, but methods are the same
+				return sType{expr: c.Args[0], ctx: r.declCtx}
+			case "append": // the slice it appends to
+				return r.exprType(c.Args[0], depth+1)
+			}
+		}
+		tg, ok = r.ident(f)
+	case *ast.SelectorExpr:
+		tg, ok, _ = r.selector(f)
+		if !ok {
+			// A func of a package outside the tree, or a method of a type
+			// outside it: its result is outside too, as far as is known.
+			if x, isIdent := f.X.(*ast.Ident); isIdent {
+				if p, isImport := r.importOf(x); isImport {
+					return sType{outside: r.x.tables[p] == nil && !r.x.treePkgs[p]}
+				}
+			}
+			if _, where := r.named(r.exprType(f.X, depth+1)); where == outsideTree {
+				return sType{outside: true}
+			}
+		}
+	case *ast.ArrayType, *ast.StarExpr, *ast.MapType, *ast.ChanType, *ast.FuncType:
+		return sType{expr: f, ctx: r.declCtx} // a conversion
+	}
+	if !ok {
+		return sType{}
+	}
+	switch tg.kind {
+	case KindType, KindInterface: // a conversion
+		return sType{expr: fun, ctx: r.declCtx}
+	case KindFunc, KindMethod:
+		name := strings.TrimPrefix(tg.key, "sym:"+tg.pkg+".")
+		d, ok := r.x.tables[tg.pkg].sigs[name]
+		if !ok || d.ctx == nil || d.decl.Results == nil {
+			return sType{}
+		}
+		n := 0
+		for _, f := range d.decl.Results.List {
+			k := max(len(f.Names), 1)
+			if i < n+k {
+				return sType{expr: f.Type, ctx: d.ctx}
+			}
+			n += k
+		}
+	}
+	return sType{}
+}
+
+// valueType is the type of the i-th name of a var declaration.
+func (r *syntaxResolver) valueType(s *ast.ValueSpec, i, depth int) sType {
+	if s.Type != nil {
+		return sType{expr: s.Type, ctx: r.declCtx}
+	}
+	switch {
+	case len(s.Values) == len(s.Names):
+		return r.exprType(s.Values[i], depth+1)
+	case len(s.Values) == 1:
+		return r.multi(s.Values[0], i, depth+1)
+	}
+	return sType{}
+}
+
+// multi is the type of the i-th value of a multi-valued expression: a
+// call, or v, ok := m[k] / x.(T) / <-c.
+func (r *syntaxResolver) multi(e ast.Expr, i, depth int) sType {
+	if c, ok := e.(*ast.CallExpr); ok {
+		return r.result(c, i, depth+1)
+	}
+	if i == 0 {
+		return r.exprType(e, depth+1)
+	}
+	return sType{}
+}
+
+// localType is the type of a local name from its declaration: a
+// parameter, result or receiver (the type it is given), var x T, var x =
+// e, x := e, x, y := f(), a range variable. Syntax-only extraction has no
+// type information by definition: the parser's per-file object resolution
+// is the scope information it uses, which is why ast.Object is
+// deprecated, and what is wanted here.
+func (r *syntaxResolver) localType(id *ast.Ident, depth int) sType {
+	obj := id.Obj
+	if obj.Kind != ast.Var {
+		return sType{}
+	}
 	switch d := obj.Decl.(type) {
 	case *ast.Field:
-		return d.Type
+		return sType{expr: d.Type, ctx: r.declCtx}
 	case *ast.ValueSpec:
-		if d.Type != nil {
-			return d.Type
-		}
 		for i, n := range d.Names {
-			if n.Name == obj.Name && i < len(d.Values) && len(d.Values) == len(d.Names) {
-				return litType(d.Values[i])
+			if n.Name == obj.Name {
+				return r.valueType(d, i, depth+1)
 			}
 		}
 	case *ast.AssignStmt:
-		if len(d.Lhs) != len(d.Rhs) {
-			return nil
-		}
 		for i, l := range d.Lhs {
-			if id, ok := l.(*ast.Ident); ok && id.Name == obj.Name {
-				return litType(d.Rhs[i])
+			if lid, ok := l.(*ast.Ident); !ok || lid.Name != obj.Name {
+				continue
+			}
+			switch {
+			case len(d.Rhs) == 1 && isRange(d.Rhs[0]):
+				t := r.exprType(d.Rhs[0].(*ast.UnaryExpr).X, depth+1)
+				return r.elem(t, i == 0)
+			case len(d.Lhs) == len(d.Rhs):
+				return r.exprType(d.Rhs[i], depth+1)
+			case len(d.Rhs) == 1:
+				return r.multi(d.Rhs[0], i, depth+1)
 			}
 		}
 	}
-	return nil
+	return sType{}
 }
 
-func litType(e ast.Expr) ast.Expr {
-	switch v := e.(type) {
-	case *ast.CompositeLit:
-		return v.Type
-	case *ast.UnaryExpr:
-		if c, ok := v.X.(*ast.CompositeLit); ok {
-			return c.Type
+// isRange reports whether e is the parser's stand-in for `range x` in the
+// declaration of range variables.
+func isRange(e ast.Expr) bool {
+	u, ok := e.(*ast.UnaryExpr)
+	return ok && u.Op == token.RANGE
+}
+
+// builtinFuncs are the predeclared functions: calls to them leave the tree.
+var builtinFuncs = map[string]bool{
+	"append": true, "cap": true, "clear": true, "close": true, "complex": true, "copy": true, "delete": true,
+	"imag": true, "len": true, "make": true, "max": true, "min": true, "new": true, "panic": true,
+	"print": true, "println": true, "real": true, "recover": true,
+}
+
+// unresolved reports whether a call that resolved to no symbol is
+// counted as unresolved: it might call code of the tree, but syntax could
+// not tell which. Calls of builtins, conversions to predeclared types,
+// calls into packages outside the tree, methods of types outside it, and
+// calls of function values (locals, parameters, vars, fields of func
+// type, func literals) are not.
+func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
+	fun := c.Fun
+	for {
+		switch f := fun.(type) {
+		case *ast.ParenExpr:
+			fun = f.X
+			continue
+		case *ast.IndexExpr:
+			fun = f.X
+			continue
+		case *ast.IndexListExpr:
+			fun = f.X
+			continue
 		}
-	case *ast.CallExpr:
-		if id, ok := v.Fun.(*ast.Ident); ok && id.Name == "new" && len(v.Args) == 1 {
-			return v.Args[0]
-		}
+		break
 	}
-	return nil
+	switch f := fun.(type) {
+	case *ast.Ident:
+		if r.local(f) {
+			return false
+		}
+		if k := r.tab.names[f.Name]; k != "" {
+			return k != KindVar && k != KindConst
+		}
+		return !builtinFuncs[f.Name] && types.Universe.Lookup(f.Name) == nil
+	case *ast.SelectorExpr:
+		if x, ok := f.X.(*ast.Ident); ok {
+			if p, ok := r.importOf(x); ok {
+				if t := r.x.tables[p]; t != nil {
+					k := t.names[f.Sel.Name]
+					return k != KindVar && k != KindConst
+				}
+				return r.x.treePkgs[p]
+			}
+		}
+		ref, where := r.named(r.exprType(f.X, 0))
+		switch where {
+		case outsideTree:
+			return false
+		case inTree:
+			_, isField := r.field(ref, f.Sel.Name, 0)
+			return !isField
+		}
+		return true
+	}
+	return false // a func literal, a call's result, an element of a slice of funcs…
 }
 
 // implementsSyntax adds implements edges for the types declared in files

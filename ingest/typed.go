@@ -21,10 +21,18 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// loadEnv is the environment of the go command run by go/packages:
-// nothing is downloaded, neither modules nor toolchains.
-func loadEnv(extra []string) []string {
-	env := append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local")
+// loadEnv is the environment of the go command run by go/packages. It is
+// the user's: modules missing from the cache are downloaded when GOPROXY
+// allows it (a fresh machine or CI then type-checks instead of falling
+// back to syntax). offline forbids any download, of modules (GOPROXY=off)
+// and of toolchains (GOTOOLCHAIN=local). GOFLAGS is left alone: -mod=mod
+// would let the go command rewrite go.mod and go.sum, which an ingest
+// only reads.
+func loadEnv(offline bool, extra []string) []string {
+	env := os.Environ()
+	if offline {
+		env = append(env, "GOPROXY=off", "GOTOOLCHAIN=local")
+	}
 	return append(env, extra...)
 }
 
@@ -68,7 +76,7 @@ type checkUnit struct {
 // means the module did not load; its files are left to extractSyntax.
 func (x *extractor) loadTyped(m module) error {
 	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
-	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.LoadEnv), Tests: true}
+	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.Offline, x.opts.LoadEnv), Tests: true}
 	t0 := time.Now()
 	roots, err := packages.Load(cfg, "./...")
 	if err != nil {
@@ -99,12 +107,19 @@ func (x *extractor) loadTyped(m module) error {
 		}
 	}
 	// A package whose own listing or any dependency's failed cannot be
-	// type-checked completely: it is extracted from syntax instead.
-	broken := make(map[string]bool)
+	// type-checked completely: it is extracted from syntax instead, and
+	// the first failure it depends on is why.
+	broken := make(map[string]*fallbackCause)
 	for _, p := range all { // Visit lists dependencies first
-		broken[p.ID] = hasListError(p)
-		for _, ip := range p.Imports {
-			broken[p.ID] = broken[p.ID] || broken[ip.ID]
+		if msg := listError(p); msg != "" {
+			broken[p.ID] = &fallbackCause{pkg: p.PkgPath, msg: msg, dependency: !x.inTree(p)}
+			continue
+		}
+		for _, ip := range sortedImports(p) {
+			if c := broken[ip.ID]; c != nil {
+				broken[p.ID] = c
+				break
+			}
 		}
 	}
 	// Foreign test variants are replaced by their plain package, when the
@@ -120,7 +135,8 @@ func (x *extractor) loadTyped(m module) error {
 			continue
 		}
 		inTree := x.inTree(p)
-		if inTree && broken[p.ID] {
+		if c := broken[p.ID]; inTree && c != nil {
+			x.noteFallback(p.PkgPath, m, c)
 			continue // left to syntax-only extraction
 		}
 		extract := false
@@ -129,7 +145,10 @@ func (x *extractor) loadTyped(m module) error {
 			case p.ID == p.PkgPath+" ["+p.PkgPath+".test]":
 				extract = true
 			case p.ID == p.PkgPath:
-				extract = !hasTestVariant[p.PkgPath]
+				// The plain package stands in for a test variant that
+				// cannot be checked (a test-only dependency is missing):
+				// its _test.go files are then left to syntax.
+				extract = !hasTestVariant[p.PkgPath] || broken[p.PkgPath+" ["+p.PkgPath+".test]"] != nil
 			case strings.HasSuffix(p.PkgPath, "_test") && strings.HasSuffix(p.ID, ".test]"):
 				extract = true
 			}
@@ -191,7 +210,7 @@ func (x *extractor) loadTyped(m module) error {
 				}
 				return guessPackageName(p)
 			})
-			t.addDecls(f.ast, named)
+			t.addDecls(f.ast, named, false)
 		}
 		u.asts = nil
 		extracted = append(extracted, u)
@@ -248,13 +267,48 @@ func (x *extractor) inTree(p *packages.Package) bool {
 	return false
 }
 
-func hasListError(p *packages.Package) bool {
+// listError is the first listing error of p ("" if none).
+func listError(p *packages.Package) string {
 	for _, e := range p.Errors {
 		if e.Kind == packages.ListError {
-			return true
+			return firstLine(e.Msg)
 		}
 	}
-	return false
+	return ""
+}
+
+// sortedImports are the packages p imports, by import path, so that the
+// cause reported for a broken package does not depend on map order.
+func sortedImports(p *packages.Package) []*packages.Package {
+	out := make([]*packages.Package, 0, len(p.Imports))
+	for _, imp := range sortedKeys(p.Imports) {
+		out = append(out, p.Imports[imp])
+	}
+	return out
+}
+
+// fallbackCause is why a package of the tree could not be type-checked:
+// the listing of pkg (itself or a package it depends on) failed with msg.
+// dependency: pkg is outside the tree, so downloading the module's
+// requirements is what fixes it.
+type fallbackCause struct {
+	pkg        string
+	msg        string
+	dependency bool
+}
+
+// noteFallback records why the package importPath of module m is left
+// to syntax-only extraction (the first cause found wins).
+func (x *extractor) noteFallback(importPath string, m module, c *fallbackCause) {
+	if _, ok := x.fallbacks[importPath]; ok {
+		return
+	}
+	x.fallbacks[importPath] = fallbackNote{module: m, cause: c}
+}
+
+type fallbackNote struct {
+	module module
+	cause  *fallbackCause
 }
 
 // checkAll parses and type-checks units on all CPUs, each after the units
@@ -464,6 +518,10 @@ func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
 func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
 	return objectTarget(r.unit.info.Uses[id])
 }
+
+// unresolved is always false: go/types resolves every static call, and
+// the others call function values.
+func (r *typedResolver) unresolved(*ast.CallExpr) bool { return false }
 
 func (r *typedResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
 	t, ok := objectTarget(r.unit.info.Uses[sel.Sel])

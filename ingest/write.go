@@ -311,7 +311,9 @@ func apply(tx *lmdbstore.WriteTxn, p *plan, progress func(Progress)) error {
 }
 
 // StoredTreeHash is the tree hash recorded by the last `ingest go` into s
-// ("" if none). ExtractGo skips extraction when the tree still has it.
+// ("" if none, or if some packages fell back to syntax then: the module
+// cache may hold their dependencies now). ExtractGo skips extraction when
+// the tree still has it.
 func StoredTreeHash(s *lmdbstore.Store) (string, error) {
 	var hash string
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
@@ -323,8 +325,8 @@ func StoredTreeHash(s *lmdbstore.Store) (string, error) {
 			return err
 		}
 		var p IngestPayload
-		if json.Unmarshal(n.Payload, &p) == nil {
-			hash = p.TreeHash
+		if json.Unmarshal(n.Payload, &p) == nil && p.Fallbacks == 0 {
+			hash = p.TreeHash // packages that fell back to syntax: read again
 		}
 		return nil
 	})

@@ -30,6 +30,7 @@ type Options struct {
 	// earlier ingest left Go nodes to update.
 	WithGo     bool
 	SyntaxOnly bool // Go: resolve names from syntax alone
+	Offline    bool // Go: download nothing (ingest.GoOptions.Offline)
 	Force      bool // re-read trees whose hashes match the last ingest
 	Walk       ingest.WalkOptions
 	Meta       lmdbstore.WriteMeta
@@ -70,6 +71,9 @@ type Summary struct {
 	EdgesDeleted int      `json:"edges_deleted"`
 	Seconds      float64  `json:"seconds"`
 	LoadErrors   []string `json:"load_errors"`
+	// Fallbacks name the Go packages read from syntax although
+	// type-checking was asked for, why, and the fix.
+	Fallbacks []ingest.Fallback `json:"fallbacks"`
 }
 
 // DirError: the tree could not be read (not a directory, unreadable); the
@@ -133,7 +137,7 @@ func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
 }
 
 func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
-	out := Summary{Dir: dir, LoadErrors: []string{}, Languages: []Lang{}}
+	out := Summary{Dir: dir, LoadErrors: []string{}, Languages: []Lang{}, Fallbacks: []ingest.Fallback{}}
 	var stats ingest.WriteStats
 	g := ingest.NewGraph()
 	var written []string
@@ -161,7 +165,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			return out, stats, &DirError{dir, err}
 		}
 		if has || stored != "" {
-			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Progress: o.Progress}
+			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
 			if !o.Force {
 				opts.SkipIfTreeHash = stored
 			}
@@ -170,7 +174,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 				return out, stats, &DirError{dir, err}
 			}
 			out.LoadErrors = append(out.LoadErrors, res.LoadErrors...)
-			l := Lang{Lang: ingest.LangGo, Files: res.Files, Unchanged: res.Unchanged, Mode: GoMode(res)}
+			out.Fallbacks = append(out.Fallbacks, res.Fallbacks...)
+			l := Lang{Lang: ingest.LangGo, Files: res.Files, Unchanged: res.Unchanged, Mode: GoMode(res),
+				Unresolved: res.Unresolved}
 			if !res.Unchanged {
 				mergeGraph(g, res.Graph)
 				written = append(written, ingest.LangGo)
