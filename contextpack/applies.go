@@ -14,11 +14,6 @@ import (
 // PolicyRelations link a policy node to what it applies to.
 var PolicyRelations = []string{"constrains", "decided_for"}
 
-// rankingExcluded are relations that carry memory semantics, not code
-// structure: Related never ranks along them, and an engine snapshot stays
-// current through writes of them (snapshot.go).
-var rankingExcluded = []string{"constrains", "decided_for", "supersedes", "contradicts"}
-
 // policyNamespaces map the kv namespaces whose entries are policies to
 // the kind of item they hold.
 var policyNamespaces = map[string]string{
