@@ -190,7 +190,9 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 			return s, false, nil
 		}
 	}
-	latest := r.Revision()
+	// newest: the view is the latest any call has seen (a call in an
+	// older transaction than one already served goes to memory).
+	newest := view == r.Revision() && (sl.cur == nil || sl.cur.Rev <= view)
 	persist := k == Ranking && p.path != ""
 	if persist {
 		// Another process may have exported a newer file.
@@ -204,7 +206,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 				s.Release()
 				return nil, false, err
 			}
-			if ok || view == latest {
+			if ok || newest {
 				replace(&sl.cur, s)
 			} else {
 				s.Release()
@@ -220,7 +222,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 	// other into memory.
 	var s *Snap
 	var err error
-	if persist && view == latest {
+	if persist && newest {
 		if s, err = p.exportFile(sl, view, now); err != nil {
 			p.logf("context: writing %s failed, exporting in memory: %v", p.path, err)
 			s = nil
@@ -232,7 +234,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 		}
 	}
 	sl.builds.Add(1)
-	if s.Path != "" || view == latest || sl.cur == nil || view > sl.cur.Rev {
+	if s.Path != "" || newest || sl.cur == nil || view > sl.cur.Rev {
 		replace(&sl.cur, s)
 	} else {
 		replace(&sl.past, s)

@@ -1,6 +1,7 @@
 package enginesnap
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"time"
@@ -83,14 +84,20 @@ func (s *Snap) keeps(r *lmdbstore.ReadTxn, op lmdbstore.Op, now time.Time, until
 		if s.kind == Ranking {
 			return true, nil
 		}
-		// A new payload or type of a node the snapshot holds as live:
-		// the engines read keys, relations and edges, never those.
+		// A new payload of a node the snapshot holds as live, valid now:
+		// the engines read keys, relations, edges, node types and the
+		// payloads' git history (the recency term), nothing else of a
+		// node.
 		idx, ok, err := s.Graph.LookupKey(op.NodeKey)
 		if err != nil || !ok || !op.Valid.Contains(now) {
 			return false, err
 		}
 		node, err := s.Graph.Node(idx)
-		if err != nil || node.Missing {
+		if err != nil || node.Missing || node.Type != op.NodeType {
+			return false, err
+		}
+		held, err := s.Graph.Payload(idx)
+		if err != nil || mayHoldHistory(held) || mayHoldHistory(op.Payload) {
 			return false, err
 		}
 		*until = lmdbstore.EarlierBound(*until, op.Valid.NextChange(now))
@@ -100,9 +107,18 @@ func (s *Snap) keeps(r *lmdbstore.ReadTxn, op lmdbstore.Op, now time.Time, until
 	}
 }
 
+// mayHoldHistory reports whether a payload may hold the "git" field the
+// engines' recency term reads (the engines' own byte test).
+func mayHoldHistory(payload []byte) bool { return bytes.Contains(payload, []byte(`"git"`)) }
+
 // walk reports whether every operation of revisions (from, to] keeps s;
 // until as keeps lowers it.
 func (s *Snap) walk(r *lmdbstore.ReadTxn, from, to lmdbstore.Revision, now time.Time, until *time.Time) (bool, error) {
+	if to > r.Revision() || s.Rev > r.Revision() {
+		// Exported by a call in a newer transaction than r: r cannot read
+		// the log that far.
+		return false, nil
+	}
 	n := 0
 	for rev := from + 1; rev <= to; rev++ {
 		err := r.RevisionOps(rev, func(op lmdbstore.Op) error {
