@@ -98,16 +98,12 @@ func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
 	if s.Rev > r.Revision() {
 		return false, nil
 	}
-	var ts int64
-	found := false
-	err := r.LogHeaders(s.Rev, func(h lmdbstore.LogHeader) bool {
-		ts, found = h.TS.UnixNano(), h.Rev == s.Rev
-		return false
-	})
-	if err != nil || !found {
+	// From meta when s.Rev is the latest (no log record is opened).
+	t, err := r.CommitTime(s.Rev)
+	if err != nil {
 		return false, err
 	}
-	return ts == s.CommitTime, nil
+	return t.UnixNano() == s.CommitTime, nil
 }
 
 // exportFile exports view to the file and maps it.
