@@ -17,7 +17,8 @@
 //     policy edges written since its export.
 //   - A snapshot is immutable; the range of revisions it serves only
 //     widens. Get returns it referenced; Release it when done. The last
-//     release of a mapped file unmaps it.
+//     release of a mapped file unmaps it; a snapshot in memory (every
+//     Exact one) stays valid while referenced.
 //   - Time comes only from Options.Clock; Builds counts exports, so tests
 //     assert on it instead of on timing.
 //   - Persistence (Options.Path) is for Ranking snapshots only: the file

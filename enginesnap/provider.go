@@ -49,9 +49,12 @@ type Snap struct {
 	refs atomic.Int64 // holders, +1 while a provider slot holds it
 }
 
-// Release drops the caller's reference; the last one unmaps a file.
+// Release drops the caller's reference; the last one unmaps a file. A
+// snapshot held in memory (every Exact one, and Ranking ones of views the
+// file does not serve) stays valid while anything references it: its
+// memory is the garbage collector's.
 func (s *Snap) Release() {
-	if s.refs.Add(-1) == 0 {
+	if s.refs.Add(-1) == 0 && s.Path != "" {
 		_ = s.Graph.Close()
 	}
 }

@@ -389,3 +389,39 @@ func must(n csr.NodeIndex, ok bool, err error) csr.NodeIndex {
 	}
 	return n
 }
+
+// TestMemorySnapshotOutlivesRelease: a snapshot held in memory stays
+// readable after its last reference is dropped and the provider has
+// replaced it (a caller may still hold it); a mapped file is unmapped
+// only at its last release.
+func TestMemorySnapshotOutlivesRelease(t *testing.T) {
+	s := newStore(t)
+	c := &clock{t: base.Add(time.Hour)}
+	p := enginesnap.New(s, enginesnap.Options{Clock: c.now})
+	defer p.Close()
+	payload := `{"text":"` + strings.Repeat("memory ", 200) + `"}`
+	update(t, s, node("f:a", lmdbstore.Validity{}, payload))
+	update(t, s, edge("f:a", "calls", "f:b"))
+	old, _, err := p.At(enginesnap.Exact, lmdbstore.At{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := related(t, old.Graph, "f:a")
+	old.Release()
+	update(t, s, edge("f:a", "calls", "f:c"))
+	cur, _, err := p.At(enginesnap.Exact, lmdbstore.At{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Release()
+	if cur == old || p.Builds(enginesnap.Exact) != 2 {
+		t.Fatalf("the edge write did not replace the snapshot (%d builds)", p.Builds(enginesnap.Exact))
+	}
+	if d := cmp.Diff(want, related(t, old.Graph, "f:a")); d != "" {
+		t.Errorf("the replaced snapshot answers differently:\n%s", d)
+	}
+	i := must(old.Graph.LookupKey("f:a"))
+	if got, err := old.Graph.Payload(i); err != nil || !json.Valid(got) || !strings.Contains(string(got), "memory memory") {
+		t.Errorf("the replaced snapshot's payload: %.40s… %v", got, err)
+	}
+}

@@ -24,8 +24,9 @@ const (
 	// Exact is what the analysis tools read (SPEC.md §10.3): every
 	// relation (a tool's rel filter may name any), every node and every
 	// valid time, as an export judged at the clock would hold them. Kept
-	// only across kv writes and node puts that leave every item exactly
-	// as valid now as it was, and only until the first valid-time bound.
+	// only across kv writes and payload-only node puts (type and git
+	// history unchanged) that leave every item exactly as valid now as it
+	// was, and only until the first valid-time bound. Held in memory only.
 	Exact
 	numKinds
 )

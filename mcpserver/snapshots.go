@@ -9,8 +9,6 @@ package mcpserver
 // the engines can see or at the first valid-time bound.
 
 import (
-	"runtime"
-
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/enginesnap"
@@ -31,9 +29,9 @@ func (e *engineSnap) pageRank(weighted bool) ([]float64, error) {
 	return e.snap.PageRank(weighted)
 }
 
-// snapshot returns the engine snapshot at the view v selects. It holds a
-// reference on the provider's snapshot until it is unreachable (the
-// callers finish with it before dropping it).
+// snapshot returns the engine snapshot at the view v selects. Exact
+// snapshots are held in memory, valid for as long as the caller
+// references them, so the provider's reference is dropped at once.
 func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 	at, err := v.at()
 	if err != nil {
@@ -49,11 +47,11 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 		if err != nil {
 			return err
 		}
+		defer sn.Release()
 		if built {
 			s.log.Debug("engine snapshot built", "rev", rev, "nodes", sn.Graph.NumNodes(), "edges", sn.Graph.NumEdges())
 		}
 		e = &engineSnap{rev: rev, graph: sn.Graph, eng: sn.Engine, snap: sn}
-		runtime.AddCleanup(e, func(sn *enginesnap.Snap) { sn.Release() }, sn)
 		return nil
 	})
 	return e, err
