@@ -237,7 +237,9 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 		}
 	}
 	sl.builds.Add(1)
-	if s.Path != "" || newest || sl.cur == nil || view > sl.cur.Rev {
+	// The latest view's snapshot (and the file) in cur, any other in past:
+	// a past view never displaces the snapshot later calls will want.
+	if s.Path != "" || newest {
 		replace(&sl.cur, s)
 	} else {
 		replace(&sl.past, s)
