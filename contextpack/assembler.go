@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/bpe"
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
 )
 
@@ -68,6 +68,11 @@ type Request struct {
 
 // Options configures an Assembler.
 type Options struct {
+	// Snapshots provides the engine snapshots, shared with the process's
+	// other readers of them (the MCP server's analysis tools); nil: the
+	// Assembler makes its own from SnapshotPath, Clock and Logf, and
+	// closes it with itself.
+	Snapshots *enginesnap.Provider
 	// SnapshotPath is the engine snapshot file; "" is SnapshotFile in the
 	// store directory, "-" keeps engine snapshots in memory only.
 	SnapshotPath string
@@ -83,16 +88,10 @@ type Options struct {
 // validity checked between calls. Safe for concurrent use.
 type Assembler struct {
 	store    *lmdbstore.Store
-	snapPath string
 	clock    func() time.Time
-	logf     func(format string, args ...any)
 	enc      *bpe.Encoding
-
-	mu            sync.Mutex // guards the snapshot slots and file state
-	cur, past     *engineSnap
-	curMod        time.Time
-	savedValidity validity
-	builds        atomic.Int64
+	snaps    *enginesnap.Provider
+	ownSnaps bool // made by New: closed by Close
 
 	headersMu sync.Mutex
 	headers   map[lmdbstore.Revision]lmdbstore.LogHeader // log headers read so far (they never change)
@@ -137,39 +136,37 @@ func (a *Assembler) revisionTime(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (
 
 // New returns an Assembler over s (which must stay open while it is used).
 func New(s *lmdbstore.Store, opts Options) *Assembler {
-	a := &Assembler{store: s, clock: opts.Clock, logf: opts.Logf, enc: bpe.O200kBase()}
-	switch opts.SnapshotPath {
-	case "":
-		a.snapPath = filepath.Join(s.Path(), SnapshotFile)
-	case "-":
-	default:
-		a.snapPath = opts.SnapshotPath
-	}
+	a := &Assembler{store: s, clock: opts.Clock, enc: bpe.O200kBase(), snaps: opts.Snapshots}
 	if a.clock == nil {
 		a.clock = time.Now
 	}
-	if a.logf == nil {
-		a.logf = func(string, ...any) {}
+	if a.snaps == nil {
+		path := opts.SnapshotPath
+		switch path {
+		case "":
+			path = filepath.Join(s.Path(), SnapshotFile)
+		case "-":
+			path = ""
+		}
+		a.snaps = enginesnap.New(s, enginesnap.Options{Path: path, Clock: a.clock, Logf: opts.Logf})
+		a.ownSnaps = true
 	}
 	return a
 }
 
-// Close unmaps the engine snapshots (calls in flight finish first: each
-// holds its own reference).
+// Close unmaps the engine snapshots of a provider the Assembler made
+// (calls in flight finish first: each holds its own reference); a shared
+// one stays open for its owner to close.
 func (a *Assembler) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, slot := range []**engineSnap{&a.cur, &a.past} {
-		if *slot != nil {
-			(*slot).release()
-			*slot = nil
-		}
+	if a.ownSnaps {
+		return a.snaps.Close()
 	}
 	return nil
 }
 
-// SnapshotBuilds is how many engine snapshots this Assembler exported.
-func (a *Assembler) SnapshotBuilds() int { return int(a.builds.Load()) }
+// SnapshotBuilds is how many Ranking engine snapshots the Assembler's
+// provider exported.
+func (a *Assembler) SnapshotBuilds() int { return a.snaps.Builds(enginesnap.Ranking) }
 
 // Assemble builds the context pack req asks for, in one read transaction.
 func (a *Assembler) Assemble(req Request) (*Pack, error) {
@@ -210,7 +207,7 @@ type call struct {
 	validAt time.Time
 	view    lmdbstore.Revision
 	at      lmdbstore.At
-	snap    *engineSnap
+	snap    *enginesnap.Snap
 	snapIn  SnapshotInfo
 	keys    map[lmdbstore.NodeID]string // keyOf's cache: history asks for the same peers again and again
 }
@@ -233,12 +230,12 @@ func (c *call) keyOf(id lmdbstore.NodeID) (string, error) {
 
 func (c *call) done() {
 	if c.snap != nil {
-		c.snap.release()
+		c.snap.Release()
 	}
 }
 
 // engine returns the engine snapshot serving the view (kept for the call).
-func (c *call) engine() (*engineSnap, error) {
+func (c *call) engine() (*enginesnap.Snap, error) {
 	if c.snap != nil {
 		return c.snap, nil
 	}
@@ -323,13 +320,13 @@ func (c *call) resolveTargets() ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, matches, err := e.eng.FindSeeds([]string{q}, engines.DefaultSeedParams())
+		_, matches, err := e.Engine.FindSeeds([]string{q}, engines.DefaultSeedParams())
 		if err != nil {
 			return nil, err
 		}
 		n := 0
 		for _, m := range matches {
-			key, err := e.graph.Key(m.Node)
+			key, err := e.Graph.Key(m.Node)
 			if err != nil {
 				return nil, err
 			}

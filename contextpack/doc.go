@@ -11,15 +11,17 @@
 //     line span.
 //   - A pack is computed from one read transaction at one revision (the
 //     view); the engine snapshot that ranks "Related" is one whose ranking
-//     graph equals the graph at that view (never a stale one: snapshot.go).
+//     graph equals the graph at that view (never a stale one: package
+//     enginesnap's Ranking rules).
 //   - The Markdown rendering never exceeds the budget in o200k_base tokens
 //     (package bpe), header and footer included; the JSON form holds
 //     exactly the items the Markdown shows.
 //   - An Assembler is safe for concurrent use and is meant to be held open
-//     by a long-lived process (the MCP server): it keeps the engine
-//     snapshot mapped between calls.
+//     by a long-lived process (the MCP server): its enginesnap.Provider
+//     (its own, or one the process shares) keeps the engine snapshot
+//     mapped between calls.
 //
 // contextpack reads the store through lmdbstore and ranks through engines;
-// it never writes to the store. Its only file is the engine snapshot it
-// keeps beside the store (snapshot.go).
+// it never writes to the store. Its only file is the engine snapshot its
+// provider keeps beside the store (enginesnap.SnapshotFile).
 package contextpack

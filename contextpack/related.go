@@ -23,12 +23,12 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := e.graph
+	g := e.Graph
 	var seeds []engines.Seed
 	skip := map[csr.NodeIndex]bool{}
 	var inside []uint32 // relations from a target to what it encloses
 	for _, name := range []string{roles.RelDefines, roles.RelContains} {
-		if id, err := e.eng.RelationID(name); err == nil {
+		if id, err := e.Engine.RelationID(name); err == nil {
 			inside = append(inside, id)
 		}
 	}
@@ -61,12 +61,12 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 		return nil, nil
 	}
 	p := engines.DefaultRelatedParams()
-	p.Relations = e.rels
+	p.Relations = e.RankingRelations()
 	p.TopK = min(4*limit+len(skip)+64, 20000)
 	// The places the mixed ranking gives to files are filled in the order
 	// of the files-only ranking of the same walk, which fuses activation
 	// with lexical similarity (what `activate --files` answers).
-	views, err := e.eng.RelatedViews(seeds, p, "", "file")
+	views, err := e.Engine.RelatedViews(seeds, p, "", "file")
 	if err != nil {
 		return nil, err
 	}

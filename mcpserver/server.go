@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/memctl/memctl/contextpack"
+	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/records"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,9 +43,11 @@ type Server struct {
 	log   *slog.Logger
 	mcp   *mcp.Server
 	fixed immutables
-	snaps snapshotCache
-	// contexts assembles context packs; it keeps the engine snapshot file
-	// of the store directory mapped between calls (SPEC.md §12.5).
+	// snaps is the process's one engine-snapshot provider: the analysis
+	// tools' snapshots and the context packs' (the file of the store
+	// directory, kept mapped between calls, SPEC.md §12.5).
+	snaps *enginesnap.Provider
+	// contexts assembles context packs over snaps.
 	contexts *contextpack.Assembler
 	calls    sync.WaitGroup // tool calls in flight (Serve waits for them)
 }
@@ -63,9 +67,12 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 		opts.Now = time.Now
 	}
 	s := &Server{store: store, opts: opts, log: opts.Logger}
-	s.contexts = contextpack.New(store, contextpack.Options{Clock: opts.Now, Logf: func(format string, args ...any) {
-		s.log.Info(fmt.Sprintf(format, args...))
-	}})
+	s.snaps = enginesnap.New(store, enginesnap.Options{
+		Path:  filepath.Join(store.Path(), enginesnap.SnapshotFile),
+		Clock: opts.Now,
+		Logf:  func(format string, args ...any) { s.log.Info(fmt.Sprintf(format, args...)) },
+	})
+	s.contexts = contextpack.New(store, contextpack.Options{Snapshots: s.snaps, Clock: opts.Now})
 	s.fixed.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -98,6 +105,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// run; the caller closes the store next, so wait for them.
 	s.calls.Wait()
 	s.contexts.Close()
+	s.snaps.Close()
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

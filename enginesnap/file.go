@@ -1,0 +1,165 @@
+package enginesnap
+
+// The persisted Ranking snapshot (SPEC.md §12.5): SnapshotFile, a CSR
+// export of the latest view written by snapshot.WriteFile (temporary
+// name, sync, rename) and mapped in place, and ValidityFile beside it,
+// the JSON range of revisions it is known to serve:
+//
+//	{"rev":R,"commit_time":NS,"lo":LO,"hi":HI}
+//
+// R and NS name the export (its header's revision and commit time); the
+// range is used only when both match the mapped file and LO ≤ R ≤ HI ≤
+// the store's revision. Anything else is ignored: the range starts again
+// at [R, R] and is widened by reading the log.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/storesnap"
+)
+
+// SnapshotFile and ValidityFile are the names, in the store directory, of
+// the persisted engine snapshot and of its validity range.
+const (
+	SnapshotFile = "context.snap"
+	ValidityFile = "context.snap.valid"
+)
+
+// validity is the content of ValidityFile.
+type validity struct {
+	Rev        uint64 `json:"rev"`
+	CommitTime int64  `json:"commit_time"`
+	Lo         uint64 `json:"lo"`
+	Hi         uint64 `json:"hi"`
+}
+
+// fileState is what a provider knows of the file.
+type fileState struct {
+	mod   time.Time // modification time of the file mapped in cur
+	saved validity  // the range last written
+}
+
+func (p *Provider) validityPath() string {
+	return filepath.Join(filepath.Dir(p.path), ValidityFile)
+}
+
+// openFile maps the file when it exists and belongs to this store's
+// history; nil when it does not. A file the reader refuses is treated as
+// absent (the next export replaces it).
+func (p *Provider) openFile(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
+	fi, err := os.Stat(p.path)
+	if err != nil {
+		return nil, nil
+	}
+	if sl.cur != nil && sl.cur.Path != "" && fi.ModTime().Equal(sl.file.mod) {
+		return nil, nil // already mapped: only a newer file is worth opening
+	}
+	g, err := csr.Open(p.path)
+	if err != nil {
+		p.logf("context: ignoring %s: %v", p.path, err)
+		return nil, nil
+	}
+	s, err := newSnap(g, Ranking, p.path)
+	if err != nil {
+		p.logf("context: ignoring %s: %v", p.path, err)
+		return nil, nil
+	}
+	if _, ranked, _ := g.PageRank(); !ranked && g.NumNodes() > 0 {
+		// Written before the export carried PageRank (it breaks ties):
+		// rebuilt like a file of another history.
+		s.Release()
+		return nil, nil
+	}
+	same, err := sameHistory(r, s)
+	if err != nil || !same {
+		s.Release()
+		return nil, err
+	}
+	sl.file.mod = fi.ModTime()
+	if v, ok := p.loadValidity(); ok && v.Rev == uint64(s.Rev) && v.CommitTime == s.CommitTime &&
+		v.Lo <= v.Hi && v.Lo <= uint64(s.Rev) && uint64(s.Rev) <= v.Hi && v.Hi <= uint64(r.Revision()) {
+		s.lo, s.hi = lmdbstore.Revision(v.Lo), lmdbstore.Revision(v.Hi)
+	}
+	return s, nil
+}
+
+// sameHistory reports whether s was exported from this store's history:
+// its revision exists with the same commit time.
+func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
+	if s.Rev == 0 {
+		return true, nil // the empty graph
+	}
+	if s.Rev > r.Revision() {
+		return false, nil
+	}
+	// From meta when s.Rev is the latest (no log record is opened).
+	t, err := r.CommitTime(s.Rev)
+	if err != nil {
+		return false, err
+	}
+	return t.UnixNano() == s.CommitTime, nil
+}
+
+// exportFile exports view to the file and maps it.
+func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
+	if _, _, err := storesnap.ExportFiltered(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions()); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(p.path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := csr.Open(p.path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSnap(g, Ranking, p.path)
+	if err != nil {
+		return nil, err
+	}
+	s.validAt = now
+	sl.file.mod = fi.ModTime()
+	return s, nil
+}
+
+func (p *Provider) loadValidity() (validity, bool) {
+	b, err := os.ReadFile(p.validityPath())
+	if err != nil {
+		return validity{}, false
+	}
+	var v validity
+	if json.Unmarshal(b, &v) != nil {
+		return validity{}, false
+	}
+	return v, true
+}
+
+// saveValidity records s's range beside the file when it widened (best
+// effort: a lost update only costs a later process one more log read).
+func (p *Provider) saveValidity(sl *slots, s *Snap) {
+	if s.Path == "" {
+		return
+	}
+	s.mu.Lock()
+	v := validity{Rev: uint64(s.Rev), CommitTime: s.CommitTime, Lo: uint64(s.lo), Hi: uint64(s.hi)}
+	s.mu.Unlock()
+	if v == sl.file.saved {
+		return
+	}
+	b, _ := json.Marshal(v)
+	tmp := fmt.Sprintf("%s.tmp-%d", p.validityPath(), os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, p.validityPath()); err != nil {
+		_ = os.Remove(tmp)
+		return
+	}
+	sl.file.saved = v
+}
