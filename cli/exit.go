@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/memctl/memctl/ops"
 )
 
 // Exit codes: the contract scripts rely on (SPEC.md, "CLI").
@@ -61,4 +63,13 @@ func exitCode(err error) int {
 var classifiers = []func(error) (int, bool){
 	classifyStoreError,
 	classifySnapshotError,
+	classifyOpsError,
+}
+
+// classifyOpsError: a request an operation refuses is bad input (exit 2).
+func classifyOpsError(err error) (int, bool) {
+	if errors.Is(err, ops.ErrInvalid) {
+		return ExitUsage, true
+	}
+	return 0, false
 }

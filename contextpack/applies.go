@@ -9,6 +9,7 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/records"
 )
 
 // PolicyRelations link a policy node to what it applies to.
@@ -289,7 +290,7 @@ func payloadText(p json.RawMessage) string {
 		}
 		if _, ok := m["applies_to"]; ok {
 			delete(m, "applies_to")
-			b, _ := MarshalCompact(m)
+			b, _ := records.Marshal(m)
 			return cut(string(b), maxText)
 		}
 	}

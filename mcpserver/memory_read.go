@@ -18,6 +18,9 @@ import (
 	"github.com/memctl/memctl/records"
 )
 
+// errPageFull stops a scan once a page is complete.
+var errPageFull = errors.New("page full")
+
 // Page sizes of the memory read tools.
 const (
 	defaultGraphLimit   = 100  // read_graph items (entities + relations) per page

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"math"
 	"slices"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 )
 
@@ -35,18 +35,11 @@ func (s *Server) putEdge(_ context.Context, a *PutEdgeArgs) (records.Commit, err
 	})
 }
 
-// checkWeight is an optional weight as a float32: absent is 0 (the
-// relation's default), otherwise finite, > 0 and within float32 range.
+// checkWeight is an optional weight as a float32 (ops.CheckWeight).
 func checkWeight(w *float64) (float32, error) {
-	if w == nil {
-		return 0, nil
-	}
-	if math.IsNaN(*w) || math.IsInf(*w, 0) || *w <= 0 || *w > math.MaxFloat32 {
-		return 0, invalidArg("weight %v must be finite, > 0 and fit a float32", *w)
-	}
-	f := float32(*w)
-	if f == 0 {
-		return 0, invalidArg("weight %v is too small for a float32", *w)
+	f, err := ops.CheckWeight("weight", w)
+	if err != nil {
+		return 0, invalidArg("%v", err)
 	}
 	return f, nil
 }

@@ -220,3 +220,16 @@ func OptionalPayload(p []byte) json.RawMessage {
 	}
 	return v
 }
+
+// Marshal encodes v as one line of JSON without HTML escaping and without
+// the trailing newline: the encoding of every record memctl prints or
+// serves (SPEC.md §6.3).
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
