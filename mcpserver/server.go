@@ -40,7 +40,6 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	mcp   *mcp.Server
-	fixed immutables
 	snaps snapshotCache
 	// contexts assembles context packs; it keeps the engine snapshot file
 	// of the store directory mapped between calls (SPEC.md §12.5).
@@ -66,7 +65,6 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 	s.contexts = contextpack.New(store, contextpack.Options{Clock: opts.Now, Logf: func(format string, args ...any) {
 		s.log.Info(fmt.Sprintf(format, args...))
 	}})
-	s.fixed.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
