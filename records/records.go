@@ -233,3 +233,77 @@ func Marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
+
+// Stats is the store summary (SPEC.md §6.3 "stats").
+type Stats struct {
+	Revision         uint64     `json:"revision"`
+	Horizon          uint64     `json:"horizon" jsonschema:"oldest readable revision (0: all history kept)"`
+	Nodes            int        `json:"nodes"`
+	Edges            int        `json:"edges"`
+	KVs              int        `json:"kvs"`
+	Relations        int        `json:"relations"`
+	AdjacencyChunks  int        `json:"adjacency_chunks"`
+	AdjacencyEntries int        `json:"adjacency_entries"`
+	Tombstones       int        `json:"tombstones"`
+	Superseded       int        `json:"superseded"`
+	MissingNodes     int        `json:"missing_nodes"`
+	MapSize          int64      `json:"map_size"`
+	FileSize         int64      `json:"file_size"`
+	Warnings         []string   `json:"warnings"`
+	Keyspaces        []Keyspace `json:"keyspaces" jsonschema:"space per LMDB keyspace"`
+}
+
+// Keyspace is one keyspace's space in the stats record.
+type Keyspace struct {
+	Name    string `json:"name"`
+	Entries uint64 `json:"entries"`
+	Pages   uint64 `json:"pages"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// StatsOf is the record of st (empty lists, never null).
+func StatsOf(st lmdbstore.Stats) Stats {
+	rec := Stats{
+		Revision: uint64(st.Revision), Horizon: uint64(st.Horizon),
+		Nodes: st.Nodes, Edges: st.Edges, KVs: st.KVs, Relations: st.Relations,
+		AdjacencyChunks: st.AdjacencyChunks, AdjacencyEntries: st.AdjacencyEntries,
+		Tombstones: st.Tombstones, Superseded: st.Superseded, MissingNodes: st.MissingNodes,
+		MapSize: st.MapSize, FileSize: st.FileSize, Warnings: st.Warnings,
+		Keyspaces: make([]Keyspace, len(st.Keyspaces)),
+	}
+	for i, k := range st.Keyspaces {
+		rec.Keyspaces[i] = Keyspace{Name: k.Name, Entries: k.Entries, Pages: k.Pages(), Bytes: k.Bytes}
+	}
+	if rec.Warnings == nil {
+		rec.Warnings = []string{}
+	}
+	return rec
+}
+
+// Check is the integrity report (SPEC.md §10 "check"; the CLI prints it
+// as one finding a line, §6.3).
+type Check struct {
+	OK                 bool     `json:"ok" jsonschema:"true when no integrity problem was found"`
+	Problems           []string `json:"problems" jsonschema:"integrity violations, each naming the keyspace and key"`
+	Warnings           []string `json:"warnings"`
+	MissingNodes       int      `json:"missing_nodes" jsonschema:"number of keys referenced by live edges that have no live node (allowed)"`
+	MissingNodesListed []string `json:"missing_nodes_listed" jsonschema:"the first 100 of them"`
+}
+
+// CheckOf is the record of rep listing at most listed missing nodes (< 0:
+// all); lists are empty, never null.
+func CheckOf(rep lmdbstore.CheckReport, listed int) Check {
+	res := Check{
+		OK: len(rep.Problems) == 0, Problems: rep.Problems, Warnings: rep.Warnings,
+		MissingNodes: len(rep.MissingNodes), MissingNodesListed: rep.MissingNodes,
+	}
+	if listed >= 0 && len(res.MissingNodesListed) > listed {
+		res.MissingNodesListed = res.MissingNodesListed[:listed]
+	}
+	for _, p := range []*[]string{&res.Problems, &res.Warnings, &res.MissingNodesListed} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	return res
+}
