@@ -66,10 +66,15 @@ var classifiers = []func(error) (int, bool){
 	classifyOpsError,
 }
 
-// classifyOpsError: a request an operation refuses is bad input (exit 2).
+// classifyOpsError: a request an operation refuses is bad input (exit 2),
+// a query that matches nothing is not found (exit 1).
 func classifyOpsError(err error) (int, bool) {
-	if errors.Is(err, ops.ErrInvalid) {
+	var nm *ops.NoMatchError
+	switch {
+	case errors.Is(err, ops.ErrInvalid):
 		return ExitUsage, true
+	case errors.As(err, &nm):
+		return ExitNotFound, true
 	}
 	return 0, false
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -189,6 +190,9 @@ func invalidArg(format string, args ...any) error {
 // hint where the store's message alone does not say what to do.
 func describe(err error) string {
 	msg := oneLine(err.Error())
+	if errors.Is(err, ops.ErrInvalid) && !errors.Is(err, ErrInvalidArgument) {
+		msg = "invalid argument: " + msg // the operation's refusal, in this server's words
+	}
 	switch {
 	case errors.Is(err, lmdbstore.ErrBeforeHorizon):
 		msg += " (older revisions were compacted away; read at or after the horizon, see stats)"

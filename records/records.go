@@ -307,3 +307,54 @@ func CheckOf(rep lmdbstore.CheckReport, listed int) Check {
 	}
 	return res
 }
+
+// ScoredNode is one ranked node (SPEC.md §8.6).
+type ScoredNode struct {
+	Key   string `json:"key"`
+	Score Score  `json:"score"`
+}
+
+// SeedMatch is what one query string matched.
+type SeedMatch struct {
+	Query string `json:"query"`
+	Key   string `json:"key"`
+	Match string `json:"match" jsonschema:"exact, prefix, substring or fuzzy"`
+	Score Score  `json:"score"`
+}
+
+// Ranked is a ranking: the nodes best first, and what the queries matched
+// (MCP related, resonate, pagerank; the CLI prints Results one a line).
+type Ranked struct {
+	Rev     uint64       `json:"rev" jsonschema:"the revision of the graph the engine read"`
+	Seeds   []SeedMatch  `json:"seeds,omitempty" jsonschema:"what the queries matched (related, resonate)"`
+	Results []ScoredNode `json:"results" jsonschema:"best first"`
+}
+
+// Harmonic is one resonant frequency of a sweep.
+type Harmonic struct {
+	Frequency Score        `json:"frequency"`
+	Energy    Score        `json:"energy"`
+	Antinodes []ScoredNode `json:"antinodes"`
+}
+
+// Resonance is the answer of resonate.
+type Resonance struct {
+	Rev      uint64       `json:"rev"`
+	Seeds    []SeedMatch  `json:"seeds"`
+	Results  []ScoredNode `json:"results,omitempty" jsonschema:"without sweep: nodes by amplitude"`
+	Resonant []Harmonic   `json:"resonant,omitempty" jsonschema:"with sweep: the resonant frequencies in frequency order"`
+}
+
+// Affected is one node of a blast radius.
+type Affected struct {
+	Key      string `json:"key"`
+	Distance int    `json:"distance" jsonschema:"fewest hops from the origin"`
+	Score    Score  `json:"score"`
+}
+
+// Impact is the answer of impact.
+type Impact struct {
+	Rev      uint64     `json:"rev"`
+	Origin   string     `json:"origin" jsonschema:"the key the query resolved to"`
+	Affected []Affected `json:"affected" jsonschema:"by score, then distance"`
+}
