@@ -106,7 +106,7 @@ func (s *Server) diffSince(_ context.Context, a *DiffSinceArgs) (OpList, error) 
 			}
 			if len(res.Ops) == limit {
 				res.NextCursor = cur.String()
-				return ops.StopScan
+				return ops.ErrStopScan
 			}
 			res.Ops = append(res.Ops, ops.LogOpOf(op, rel))
 			return nil

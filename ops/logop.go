@@ -189,13 +189,13 @@ func (o LogOp) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// StopScan, returned by a ScanLog callback, ends the scan without error.
-var StopScan = errors.New("stop scan")
+// ErrStopScan, returned by a ScanLog callback, ends the scan without error.
+var ErrStopScan = errors.New("stop scan")
 
 // ScanLog calls fn for every operation committed after since that f
 // selects, in commit order, with the relation an add_rel op registered
 // (read now: the log records only its name and weight, and its flags never
-// change). fn may return StopScan to end the scan early.
+// change). fn may return ErrStopScan to end the scan early.
 func ScanLog(r *lmdbstore.ReadTxn, since lmdbstore.At, f lmdbstore.DiffFilter, fn func(lmdbstore.Op, lmdbstore.Relation) error) error {
 	err := r.DiffSince(since, f, func(op lmdbstore.Op) error {
 		var rel lmdbstore.Relation
@@ -207,7 +207,7 @@ func ScanLog(r *lmdbstore.ReadTxn, since lmdbstore.At, f lmdbstore.DiffFilter, f
 		}
 		return fn(op, rel)
 	})
-	if errors.Is(err, StopScan) {
+	if errors.Is(err, ErrStopScan) {
 		return nil
 	}
 	return err
