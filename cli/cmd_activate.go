@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,95 +37,38 @@ func activateCommand(env Env) *cli.Command {
 }
 
 func runActivate(k *engineCall) error {
-	kind := k.ctx.String("kind")
-	if k.ctx.Bool("files") {
-		if kind != "" && kind != "file" {
-			return usageErr("activate: --files and --kind %s contradict each other", kind)
-		}
-		kind = "file"
+	req := ops.RelatedRequest{
+		Queries: k.args, Top: k.ctx.Int("top"), Profile: k.ctx.String("profile"),
+		Relations: k.ctx.StringSlice("rel"), Files: k.ctx.Bool("files"), Kind: k.ctx.String("kind"),
+		Spell: flagSpelling,
 	}
-	relations, err := k.relations()
+	if k.ctx.IsSet("depth") {
+		req.Depth = ptr(k.ctx.Int("depth"))
+	}
+	if k.ctx.IsSet("per-container") {
+		req.PerContainer = ptr(k.ctx.Int("per-container"))
+	}
+	if k.ctx.IsSet("temporal") {
+		req.Temporal = ptr(k.ctx.Float64("temporal"))
+	}
+	if k.ctx.IsSet("lexical") {
+		req.Lexical = ptr(k.ctx.Bool("lexical"))
+	}
+	if k.ctx.IsSet("strategy") || req.Profile == "classic" {
+		req.Strategy = k.ctx.String("strategy")
+	}
+	res, err := ops.Related(k.eng, req)
+	if errors.Is(err, ops.ErrInvalid) {
+		return usageErr("activate: %v", err)
+	}
 	if err != nil {
 		return err
 	}
-	switch k.ctx.String("profile") {
-	case "related":
-		for _, f := range []string{"strategy"} {
-			if k.ctx.IsSet(f) {
-				return usageErr("activate: --%s applies to --profile classic only", f)
-			}
-		}
-		p := engines.DefaultRelatedParams()
-		p.TopK = k.ctx.Int("top")
-		if k.ctx.IsSet("depth") {
-			p.Depth = k.ctx.Int("depth")
-		}
-		p.Relations = relations
-		p.Kind = kind
-		p.PerContainer = k.ctx.Int("per-container")
-		p.Temporal = k.ctx.Float64("temporal")
-		p.Lexical = k.ctx.Bool("lexical")
-		seeds, err := k.seeds()
-		if err != nil {
-			return err
-		}
-		rs, err := k.eng.Related(seeds, p)
-		if err != nil {
-			return err
-		}
-		return k.scored(rs)
-	case "classic":
-		for _, f := range []string{"per-container", "temporal", "lexical"} {
-			if k.ctx.IsSet(f) {
-				return usageErr("activate: --%s applies to --profile related only", f)
-			}
-		}
-		p := engines.DefaultActivationParams()
-		p.TopK = k.ctx.Int("top")
-		if k.ctx.IsSet("depth") {
-			p.MaxDepth = k.ctx.Int("depth")
-		}
-		strategy, err := engines.ParseStrategy(k.ctx.String("strategy"))
-		if err != nil {
-			return err
-		}
-		p.Strategy = strategy
-		p.Relations = relations
-		if kind != "" {
-			p.TopK = 0 // filter first, then cut
-		}
-		seeds, err := k.seeds()
-		if err != nil {
-			return err
-		}
-		rs, err := k.eng.Activate(seeds, p)
-		if err != nil {
-			return err
-		}
-		if kind != "" {
-			if rs, err = k.ofKind(rs, kind, k.ctx.Int("top")); err != nil {
-				return err
-			}
-		}
-		return k.scored(rs)
-	}
-	return usageErr("activate: unknown profile %q (want related or classic)", k.ctx.String("profile"))
+	return k.scored(res.Results)
 }
 
-// ofKind keeps the nodes of type kind, at most top (0: all).
-func (k *engineCall) ofKind(rs []engines.Scored, kind string, top int) ([]engines.Scored, error) {
-	out := rs[:0]
-	for _, r := range rs {
-		if top > 0 && len(out) == top {
-			break
-		}
-		typ, err := k.graph.Type(r.Node)
-		if err != nil {
-			return nil, err
-		}
-		if typ == kind {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
+func ptr[T any](v T) *T { return &v }
+
+// flagSpelling spells an operation's option as a flag: per_container is
+// --per-container.
+func flagSpelling(option string) string { return "--" + strings.ReplaceAll(option, "_", "-") }

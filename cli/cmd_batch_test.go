@@ -76,7 +76,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 		{"unknown relation", `{"op":"put_edge","src":"a:1","rel":"cals","dst":"a:2"}`, ExitUsage, `batch line 7 (put_edge): unknown relation "cals"`},
 		{"delete missing", `{"op":"del_edge","src":"a:1","rel":"calls","dst":"a:2"}`, ExitNotFound, "batch line 7 (del_edge)"},
 		{"relation twice", `{"op":"add_rel","rel":"owns"}`, -1, "batch line 7 (add_rel)"},
-		{"bad role", `{"op":"add_rel","rel":"uses","role":"dependency"}`, ExitUsage, `batch line 7 (add_rel): unknown role "dependency"`},
+		{"bad role", `{"op":"add_rel","rel":"uses","role":"dependency"}`, ExitUsage, `batch line 7: role: unknown role "dependency"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := newStore(t)
@@ -141,20 +141,6 @@ func stripRevs(objs []map[string]any) []map[string]any {
 		delete(o, "rev")
 	}
 	return objs
-}
-
-func TestParseBatchLineNumbers(t *testing.T) {
-	ops, err := parseBatch(strings.NewReader("\n" + `{"op":"del_node","key":"a:1","rev":3,"ts":"x"}` + "\n\n" + `{"op":"del_kv","scope":"s","namespace":"n","key":"k"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []int
-	for _, op := range ops {
-		lines = append(lines, op.line)
-	}
-	if d := cmp.Diff([]int{2, 4}, lines); d != "" {
-		t.Errorf("line numbers (-want +got):\n%s", d)
-	}
 }
 
 // TestBatchEmptyJSON: a batch that commits nothing prints {"rev":0} like

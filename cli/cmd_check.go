@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,7 +37,7 @@ func runCheck(k *call) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.Check()
+	rep, err := ops.Check(s, -1)
 	if err != nil {
 		return err
 	}
@@ -57,13 +58,13 @@ func runCheck(k *call) error {
 			return err
 		}
 	}
-	for _, m := range rep.MissingNodes {
+	for _, m := range rep.MissingNodesListed {
 		if err := emit("missing node", m, checkFindingJSON{Kind: "missing_node", Key: m}); err != nil {
 			return err
 		}
 	}
-	sum := checkSummaryJSON{Kind: "summary", OK: len(rep.Problems) == 0, Problems: len(rep.Problems),
-		Warnings: len(rep.Warnings), MissingNodes: len(rep.MissingNodes)}
+	sum := checkSummaryJSON{Kind: "summary", OK: rep.OK, Problems: len(rep.Problems),
+		Warnings: len(rep.Warnings), MissingNodes: rep.MissingNodes}
 	if o.json {
 		err = o.record(sum)
 	} else if sum.OK {

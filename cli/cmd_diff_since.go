@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
@@ -51,23 +50,9 @@ func runDiffSince(k *call) error {
 	}
 	tw := k.out.table()
 	err = s.View(func(r *lmdbstore.ReadTxn) error {
-		return r.DiffSince(since, filter, func(op lmdbstore.Op) error {
-			var rel lmdbstore.Relation
-			if op.Kind == lmdbstore.OpAddRel {
-				// The log records a relation's name and weight; its flags
-				// never change after AddRelation, so read them now.
-				var err error
-				if rel, err = r.RelationByName(op.Rel); err != nil {
-					return err
-				}
-			}
+		return ops.ScanLog(r, since, filter, func(op lmdbstore.Op, rel lmdbstore.Relation) error {
 			if k.out.json {
-				line, err := opLine(op, rel)
-				if err != nil {
-					return err
-				}
-				_, err = k.out.buf.Write(line)
-				return err
+				return k.out.record(ops.LogOpOf(op, rel))
 			}
 			_, err := fmt.Fprintln(tw, opText(op, rel))
 			return err
@@ -77,100 +62,6 @@ func runDiffSince(k *call) error {
 		return err
 	}
 	return tw.Flush()
-}
-
-// opFields lists, per op name, the fields a diff-since --json line carries
-// after "rev", "ts" and "op", in order. batch accepts the same fields.
-var opFields = map[string][]string{
-	"put_node": {"key", "type", "payload", "valid_from", "valid_until", "scope", "run_id", "task_id"},
-	"del_node": {"key", "scope", "run_id", "task_id"},
-	"put_edge": {"src", "rel", "dst", "weight", "payload", "scope", "run_id", "task_id"},
-	"del_edge": {"src", "rel", "dst", "scope", "run_id", "task_id"},
-	"put_kv":   {"scope", "namespace", "key", "payload", "valid_from", "valid_until", "run_id", "task_id"},
-	"del_kv":   {"scope", "namespace", "key", "run_id", "task_id"},
-	"add_rel":  {"rel", "weight", "bidirectional", "inhibitory", "role", "scope", "run_id", "task_id"},
-}
-
-// opField is the value of field name of op, and whether to print it (an
-// edge's payload and valid-time bounds are printed only when present). rel
-// is the relation an add_rel op registered.
-func opField(op lmdbstore.Op, rel lmdbstore.Relation, name string) (any, bool) {
-	switch name {
-	case "valid_from":
-		return records.Time(op.Valid.From), !op.Valid.From.IsZero()
-	case "valid_until":
-		return records.Time(op.Valid.Until), !op.Valid.Until.IsZero()
-	case "bidirectional":
-		return rel.Bidirectional, true
-	case "inhibitory":
-		return rel.Inhibitory, true
-	case "role":
-		return rel.Role.String(), true
-	case "key":
-		if op.Kind == lmdbstore.OpPutNode || op.Kind == lmdbstore.OpDelNode {
-			return op.NodeKey, true
-		}
-		return op.Key, true
-	case "type":
-		return op.NodeType, true
-	case "payload":
-		if op.Kind == lmdbstore.OpPutEdge {
-			p := records.OptionalPayload(op.Payload)
-			return p, p != nil
-		}
-		return records.JSONValue(op.Payload), true
-	case "scope":
-		return op.Scope, true
-	case "run_id":
-		return op.RunID, true
-	case "task_id":
-		return op.TaskID, true
-	case "src":
-		return op.Src, true
-	case "rel":
-		return op.Rel, true
-	case "dst":
-		return op.Dst, true
-	case "weight":
-		return formatWeight(op.Weight), true
-	case "namespace":
-		return op.Namespace, true
-	}
-	return nil, false
-}
-
-// opLine is op as one JSON line: {"rev":…,"ts":…,"op":…, fields…}\n.
-func opLine(op lmdbstore.Op, rel lmdbstore.Relation) ([]byte, error) {
-	name := op.Kind.String()
-	fields, ok := opFields[name]
-	if !ok {
-		return nil, fmt.Errorf("diff-since: revision %d holds an operation of unknown kind %d", op.Rev, op.Kind)
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"rev":%d,"ts":%q,"op":%q`, op.Rev, records.Time(op.TS), name)
-	for _, f := range fields {
-		v, ok := opField(op, rel, f)
-		if !ok {
-			continue
-		}
-		enc, err := marshalNoEscape(v)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&b, ",%q:%s", f, enc)
-	}
-	b.WriteString("}\n")
-	return b.Bytes(), nil
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // opText is op as one tab-separated text row:

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,52 +34,30 @@ const (
 	inEdges  edgeDirection = false
 )
 
-// listEdges prints the live edges of the argument node in one direction,
-// ordered by (relation name, peer key) so output does not depend on ids.
+// listEdges prints the live edges of the argument node in one direction
+// (ops.ListEdges: ordered by relation name, then peer key).
 func listEdges(k *call, dir edgeDirection) error {
 	f, err := k.statusFilter()
 	if err != nil {
 		return err
 	}
 	return k.view(func(r *lmdbstore.ReadTxn, at lmdbstore.At) error {
-		key, rel := k.args[0], k.ctx.String("rel")
-		var es []lmdbstore.Edge
-		var err error
-		if dir == outEdges {
-			es, err = r.GetOut(key, rel, at)
-		} else {
-			es, err = r.GetIn(key, rel, at)
-		}
+		list, err := ops.ListEdges(r, ops.EdgesRequest{
+			Key: k.args[0], Rel: k.ctx.String("rel"), In: dir == inEdges, At: at, Filter: f,
+		})
 		if err != nil {
 			return err
 		}
-		res := newEdgeResolver(r, at)
-		recs := make([]edgeJSON, 0, len(es))
-		for _, e := range es {
-			rec, err := res.record(e)
-			if err != nil {
-				return err
-			}
-			peer := rec.Dst
-			if dir == inEdges {
-				peer = rec.Src
-			}
-			show, err := res.peerStatus(&rec, peer, f)
-			if err != nil {
-				return err
-			}
-			if show {
-				recs = append(recs, rec)
-			}
+		recs := make([]edgeJSON, len(list.Edges))
+		for i, e := range list.Edges {
+			recs[i] = edgeJSON{Edge: e, note: statusNote(list.Peers[i])}
 		}
-		sortEdgeRecords(recs, dir)
 		return k.out.edges(recs)
 	})
 }
 
-// sortEdgeRecords puts one node's edges in output order: (relation name,
-// peer key), so output depends on neither ids nor the source (store or
-// snapshot) of the edges.
+// sortEdgeRecords puts one node's snapshot edges (snapshot get) in the
+// order ops.ListEdges gives the store's: (relation name, peer key).
 func sortEdgeRecords(recs []edgeJSON, dir edgeDirection) {
 	slices.SortFunc(recs, func(a, b edgeJSON) int {
 		if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
@@ -90,116 +68,4 @@ func sortEdgeRecords(recs []edgeJSON, dir edgeDirection) {
 		}
 		return cmp.Compare(a.Src, b.Src)
 	})
-}
-
-// edgeResolver turns store edges (ids) into printable records (keys,
-// relation names, commit times, payloads), caching what repeats.
-type edgeResolver struct {
-	r     *lmdbstore.ReadTxn
-	at    lmdbstore.At
-	keys  map[lmdbstore.NodeID]string
-	rels  map[lmdbstore.RelID]string
-	times map[lmdbstore.Revision]string
-}
-
-func newEdgeResolver(r *lmdbstore.ReadTxn, at lmdbstore.At) *edgeResolver {
-	return &edgeResolver{
-		r: r, at: at,
-		keys:  make(map[lmdbstore.NodeID]string),
-		times: make(map[lmdbstore.Revision]string),
-	}
-}
-
-func (x *edgeResolver) key(id lmdbstore.NodeID) (string, error) {
-	if k, ok := x.keys[id]; ok {
-		return k, nil
-	}
-	k, err := x.r.KeyOf(id)
-	if err != nil {
-		return "", err
-	}
-	x.keys[id] = k
-	return k, nil
-}
-
-func (x *edgeResolver) rel(id lmdbstore.RelID) (string, error) {
-	if x.rels == nil {
-		rels, err := x.r.Relations()
-		if err != nil {
-			return "", err
-		}
-		x.rels = make(map[lmdbstore.RelID]string, len(rels))
-		for _, rel := range rels {
-			x.rels[rel.ID] = rel.Name
-		}
-	}
-	if name, ok := x.rels[id]; ok {
-		return name, nil
-	}
-	r, err := x.r.RelationByID(id)
-	if err != nil {
-		return "", err
-	}
-	x.rels[id] = r.Name
-	return r.Name, nil
-}
-
-func (x *edgeResolver) time(rev lmdbstore.Revision) (string, error) {
-	if t, ok := x.times[rev]; ok {
-		return t, nil
-	}
-	t, err := x.r.RevisionTime(rev)
-	if err != nil {
-		return "", err
-	}
-	s := records.Time(t)
-	x.times[rev] = s
-	return s, nil
-}
-
-// peerStatus applies the listing filter (SPEC.md §4) to the edge's peer:
-// it reports whether to show the edge, and records the peer's status on it
-// when the peer is not simply current. Supersedes edges are always shown.
-// This is the only status work of get-out/get-in: a layer over the scan.
-func (x *edgeResolver) peerStatus(rec *edgeJSON, peer string, f lmdbstore.StatusFilter) (bool, error) {
-	st, err := x.r.Status(peer, x.at, f.ValidAt)
-	if err != nil {
-		return false, err
-	}
-	if rec.Rel != "supersedes" && !f.Shows(st) {
-		return false, nil
-	}
-	if note := statusNote(st); note != "" {
-		js := records.StatusOf(st)
-		rec.PeerStatus, rec.note = &js, note
-	}
-	return true, nil
-}
-
-func (x *edgeResolver) record(e lmdbstore.Edge) (edgeJSON, error) {
-	src, err := x.key(e.Src)
-	if err != nil {
-		return edgeJSON{}, err
-	}
-	dst, err := x.key(e.Dst)
-	if err != nil {
-		return edgeJSON{}, err
-	}
-	rel, err := x.rel(e.Rel)
-	if err != nil {
-		return edgeJSON{}, err
-	}
-	ts, err := x.time(e.Rev)
-	if err != nil {
-		return edgeJSON{}, err
-	}
-	full, err := x.r.GetEdge(src, rel, dst, x.at)
-	if err != nil {
-		return edgeJSON{}, err
-	}
-	return edgeJSON{Edge: records.Edge{
-		Src: src, Rel: rel, Dst: dst,
-		Rev: uint64(e.Rev), TS: ts, Weight: records.Weight(e.Weight),
-		Payload: records.OptionalPayload(full.Payload),
-	}}, nil
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,54 +30,28 @@ func impactCommand(env Env) *cli.Command {
 }
 
 // affectedJSON is one node of a blast radius as --json prints it.
-type affectedJSON struct {
-	Key      string      `json:"key"`
-	Distance int         `json:"distance"`
-	Score    json.Number `json:"score"`
-}
-
 func runImpact(k *engineCall) error {
-	p := engines.DefaultImpactParams()
-	p.Depth = k.ctx.Int("depth")
-	p.TopK = k.ctx.Int("top")
-	dir, err := engines.ParseDirection(k.ctx.String("direction"))
-	if err != nil {
-		return err
-	}
-	p.Direction = dir
-	if p.Relations, err = k.relations(); err != nil {
-		return err
-	}
 	if k.args[0] == "" {
 		return usageErr("empty QUERY")
 	}
-	origin, matches, err := k.eng.ResolveOrigin(k.args[0])
+	res, err := ops.Impact(k.eng, ops.ImpactRequest{
+		Query: k.args[0], Depth: ptr(k.ctx.Int("depth")), Direction: k.ctx.String("direction"),
+		Relations: k.ctx.StringSlice("rel"), Top: k.ctx.Int("top"),
+	})
 	if err != nil {
 		return err
-	}
-	if len(matches) == 0 {
-		return withCode(ExitNotFound, fmt.Errorf("no node matches %q", k.args[0]))
-	}
-	as, err := k.eng.Impact(origin, p)
-	if err != nil {
-		return err
-	}
-	tw := k.out.table()
-	for _, a := range as {
-		key, err := k.graph.Key(a.Node)
-		if err != nil {
-			return err
-		}
-		if k.out.json {
-			if err := k.out.record(affectedJSON{Key: key, Distance: a.Distance, Score: formatScore(a.Score)}); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", a.Distance, textScore(a.Score), textCell(key))
 	}
 	if k.out.json {
+		for _, a := range res.Affected {
+			if err := k.out.record(a); err != nil {
+				return err
+			}
+		}
 		return nil
+	}
+	tw := k.out.table()
+	for _, a := range res.Affected {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", a.Distance, textScore(a.Score), textCell(a.Key))
 	}
 	return tw.Flush()
 }

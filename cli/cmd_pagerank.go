@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,9 +21,9 @@ func pagerankCommand(env Env) *cli.Command {
 }
 
 func runPagerank(k *engineCall) error {
-	ranks, err := engines.StoredOrComputedPageRank(k.eng, k.ctx.Bool("weighted"))
+	res, err := ops.PageRank(k.eng, ops.PageRankRequest{Top: k.ctx.Int("top"), Weighted: k.ctx.Bool("weighted")})
 	if err != nil {
 		return err
 	}
-	return k.scored(engines.TopRanks(ranks, k.ctx.Int("top")))
+	return k.scored(res.Results)
 }

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"math"
-
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,10 +45,8 @@ func weightFlag(k *call) (float32, error) {
 	return checkWeight("--weight", k.ctx.Float64("weight"))
 }
 
-// checkWeight accepts finite positive weights that fit a float32.
+// checkWeight accepts finite positive weights that fit a float32
+// (ops.CheckWeight).
 func checkWeight(what string, w float64) (float32, error) {
-	if math.IsNaN(w) || math.IsInf(w, 0) || w <= 0 || w > math.MaxFloat32 || float32(w) == 0 {
-		return 0, usageErr("%s must be a finite number > 0, got %v", what, w)
-	}
-	return float32(w), nil
+	return ops.CheckWeight(what, &w)
 }

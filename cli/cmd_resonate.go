@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,45 +28,20 @@ func resonateCommand(env Env) *cli.Command {
 }
 
 // harmonicJSON is one resonant frequency as --json --sweep prints it.
-type harmonicJSON struct {
-	Frequency json.Number  `json:"frequency"`
-	Energy    json.Number  `json:"energy"`
-	Antinodes []scoredJSON `json:"antinodes"`
-}
-
 func runResonate(k *engineCall) error {
-	p := engines.DefaultResonanceParams()
-	p.TopK = k.ctx.Int("top")
-	p.Frequency = k.ctx.Float64("frequency")
-	p.Budget = k.ctx.Int("budget")
-	var err error
-	if p.Relations, err = k.relations(); err != nil {
-		return err
-	}
-	seeds, err := k.seeds()
+	res, err := ops.Resonate(k.eng, ops.ResonateRequest{
+		Queries: k.args, Top: k.ctx.Int("top"), Frequency: ptr(k.ctx.Float64("frequency")),
+		Budget: ptr(k.ctx.Int("budget")), Relations: k.ctx.StringSlice("rel"), Sweep: k.ctx.Bool("sweep"),
+	})
 	if err != nil {
 		return err
 	}
 	if !k.ctx.Bool("sweep") {
-		w, err := k.eng.Resonate(seeds, p)
-		if err != nil {
-			return err
-		}
-		return k.scored(w.Nodes)
+		return k.scored(res.Results)
 	}
-	sp := engines.DefaultSweepParams()
-	sp.Base = p
-	sw, err := k.eng.Sweep(seeds, sp)
-	if err != nil {
-		return err
-	}
-	for _, h := range sw.Resonant {
-		recs, err := k.scoredRecords(h.Antinodes)
-		if err != nil {
-			return err
-		}
+	for _, h := range res.Resonant {
 		if k.out.json {
-			if err := k.out.record(harmonicJSON{Frequency: formatScore(h.Frequency), Energy: formatScore(h.Energy), Antinodes: recs}); err != nil {
+			if err := k.out.record(h); err != nil {
 				return err
 			}
 			continue
@@ -75,8 +50,8 @@ func runResonate(k *engineCall) error {
 			return err
 		}
 		tw := k.out.table()
-		for i, r := range recs {
-			fmt.Fprintf(tw, "  %s\t%s\n", textScore(h.Antinodes[i].Score), textCell(r.Key))
+		for _, r := range h.Antinodes {
+			fmt.Fprintf(tw, "  %s\t%s\n", textScore(r.Score), textCell(r.Key))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

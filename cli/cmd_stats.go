@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,59 +15,14 @@ func statsCommand(env Env) *cli.Command {
 	})
 }
 
-type statsJSON struct {
-	Revision         uint64         `json:"revision"`
-	Horizon          uint64         `json:"horizon"`
-	Nodes            int            `json:"nodes"`
-	Edges            int            `json:"edges"`
-	KVs              int            `json:"kvs"`
-	Relations        int            `json:"relations"`
-	AdjacencyChunks  int            `json:"adjacency_chunks"`
-	AdjacencyEntries int            `json:"adjacency_entries"`
-	Tombstones       int            `json:"tombstones"`
-	Superseded       int            `json:"superseded"`
-	MissingNodes     int            `json:"missing_nodes"`
-	MapSize          int64          `json:"map_size"`
-	FileSize         int64          `json:"file_size"`
-	Warnings         []string       `json:"warnings"`
-	Keyspaces        []keyspaceJSON `json:"keyspaces"`
-}
-
-// keyspaceJSON is one keyspace's space (SPEC §6.3, stats).
-type keyspaceJSON struct {
-	Name    string `json:"name"`
-	Entries uint64 `json:"entries"`
-	Pages   uint64 `json:"pages"`
-	Bytes   uint64 `json:"bytes"`
-}
-
-func keyspacesJSON(ks []lmdbstore.KeyspaceSpace) []keyspaceJSON {
-	out := make([]keyspaceJSON, len(ks))
-	for i, k := range ks {
-		out[i] = keyspaceJSON{Name: k.Name, Entries: k.Entries, Pages: k.Pages(), Bytes: k.Bytes}
-	}
-	return out
-}
-
 func runStats(k *call) error {
 	s, err := k.open(true)
 	if err != nil {
 		return err
 	}
-	st, err := s.Stats()
+	rec, err := ops.Stats(s)
 	if err != nil {
 		return err
-	}
-	rec := statsJSON{
-		Revision: uint64(st.Revision), Horizon: uint64(st.Horizon),
-		Nodes: st.Nodes, Edges: st.Edges, KVs: st.KVs, Relations: st.Relations,
-		AdjacencyChunks: st.AdjacencyChunks, AdjacencyEntries: st.AdjacencyEntries,
-		Tombstones: st.Tombstones, Superseded: st.Superseded, MissingNodes: st.MissingNodes,
-		MapSize: st.MapSize, FileSize: st.FileSize, Warnings: st.Warnings,
-		Keyspaces: keyspacesJSON(st.Keyspaces),
-	}
-	if rec.Warnings == nil {
-		rec.Warnings = []string{}
 	}
 	if k.out.json {
 		return k.out.record(rec)

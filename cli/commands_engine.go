@@ -7,15 +7,14 @@ package cli
 // errors to exit codes. Output formats are SPEC.md §8.6.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/urfave/cli/v2"
 )
@@ -113,47 +112,12 @@ func engineErr(err error) error {
 	return err
 }
 
-// relations resolves --rel names to relation ids.
-func (k *engineCall) relations() ([]uint32, error) {
-	var ids []uint32
-	for _, v := range k.ctx.StringSlice("rel") {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			id, err := k.eng.RelationID(name)
-			if err != nil {
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
-}
-
-// formatScore is a score in --json output: the shortest decimal that reads
-// back as the same float64.
-func formatScore(x float64) json.Number {
-	return json.Number(strconv.FormatFloat(x, 'g', -1, 64))
-}
-
 // textScore is a score in text output: 6 significant digits.
-func textScore(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-
-// scoredJSON is one ranked node as --json prints it.
-type scoredJSON struct {
-	Key   string      `json:"key"`
-	Score json.Number `json:"score"`
-}
+func textScore(x records.Score) string { return strconv.FormatFloat(float64(x), 'g', 6, 64) }
 
 // scored prints ranked nodes: text "SCORE  KEY" rows, or one JSON object per
 // node.
-func (k *engineCall) scored(rs []engines.Scored) error {
-	recs, err := k.scoredRecords(rs)
-	if err != nil {
-		return err
-	}
+func (k *engineCall) scored(recs []records.ScoredNode) error {
 	if k.out.json {
 		for _, r := range recs {
 			if err := k.out.record(r); err != nil {
@@ -163,40 +127,8 @@ func (k *engineCall) scored(rs []engines.Scored) error {
 		return nil
 	}
 	tw := k.out.table()
-	for i, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\n", textScore(rs[i].Score), textCell(r.Key))
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\n", textScore(r.Score), textCell(r.Key))
 	}
 	return tw.Flush()
-}
-
-func (k *engineCall) scoredRecords(rs []engines.Scored) ([]scoredJSON, error) {
-	out := make([]scoredJSON, len(rs))
-	for i, r := range rs {
-		key, err := k.graph.Key(r.Node)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = scoredJSON{Key: key, Score: formatScore(r.Score)}
-	}
-	return out, nil
-}
-
-// seeds resolves the query arguments; no match at all is "not found".
-func (k *engineCall) seeds() ([]engines.Seed, error) {
-	seeds, _, err := k.eng.FindSeeds(k.args, engines.DefaultSeedParams())
-	if err != nil {
-		return nil, err
-	}
-	if len(seeds) == 0 {
-		return nil, withCode(ExitNotFound, fmt.Errorf("no node matches %s", strings.Join(quoteAll(k.args), " ")))
-	}
-	return seeds, nil
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
 }

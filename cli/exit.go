@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/memctl/memctl/ops"
 )
 
 // Exit codes: the contract scripts rely on (SPEC.md, "CLI").
@@ -61,4 +63,18 @@ func exitCode(err error) int {
 var classifiers = []func(error) (int, bool){
 	classifyStoreError,
 	classifySnapshotError,
+	classifyOpsError,
+}
+
+// classifyOpsError: a request an operation refuses is bad input (exit 2),
+// a query that matches nothing is not found (exit 1).
+func classifyOpsError(err error) (int, bool) {
+	var nm *ops.NoMatchError
+	switch {
+	case errors.Is(err, ops.ErrInvalid):
+		return ExitUsage, true
+	case errors.As(err, &nm):
+		return ExitNotFound, true
+	}
+	return 0, false
 }

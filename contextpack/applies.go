@@ -10,6 +10,7 @@ import (
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
+	"github.com/memctl/memctl/records"
 )
 
 // policyNamespaces map the kv namespaces whose entries are policies to
@@ -282,7 +283,7 @@ func payloadText(p json.RawMessage) string {
 		}
 		if _, ok := m["applies_to"]; ok {
 			delete(m, "applies_to")
-			b, _ := MarshalCompact(m)
+			b, _ := records.Marshal(m)
 			return cut(string(b), maxText)
 		}
 	}

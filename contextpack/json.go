@@ -1,7 +1,6 @@
 package contextpack
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -195,16 +194,4 @@ func nonNilMap(m map[string]int) map[string]int {
 		return map[string]int{}
 	}
 	return m
-}
-
-// MarshalCompact encodes v as one line of JSON without HTML escaping (the
-// CLI's convention, SPEC.md §6.3).
-func MarshalCompact(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

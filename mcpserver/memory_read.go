@@ -15,8 +15,12 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 )
+
+// errPageFull stops a scan once a page is complete.
+var errPageFull = errors.New("page full")
 
 // Page sizes of the memory read tools.
 const (
@@ -156,22 +160,12 @@ func (s *Server) readGraph(_ context.Context, a *ReadGraphArgs) (Graph, error) {
 // graphRelations lists key's out-edges (out) or in-edges as relations, by
 // relation name, then the other end's key.
 func (s *Server) graphRelations(r *lmdbstore.ReadTxn, at lmdbstore.At, key string, out bool) ([]GraphRelationRecord, error) {
-	var es []lmdbstore.Edge
-	var err error
-	if out {
-		es, err = r.GetOut(key, "", at)
-	} else {
-		es, err = r.GetIn(key, "", at)
-	}
+	list, err := ops.ListEdges(r, ops.EdgesRequest{Key: key, In: !out, At: at, AnyStatus: true})
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.edgeRecords(r, es, out)
-	if err != nil {
-		return nil, err
-	}
-	rels := make([]GraphRelationRecord, len(recs))
-	for i, e := range recs {
+	rels := make([]GraphRelationRecord, len(list.Edges))
+	for i, e := range list.Edges {
 		full, err := r.GetEdge(e.Src, e.Rel, e.Dst, at)
 		if err != nil {
 			return nil, err

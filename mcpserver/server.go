@@ -14,6 +14,7 @@ import (
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,7 +43,6 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	mcp   *mcp.Server
-	fixed immutables
 	// snaps is the process's one engine-snapshot provider: the analysis
 	// tools' snapshots and the context packs' (the file of the store
 	// directory, kept mapped between calls, SPEC.md §12.5).
@@ -73,7 +73,6 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 		Logf:  func(format string, args ...any) { s.log.Info(fmt.Sprintf(format, args...)) },
 	})
 	s.contexts = contextpack.New(store, contextpack.Options{Snapshots: s.snaps, Clock: opts.Now})
-	s.fixed.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
@@ -199,6 +198,9 @@ func invalidArg(format string, args ...any) error {
 // hint where the store's message alone does not say what to do.
 func describe(err error) string {
 	msg := oneLine(err.Error())
+	if errors.Is(err, ops.ErrInvalid) && !errors.Is(err, ErrInvalidArgument) {
+		msg = "invalid argument: " + msg // the operation's refusal, in this server's words
+	}
 	switch {
 	case errors.Is(err, lmdbstore.ErrBeforeHorizon):
 		msg += " (older revisions were compacted away; read at or after the horizon, see stats)"

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/memctl/memctl/records"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -106,7 +107,7 @@ func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *
 			s.log.Debug("tool error", "tool", d.name, "err", err, "took", time.Since(start))
 			return errorResult(describe(err)), nil
 		}
-		b, err := marshal(out)
+		b, err := records.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: encoding the result: %w", d.name, err)
 		}
@@ -185,15 +186,4 @@ func schemaMessage(err error) string {
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// marshal encodes v without HTML escaping (the CLI's encoding).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

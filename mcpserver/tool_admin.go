@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/roles"
 )
@@ -12,51 +13,10 @@ import (
 type NoArgs struct{}
 
 // StatsRecord is the answer of stats (SPEC.md §6.3 "stats").
-type StatsRecord struct {
-	Revision         uint64           `json:"revision"`
-	Horizon          uint64           `json:"horizon" jsonschema:"oldest readable revision (0: all history kept)"`
-	Nodes            int              `json:"nodes"`
-	Edges            int              `json:"edges"`
-	KVs              int              `json:"kvs"`
-	Relations        int              `json:"relations"`
-	AdjacencyChunks  int              `json:"adjacency_chunks"`
-	AdjacencyEntries int              `json:"adjacency_entries"`
-	Tombstones       int              `json:"tombstones"`
-	Superseded       int              `json:"superseded"`
-	MissingNodes     int              `json:"missing_nodes"`
-	MapSize          int64            `json:"map_size"`
-	FileSize         int64            `json:"file_size"`
-	Warnings         []string         `json:"warnings"`
-	Keyspaces        []KeyspaceRecord `json:"keyspaces" jsonschema:"space per LMDB keyspace"`
-}
-
-// KeyspaceRecord is one keyspace's space in the stats record.
-type KeyspaceRecord struct {
-	Name    string `json:"name"`
-	Entries uint64 `json:"entries"`
-	Pages   uint64 `json:"pages"`
-	Bytes   uint64 `json:"bytes"`
-}
+type StatsRecord = records.Stats
 
 func (s *Server) stats(context.Context, *NoArgs) (StatsRecord, error) {
-	st, err := s.store.Stats()
-	if err != nil {
-		return StatsRecord{}, err
-	}
-	rec := StatsRecord{
-		Revision: uint64(st.Revision), Horizon: uint64(st.Horizon),
-		Nodes: st.Nodes, Edges: st.Edges, KVs: st.KVs, Relations: st.Relations,
-		AdjacencyChunks: st.AdjacencyChunks, AdjacencyEntries: st.AdjacencyEntries,
-		Tombstones: st.Tombstones, Superseded: st.Superseded, MissingNodes: st.MissingNodes,
-		MapSize: st.MapSize, FileSize: st.FileSize, Warnings: st.Warnings,
-	}
-	for _, k := range st.Keyspaces {
-		rec.Keyspaces = append(rec.Keyspaces, KeyspaceRecord{Name: k.Name, Entries: k.Entries, Pages: k.Pages(), Bytes: k.Bytes})
-	}
-	if rec.Warnings == nil {
-		rec.Warnings = []string{}
-	}
-	return rec, nil
+	return ops.Stats(s.store)
 }
 
 // maxListedMissing bounds the missing nodes check lists (ingested code
@@ -64,32 +24,10 @@ func (s *Server) stats(context.Context, *NoArgs) (StatsRecord, error) {
 const maxListedMissing = 100
 
 // CheckResult is the answer of check.
-type CheckResult struct {
-	OK                 bool     `json:"ok" jsonschema:"true when no integrity problem was found"`
-	Problems           []string `json:"problems" jsonschema:"integrity violations, each naming the keyspace and key"`
-	Warnings           []string `json:"warnings"`
-	MissingNodes       int      `json:"missing_nodes" jsonschema:"number of keys referenced by live edges that have no live node (allowed)"`
-	MissingNodesListed []string `json:"missing_nodes_listed" jsonschema:"the first 100 of them"`
-}
+type CheckResult = records.Check
 
 func (s *Server) check(context.Context, *NoArgs) (CheckResult, error) {
-	rep, err := s.store.Check()
-	if err != nil {
-		return CheckResult{}, err
-	}
-	res := CheckResult{
-		OK: len(rep.Problems) == 0, Problems: rep.Problems, Warnings: rep.Warnings,
-		MissingNodes: len(rep.MissingNodes), MissingNodesListed: rep.MissingNodes,
-	}
-	if len(res.MissingNodesListed) > maxListedMissing {
-		res.MissingNodesListed = res.MissingNodesListed[:maxListedMissing]
-	}
-	for _, p := range []*[]string{&res.Problems, &res.Warnings, &res.MissingNodesListed} {
-		if *p == nil {
-			*p = []string{}
-		}
-	}
-	return res, nil
+	return ops.Check(s.store, maxListedMissing)
 }
 
 // RelationList is the answer of list_relations.

@@ -1,13 +1,11 @@
 package mcpserver
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"math"
-	"slices"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 )
 
@@ -35,18 +33,11 @@ func (s *Server) putEdge(_ context.Context, a *PutEdgeArgs) (records.Commit, err
 	})
 }
 
-// checkWeight is an optional weight as a float32: absent is 0 (the
-// relation's default), otherwise finite, > 0 and within float32 range.
+// checkWeight is an optional weight as a float32 (ops.CheckWeight).
 func checkWeight(w *float64) (float32, error) {
-	if w == nil {
-		return 0, nil
-	}
-	if math.IsNaN(*w) || math.IsInf(*w, 0) || *w <= 0 || *w > math.MaxFloat32 {
-		return 0, invalidArg("weight %v must be finite, > 0 and fit a float32", *w)
-	}
-	f := float32(*w)
-	if f == 0 {
-		return 0, invalidArg("weight %v is too small for a float32", *w)
+	f, err := ops.CheckWeight("weight", w)
+	if err != nil {
+		return 0, invalidArg("%v", err)
 	}
 	return f, nil
 }
@@ -121,117 +112,11 @@ func (s *Server) neighbours(a *NeighboursArgs, out bool) (EdgeList, error) {
 	}
 	var res EdgeList
 	err = s.read(a.ViewArgs, func(r *lmdbstore.ReadTxn, at lmdbstore.At, rev lmdbstore.Revision) error {
-		var es []lmdbstore.Edge
-		var err error
-		if out {
-			es, err = r.GetOut(a.Key, a.Rel, at)
-		} else {
-			es, err = r.GetIn(a.Key, a.Rel, at)
-		}
-		if err != nil {
-			return err
-		}
-		recs, err := s.edgeRecords(r, es, out)
-		if err != nil {
-			return err
-		}
-		if recs, err = currentPeers(r, at, recs, out, filter); err != nil {
-			return err
-		}
-		res = EdgeList{Rev: uint64(rev), Total: len(recs), Edges: []records.Edge{}}
-		if offset < len(recs) {
-			end := min(offset+limit, len(recs))
-			res.Edges = recs[offset:end]
-			if end < len(recs) {
-				res.NextOffset = end
-			}
-		}
-		return addPayloads(r, at, res.Edges)
+		list, err := ops.ListEdges(r, ops.EdgesRequest{
+			Key: a.Key, Rel: a.Rel, In: !out, At: at, Filter: filter, Limit: limit, Offset: offset,
+		})
+		res = EdgeList{Rev: uint64(rev), Total: list.Total, Edges: list.Edges, NextOffset: list.NextOffset}
+		return err
 	})
 	return res, err
-}
-
-// edgeRecords resolves edges to records (keys, relation names, commit
-// times; no payloads) in output order: relation name, then the peer's key.
-func (s *Server) edgeRecords(r *lmdbstore.ReadTxn, es []lmdbstore.Edge, out bool) ([]records.Edge, error) {
-	recs := make([]records.Edge, 0, len(es))
-	for _, e := range es {
-		rec, err := s.edgeRecord(r, e)
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, rec)
-	}
-	slices.SortFunc(recs, func(a, b records.Edge) int {
-		if c := cmp.Compare(a.Rel, b.Rel); c != 0 {
-			return c
-		}
-		if out {
-			return cmp.Compare(a.Dst, b.Dst)
-		}
-		return cmp.Compare(a.Src, b.Src)
-	})
-	return recs, nil
-}
-
-// addPayloads reads the payload of each edge (one lookup each, so only for
-// the edges returned).
-func addPayloads(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []records.Edge) error {
-	for i := range recs {
-		full, err := r.GetEdge(recs[i].Src, recs[i].Rel, recs[i].Dst, at)
-		if err != nil {
-			return err
-		}
-		recs[i].Payload = records.OptionalPayload(full.Payload)
-	}
-	return nil
-}
-
-// edgeRecord is e without its payload.
-func (s *Server) edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge) (records.Edge, error) {
-	src, err := s.fixed.key(r, e.Src)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	dst, err := s.fixed.key(r, e.Dst)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	rel, err := s.fixed.rel(r, e.Rel)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	t, err := s.fixed.time(r, e.Rev)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	return records.Edge{Src: src, Rel: rel, Dst: dst, Rev: uint64(e.Rev), TS: records.Time(t), Weight: Weight(e.Weight)}, nil
-}
-
-// currentPeers leaves out edges whose listed item (dst for out-edges, src
-// for in-edges) is superseded or expired (SPEC.md §4) and f does not
-// include it, and gives the rest the listed item's status when it is not
-// plainly current, as `memctl get-out`/`get-in` do; supersedes edges
-// always stay.
-func currentPeers(r *lmdbstore.ReadTxn, at lmdbstore.At, recs []records.Edge, out bool, f lmdbstore.StatusFilter) ([]records.Edge, error) {
-	kept := recs[:0]
-	for _, e := range recs {
-		peer := e.Dst
-		if !out {
-			peer = e.Src
-		}
-		st, err := r.Status(peer, at, f.ValidAt)
-		if err != nil {
-			return nil, err
-		}
-		if e.Rel != "supersedes" && !f.Shows(st) {
-			continue
-		}
-		if !st.Current() || len(st.Contradicts) > 0 {
-			ps := records.StatusOf(st)
-			e.PeerStatus = &ps
-		}
-		kept = append(kept, e)
-	}
-	return kept, nil
 }

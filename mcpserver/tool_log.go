@@ -5,14 +5,13 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/ops"
 )
 
 // Default and largest page of diff_since and history.
@@ -21,8 +20,8 @@ const (
 	maxOpLimit     = 10000
 )
 
-// errPageFull stops a log scan once a page is complete.
-var errPageFull = errors.New("page full")
+// OpRecord is one logged operation (ops.LogOp, the format batch reads).
+type OpRecord = ops.LogOp
 
 // DiffSinceArgs: diff_since.
 type DiffSinceArgs struct {
@@ -93,7 +92,7 @@ func (s *Server) diffSince(_ context.Context, a *DiffSinceArgs) (OpList, error) 
 	err = s.store.View(func(r *lmdbstore.ReadTxn) error {
 		res.Rev = uint64(r.Revision())
 		var cur logCursor
-		return s.scanLog(r, since, func(op lmdbstore.Op, rel lmdbstore.Relation) error {
+		return ops.ScanLog(r, since, lmdbstore.DiffFilter{}, func(op lmdbstore.Op, rel lmdbstore.Relation) error {
 			if op.Rev != cur.rev {
 				cur = logCursor{op.Rev, 0}
 			} else {
@@ -107,32 +106,13 @@ func (s *Server) diffSince(_ context.Context, a *DiffSinceArgs) (OpList, error) 
 			}
 			if len(res.Ops) == limit {
 				res.NextCursor = cur.String()
-				return errPageFull
+				return ops.ErrStopScan
 			}
-			res.Ops = append(res.Ops, opRecord(op, records.Time(op.TS), rel))
+			res.Ops = append(res.Ops, ops.LogOpOf(op, rel))
 			return nil
 		})
 	})
 	return res, err
-}
-
-// scanLog calls fn for every operation after since, with the relation an
-// add_rel op registered.
-func (s *Server) scanLog(r *lmdbstore.ReadTxn, since lmdbstore.At, fn func(lmdbstore.Op, lmdbstore.Relation) error) error {
-	err := r.DiffSince(since, lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
-		var rel lmdbstore.Relation
-		if op.Kind == lmdbstore.OpAddRel {
-			var err error
-			if rel, err = r.RelationByName(op.Rel); err != nil {
-				return err
-			}
-		}
-		return fn(op, rel)
-	})
-	if errors.Is(err, errPageFull) {
-		return nil
-	}
-	return err
 }
 
 // HistoryArgs: history. Name a node (key), a kv entry (namespace and key,
@@ -193,7 +173,7 @@ func (s *Server) history(_ context.Context, a *HistoryArgs) (History, error) {
 	res := History{Versions: []OpRecord{}}
 	err = s.store.View(func(r *lmdbstore.ReadTxn) error {
 		res.Rev = uint64(r.Revision())
-		return s.scanLog(r, since, func(op lmdbstore.Op, rel lmdbstore.Relation) error {
+		return ops.ScanLog(r, since, lmdbstore.DiffFilter{}, func(op lmdbstore.Op, rel lmdbstore.Relation) error {
 			if !match(op) {
 				return nil
 			}
@@ -201,7 +181,7 @@ func (s *Server) history(_ context.Context, a *HistoryArgs) (History, error) {
 				res.Versions = append(res.Versions[:0], res.Versions[limit:]...)
 				res.Truncated = true
 			}
-			res.Versions = append(res.Versions, opRecord(op, records.Time(op.TS), rel))
+			res.Versions = append(res.Versions, ops.LogOpOf(op, rel))
 			return nil
 		})
 	})

@@ -276,6 +276,9 @@ func validID(id json.RawMessage) bool {
 func (c *lineConn) remember(raw json.RawMessage) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.ids == nil {
+		c.ids, c.byRaw = map[string]json.RawMessage{}, map[string]string{}
+	}
 	c.seq++
 	syn := "memctl-" + strconv.FormatUint(c.seq, 10)
 	c.ids[syn] = append(json.RawMessage(nil), raw...)

@@ -220,3 +220,141 @@ func OptionalPayload(p []byte) json.RawMessage {
 	}
 	return v
 }
+
+// Marshal encodes v as one line of JSON without HTML escaping and without
+// the trailing newline: the encoding of every record memctl prints or
+// serves (SPEC.md §6.3).
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// Stats is the store summary (SPEC.md §6.3 "stats").
+type Stats struct {
+	Revision         uint64     `json:"revision"`
+	Horizon          uint64     `json:"horizon" jsonschema:"oldest readable revision (0: all history kept)"`
+	Nodes            int        `json:"nodes"`
+	Edges            int        `json:"edges"`
+	KVs              int        `json:"kvs"`
+	Relations        int        `json:"relations"`
+	AdjacencyChunks  int        `json:"adjacency_chunks"`
+	AdjacencyEntries int        `json:"adjacency_entries"`
+	Tombstones       int        `json:"tombstones"`
+	Superseded       int        `json:"superseded"`
+	MissingNodes     int        `json:"missing_nodes"`
+	MapSize          int64      `json:"map_size"`
+	FileSize         int64      `json:"file_size"`
+	Warnings         []string   `json:"warnings"`
+	Keyspaces        []Keyspace `json:"keyspaces" jsonschema:"space per LMDB keyspace"`
+}
+
+// Keyspace is one keyspace's space in the stats record.
+type Keyspace struct {
+	Name    string `json:"name"`
+	Entries uint64 `json:"entries"`
+	Pages   uint64 `json:"pages"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// StatsOf is the record of st (empty lists, never null).
+func StatsOf(st lmdbstore.Stats) Stats {
+	rec := Stats{
+		Revision: uint64(st.Revision), Horizon: uint64(st.Horizon),
+		Nodes: st.Nodes, Edges: st.Edges, KVs: st.KVs, Relations: st.Relations,
+		AdjacencyChunks: st.AdjacencyChunks, AdjacencyEntries: st.AdjacencyEntries,
+		Tombstones: st.Tombstones, Superseded: st.Superseded, MissingNodes: st.MissingNodes,
+		MapSize: st.MapSize, FileSize: st.FileSize, Warnings: st.Warnings,
+		Keyspaces: make([]Keyspace, len(st.Keyspaces)),
+	}
+	for i, k := range st.Keyspaces {
+		rec.Keyspaces[i] = Keyspace{Name: k.Name, Entries: k.Entries, Pages: k.Pages(), Bytes: k.Bytes}
+	}
+	if rec.Warnings == nil {
+		rec.Warnings = []string{}
+	}
+	return rec
+}
+
+// Check is the integrity report (SPEC.md §10 "check"; the CLI prints it
+// as one finding a line, §6.3).
+type Check struct {
+	OK                 bool     `json:"ok" jsonschema:"true when no integrity problem was found"`
+	Problems           []string `json:"problems" jsonschema:"integrity violations, each naming the keyspace and key"`
+	Warnings           []string `json:"warnings"`
+	MissingNodes       int      `json:"missing_nodes" jsonschema:"number of keys referenced by live edges that have no live node (allowed)"`
+	MissingNodesListed []string `json:"missing_nodes_listed" jsonschema:"the first 100 of them"`
+}
+
+// CheckOf is the record of rep listing at most listed missing nodes (< 0:
+// all); lists are empty, never null.
+func CheckOf(rep lmdbstore.CheckReport, listed int) Check {
+	res := Check{
+		OK: len(rep.Problems) == 0, Problems: rep.Problems, Warnings: rep.Warnings,
+		MissingNodes: len(rep.MissingNodes), MissingNodesListed: rep.MissingNodes,
+	}
+	if listed >= 0 && len(res.MissingNodesListed) > listed {
+		res.MissingNodesListed = res.MissingNodesListed[:listed]
+	}
+	for _, p := range []*[]string{&res.Problems, &res.Warnings, &res.MissingNodesListed} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	return res
+}
+
+// ScoredNode is one ranked node (SPEC.md §8.6).
+type ScoredNode struct {
+	Key   string `json:"key"`
+	Score Score  `json:"score"`
+}
+
+// SeedMatch is what one query string matched.
+type SeedMatch struct {
+	Query string `json:"query"`
+	Key   string `json:"key"`
+	Match string `json:"match" jsonschema:"exact, prefix, substring or fuzzy"`
+	Score Score  `json:"score"`
+}
+
+// Ranked is a ranking: the nodes best first, and what the queries matched
+// (MCP related, resonate, pagerank; the CLI prints Results one a line).
+type Ranked struct {
+	Rev     uint64       `json:"rev" jsonschema:"the revision of the graph the engine read"`
+	Seeds   []SeedMatch  `json:"seeds,omitempty" jsonschema:"what the queries matched (related, resonate)"`
+	Results []ScoredNode `json:"results" jsonschema:"best first"`
+}
+
+// Harmonic is one resonant frequency of a sweep.
+type Harmonic struct {
+	Frequency Score        `json:"frequency"`
+	Energy    Score        `json:"energy"`
+	Antinodes []ScoredNode `json:"antinodes"`
+}
+
+// Resonance is the answer of resonate.
+type Resonance struct {
+	Rev      uint64       `json:"rev"`
+	Seeds    []SeedMatch  `json:"seeds"`
+	Results  []ScoredNode `json:"results,omitempty" jsonschema:"without sweep: nodes by amplitude"`
+	Resonant []Harmonic   `json:"resonant,omitempty" jsonschema:"with sweep: the resonant frequencies in frequency order"`
+}
+
+// Affected is one node of a blast radius.
+type Affected struct {
+	Key      string `json:"key"`
+	Distance int    `json:"distance" jsonschema:"fewest hops from the origin"`
+	Score    Score  `json:"score"`
+}
+
+// Impact is the answer of impact.
+type Impact struct {
+	Rev      uint64     `json:"rev"`
+	Origin   string     `json:"origin" jsonschema:"the key the query resolved to"`
+	Affected []Affected `json:"affected" jsonschema:"by score, then distance"`
+}

@@ -1,0 +1,360 @@
+package ops
+
+// Batch input (SPEC.md §6.4): log operations as LogOp writes them, checked
+// in full before anything is written, then applied in order in one write
+// transaction: all or nothing. The CLI reads them as JSON Lines
+// (ParseBatch), the MCP server as an array in its arguments; both check
+// each op with BatchOp.Check and commit with Batch.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
+	"github.com/memctl/memctl/suggest"
+)
+
+// BatchOp is one operation of a batch: "op" and that op's fields, exactly
+// as LogOp writes them (rev and ts are accepted and ignored).
+type BatchOp struct {
+	Op            string          `json:"op" jsonschema:"put_node, del_node, put_edge, del_edge, put_kv, del_kv or add_rel"`
+	Key           string          `json:"key,omitempty" jsonschema:"put_node, del_node: the node key; put_kv, del_kv: the entry key"`
+	Type          string          `json:"type,omitempty" jsonschema:"put_node: the node type"`
+	Payload       json.RawMessage `json:"payload,omitempty" jsonschema:"put_node, put_edge, put_kv: the JSON payload (required for put_kv)"`
+	Src           string          `json:"src,omitempty" jsonschema:"put_edge, del_edge: source key"`
+	Rel           string          `json:"rel,omitempty" jsonschema:"put_edge, del_edge: relation; add_rel: the new relation's name"`
+	Dst           string          `json:"dst,omitempty" jsonschema:"put_edge, del_edge: destination key"`
+	Weight        *float64        `json:"weight,omitempty" jsonschema:"put_edge: edge weight; add_rel: default weight"`
+	Namespace     string          `json:"namespace,omitempty" jsonschema:"put_kv, del_kv: namespace"`
+	Bidirectional bool            `json:"bidirectional,omitempty" jsonschema:"add_rel: engines also follow the relation backwards"`
+	Inhibitory    bool            `json:"inhibitory,omitempty" jsonschema:"add_rel: engines subtract along the relation"`
+	Role          string          `json:"role,omitempty" jsonschema:"add_rel: structure, usage, history or memory (default memory)"`
+	ValidFrom     string          `json:"valid_from,omitempty" jsonschema:"put_node, put_kv: the fact holds from this RFC 3339 time on"`
+	ValidUntil    string          `json:"valid_until,omitempty" jsonschema:"put_node, put_kv: the fact holds until this RFC 3339 time (exclusive)"`
+	Scope         string          `json:"scope,omitempty" jsonschema:"provenance scope; put_kv, del_kv: the entry's scope (default: the batch's)"`
+	RunID         string          `json:"run_id,omitempty"`
+	TaskID        string          `json:"task_id,omitempty"`
+	Rev           uint64          `json:"rev,omitempty" jsonschema:"ignored (diff_since output replays as is)"`
+	TS            string          `json:"ts,omitempty" jsonschema:"ignored"`
+
+	present map[string]bool // the fields the input carried
+}
+
+// UnmarshalJSON decodes op and remembers which fields the input carried
+// (Check refuses foreign ones and wants the required ones).
+func (o *BatchOp) UnmarshalJSON(b []byte) error {
+	type plain BatchOp
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*o = BatchOp(p)
+	o.present = make(map[string]bool, len(m))
+	for k := range m {
+		o.present[k] = true
+	}
+	return nil
+}
+
+// CheckedOp is a batch op that passed Check: ready to apply.
+type CheckedOp struct {
+	BatchOp
+	weight float32            // 0: absent
+	valid  lmdbstore.Validity // ValidFrom, ValidUntil parsed
+	role   roles.Role         // add_rel
+}
+
+// Check validates op before anything is written: a known op, only its
+// fields, the required ones, times, weight and role.
+func (o BatchOp) Check() (CheckedOp, error) {
+	if err := o.checkShape(); err != nil {
+		return CheckedOp{}, err
+	}
+	return o.checkValues()
+}
+
+// checkShape checks the op's name and which fields it carries.
+func (o BatchOp) checkShape() error {
+	spec, ok := specOf(o.Op)
+	if !ok {
+		if s := suggest.Nearest(o.Op, OpNames()); s != "" {
+			return invalidf("unknown op %q (did you mean %q?)", o.Op, s)
+		}
+		return invalidf("unknown op %q (one of %v)", o.Op, OpNames())
+	}
+	keys := make([]string, 0, len(o.present))
+	for k := range o.present {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k != "op" && k != "rev" && k != "ts" && !slices.Contains(spec.fields, k) {
+			return invalidf("field %q is not allowed in %s", k, o.Op)
+		}
+	}
+	for _, k := range spec.required {
+		if !o.present[k] {
+			return invalidf("%s needs field %q", o.Op, k)
+		}
+	}
+	return nil
+}
+
+// checkValues checks the values of an op of the right shape.
+func (o BatchOp) checkValues() (CheckedOp, error) {
+	c := CheckedOp{BatchOp: o, role: roles.Memory}
+	for _, v := range []struct {
+		name, s string
+		t       *lmdbstore.Validity
+		until   bool
+	}{{"valid_from", o.ValidFrom, &c.valid, false}, {"valid_until", o.ValidUntil, &c.valid, true}} {
+		if v.s == "" {
+			continue // absent or "": an open bound
+		}
+		t, err := ParseTime(v.s)
+		if err != nil {
+			return CheckedOp{}, invalidf("field %q: %v", v.name, err)
+		}
+		if v.until {
+			v.t.Until = t
+		} else {
+			v.t.From = t
+		}
+	}
+	if o.Op == "add_rel" && o.Role != "" {
+		r, err := roles.Parse(o.Role)
+		if err != nil {
+			return CheckedOp{}, invalidf("role: %v", err)
+		}
+		c.role = r
+	}
+	if o.Op != "put_kv" && string(o.Payload) == "null" {
+		c.Payload = nil // an edge or node payload of null means none
+	}
+	w, err := CheckWeight("weight", o.Weight)
+	if err != nil {
+		return CheckedOp{}, err
+	}
+	c.weight = w
+	return c, nil
+}
+
+// Apply writes op in tx.
+func (c CheckedOp) Apply(tx *lmdbstore.WriteTxn) error {
+	switch c.Op {
+	case "put_node":
+		return tx.PutNode(lmdbstore.NodePut{Key: c.Key, Type: c.Type, Payload: c.Payload, Valid: c.valid, Scope: c.Scope, RunID: c.RunID, TaskID: c.TaskID})
+	case "del_node":
+		return tx.DeleteNode(c.Key)
+	case "put_edge":
+		return tx.PutEdge(c.edgePut())
+	case "del_edge":
+		return tx.DeleteEdge(c.Src, c.Rel, c.Dst)
+	case "put_kv":
+		return tx.PutKV(lmdbstore.KVPut{Scope: c.Scope, Namespace: c.Namespace, Key: c.Key, Payload: c.Payload, Valid: c.valid, RunID: c.RunID, TaskID: c.TaskID})
+	case "del_kv":
+		return tx.DeleteKV(c.Scope, c.Namespace, c.Key)
+	case "add_rel":
+		w := c.weight
+		if w == 0 {
+			w = 1
+		}
+		_, err := tx.AddRelation(lmdbstore.Relation{Name: c.Rel, DefaultWeight: w, Bidirectional: c.Bidirectional, Inhibitory: c.Inhibitory, Role: c.role})
+		return err
+	}
+	return fmt.Errorf("unknown op %q", c.Op)
+}
+
+func (c CheckedOp) edgePut() lmdbstore.EdgePut {
+	return lmdbstore.EdgePut{Src: c.Src, Rel: c.Rel, Dst: c.Dst, Weight: c.weight, Payload: c.Payload, Scope: c.Scope, RunID: c.RunID, TaskID: c.TaskID}
+}
+
+// Bulkable reports whether op may be part of a bulk load (BulkBatch).
+func (c CheckedOp) Bulkable() bool { return c.Op == "put_node" || c.Op == "put_edge" }
+
+// BatchError is the failure of op Index (0-based) of a batch; Err is the
+// store's error.
+type BatchError struct {
+	Index int
+	Op    string
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("op %d (%s): %v", e.Index+1, e.Op, e.Err) }
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// Batch applies ops in order in one write transaction with meta: all or
+// nothing. A failing op is a *BatchError.
+func Batch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, ops []CheckedOp) (lmdbstore.Commit, error) {
+	return s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+		for i, op := range ops {
+			if err := op.Apply(tx); err != nil {
+				return &BatchError{Index: i, Op: op.Op, Err: err}
+			}
+		}
+		return nil
+	})
+}
+
+// BulkBatch commits put_node and put_edge operations (Bulkable) as one
+// bulk load (lmdbstore.Bulk); the result is Batch's. A failing op is a
+// *BatchError.
+func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, ops []CheckedOp) (lmdbstore.Commit, error) {
+	for i, op := range ops {
+		if !op.Bulkable() {
+			return lmdbstore.Commit{}, &BatchError{Index: i, Op: op.Op, Err: invalidf("a bulk load takes only put_node and put_edge, not %s", op.Op)}
+		}
+	}
+	b := s.NewBulk(meta)
+	b.Grow(len(ops)/8, len(ops))
+	for i, op := range ops {
+		var err error
+		if op.Op == "put_node" {
+			err = b.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
+		} else {
+			err = b.PutEdge(op.edgePut())
+		}
+		if err != nil {
+			return lmdbstore.Commit{}, &BatchError{Index: i, Op: op.Op, Err: err}
+		}
+	}
+	c, err := b.Commit()
+	var opErr *lmdbstore.BulkOpError
+	if errors.As(err, &opErr) && opErr.Op < len(ops) {
+		return c, &BatchError{Index: opErr.Op, Op: ops[opErr.Op].Op, Err: opErr.Err}
+	}
+	return c, err
+}
+
+// LineError is a bad line of JSON Lines batch input.
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("batch line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ParseBatch reads JSON Lines batch input: every line, then parses and
+// checks them (on every core when there are many) before anything is
+// written. Blank lines are skipped; lines[i] is the 1-based input line of
+// ops[i]. The first bad line is the one reported, as a *LineError.
+func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
+	type rawLine struct {
+		n    int
+		line []byte
+	}
+	var raw []rawLine
+	r := bufio.NewReaderSize(in, 64<<10)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			raw = append(raw, rawLine{n, line})
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch: reading input: %w", err)
+		}
+	}
+	parsed := make([]*CheckedOp, len(raw))
+	errs := make([]error, len(raw))
+	workers := 1
+	if len(raw) >= 4096 {
+		workers = max(1, runtime.GOMAXPROCS(0))
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * len(raw) / workers; i < (w+1)*len(raw)/workers; i++ {
+				parsed[i], errs[i] = parseBatchLine(raw[i].line)
+				if errs[i] != nil {
+					errs[i] = &LineError{raw[i].n, errs[i]}
+					return // later lines of this share cannot be the first bad one
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ops = make([]CheckedOp, 0, len(raw))
+	lines = make([]int, 0, len(raw))
+	for i, op := range parsed {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+		if op != nil {
+			ops = append(ops, *op)
+			lines = append(lines, raw[i].n)
+		}
+	}
+	return ops, lines, nil
+}
+
+// parseBatchLine parses and checks one line; nil for a blank one.
+func parseBatchLine(line []byte) (*CheckedOp, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	if !utf8.Valid(line) {
+		return nil, invalidf("not valid UTF-8")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, invalidf("not a JSON object: %v", err)
+	}
+	var name string
+	if err := json.Unmarshal(raw["op"], &name); err != nil || name == "" {
+		return nil, invalidf(`missing "op" (one of %v)`, OpNames())
+	}
+	shape := BatchOp{Op: name, present: make(map[string]bool, len(raw))}
+	for k := range raw {
+		shape.present[k] = true
+	}
+	if err := shape.checkShape(); err != nil {
+		return nil, err
+	}
+	var op BatchOp
+	if err := json.Unmarshal(line, &op); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, invalidf("field %q must be a JSON %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return nil, invalidf("%v", err)
+	}
+	c, err := op.checkValues()
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// jsonKind names a Go kind the way a JSON author would.
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "float64", "ptr":
+		return "number"
+	}
+	return goKind
+}
