@@ -9,8 +9,8 @@ import (
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/roles"
 )
 
 // policyNamespaces map the kv namespaces whose entries are policies to
