@@ -10,6 +10,7 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // Status is lmdbstore.ReadTxn.Status over a snapshot (SPEC.md §4, §6.6):
@@ -20,11 +21,11 @@ import (
 // rewritten with another weight). A default export leaves superseded and
 // expired items out, so there most nodes are simply current.
 func Status(g *csr.Graph, i csr.NodeIndex, validAt time.Time) (lmdbstore.Status, error) {
-	sup, hasSup, err := g.RelationByName("supersedes")
+	sup, hasSup, err := g.RelationByName(roles.RelSupersedes)
 	if err != nil {
 		return lmdbstore.Status{}, err
 	}
-	con, hasCon, err := g.RelationByName("contradicts")
+	con, hasCon, err := g.RelationByName(roles.RelContradicts)
 	if err != nil {
 		return lmdbstore.Status{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/roles"
 )
 
 // EdgesRequest selects the edges to list.
@@ -78,7 +79,7 @@ func ListEdges(r *lmdbstore.ReadTxn, req EdgesRequest) (EdgeList, error) {
 		if err != nil {
 			return EdgeList{}, err
 		}
-		if rec.Rel != "supersedes" && !req.Filter.Shows(st) {
+		if rec.Rel != roles.RelSupersedes && !req.Filter.Shows(st) {
 			continue // supersedes edges are always listed
 		}
 		if !st.Current() || len(st.Contradicts) > 0 {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 )
 
@@ -210,7 +211,7 @@ func (st *State) findMissing() error {
 	}
 	f := st.filter
 	st.superseded, st.hidden = map[uint64]bool{}, map[uint64]bool{}
-	supRel, err := st.r.RelationByName("supersedes")
+	supRel, err := st.r.RelationByName(roles.RelSupersedes)
 	if err != nil && !errors.Is(err, lmdbstore.ErrUnknownRelation) {
 		return err
 	}
