@@ -136,8 +136,8 @@ func (o Options) withDefaults(s *lmdbstore.Store) Options {
 // written for other options is not trusted.
 func (o Options) config() string {
 	w := o.Ingest.Walk
-	return fmt.Sprintf("go=%t syntax=%t vendor=%t testdata=%t hidden=%t langs=%s", o.Ingest.WithGo, o.Ingest.SyntaxOnly,
-		w.IncludeVendor, w.IncludeTestdata, w.IncludeHidden, strings.Join(o.Ingest.Langs, ","))
+	return fmt.Sprintf("go=%t syntax=%t offline=%t vendor=%t testdata=%t hidden=%t langs=%s", o.Ingest.WithGo, o.Ingest.SyntaxOnly,
+		o.Ingest.Offline, w.IncludeVendor, w.IncludeTestdata, w.IncludeHidden, strings.Join(o.Ingest.Langs, ","))
 }
 
 // unchanged is the fast check: same stored code, same HEAD, same stats.

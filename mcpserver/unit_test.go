@@ -62,7 +62,9 @@ func TestDecodeLines(t *testing.T) {
 		{`   `, false, ""},
 		{`nope`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
 		{`{"jsonrpc":"2.0","id":"x","method":"a","params":{"k":"\udc00"}}`, false, `{"jsonrpc":"2.0","id":"x","error":{"code":-32700,`},
-		{`{"jsonrpc":"2.0","id":7}`, true, ""}, // a response: the SDK's to handle
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, true, ""}, // a response: the SDK's to handle
+		// Neither a request nor a response (JSON-RPC 2.0 §4, §5): invalid.
+		{`{"jsonrpc":"2.0","id":7}`, false, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,`},
 		{`{"jsonrpc":"2.0","id":null}`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{`[1]`, false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"{\"a\":\"\xff\"}", false, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: message is not valid UTF-8"`},
