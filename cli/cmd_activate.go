@@ -19,8 +19,7 @@ func activateCommand(env Env) *cli.Command {
 			"profile (default) splits each node's activation among its edges by role, sums what\n" +
 			"arrives, and favours recently changed files; the classic profile is §8.2's\n" +
 			"strongest-path activation.",
-		Flags: []cli.Flag{
-			snapshotFlag(),
+		Flags: append(engineFlags(),
 			topFlag(20),
 			&cli.StringFlag{Name: "profile", Value: "related", Usage: "`P`: related (ranked relatedness) or classic (strongest path)"},
 			&cli.IntFlag{Name: "depth", Usage: "propagate at most `D` hops (1..20; 0..20 classic; default 3 related, 5 classic)"},
@@ -31,7 +30,7 @@ func activateCommand(env Env) *cli.Command {
 			&cli.Float64Flag{Name: "temporal", Value: engines.DefaultRelatedTemporal, Usage: "related: weight `T` of the recency term (0: off)"},
 			&cli.BoolFlag{Name: "lexical", Value: true, Usage: "related, with --files: fuse the ranking with the files' lexical similarity (their stored terms); --lexical=false: the graph's ranking alone"},
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "classic: `S`: wavefront, heap or auto (same scores, different cost)"},
-		},
+		),
 		Action: engineAction(env, 1, -1, "at least one QUERY", runActivate),
 	}
 }

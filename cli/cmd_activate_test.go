@@ -136,7 +136,7 @@ func TestEngineCommandsBadUsage(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"activate", "pkg/a.go"}, ExitUsage, "snapshot"},
+		{[]string{"--db", filepath.Join(t.TempDir(), "none"), "activate", "pkg/a.go"}, ExitUsage, "no store"},
 		{[]string{"activate", "--snapshot", snap}, ExitUsage, "QUERY"},
 		{[]string{"activate", "--snapshot", snap, "pkg/a.go", "--depth", "21"}, ExitUsage, "depth"},
 		{[]string{"activate", "--snapshot", snap, "pkg/a.go", "--top", "-1"}, ExitUsage, "--top"},

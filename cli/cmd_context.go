@@ -29,6 +29,7 @@ func contextCommand(env Env) *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "changes after revision `REV` or the revision TIME selects (default: since the previous run)"},
 			&cli.BoolFlag{Name: "all", Usage: "show superseded and expired items instead of counting them"},
 			&cli.StringFlag{Name: "valid-at", Usage: "judge expiry at `TIME` (RFC 3339; default: now)"},
+			noRefreshFlag(),
 		),
 		Action: func(c *cli.Context) error { return runContext(c, env) },
 	}
@@ -54,7 +55,7 @@ func runContext(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := k.open(true)
+	s, asOf, err := k.openFresh(req.At)
 	if err != nil {
 		return err
 	}
@@ -67,12 +68,15 @@ func runContext(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	if k.out.json {
-		if err := k.out.record(pack.JSON()); err != nil {
+		j := pack.JSON()
+		j.AsOf = asOf
+		if err := k.out.record(j); err != nil {
 			return err
 		}
 	} else if err := k.out.textf("%s", pack.Markdown); err != nil {
 		return err
 	}
+	k.asOfLine(asOf)
 	return k.out.flush()
 }
 

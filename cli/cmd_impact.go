@@ -18,13 +18,12 @@ func impactCommand(env Env) *cli.Command {
 			"what it depends on) from the node and what it contains, up to --depth hops, and\n" +
 			"lifts every affected node to its owners (file, package); ranked by distance,\n" +
 			"dependents before owners, then strength (SPEC.md §8.5).",
-		Flags: []cli.Flag{
-			snapshotFlag(),
+		Flags: append(engineFlags(),
 			topFlag(0),
 			&cli.IntFlag{Name: "depth", Value: engines.DefaultImpactDepth, Usage: "walk at most `D` hops (1..20)"},
 			&cli.StringFlag{Name: "direction", Value: "in", Usage: "`DIR`: in (dependents), out (dependencies) or both"},
 			relFlag(),
-		},
+		),
 		Action: engineAction(env, 1, 1, "exactly one QUERY", runImpact),
 	}
 }

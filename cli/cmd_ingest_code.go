@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
 	"github.com/memctl/memctl/ingest/treesitter"
@@ -62,14 +63,17 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	}
 	bar := newProgressBar(k.env)
 	defer bar.done()
-	out, stats, err := codetree.Ingest(s, dir, codetree.Options{Langs: langs, WithGo: withGo,
+	// Through freshness: the store then follows the tree (SPEC §9.10), so
+	// context, the engine commands and the MCP server see later edits.
+	res, err := freshness.Ingest(s, dir, freshness.Options{Ingest: codetree.Options{Langs: langs, WithGo: withGo,
 		SyntaxOnly: withGo && k.ctx.Bool("syntax-only"), Offline: withGo && k.ctx.Bool("offline"), Force: k.ctx.Bool("force"),
-		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update})
+		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update}})
 	if de := (*codetree.DirError)(nil); errors.As(err, &de) {
 		return usageErr("ingest %s %v", verb, de)
 	} else if err != nil {
 		return err
 	}
+	out, stats := *res.Summary, res.Stats
 	bar.done()
 	out.Seconds = time.Since(start).Seconds()
 	for _, e := range out.LoadErrors {

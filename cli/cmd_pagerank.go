@@ -11,11 +11,10 @@ func pagerankCommand(env Env) *cli.Command {
 		Usage: "rank every node of a snapshot by PageRank",
 		Description: "Uses the PageRank section stored at export when present (unweighted defaults);\n" +
 			"computes it otherwise, or always with --weighted (SPEC.md §8.4).",
-		Flags: []cli.Flag{
-			snapshotFlag(),
+		Flags: append(engineFlags(),
 			topFlag(20),
 			&cli.BoolFlag{Name: "weighted", Usage: "split rank over out-edges by edge weight"},
-		},
+		),
 		Action: engineAction(env, 0, 0, "no arguments", runPagerank),
 	}
 }

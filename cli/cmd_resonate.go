@@ -15,14 +15,13 @@ func resonateCommand(env Env) *cli.Command {
 		ArgsUsage: "QUERY...",
 		Description: "Pulses from the QUERY nodes interfere; nodes are ranked by resultant amplitude.\n" +
 			"With --sweep, prints the resonant frequencies and their antinodes (SPEC.md §8.3).",
-		Flags: []cli.Flag{
-			snapshotFlag(),
+		Flags: append(engineFlags(),
 			topFlag(20),
 			&cli.Float64Flag{Name: "frequency", Value: engines.DefaultFrequency, Usage: "pulse frequency `F` (> 0; phase step 2π·F/4 per hop)"},
 			&cli.IntFlag{Name: "budget", Value: engines.DefaultPulseBudget, Usage: "send at most `N` pulses per run"},
 			relFlag(),
 			&cli.BoolFlag{Name: "sweep", Usage: "sweep frequencies 0.1..2.0 in 20 steps and report the resonant ones"},
-		},
+		),
 		Action: engineAction(env, 1, -1, "at least one QUERY", runResonate),
 	}
 }

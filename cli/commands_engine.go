@@ -14,6 +14,8 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/enginesnap"
+	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/urfave/cli/v2"
@@ -28,9 +30,16 @@ func engineCommands(env Env) []*cli.Command {
 	}
 }
 
-// snapshotFlag is the snapshot file every engine command reads.
+// snapshotFlag is the snapshot file an engine command reads instead of the
+// store.
 func snapshotFlag() cli.Flag {
-	return &cli.StringFlag{Name: "snapshot", Usage: "snapshot `FILE` to read (written by memctl export; required)"}
+	return &cli.StringFlag{Name: "snapshot", Usage: "read snapshot `FILE` (written by memctl export) instead of the store"}
+}
+
+// engineFlags are the flags every engine command has: where the graph
+// comes from.
+func engineFlags() []cli.Flag {
+	return append([]cli.Flag{snapshotFlag(), noRefreshFlag()}, readFlags()...)
 }
 
 func topFlag(def int) cli.Flag {
@@ -70,19 +79,26 @@ func engineAction(env Env, minArgs, maxArgs int, argsUsage string, run func(*eng
 		if c.Int("top") < 0 {
 			return usageErr("%s: --top must be >= 0", name)
 		}
-		path := c.String("snapshot")
-		if path == "" {
-			return usageErr("%s needs --snapshot FILE", name)
-		}
-		g, err := csr.Open(path)
-		if err != nil {
-			return engineErr(fmt.Errorf("open snapshot %s: %w", path, err))
-		}
-		defer func() {
-			if cerr := g.Close(); err == nil && cerr != nil {
-				err = cerr
+		var g *csr.Graph
+		var asOf *records.AsOf
+		if path := c.String("snapshot"); path != "" {
+			if g, err = csr.Open(path); err != nil {
+				return engineErr(fmt.Errorf("open snapshot %s: %w", path, err))
 			}
-		}()
+			defer func() {
+				if cerr := g.Close(); err == nil && cerr != nil {
+					err = cerr
+				}
+			}()
+			warnOlderSnapshot(env, c, path, g)
+		} else {
+			snap, a, done, err := storeSnapshot(env, c)
+			if err != nil {
+				return engineErr(err)
+			}
+			defer done()
+			g, asOf = snap.Graph, a
+		}
 		eng, err := engines.New(g)
 		if err != nil {
 			return engineErr(err)
@@ -91,7 +107,55 @@ func engineAction(env Env, minArgs, maxArgs int, argsUsage string, run func(*eng
 		if err := run(k); err != nil {
 			return engineErr(err)
 		}
+		if asOf != nil && !k.out.json {
+			fmt.Fprintf(env.Stderr, "memctl: %s\n", asOf.Line())
+		} else if asOf != nil {
+			b, _ := records.Marshal(map[string]any{"as_of": asOf})
+			fmt.Fprintf(env.Stderr, "%s\n", b)
+		}
 		return k.out.flush()
+	}
+}
+
+// storeSnapshot is the engine snapshot of the store at the view the read
+// flags select, after a refresh of the code graph (SPEC.md §8.6, §9.10).
+// done releases the snapshot and closes the store.
+func storeSnapshot(env Env, c *cli.Context) (snap *enginesnap.Snap, asOf *records.AsOf, done func(), err error) {
+	k := &call{ctx: c, env: env, name: c.Command.Name}
+	at, err := k.at()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, asOf, err := k.openFresh(at)
+	if err != nil {
+		k.close()
+		return nil, nil, nil, err
+	}
+	p := enginesnap.New(s, enginesnap.Options{})
+	snap, _, err = p.At(enginesnap.Exact, at)
+	if err != nil {
+		k.close()
+		return nil, nil, nil, err
+	}
+	return snap, asOf, func() { snap.Release(); k.close() }, nil
+}
+
+// warnOlderSnapshot warns, on stderr, when the snapshot file is older than
+// the store (--db): the revisions between them are not in the answer.
+func warnOlderSnapshot(env Env, c *cli.Context, path string, g *csr.Graph) {
+	k := &call{ctx: c, env: env, name: c.Command.Name}
+	defer k.close()
+	s, err := k.open(true)
+	if err != nil {
+		return // no store to compare with
+	}
+	var rev lmdbstore.Revision
+	if s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }) != nil {
+		return
+	}
+	if snapRev := lmdbstore.Revision(g.Revision()); snapRev < rev {
+		fmt.Fprintf(env.Stderr, "memctl: warning: %s is of revision %d; the store is at %d (revisions %d..%d are not in this answer; run memctl export, or leave out --snapshot to read the store)\n",
+			path, snapRev, rev, snapRev+1, rev)
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
+	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/secretscan"
 	"github.com/urfave/cli/v2"
 )
@@ -485,4 +487,47 @@ func (k *call) stdin() io.Reader {
 		return strings.NewReader("")
 	}
 	return k.env.Stdin
+}
+
+// noRefreshFlag turns off the refresh before an answer (SPEC.md §9.10).
+func noRefreshFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-refresh", Usage: "answer from memory as it is: do not re-read files changed since the last ingest (the answer lists them as stale)"}
+}
+
+// openFresh opens the store for an answer at view at. For the latest
+// view of a store that follows a code tree, it first brings the code
+// graph in step (unless --no-refresh), which needs the store writable; a
+// store that cannot be opened for writing is read as it is. The AsOf is
+// nil when the store follows no tree and nothing is worth saying.
+func (k *call) openFresh(at lmdbstore.At) (*lmdbstore.Store, *records.AsOf, error) {
+	past := at != (lmdbstore.At{})
+	refresh := !k.ctx.Bool("no-refresh") && !past
+	s, err := k.open(!refresh)
+	if err != nil && refresh && !errors.Is(err, lmdbstore.ErrNotExist) {
+		if s, err = k.open(true); err == nil {
+			refresh = false
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if past {
+		return s, nil, nil
+	}
+	a, err := ops.Freshen(s, refresh)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Commit == "" && len(a.Stale) == 0 && len(a.Refreshed) == 0 && a.Error == "" {
+		return s, nil, nil
+	}
+	return s, &a, nil
+}
+
+// asOfLine prints what the answer is as of on stderr (text mode; JSON
+// carries it as a field).
+func (k *call) asOfLine(a *records.AsOf) {
+	if a != nil && !k.out.json {
+		fmt.Fprintf(k.env.Stderr, "memctl: %s\n", a.Line())
+	}
 }

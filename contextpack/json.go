@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/memctl/memctl/records"
 )
 
 // PackJSON is the JSON form of a pack (`memctl context --json`, the MCP
@@ -24,6 +26,9 @@ type PackJSON struct {
 	Attempted []AttemptJSON   `json:"attempted"`
 	Omitted   OmittedJSON     `json:"omitted"`
 	Hidden    HiddenJSON      `json:"hidden"`
+	// AsOf: set by the surface that refreshed before assembling (SPEC.md
+	// §9.10); absent for a store that follows no code tree.
+	AsOf *records.AsOf `json:"as_of,omitempty"`
 }
 
 type TargetJSON struct {

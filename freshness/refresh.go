@@ -67,8 +67,10 @@ type Result struct {
 	// Stale lists the files changed since the last refresh when Refresh
 	// was disabled or failed (then the store is as it was).
 	Stale []string `json:"stale,omitempty"`
-	// Summary is the ingest's own summary when one ran.
+	// Summary is the ingest's own summary when one ran, Stats what it
+	// wrote.
 	Summary *codetree.Summary `json:"ingest,omitempty"`
+	Stats   ingest.WriteStats `json:"-"`
 }
 
 // Refresh brings the code graph of s up to date with dir. Nothing changed
@@ -221,7 +223,7 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Refreshed: true, Rev: stats.Commit.Rev, Summary: &sum, Changed: []string{}}
+	res := Result{Refreshed: true, Rev: stats.Commit.Rev, Summary: &sum, Stats: stats, Changed: []string{}}
 	for p, h := range after {
 		if before[p] != h {
 			res.Changed = append(res.Changed, p)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
 	"github.com/memctl/memctl/ingest/treesitter"
@@ -48,13 +49,16 @@ func (s *Server) ingest(_ context.Context, a *IngestArgs) (IngestResult, error) 
 			}
 		}
 	}
-	out, _, err := codetree.Ingest(s.store, a.Dir, o)
+	// Through freshness, as `memctl ingest code`: the store then follows
+	// the tree, and the analysis tools refresh it before answering.
+	res, err := freshness.Ingest(s.store, a.Dir, freshness.Options{Ingest: o})
 	if de := (*codetree.DirError)(nil); errors.As(err, &de) {
 		return IngestResult{}, invalidArg("ingest %v", de)
 	}
 	if err != nil {
 		return IngestResult{}, err
 	}
+	out := *res.Summary
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
 }

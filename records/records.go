@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -357,4 +358,56 @@ type Impact struct {
 	Rev      uint64     `json:"rev"`
 	Origin   string     `json:"origin" jsonschema:"the key the query resolved to"`
 	Affected []Affected `json:"affected" jsonschema:"by score, then distance"`
+}
+
+// AsOf says what an answer is as of (SPEC.md §9.10): the revision read
+// and, when the store follows a code tree, the git commit its code graph
+// was ingested at, whether the tree was dirty, what the refresh before the
+// answer re-read, and — when refresh was off or failed — the files changed
+// since (the answer does not see them).
+type AsOf struct {
+	Rev       uint64   `json:"rev" jsonschema:"the revision the answer read"`
+	Commit    string   `json:"commit,omitempty" jsonschema:"the git commit the code graph was ingested at"`
+	Dirty     bool     `json:"dirty,omitempty" jsonschema:"the tree had uncommitted changes when it was ingested"`
+	Refreshed []string `json:"refreshed,omitempty" jsonschema:"files re-read by the refresh before this answer"`
+	Stale     []string `json:"stale,omitempty" jsonschema:"files changed since the code graph was ingested, which this answer does not see (refresh off or failed)"`
+	Error     string   `json:"refresh_error,omitempty" jsonschema:"why the refresh failed"`
+}
+
+// Line is the one-line text form: "as of rev N (commit C, dirty)", then
+// what was refreshed or is stale.
+func (a AsOf) Line() string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "as of rev %d", a.Rev)
+	if a.Commit != "" {
+		c := a.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		fmt.Fprintf(&b, " (commit %s", c)
+		if a.Dirty {
+			b.WriteString(", dirty")
+		}
+		b.WriteString(")")
+	}
+	if n := len(a.Refreshed); n > 0 {
+		fmt.Fprintf(&b, "; refreshed %d file(s)", n)
+	}
+	if n := len(a.Stale); n > 0 {
+		fmt.Fprintf(&b, "; STALE: %d file(s) changed since: %s", n, strings.Join(firstN(a.Stale, 5), ", "))
+		if n > 5 {
+			b.WriteString(", …")
+		}
+	}
+	if a.Error != "" {
+		fmt.Fprintf(&b, "; refresh failed: %s", a.Error)
+	}
+	return b.String()
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
