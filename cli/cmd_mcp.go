@@ -21,6 +21,7 @@ func mcpCommand(env Env) *cli.Command {
 			"are recorded with writes that do not give their own (SPEC.md §10). Logs go to stderr.",
 		Flags: append(writeFlags(true),
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "stderr log `LEVEL`: debug (every call), info, warn or error"},
+			noRefreshFlag(),
 		),
 		Run: runMCP,
 	})
@@ -40,7 +41,7 @@ func runMCP(k *call) error {
 	if err := s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
 		return err
 	}
-	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger})
+	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh")})
 	logger.Info("memctl mcp serving", "db", k.dbPath(), "rev", rev)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

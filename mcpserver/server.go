@@ -34,6 +34,10 @@ type Options struct {
 	Version string
 	// Now is the clock stamped on observations (nil: time.Now).
 	Now func() time.Time
+	// NoRefresh: analysis and context calls answer from memory as it is,
+	// never re-reading the tree the store follows (`memctl mcp
+	// --no-refresh`; SPEC.md §9.10).
+	NoRefresh bool
 }
 
 // Server is memctl's MCP server over one open store. It is safe for

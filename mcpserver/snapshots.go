@@ -13,6 +13,8 @@ import (
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
+	"github.com/memctl/memctl/records"
 )
 
 // engineSnap is the snapshot one analysis call reads.
@@ -55,4 +57,34 @@ func (s *Server) snapshot(v ViewArgs) (*engineSnap, error) {
 		return nil
 	})
 	return e, err
+}
+
+// FreshArgs: whether an answer first brings the code graph in step with
+// the working tree (SPEC.md §9.10).
+type FreshArgs struct {
+	Refresh *bool `json:"refresh,omitempty" jsonschema:"re-read the files changed since the last ingest before answering (default true; false answers from memory as it is and lists them as stale)"`
+}
+
+// freshen refreshes the code graph the store follows before an answer at
+// the latest view (a past view is history: nothing to refresh), unless
+// the call or the server (--no-refresh) turns it off, and says what the
+// answer is as of. Nil when the store follows no tree. A failed refresh
+// is logged and reported in the record; the answer reads memory as it is.
+func (s *Server) freshen(f FreshArgs, v ViewArgs) *records.AsOf {
+	if v.AtRev != nil || v.AtTime != "" {
+		return nil
+	}
+	refresh := !s.opts.NoRefresh && (f.Refresh == nil || *f.Refresh)
+	a, err := ops.Freshen(s.store, refresh)
+	if err != nil {
+		s.log.Warn("refresh before answering", "err", err)
+		return nil
+	}
+	if a.Error != "" {
+		s.log.Warn("refresh before answering failed; answering from memory", "err", a.Error)
+	}
+	if a.Commit == "" && len(a.Stale) == 0 && len(a.Refreshed) == 0 && a.Error == "" {
+		return nil
+	}
+	return &a
 }

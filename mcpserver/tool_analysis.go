@@ -46,9 +46,11 @@ type RelatedArgs struct {
 	Lexical      *bool    `json:"lexical,omitempty" jsonschema:"related only, with files: fuse the ranking with the files' lexical similarity (default true)"`
 	Strategy     string   `json:"strategy,omitempty" jsonschema:"classic only: wavefront, heap or auto (default; same scores, different cost)"`
 	ViewArgs
+	FreshArgs
 }
 
 func (s *Server) related(_ context.Context, a *RelatedArgs) (Ranked, error) {
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	snap, err := s.snapshot(a.ViewArgs)
 	if err != nil {
 		return Ranked{}, err
@@ -58,7 +60,7 @@ func (s *Server) related(_ context.Context, a *RelatedArgs) (Ranked, error) {
 		Files: a.Files, Kind: a.Kind, PerContainer: a.PerContainer, Temporal: a.Temporal, Lexical: a.Lexical,
 		Strategy: a.Strategy,
 	})
-	res.Rev = uint64(snap.rev)
+	res.Rev, res.AsOf = uint64(snap.rev), asOf
 	return res, atRev(err, snap.rev)
 }
 
@@ -80,9 +82,11 @@ type ResonateArgs struct {
 	Rel       []string `json:"rel,omitempty" jsonschema:"follow only these relations"`
 	Sweep     bool     `json:"sweep,omitempty" jsonschema:"sweep frequencies 0.1..2.0 in 20 steps and return the resonant ones"`
 	ViewArgs
+	FreshArgs
 }
 
 func (s *Server) resonate(_ context.Context, a *ResonateArgs) (Resonance, error) {
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	snap, err := s.snapshot(a.ViewArgs)
 	if err != nil {
 		return Resonance{}, err
@@ -90,7 +94,7 @@ func (s *Server) resonate(_ context.Context, a *ResonateArgs) (Resonance, error)
 	res, err := ops.Resonate(snap.eng, ops.ResonateRequest{
 		Queries: a.Queries, Top: intOr(a.Top, 20), Frequency: a.Frequency, Budget: a.Budget, Relations: a.Rel, Sweep: a.Sweep,
 	})
-	res.Rev = uint64(snap.rev)
+	res.Rev, res.AsOf = uint64(snap.rev), asOf
 	return res, atRev(err, snap.rev)
 }
 
@@ -99,9 +103,11 @@ type PageRankArgs struct {
 	Top      *int `json:"top,omitempty" jsonschema:"at most this many results (default 20; 0: all)"`
 	Weighted bool `json:"weighted,omitempty" jsonschema:"split rank over out-edges by edge weight"`
 	ViewArgs
+	FreshArgs
 }
 
 func (s *Server) pagerank(_ context.Context, a *PageRankArgs) (Ranked, error) {
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	snap, err := s.snapshot(a.ViewArgs)
 	if err != nil {
 		return Ranked{}, err
@@ -115,7 +121,7 @@ func (s *Server) pagerank(_ context.Context, a *PageRankArgs) (Ranked, error) {
 		return Ranked{}, err
 	}
 	res, err := ops.PageRank(snap.eng, ops.PageRankRequest{Top: top, Weighted: a.Weighted, Ranks: ranks})
-	res.Rev = uint64(snap.rev)
+	res.Rev, res.AsOf = uint64(snap.rev), asOf
 	return res, err
 }
 
@@ -127,9 +133,11 @@ type ImpactArgs struct {
 	Rel       []string `json:"rel,omitempty" jsonschema:"follow only these relations"`
 	Top       *int     `json:"top,omitempty" jsonschema:"at most this many results (default 100; 0: all)"`
 	ViewArgs
+	FreshArgs
 }
 
 func (s *Server) impact(_ context.Context, a *ImpactArgs) (Impact, error) {
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	snap, err := s.snapshot(a.ViewArgs)
 	if err != nil {
 		return Impact{}, err
@@ -144,7 +152,7 @@ func (s *Server) impact(_ context.Context, a *ImpactArgs) (Impact, error) {
 	if errors.As(err, &nm) {
 		return Impact{}, fmt.Errorf("%w: %v at revision %d", lmdbstore.ErrNotFound, err, snap.rev)
 	}
-	res.Rev = uint64(snap.rev)
+	res.Rev, res.AsOf = uint64(snap.rev), asOf
 	return res, err
 }
 
@@ -154,15 +162,18 @@ type SearchArgs struct {
 	PerQuery      *int     `json:"per_query,omitempty" jsonschema:"at most this many keys per query (default 8)"`
 	MinSimilarity *float64 `json:"min_similarity,omitempty" jsonschema:"fuzzy matches need trigram similarity >= this, in (0, 1] (default 0.3)"`
 	ViewArgs
+	FreshArgs
 }
 
 // SearchResult is the answer of search.
 type SearchResult struct {
 	Rev     uint64            `json:"rev"`
+	AsOf    *records.AsOf     `json:"as_of,omitempty"`
 	Matches []SeedMatchRecord `json:"matches" jsonschema:"per query, in query order: exact, else prefix, else substring, else fuzzy matches"`
 }
 
 func (s *Server) search(_ context.Context, a *SearchArgs) (SearchResult, error) {
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	snap, err := s.snapshot(a.ViewArgs)
 	if err != nil {
 		return SearchResult{}, err
@@ -183,7 +194,7 @@ func (s *Server) search(_ context.Context, a *SearchArgs) (SearchResult, error) 
 	if err != nil {
 		return SearchResult{}, err
 	}
-	return SearchResult{Rev: uint64(snap.rev), Matches: recs}, nil
+	return SearchResult{Rev: uint64(snap.rev), AsOf: asOf, Matches: recs}, nil
 }
 
 // --- helpers -----------------------------------------------------------------

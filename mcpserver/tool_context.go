@@ -20,6 +20,7 @@ type ContextArgs struct {
 	ValidAt   string   `json:"valid_at,omitempty" jsonschema:"judge expiry at this RFC 3339 time (default: now)"`
 	All       bool     `json:"all,omitempty" jsonschema:"show superseded and expired policies instead of counting them"`
 	ViewArgs
+	FreshArgs
 }
 
 // ContextResult is the answer of context: the pack as `memctl context
@@ -71,6 +72,7 @@ func (s *Server) context(_ context.Context, a *ContextArgs) (ContextResult, erro
 		}
 		req.ValidAt = t
 	}
+	asOf := s.freshen(a.FreshArgs, a.ViewArgs)
 	pack, err := s.contexts.Assemble(req)
 	if errors.Is(err, contextpack.ErrBadRequest) {
 		return ContextResult{}, invalidArg("%v", err)
@@ -78,5 +80,12 @@ func (s *Server) context(_ context.Context, a *ContextArgs) (ContextResult, erro
 	if err != nil {
 		return ContextResult{}, err
 	}
-	return ContextResult{PackJSON: pack.JSON(), Markdown: pack.Markdown}, nil
+	j := pack.JSON()
+	j.AsOf = asOf
+	md := pack.Markdown
+	if asOf != nil && (len(asOf.Stale) > 0 || asOf.Error != "") {
+		// The agent reads the Markdown: say there that it may be out of date.
+		md = "> memctl: " + asOf.Line() + "\n\n" + md
+	}
+	return ContextResult{PackJSON: j, Markdown: md}, nil
 }

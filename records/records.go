@@ -329,6 +329,7 @@ type Ranked struct {
 	Rev     uint64       `json:"rev" jsonschema:"the revision of the graph the engine read"`
 	Seeds   []SeedMatch  `json:"seeds,omitempty" jsonschema:"what the queries matched (related, resonate)"`
 	Results []ScoredNode `json:"results" jsonschema:"best first"`
+	AsOf    *AsOf        `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
 }
 
 // Harmonic is one resonant frequency of a sweep.
@@ -344,6 +345,7 @@ type Resonance struct {
 	Seeds    []SeedMatch  `json:"seeds"`
 	Results  []ScoredNode `json:"results,omitempty" jsonschema:"without sweep: nodes by amplitude"`
 	Resonant []Harmonic   `json:"resonant,omitempty" jsonschema:"with sweep: the resonant frequencies in frequency order"`
+	AsOf     *AsOf        `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
 }
 
 // Affected is one node of a blast radius.
@@ -358,6 +360,7 @@ type Impact struct {
 	Rev      uint64     `json:"rev"`
 	Origin   string     `json:"origin" jsonschema:"the key the query resolved to"`
 	Affected []Affected `json:"affected" jsonschema:"by score, then distance"`
+	AsOf     *AsOf      `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
 }
 
 // AsOf says what an answer is as of (SPEC.md §9.10): the revision read
