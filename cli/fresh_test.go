@@ -93,3 +93,57 @@ func TestAnswersFollowTheTree(t *testing.T) {
 		t.Errorf("impact on an older snapshot: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestDecisionsFollowTheCode (SPEC §9.8): a decision on a file follows the
+// file when git renames it (context of the new path shows it, in the
+// refresh's own revision); when the file is deleted the decision is an
+// orphan: context of its directory lists it ("orphaned"), check warns,
+// orphans lists it, and nothing is dropped.
+func TestDecisionsFollowTheCode(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	db := newStore(t)
+	dir := gitRepo(t, map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/geo.py":      "def area(w, h):\n    return w * h\n",
+		"pkg/other.py":    "def other():\n    return 1\n",
+	})
+	ok(t, "--db", db, "ingest", "python", dir)
+	ok(t, "--db", db, "put-node", "decision:units", "--payload", `{"text":"areas are in square metres"}`)
+	ok(t, "--db", db, "put-edge", "decision:units", "decided_for", "file:pkg/geo.py")
+
+	runGit(t, dir, "mv", "pkg/geo.py", "pkg/shapes.py")
+	out := ok(t, "--db", db, "--json", "context", "--no-refresh", "pkg/geo.py")
+	if !strings.Contains(out, "decision:units") {
+		t.Fatalf("before the refresh the decision applies to the old path: %s", out)
+	}
+	r := memctl(t, "--db", db, "--json", "context", "pkg/shapes.py")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"key":"decision:units"`) {
+		t.Fatalf("the decision did not follow the renamed file: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got := ok(t, "--db", db, "get-out", "decision:units"); !strings.Contains(got, "file:pkg/shapes.py") || strings.Contains(got, "file:pkg/geo.py") {
+		t.Errorf("the decision's edge was not carried to the new key:\n%s", got)
+	}
+	hist := ok(t, "--db", db, "diff-since", "0")
+	if !strings.Contains(hist, "pkg/geo.py") || !strings.Contains(hist, "moves") {
+		t.Errorf("history does not show the move:\n%s", hist)
+	}
+
+	if err := os.Remove(filepath.Join(dir, "pkg", "shapes.py")); err != nil {
+		t.Fatal(err)
+	}
+	r = memctl(t, "--db", db, "--json", "context", "pkg/other.py")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"key":"decision:units"`) || !strings.Contains(r.Stdout, `"via":"orphaned"`) {
+		t.Fatalf("context of a sibling does not list the orphan: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got := ok(t, "--db", db, "check"); !strings.Contains(got, "orphan: decision:units decided_for file:pkg/shapes.py") {
+		t.Errorf("check does not warn about the orphan:\n%s", got)
+	}
+	if got := ok(t, "--db", db, "orphans"); !strings.Contains(got, "decision:units") || !strings.Contains(got, "dir:pkg") {
+		t.Errorf("orphans:\n%s", got)
+	}
+	if got := ok(t, "--db", db, "get-node", "decision:units"); !strings.Contains(got, "square metres") {
+		t.Errorf("the decision was dropped:\n%s", got)
+	}
+}

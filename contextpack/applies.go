@@ -3,10 +3,12 @@ package contextpack
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/records"
@@ -106,6 +108,12 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 			}
 		}
 	}
+	// Orphaned memory (SPEC.md §9.8, §12.2): an item whose target was
+	// deleted is listed under the nearest enclosing target that still
+	// exists, never silently dropped.
+	if err := offerOrphans(r, targets, at, offer); err != nil {
+		return appliesResult{}, err
+	}
 	// kv policies.
 	dirScopes := map[string]bool{} // scope → names a live directory
 	err := r.ScanKV(at, func(kv lmdbstore.KV) error {
@@ -192,6 +200,57 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 		return strings.Compare(a.Key, b.Key)
 	})
 	return res, nil
+}
+
+// offerOrphans offers every orphan whose nearest live enclosing key is an
+// anchor of a target, as "orphaned": what it applied to and when that was
+// deleted.
+func offerOrphans(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, offer func(Policy)) error {
+	orphans, err := freshness.Orphans(r, at)
+	if err != nil {
+		return err
+	}
+	for _, o := range orphans {
+		if o.DeletedRev == 0 || o.Nearest == "" {
+			continue // never existed: a missing node, not an orphan
+		}
+		for _, t := range targets {
+			a, ok := anchorOf(t, o.Nearest)
+			if !ok {
+				continue
+			}
+			p := Policy{Key: o.Item, Via: "orphaned", Level: a.Level, Rank: a.Rank,
+				Anchor: fmt.Sprintf("%s %s, deleted at rev %d", o.Via, o.Target, o.DeletedRev)}
+			if scope, ns, key, isKV := lmdbstore.ParseKVAddress(o.Item); isKV {
+				kv, err := r.GetKV(scope, ns, key, at)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				kind, ok := policyNamespaces[ns]
+				if !ok {
+					kind = "policy"
+				}
+				p.Kind, p.Source, p.Text, p.Payload = kind, "kv", payloadText(kv.Payload), kv.Payload
+				p.Prov = Provenance{Rev: kv.Rev, TS: kv.TS, Scope: kv.Scope, Run: kv.RunID, Task: kv.TaskID}
+				p.Scope, p.Namespace, p.KVKey = scope, ns, key
+			} else {
+				n, err := r.GetNode(o.Item, at)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				p.Kind, p.Source, p.Text, p.Payload = nodePolicyKind(n.Type), "edge", payloadText(n.Payload), n.Payload
+				p.Prov = Provenance{Rev: n.Rev, TS: n.UpdatedTS, Scope: n.Scope, Run: n.RunID, Task: n.TaskID}
+			}
+			offer(p)
+		}
+	}
+	return nil
 }
 
 // anchorOf finds key among t's enclosing anchors.
