@@ -18,8 +18,10 @@ func diffSinceCommand(env Env) *cli.Command {
 		Description: "The argument is a revision number (0: everything) or an RFC 3339 time (the\n" +
 			"operations after the latest revision committed at or before it).\n" +
 			"--json lines can be fed back to `memctl batch` to replay them.",
-		Args: []string{"REV|TIME"},
+		Args:       []string{"REV|TIME"},
+		ArgsOrFlag: "commit",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "commit", Usage: "the operations after the code graph was ingested at git commit `SHA` (instead of REV|TIME)"},
 			&cli.StringFlag{Name: "run", Usage: "only operations of run `R`"},
 			&cli.StringFlag{Name: "task", Usage: "only operations of task `T`"},
 		},
@@ -39,7 +41,13 @@ func parseSince(s string) (lmdbstore.At, error) {
 }
 
 func runDiffSince(k *call) error {
-	since, err := parseSince(k.args[0])
+	var since lmdbstore.At
+	var err error
+	if k.ctx.IsSet("commit") {
+		since, err = k.atCommit("--commit", k.ctx.String("commit"))
+	} else {
+		since, err = parseSince(k.args[0])
+	}
 	if err != nil {
 		return err
 	}

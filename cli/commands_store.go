@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
@@ -107,6 +108,7 @@ func readFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.Uint64Flag{Name: "at-rev", Usage: "read the state right after revision `N`"},
 		&cli.StringFlag{Name: "at", Usage: "read the state at `TIME` (RFC 3339): the latest revision committed at or before it"},
+		&cli.StringFlag{Name: "at-commit", Usage: "read the state as of git commit `SHA` of the tree the store follows: the last revision ingested at it or its nearest ingested ancestor"},
 	}
 }
 
@@ -193,8 +195,11 @@ type verbSpec struct {
 	Usage       string
 	Description string
 	Args        []string // names of the positional arguments, all required
-	Flags       []cli.Flag
-	Run         func(*call) error
+	// ArgsOrFlag names a flag that stands in for the positional
+	// arguments: with it set, none are given (diff-since --commit).
+	ArgsOrFlag string
+	Flags      []cli.Flag
+	Run        func(*call) error
 }
 
 func verbCommand(env Env, spec verbSpec) *cli.Command {
@@ -226,7 +231,11 @@ type call struct {
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
 	name := strings.TrimPrefix(c.Command.FullName(), "memctl ")
 	args := c.Args().Slice()
-	if len(args) != len(spec.Args) {
+	if spec.ArgsOrFlag != "" && c.IsSet(spec.ArgsOrFlag) {
+		if len(args) != 0 {
+			return usageErr("%s: --%s replaces %s; give one or the other", name, spec.ArgsOrFlag, strings.Join(spec.Args, " "))
+		}
+	} else if len(args) != len(spec.Args) {
 		if len(spec.Args) == 0 {
 			return usageErr("%s takes no arguments, got %d", name, len(args))
 		}
@@ -337,10 +346,12 @@ func (k *call) close() error {
 
 // at is the view selected by --at-rev or --at (latest when neither).
 func (k *call) at() (lmdbstore.At, error) {
-	hasRev, hasTime := k.ctx.IsSet("at-rev"), k.ctx.IsSet("at")
+	hasRev, hasTime, hasCommit := k.ctx.IsSet("at-rev"), k.ctx.IsSet("at"), k.ctx.IsSet("at-commit")
 	switch {
-	case hasRev && hasTime:
-		return lmdbstore.At{}, usageErr("--at-rev and --at are mutually exclusive")
+	case hasRev && hasTime, hasRev && hasCommit, hasTime && hasCommit:
+		return lmdbstore.At{}, usageErr("--at-rev, --at and --at-commit are mutually exclusive")
+	case hasCommit:
+		return k.atCommit("--at-commit", k.ctx.String("at-commit"))
 	case hasRev:
 		return lmdbstore.AtRevision(lmdbstore.Revision(k.ctx.Uint64("at-rev"))), nil
 	case hasTime:
@@ -530,4 +541,29 @@ func (k *call) asOfLine(a *records.AsOf) {
 	if a != nil && !k.out.json {
 		fmt.Fprintf(k.env.Stderr, "memctl: %s\n", a.Line())
 	}
+}
+
+// atCommit is the view of a git commit (anything git rev-parse takes) of
+// the tree the store follows (SPEC.md §9.7): the last revision ingested at
+// it, or at its nearest ingested ancestor.
+func (k *call) atCommit(flag, commit string) (lmdbstore.At, error) {
+	s, err := k.open(true)
+	if err != nil {
+		return lmdbstore.At{}, err
+	}
+	dir, _, ok := freshness.Tracked(s)
+	if !ok {
+		return lmdbstore.At{}, usageErr("%s: the store follows no git tree (run memctl ingest code DIR in a git work tree first)", flag)
+	}
+	res, err := freshness.ResolveCommit(s, dir, commit)
+	var ce *freshness.CommitError
+	switch {
+	case errors.As(err, &ce):
+		return lmdbstore.At{}, usageErr("%s: %v", flag, err)
+	case errors.Is(err, freshness.ErrNoRevisionAtCommit):
+		return lmdbstore.At{}, fmt.Errorf("%w: %s: no revision was ingested at %s or an ancestor of it", lmdbstore.ErrNotFound, flag, commit)
+	case err != nil:
+		return lmdbstore.At{}, err
+	}
+	return lmdbstore.AtRevision(res.Rev), nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -146,4 +147,45 @@ func TestDecisionsFollowTheCode(t *testing.T) {
 	if got := ok(t, "--db", db, "get-node", "decision:units"); !strings.Contains(got, "square metres") {
 		t.Errorf("the decision was dropped:\n%s", got)
 	}
+}
+
+// TestAtCommit (SPEC §9.7): reads, the engine commands and diff-since take
+// a git commit of the tree the store follows; a commit never ingested
+// resolves to its nearest ingested ancestor.
+func TestAtCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	db := newStore(t)
+	dir := gitRepo(t, map[string]string{"pkg/__init__.py": "", "pkg/geo.py": "def area(w, h):\n    return w * h\n"})
+	c1 := runGit(t, dir, "rev-parse", "HEAD")
+	ok(t, "--db", db, "ingest", "python", dir)
+	writeFile(t, dir, "pkg/use.py", "from pkg.geo import area\n\n\ndef room():\n    return area(3, 4)\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "use")
+	c2 := runGit(t, dir, "rev-parse", "HEAD")
+	ok(t, "--db", db, "ingest", "python", dir)
+	writeFile(t, dir, "README", "docs\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "docs") // never ingested
+
+	if got := ok(t, "--db", db, "get-in", "--at-commit", c1, "sym:py:pkg.geo.area"); strings.Contains(got, "room") {
+		t.Errorf("get-in at the first commit sees the second's caller:\n%s", got)
+	}
+	if got := ok(t, "--db", db, "get-in", "--at-commit", c2, "sym:py:pkg.geo.area"); !strings.Contains(got, "sym:py:pkg.use.room") {
+		t.Errorf("get-in at the second commit misses its caller:\n%s", got)
+	}
+	if got := ok(t, "--db", db, "get-in", "--at-commit", "HEAD", "sym:py:pkg.geo.area"); !strings.Contains(got, "sym:py:pkg.use.room") {
+		t.Errorf("a commit never ingested does not read as its ingested parent:\n%s", got)
+	}
+	r := memctl(t, "--db", db, "impact", "--at-commit", c1[:10], "sym:py:pkg.geo.area")
+	if r.Code != 0 || strings.Contains(r.Stdout, "room") {
+		t.Errorf("impact --at-commit c1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got := ok(t, "--db", db, "diff-since", "--commit", c1); !strings.Contains(got, "sym:py:pkg.use.room") || regexp.MustCompile(`put_node +sym:py:pkg.geo.area`).MatchString(got) {
+		t.Errorf("diff-since --commit c1 does not list exactly the second ingest:\n%s", got)
+	}
+	wantFailure(t, memctl(t, "--db", db, "get-in", "--at-commit", "no-such-ref", "x"), ExitUsage, "--at-commit")
+	wantFailure(t, memctl(t, "--db", db, "get-in", "--at-commit", c1, "--at-rev", "1", "x"), ExitUsage, "mutually exclusive")
+	wantFailure(t, memctl(t, "--db", db, "diff-since", "--commit", c1, "3"), ExitUsage, "--commit")
 }
