@@ -67,7 +67,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"get-node", "--bogus", "a"}, "flag provided but not defined: -bogus"},
 		{[]string{"--bogus", "stats"}, "flag provided but not defined: -bogus"},
 		{[]string{"get-node", "a", "--at-rev", "x"}, "invalid value"},
-		{[]string{"get-node", "a", "--at-rev", "1", "--at", "2026-01-01T00:00:00Z"}, "--at-rev and --at are mutually exclusive"},
+		{[]string{"get-node", "a", "--at-rev", "1", "--at", "2026-01-01T00:00:00Z"}, "--at-rev, --at and --at-commit are mutually exclusive"},
 		{[]string{"get-node", "a", "--at", "yesterday"}, "not an RFC 3339 time"},
 		{[]string{"get-node", "a\xff"}, "KEY is not valid UTF-8"},
 		{[]string{"put-node", "a", "--payload", "{"}, "--payload is not valid JSON"},
