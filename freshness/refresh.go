@@ -99,7 +99,18 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	}
 	if o.Disabled {
 		stale, err := staleFiles(s, abs, o)
-		return Result{Stale: stale}, err
+		res := Result{Stale: stale}
+		if err == nil {
+			err = s.View(func(r *lmdbstore.ReadTxn) error {
+				res.AsOf = r.Revision()
+				g, ok, err := codetree.StoredGitState(r, lmdbstore.At{})
+				if ok {
+					res.Commit, res.Dirty = g.Commit, g.Dirty
+				}
+				return err
+			})
+		}
+		return res, err
 	}
 	res, err := refreshFull(s, abs, o)
 	if err != nil {

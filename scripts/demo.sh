@@ -196,4 +196,33 @@ run vacuum --to "$WORK/vacuumed"
 run --db "$WORK/vacuumed" check
 run --db "$WORK/vacuumed" get-out "$DEMO_FILE" --rel imports
 
+heading "16. Memory that keeps up: edits without a manual ingest, decisions that follow the code"
+note "A small Python project in git; the store follows the tree it ingested."
+TREE="$WORK/shop"
+mkdir -p "$TREE/shop"
+printf '' >"$TREE/shop/__init__.py"
+printf 'def total(items):\n    return sum(i.price for i in items)\n' >"$TREE/shop/cart.py"
+git -C "$TREE" init -q -b main
+git -C "$TREE" add -A
+git -C "$TREE" -c user.name=demo -c user.email=demo@example.com commit -q -m "cart"
+export MEMCTL_DB="$WORK/shop-store"
+run init
+run ingest python "$TREE" --run demo --task ingest
+run put-node decision:money --payload '{"text":"amounts are integers in cents"}' --run demo --task review
+run put-edge decision:money decided_for file:shop/cart.py --run demo --task review
+note "An agent writes a new caller; no ingest is run."
+printf 'from shop.cart import total\n\n\ndef checkout(items):\n    return total(items)\n' >"$TREE/shop/pay.py"
+note "--no-refresh answers from memory as it is, and says what it does not see (stderr):"
+run impact --no-refresh sym:py:shop.cart.total --top 5
+note "By default the answer first re-reads the changed file (one revision), then answers:"
+run impact sym:py:shop.cart.total --top 5
+note "The file is renamed with git; the decision moves with it, in the refresh's revision."
+git -C "$TREE" mv shop/cart.py shop/basket.py
+sed -i 's/shop.cart/shop.basket/' "$TREE/shop/pay.py"
+run context shop/basket.py --budget 200
+run get-out decision:money
+note "The move is in the history (memctl/moves), and nothing is orphaned:"
+run orphans
+run check
+
 printf '\ndemo (ingest): ok\n'
