@@ -28,9 +28,9 @@ package csr
 
 import (
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"strings"
 
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 )
 

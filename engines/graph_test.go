@@ -1,11 +1,11 @@
 package engines
 
 import (
-	"github.com/memctl/memctl/roles"
 	"slices"
 	"testing"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 )
 

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/roles"
 )
 
 // WriteStats says what a write changed. Commit.Rev is 0 when nothing did.

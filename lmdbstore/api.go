@@ -7,8 +7,9 @@ package lmdbstore
 
 import (
 	"encoding/json"
-	"github.com/memctl/memctl/roles"
 	"time"
+
+	"github.com/memctl/memctl/roles"
 )
 
 // NodeID is the fixed-width identifier of a node: IDOf(canonical key).

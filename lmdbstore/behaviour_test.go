@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/google/go-cmp/cmp"
 	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/roles"
 )
 
 func TestSupersedeAndTombstone(t *testing.T) {

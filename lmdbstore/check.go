@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/adjacency"
+	"github.com/memctl/memctl/roles"
 )
 
 // CheckReport lists every problem Check found. Problems are integrity

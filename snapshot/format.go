@@ -41,8 +41,9 @@ package snapshot
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"hash/crc32"
+
+	"github.com/memctl/memctl/roles"
 )
 
 // Magic opens every snapshot file.

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/memctl/memctl/roles"
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
@@ -15,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	gocmp "github.com/google/go-cmp/cmp"
-
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 	"golang.org/x/sys/unix"
 )
