@@ -154,12 +154,12 @@ type WriteTxn struct {
 	horizon Revision
 	nextRel RelID
 
-	ops      []byte // encoded operations for the log record
-	nops     int
-	red      redaction // secret redaction of every key, payload and provenance
-	events   []event
-	err      error
-	r        ReadTxn
+	ops    []byte // encoded operations for the log record
+	nops   int
+	red    redaction // secret redaction of every key, payload and provenance
+	events []event
+	err    error
+	r      ReadTxn
 
 	scratch       []adjacency.Entry
 	outCur, inCur *lmdb.Cursor // reused by adjInsert; closed by close
