@@ -6,6 +6,7 @@ import (
 
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ops"
+	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,6 +62,9 @@ func runActivate(k *engineCall) error {
 		return usageErr("activate: %v", err)
 	}
 	if err != nil {
+		return err
+	}
+	if err := k.cover(records.KeysOfRanked(res.Seeds, res.Results)); err != nil {
 		return err
 	}
 	return k.scored(res.Results)

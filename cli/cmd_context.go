@@ -8,6 +8,7 @@ import (
 
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -67,9 +68,13 @@ func runContext(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
+	cov, err := ops.StoreCoverage(s, req.At, pack.Keys())
+	if err != nil {
+		return err
+	}
 	if k.out.json {
 		j := pack.JSON()
-		j.AsOf = asOf
+		j.AsOf, j.Coverage = asOf, cov
 		if err := k.out.record(j); err != nil {
 			return err
 		}
@@ -77,6 +82,9 @@ func runContext(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	k.asOfLine(asOf)
+	if cov != nil && cov.Partial && !k.out.json {
+		fmt.Fprintf(env.Stderr, "memctl: %s\n", cov.Line())
+	}
 	return k.out.flush()
 }
 

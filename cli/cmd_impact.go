@@ -5,6 +5,7 @@ import (
 
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ops"
+	"github.com/memctl/memctl/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,6 +39,9 @@ func runImpact(k *engineCall) error {
 		Relations: k.ctx.StringSlice("rel"), Top: k.ctx.Int("top"),
 	})
 	if err != nil {
+		return err
+	}
+	if err := k.cover(records.KeysOfImpact(res)); err != nil {
 		return err
 	}
 	if k.out.json {

@@ -16,6 +16,7 @@ import (
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/urfave/cli/v2"
@@ -59,6 +60,19 @@ type engineCall struct {
 	out   *output
 	graph *csr.Graph
 	eng   *engines.Engine
+	// coverage: what the answer's region could not see (impact, activate),
+	// printed on stderr when partial (SPEC.md §8.7).
+	coverage *records.Coverage
+}
+
+// cover records the coverage of the answer over keys.
+func (k *engineCall) cover(keys []string) error {
+	c, err := ops.Coverage(ops.EnginePayloads(k.eng), keys)
+	if err != nil {
+		return err
+	}
+	k.coverage = &c
+	return nil
 }
 
 // engineAction wraps run: it checks the positional arguments (at least min,
@@ -111,6 +125,12 @@ func engineAction(env Env, minArgs, maxArgs int, argsUsage string, run func(*eng
 			fmt.Fprintf(env.Stderr, "memctl: %s\n", asOf.Line())
 		} else if asOf != nil {
 			b, _ := records.Marshal(map[string]any{"as_of": asOf})
+			fmt.Fprintf(env.Stderr, "%s\n", b)
+		}
+		if c := k.coverage; c != nil && c.Partial && !k.out.json {
+			fmt.Fprintf(env.Stderr, "memctl: %s\n", c.Line())
+		} else if c != nil && c.Partial {
+			b, _ := records.Marshal(map[string]any{"coverage": c})
 			fmt.Fprintf(env.Stderr, "%s\n", b)
 		}
 		return k.out.flush()

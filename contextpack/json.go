@@ -29,6 +29,21 @@ type PackJSON struct {
 	// AsOf: set by the surface that refreshed before assembling (SPEC.md
 	// §9.10); absent for a store that follows no code tree.
 	AsOf *records.AsOf `json:"as_of,omitempty"`
+	// Coverage: what the code graph of the pack's targets and related
+	// files could not see (SPEC.md §8.7), set by the surface.
+	Coverage *records.Coverage `json:"coverage,omitempty"`
+}
+
+// Keys are the keys the pack involves: its targets and related items.
+func (p *Pack) Keys() []string {
+	var out []string
+	for _, t := range p.Targets {
+		out = append(out, t.Key)
+	}
+	for _, n := range p.Related {
+		out = append(out, n.Key)
+	}
+	return out
 }
 
 type TargetJSON struct {

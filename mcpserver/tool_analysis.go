@@ -61,6 +61,9 @@ func (s *Server) related(_ context.Context, a *RelatedArgs) (Ranked, error) {
 		Strategy: a.Strategy,
 	})
 	res.Rev, res.AsOf = uint64(snap.rev), asOf
+	if err == nil {
+		res.Coverage, err = coverage(snap, records.KeysOfRanked(res.Seeds, res.Results))
+	}
 	return res, atRev(err, snap.rev)
 }
 
@@ -153,6 +156,9 @@ func (s *Server) impact(_ context.Context, a *ImpactArgs) (Impact, error) {
 		return Impact{}, fmt.Errorf("%w: %v at revision %d", lmdbstore.ErrNotFound, err, snap.rev)
 	}
 	res.Rev, res.AsOf = uint64(snap.rev), asOf
+	if err == nil {
+		res.Coverage, err = coverage(snap, records.KeysOfImpact(res))
+	}
 	return res, err
 }
 
@@ -204,4 +210,14 @@ func intOr(p *int, def int) int {
 		return def
 	}
 	return *p
+}
+
+// coverage is what the graph of an answer's region could not see (SPEC.md
+// §8.7); nil when the answer involves no file.
+func coverage(snap *engineSnap, keys []string) (*records.Coverage, error) {
+	c, err := ops.Coverage(ops.EnginePayloads(snap.eng), keys)
+	if err != nil || c.Files == 0 {
+		return nil, err
+	}
+	return &c, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 )
 
 // ContextArgs is the input of context: `memctl context` (SPEC.md §12).
@@ -80,11 +81,19 @@ func (s *Server) context(_ context.Context, a *ContextArgs) (ContextResult, erro
 	if err != nil {
 		return ContextResult{}, err
 	}
+	cov, err := ops.StoreCoverage(s.store, at, pack.Keys())
+	if err != nil {
+		return ContextResult{}, err
+	}
 	j := pack.JSON()
-	j.AsOf = asOf
+	j.AsOf, j.Coverage = asOf, cov
 	md := pack.Markdown
+	// The agent reads the Markdown: say there when it may be out of date
+	// or the graph of the region is known to be incomplete.
+	if cov != nil && cov.Partial {
+		md = "> memctl: " + cov.Line() + "\n\n" + md
+	}
 	if asOf != nil && (len(asOf.Stale) > 0 || asOf.Error != "") {
-		// The agent reads the Markdown: say there that it may be out of date.
 		md = "> memctl: " + asOf.Line() + "\n\n" + md
 	}
 	return ContextResult{PackJSON: j, Markdown: md}, nil

@@ -326,10 +326,11 @@ type SeedMatch struct {
 // Ranked is a ranking: the nodes best first, and what the queries matched
 // (MCP related, resonate, pagerank; the CLI prints Results one a line).
 type Ranked struct {
-	Rev     uint64       `json:"rev" jsonschema:"the revision of the graph the engine read"`
-	Seeds   []SeedMatch  `json:"seeds,omitempty" jsonschema:"what the queries matched (related, resonate)"`
-	Results []ScoredNode `json:"results" jsonschema:"best first"`
-	AsOf    *AsOf        `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
+	Rev      uint64       `json:"rev" jsonschema:"the revision of the graph the engine read"`
+	Seeds    []SeedMatch  `json:"seeds,omitempty" jsonschema:"what the queries matched (related, resonate)"`
+	Results  []ScoredNode `json:"results" jsonschema:"best first"`
+	AsOf     *AsOf        `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
+	Coverage *Coverage    `json:"coverage,omitempty" jsonschema:"what the graph of the answer's region could not see: unresolved calls, syntax-only packages"`
 }
 
 // Harmonic is one resonant frequency of a sweep.
@@ -346,6 +347,7 @@ type Resonance struct {
 	Results  []ScoredNode `json:"results,omitempty" jsonschema:"without sweep: nodes by amplitude"`
 	Resonant []Harmonic   `json:"resonant,omitempty" jsonschema:"with sweep: the resonant frequencies in frequency order"`
 	AsOf     *AsOf        `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
+	Coverage *Coverage    `json:"coverage,omitempty" jsonschema:"what the graph of the answer's region could not see: unresolved calls, syntax-only packages"`
 }
 
 // Affected is one node of a blast radius.
@@ -361,6 +363,7 @@ type Impact struct {
 	Origin   string     `json:"origin" jsonschema:"the key the query resolved to"`
 	Affected []Affected `json:"affected" jsonschema:"by score, then distance"`
 	AsOf     *AsOf      `json:"as_of,omitempty" jsonschema:"what the answer is as of: the code graph's commit and dirty flag, what the refresh before it re-read, what is stale"`
+	Coverage *Coverage  `json:"coverage,omitempty" jsonschema:"what the graph of the answer's region could not see: unresolved calls, syntax-only packages"`
 }
 
 // AsOf says what an answer is as of (SPEC.md §9.10): the revision read
@@ -413,4 +416,57 @@ func firstN(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// KeysOfRanked are the keys a ranked answer involves: its seeds and
+// results.
+func KeysOfRanked(seeds []SeedMatch, results []ScoredNode) []string {
+	var out []string
+	for _, s := range seeds {
+		out = append(out, s.Key)
+	}
+	for _, r := range results {
+		out = append(out, r.Key)
+	}
+	return out
+}
+
+// KeysOfImpact are the keys an impact answer involves: its origin and
+// every affected node.
+func KeysOfImpact(i Impact) []string {
+	out := []string{i.Origin}
+	for _, a := range i.Affected {
+		out = append(out, a.Key)
+	}
+	return out
+}
+
+// Coverage says what an answer could not see (SPEC.md §8.7): over the
+// files of the answer's region (its origin and results), how many call
+// sites ingest could not resolve and which packages were read from syntax
+// only. Partial is true when either is non-zero: an agent should then
+// fall back to a text search for callers.
+type Coverage struct {
+	Files           int      `json:"files" jsonschema:"files in the answer's region"`
+	Unresolved      int      `json:"unresolved_calls" jsonschema:"call sites in those files that resolved to no symbol"`
+	SyntaxOnly      []string `json:"syntax_only,omitempty" jsonschema:"packages there read from syntax only (not type-checked)"`
+	UnresolvedFiles []string `json:"unresolved_files,omitempty" jsonschema:"the files with unresolved calls, most first (at most 10)"`
+	Partial         bool     `json:"partial" jsonschema:"the graph of this region is known to be incomplete"`
+}
+
+// Line is the one-line text form.
+func (c Coverage) Line() string {
+	if !c.Partial {
+		return fmt.Sprintf("coverage: %d file(s), every call resolved", c.Files)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "coverage: PARTIAL: %d unresolved call(s) in %d file(s)", c.Unresolved, c.Files)
+	if len(c.UnresolvedFiles) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(firstN(c.UnresolvedFiles, 3), ", "))
+	}
+	if n := len(c.SyntaxOnly); n > 0 {
+		fmt.Fprintf(&b, "; %d package(s) read from syntax only: %s", n, strings.Join(firstN(c.SyntaxOnly, 3), ", "))
+	}
+	b.WriteString("; callers may be missing: search the text too")
+	return b.String()
 }
