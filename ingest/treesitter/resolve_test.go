@@ -256,3 +256,54 @@ def use():
 		t.Run(c.name, func(t *testing.T) { checkResolved(t, py, c.files, c.want) })
 	}
 }
+
+// TypeScript: new C() calls C's constructor (its own or inherited) and
+// super(…) the base's; a variable declared with new C() is a C, so its
+// methods (private #m too) resolve; a class only named in a type is a
+// reference, never a constructor call.
+func TestTypeScriptResolve(t *testing.T) {
+	checkResolved(t, []string{ingest.LangTypeScript}, map[string]string{
+		"src/a.ts": `export class Base {
+	constructor(readonly n: number) {}
+}
+
+export class Err extends Base {
+	constructor() {
+		super(1);
+	}
+}
+
+export class Plain extends Base {}
+
+export class Ky {
+	#fetch() {
+		return new Err();
+	}
+
+	static create(): Ky {
+		const ky = new Ky();
+		ky.#fetch();
+		return ky;
+	}
+}
+
+export function make(e: Err) {
+	const p = new Plain(2);
+	let other = e;
+	other.toString();
+	return p;
+}
+`,
+	}, []string{
+		"src/a.ts#Err implements src/a.ts#Base",
+		"src/a.ts#Plain implements src/a.ts#Base",
+		"src/a.ts#Err.constructor calls src/a.ts#Base.constructor",
+		"src/a.ts#Ky.#fetch references src/a.ts#Err",
+		"src/a.ts#Ky.#fetch calls src/a.ts#Err.constructor",
+		"src/a.ts#Ky.create references src/a.ts#Ky",
+		"src/a.ts#Ky.create calls src/a.ts#Ky.#fetch",
+		"src/a.ts#make references src/a.ts#Err",
+		"src/a.ts#make references src/a.ts#Plain",
+		"src/a.ts#make calls src/a.ts#Base.constructor",
+	})
+}
