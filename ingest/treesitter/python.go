@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/memctl/memctl/ingest"
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -29,16 +30,41 @@ var python = language{
 }
 
 // pyQuery captures what a Python file uses. Declarations are read by a
-// walk of the module and class bodies instead (parsePython), which knows
-// their nesting.
+// walk of the statements instead (parsePython), which knows their nesting.
+// Mentions (@ref) are every attribute chain and the names in the places
+// a function is passed as a value or a class named in a type; a callee,
+// a decorator or a class's bases among them are left to their own
+// captures (parsePython drops them by range).
 const pyQuery = `
 (call function: (_) @callee)
+(decorator (identifier) @deco)
+(decorator (attribute) @deco)
+(attribute) @ref
+(argument_list (identifier) @ref)
+(keyword_argument value: (identifier) @ref)
+(assignment right: (identifier) @ref)
+(return_statement (identifier) @ref)
+(expression_list (identifier) @ref)
+(list (identifier) @ref)
+(tuple (identifier) @ref)
+(set (identifier) @ref)
+(pair value: (identifier) @ref)
+(type (identifier) @ref)
+(attribute object: (identifier) @ref)
+(subscript value: (identifier) @ref)
+(comparison_operator (identifier) @ref)
+(boolean_operator (identifier) @ref)
+(not_operator (identifier) @ref)
+(conditional_expression (identifier) @ref)
+(parenthesized_expression (identifier) @ref)
+(lambda body: (identifier) @ref)
 (import_statement) @import
 (import_from_statement) @import
 (parameters) @params
 (lambda_parameters) @params
 (function_definition name: (identifier) @localdef)
 (class_definition name: (identifier) @localdef)
+(assignment) @assign
 (assignment left: (_) @bind)
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
@@ -46,6 +72,7 @@ const pyQuery = `
 (as_pattern_target) @bind
 (named_expression name: (_) @bind)
 (global_statement) @global
+(nonlocal_statement) @global
 `
 
 // pyFile is what one Python file declares and uses.
@@ -53,19 +80,38 @@ type pyFile struct {
 	defs    []pyDef
 	imports []pyImport
 	calls   []pyCall
-	locals  scopeNames // function def → names bound in it (nested scopes included)
-	globals scopeNames // function def → names declared global
+	locals  scopeNames // function def → names bound in it (parameters, assignments, nested defs…)
+	globals scopeNames // function def → names declared global or nonlocal (not its own)
+	// vars are the values assigned to names, by scope: a function def, a
+	// class def (its body) or -1 (module level).
+	vars map[int]map[string][]pyValue
+	// attrs are the values assigned to instance attributes (self.x = …
+	// in a method), by class def.
+	attrs map[int]map[string][]pyValue
 }
 
-// pyDef is a class, or a function or method at module or class level.
+// pyDef is a class or function, at any depth.
 type pyDef struct {
-	extent              // parent: the enclosing class def, -1 at module level
-	name, qual   string // qual: "Class.method" within the module
+	extent              // parent: the enclosing def, -1 at module level; start: its first decorator
+	name, qual   string // qual: "Class.method", "outer.inner" within the module
 	kind         string
 	line0, line1 int
 	bases        [][]string // classes: base expressions that are name chains
-	static       bool       // @staticmethod: no self
-	selfName     string     // methods: the first parameter
+	basesStart   uint       // classes: byte range of the bases' list
+	basesEnd     uint
+	static       bool                // @staticmethod: no self
+	classMethod  bool                // @classmethod (and __init_subclass__, __class_getitem__): the first parameter is the class
+	property     bool                // @property (also cached_property, …setter): an attribute access calls it
+	selfName     string              // methods: the first parameter
+	params       map[string][]string // parameter → its annotation (a type chain)
+	ret          []string            // the return annotation (a type chain)
+}
+
+// pyValue is one value bound to a name: its annotation and the
+// expression assigned (a chain, ["None"], or nil when neither tells).
+type pyValue struct {
+	ann, expr []string
+	scope     int // the def whose scope evaluates it (-1: module level)
 }
 
 // pyImport is one import statement.
@@ -82,31 +128,55 @@ type pyImport struct {
 type pyName struct{ name, alias string }
 
 // pyCall is a call whose callee is a name or an attribute chain
-// (["self", "save"], ["super()", "__init__"], ["os", "path", "join"]).
+// (["self", "save"], ["super()", "__init__"], ["os", "path", "join"],
+// ["Engine()", "run"]), or a mention of one that is not called (ref).
 type pyCall struct {
 	scope int // innermost def, -1 at module level
 	chain []string
 	line  int
+	ref   bool // a mention, not a call (a property read still runs it)
+	deco  bool // a decorator: named in the scope around the def it decorates
 }
 
 func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
-	f := &pyFile{locals: make(scopeNames), globals: make(scopeNames)}
+	f := &pyFile{locals: make(scopeNames), globals: make(scopeNames),
+		vars: make(map[int]map[string][]pyValue), attrs: make(map[int]map[string][]pyValue)}
 	f.stmts(s, root, -1)
+	type pyRef struct {
+		pyCall
+		start, end uint
+	}
+	var refs []pyRef
+	used := make(map[[2]uint]bool) // callees and decorators
 	w.captures(s, root, func(c capture) {
 		n := &c.node
 		scope := scopeAt(f.defs, n.StartByte())
 		switch c.name {
 		case "callee":
-			f.calls = append(f.calls, pyCall{scope: scope, chain: pyChain(s, n), line: startLine(n)})
+			used[[2]uint{n.StartByte(), n.EndByte()}] = true
+			if ch := pyChain(s, n); ch != nil {
+				f.calls = append(f.calls, pyCall{scope: scope, chain: ch, line: startLine(n)})
+			} else {
+				f.calls = append(f.calls, pyCall{scope: scope, line: startLine(n)})
+			}
+		case "deco":
+			used[[2]uint{n.StartByte(), n.EndByte()}] = true
+			f.calls = append(f.calls, pyCall{scope: scope, chain: pyChain(s, n), line: startLine(n), deco: true})
+		case "ref":
+			if ch := pyChain(s, n); ch != nil {
+				refs = append(refs, pyRef{pyCall{scope: scope, chain: ch, line: startLine(n), ref: true}, n.StartByte(), n.EndByte()})
+			}
 		case "import":
 			f.imports = append(f.imports, pyParseImport(s, n, f.funcScope(scope)))
 		case "params":
 			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "localdef":
 			if scope >= 0 && f.defs[scope].nameStart == n.StartByte() {
-				return // the name of a def that has a node of its own
+				scope = f.defs[scope].parent // a def's name is bound in the scope around it
 			}
 			f.locals.bind(f.funcScope(scope), []string{s.text(n)})
+		case "assign":
+			f.assign(s, n, scope)
 		case "bind":
 			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "global":
@@ -119,43 +189,90 @@ func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
 			}
 		}
 	})
+	for _, r := range refs {
+		if !used[[2]uint{r.start, r.end}] && !f.inBases(r.start) {
+			f.calls = append(f.calls, r.pyCall)
+		}
+	}
 	return f
 }
 
-// stmts reads the declarations among the statements below n (module or
-// class body, and the blocks of if/try/with/for/while there).
+// inBases reports whether offset p lies in the bases of a class.
+func (f *pyFile) inBases(p uint) bool {
+	i := scopeAt(f.defs, p)
+	return i >= 0 && f.defs[i].basesStart <= p && p < f.defs[i].basesEnd
+}
+
+// assign records the value an assignment binds to a plain name (in the
+// function, class body or module around it) or to self.name in a method.
+func (f *pyFile) assign(s *src, n *sitter.Node, scope int) {
+	left := s.field(n, "left")
+	v := pyValue{ann: pyAnnotation(s, s.field(n, "type")), expr: pyValueChain(s, s.field(n, "right")), scope: scope}
+	if v.ann == nil && v.expr == nil && s.field(n, "right") == nil {
+		return
+	}
+	switch s.kind(left) {
+	case "identifier":
+		// A def's scope is the body; a class body's names belong to the class.
+		if f.vars[scope] == nil {
+			f.vars[scope] = make(map[string][]pyValue)
+		}
+		name := s.text(left)
+		f.vars[scope][name] = append(f.vars[scope][name], v)
+	case "attribute":
+		obj := s.field(left, "object")
+		if scope < 0 || s.kind(obj) != "identifier" {
+			return
+		}
+		d := f.defs[scope]
+		if d.parent < 0 || f.defs[d.parent].kind != ingest.KindClass || d.selfName == "" || d.classMethod || s.text(obj) != d.selfName {
+			return
+		}
+		if f.attrs[d.parent] == nil {
+			f.attrs[d.parent] = make(map[string][]pyValue)
+		}
+		name := s.text(s.field(left, "attribute"))
+		f.attrs[d.parent][name] = append(f.attrs[d.parent][name], v)
+	}
+}
+
+// stmts reads the declarations among the statements below n: module,
+// class and function bodies and the blocks of compound statements there.
 func (f *pyFile) stmts(s *src, n *sitter.Node, parent int) {
 	for _, c := range s.named(n) {
 		switch s.kind(&c) {
 		case "class_definition", "function_definition":
-			f.def(s, &c, parent, nil)
+			f.def(s, &c, &c, parent, nil)
 		case "decorated_definition":
-			var decs []string
+			var decs [][]string
 			for _, d := range s.named(&c) {
 				if s.kind(&d) == "decorator" {
 					for _, e := range s.named(&d) {
 						if ch := pyChain(s, &e); len(ch) > 0 {
-							decs = append(decs, ch[len(ch)-1])
+							decs = append(decs, ch)
 						}
 					}
 				}
 			}
 			if d := s.field(&c, "definition"); d != nil {
-				f.def(s, d, parent, decs)
+				f.def(s, d, &c, parent, decs)
 			}
 		case "if_statement", "elif_clause", "else_clause", "try_statement", "except_clause", "except_group_clause",
-			"finally_clause", "with_statement", "for_statement", "while_statement", "block":
+			"finally_clause", "with_statement", "for_statement", "while_statement", "block",
+			"match_statement", "case_clause":
 			f.stmts(s, &c, parent)
 		}
 	}
 }
 
-func (f *pyFile) def(s *src, n *sitter.Node, parent int, decorators []string) {
+// def reads a class or function; outer is the node it starts at (its
+// decorated_definition when decorated).
+func (f *pyFile) def(s *src, n, outer *sitter.Node, parent int, decorators [][]string) {
 	nameNode := s.field(n, "name")
 	if nameNode == nil {
 		return
 	}
-	d := pyDef{extent: extent{parent: parent, start: n.StartByte(), end: n.EndByte(), nameStart: nameNode.StartByte()},
+	d := pyDef{extent: extent{parent: parent, start: outer.StartByte(), end: n.EndByte(), nameStart: nameNode.StartByte()},
 		name: s.text(nameNode), line0: startLine(n), line1: endLine(n)}
 	d.qual = d.name
 	if parent >= 0 {
@@ -164,7 +281,13 @@ func (f *pyFile) def(s *src, n *sitter.Node, parent int, decorators []string) {
 	idx := len(f.defs)
 	if s.kind(n) == "class_definition" {
 		d.kind = ingest.KindClass
+		if sc := s.field(n, "superclasses"); sc != nil {
+			d.basesStart, d.basesEnd = sc.StartByte(), sc.EndByte()
+		}
 		for _, b := range s.named(s.field(n, "superclasses")) {
+			if s.kind(&b) == "subscript" { // a generic base: Base[T]
+				b = *s.field(&b, "value")
+			}
 			if ch := pyChain(s, &b); len(ch) > 0 {
 				d.bases = append(d.bases, ch)
 			}
@@ -174,22 +297,46 @@ func (f *pyFile) def(s *src, n *sitter.Node, parent int, decorators []string) {
 		return
 	}
 	d.kind = ingest.KindFunc
-	if parent >= 0 {
-		d.kind = ingest.KindMethod
-		for _, dec := range decorators {
-			if dec == "staticmethod" {
-				d.static = true
-			}
-		}
-		if !d.static {
-			if ps := s.named(s.field(n, "parameters")); len(ps) > 0 {
-				if names := pyBindNames(s, &ps[0]); len(names) > 0 {
-					d.selfName = names[0]
-				}
-			}
+	for _, dec := range decorators {
+		switch dec[len(dec)-1] {
+		case "staticmethod":
+			d.static = true
+		case "classmethod":
+			d.classMethod = true
+		case "property", "cached_property", "setter", "getter", "deleter":
+			d.property = true
 		}
 	}
+	d.ret = pyAnnotation(s, s.field(n, "return_type"))
+	for i, p := range s.named(s.field(n, "parameters")) {
+		names := pyBindNames(s, &p)
+		if len(names) == 0 {
+			continue
+		}
+		if i == 0 {
+			d.selfName = names[0]
+		}
+		if ann := pyAnnotation(s, s.field(&p, "type")); ann != nil {
+			if d.params == nil {
+				d.params = make(map[string][]string)
+			}
+			d.params[names[0]] = ann
+		}
+	}
+	if parent >= 0 && f.defs[parent].kind == ingest.KindClass {
+		d.kind = ingest.KindMethod
+		switch d.name {
+		case "__new__":
+			d.static = true
+		case "__init_subclass__", "__class_getitem__":
+			d.classMethod = true
+		}
+	}
+	if d.kind != ingest.KindMethod || d.static {
+		d.selfName = ""
+	}
 	f.defs = append(f.defs, d)
+	f.stmts(s, s.field(n, "body"), idx)
 }
 
 // funcScope is scope when it is a function or method, else -1 (names
@@ -201,7 +348,9 @@ func (f *pyFile) funcScope(scope int) int {
 	return -1
 }
 
-// pyChain turns a callee into a name chain, nil when it is not one.
+// pyChain turns a callee into a name chain, nil when it is not one. A
+// call inside the chain is its callee's last name with "()" added
+// (Engine("x").run: ["Engine()", "run"]; super().m: ["super()", "m"]).
 func pyChain(s *src, n *sitter.Node) []string {
 	switch s.kind(n) {
 	case "identifier":
@@ -213,11 +362,154 @@ func pyChain(s *src, n *sitter.Node) []string {
 		}
 		return append(obj, s.text(s.field(n, "attribute")))
 	case "call":
-		if fn := s.field(n, "function"); s.kind(fn) == "identifier" && s.text(fn) == "super" {
+		fn := s.field(n, "function")
+		if s.kind(fn) == "identifier" && s.text(fn) == "super" {
+			if args := s.field(n, "arguments"); args != nil && args.NamedChildCount() > 0 {
+				return nil // super(C, self): not the enclosing class's bases
+			}
 			return []string{"super()"}
+		}
+		ch := pyChain(s, fn)
+		if ch == nil {
+			return nil
+		}
+		ch[len(ch)-1] += "()"
+		return ch
+	case "parenthesized_expression":
+		if c := s.named(n); len(c) == 1 {
+			return pyChain(s, &c[0])
 		}
 	}
 	return nil
+}
+
+// pyValueChain is the chain of an assigned expression, ["None"] for None,
+// nil for anything else.
+func pyValueChain(s *src, n *sitter.Node) []string {
+	switch s.kind(n) {
+	case "none":
+		return []string{"None"}
+	case "await":
+		return nil
+	}
+	return pyChain(s, n)
+}
+
+// pyAnnotation reads a type annotation as the chain of the class it
+// declares: Name, mod.Name, "Name" (a forward reference), Name | None,
+// Optional[Name], Generic[T] (the generic class); nil for anything else.
+func pyAnnotation(s *src, n *sitter.Node) []string {
+	if n == nil {
+		return nil
+	}
+	switch s.kind(n) {
+	case "type":
+		if c := s.named(n); len(c) == 1 {
+			return pyAnnotation(s, &c[0])
+		}
+	case "identifier", "attribute":
+		return pyChain(s, n)
+	case "none":
+		return []string{"None"}
+	case "string":
+		return pyAnnotationText(strings.Trim(s.text(n), `"'`))
+	case "binary_operator":
+		l, r := pyAnnotation(s, s.field(n, "left")), pyAnnotation(s, s.field(n, "right"))
+		return pyOptional(l, r)
+	case "subscript", "generic_type":
+		var base []string
+		var args []sitter.Node
+		if s.kind(n) == "subscript" {
+			base = pyChain(s, s.field(n, "value"))
+			args = s.named(n)[1:]
+		} else {
+			c := s.named(n)
+			if len(c) != 2 {
+				return nil
+			}
+			base = pyChain(s, &c[0])
+			args = s.named(&c[1])
+		}
+		if base == nil {
+			return nil
+		}
+		switch base[len(base)-1] {
+		case "Optional":
+			if len(args) == 1 {
+				return pyAnnotation(s, &args[0])
+			}
+			return nil
+		case "Union":
+			if len(args) == 2 {
+				return pyOptional(pyAnnotation(s, &args[0]), pyAnnotation(s, &args[1]))
+			}
+			return nil
+		case "Annotated":
+			if len(args) > 0 {
+				return pyAnnotation(s, &args[0])
+			}
+			return nil
+		case "type", "Type":
+			if len(args) == 1 {
+				if a := pyAnnotation(s, &args[0]); a != nil && a[0] != "None" && a[0] != "type[]" {
+					return append([]string{"type[]"}, a...)
+				}
+			}
+			return nil
+		}
+		return base
+	}
+	return nil
+}
+
+// pyOptional is the one of two annotations that is not None, when the
+// other is.
+func pyOptional(a, b []string) []string {
+	switch {
+	case len(b) == 1 && b[0] == "None":
+		return a
+	case len(a) == 1 && a[0] == "None":
+		return b
+	}
+	return nil
+}
+
+// pyAnnotationText reads a forward reference ("Flask", "te.Self",
+// "App | None", "t.Optional[App]").
+func pyAnnotationText(t string) []string {
+	t = strings.TrimSpace(t)
+	if a, b, ok := strings.Cut(t, "|"); ok {
+		return pyOptional(pyAnnotationText(a), pyAnnotationText(b))
+	}
+	if open := strings.IndexByte(t, '['); open > 0 && strings.HasSuffix(t, "]") {
+		base, arg := t[:open], t[open+1:len(t)-1]
+		switch base[strings.LastIndexByte(base, '.')+1:] {
+		case "Optional":
+			return pyAnnotationText(arg)
+		case "Union", "Annotated":
+			return nil
+		}
+		t = base
+	}
+	parts := strings.Split(t, ".")
+	for _, p := range parts {
+		if !pyIdent(p) {
+			return nil
+		}
+	}
+	return parts
+}
+
+func pyIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // pyBindNames are the names a binding target or parameter list binds.

@@ -32,6 +32,8 @@ const (
 	pyTModule          // a module of the tree
 	pyTSymbol          // a class or function of the tree
 	pyTExternal        // outside the tree (import of another package, builtin)
+	pyTInstance        // an instance of a class of the tree (def: the class)
+	pyTSuper           // super() in a method of class def: its bases
 )
 
 type pyResolver struct {
@@ -39,12 +41,22 @@ type pyResolver struct {
 	mods    map[string]*pyMod // by dotted name
 	byRel   map[string]*pyMod
 	classes map[*pyMod]map[int][]pyTarget // resolved bases
+	// varCache holds the values of names bound by assignments (a class's
+	// members under negative scopes).
+	varCache map[pyVarKey]pyTarget
+	depth    int // nesting of walk: a bound on chains through values
+}
+
+type pyVarKey struct {
+	m     *pyMod
+	scope int
+	name  string
 }
 
 // resolvePython adds the graph of the Python files.
 func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	r := &pyResolver{b: b, mods: make(map[string]*pyMod), byRel: make(map[string]*pyMod),
-		classes: make(map[*pyMod]map[int][]pyTarget)}
+		classes: make(map[*pyMod]map[int][]pyTarget), varCache: make(map[pyVarKey]pyTarget)}
 	names := pyModuleNames(files, run.pyPrefix)
 	for _, f := range files {
 		facts, _ := f.facts.(*pyFile)
@@ -90,7 +102,7 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 			p := ingest.SymbolPayload{Package: m.name, Name: d.name, Kind: d.kind, LineStart: d.line0, LineEnd: d.line1,
 				Exported: !strings.HasPrefix(d.name, "_") || strings.HasPrefix(d.name, "__") && strings.HasSuffix(d.name, "__"),
 				Test:     isPyTestFile(f.Rel) || m.tests[i]}
-			if d.parent >= 0 {
+			if d.parent >= 0 && m.facts.defs[d.parent].kind == ingest.KindClass {
 				p.Recv = m.facts.defs[d.parent].qual
 			}
 			b.addSymbol(r.key(m, i), f.Rel, p)
@@ -125,9 +137,10 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	b.pairTestFiles(pairs)
 }
 
-// pyModuleNames maps each file to its dotted module name: the packages
-// (directories with __init__.py) above it, joined with its name (without
-// .py; an __init__.py is its package). A root that is a package is named
+// pyModuleNames maps each file to its dotted module name: the directories
+// from the topmost package above it (a directory with __init__.py; those
+// between without one are namespace packages), joined with its name
+// (without .py; an __init__.py is its package). A root that is a package is named
 // by prefix. Names that several files would share fall back to their
 // path: "tests/test_a.py" → "tests.test_a".
 func pyModuleNames(files []*parsedFile, prefix string) map[string]string {
@@ -146,10 +159,24 @@ func pyModuleNames(files []*parsedFile, prefix string) map[string]string {
 		if base != "__init__.py" {
 			parts = []string{strings.TrimSuffix(base, ".py")}
 		}
+		// The topmost package above the file; directories between
+		// without __init__.py are namespace packages inside it.
+		top := ""
+		for d := dir; ; d = path.Dir(d) {
+			if initDirs[d] {
+				top = d
+			}
+			if d == "." {
+				break
+			}
+		}
 		d := dir
-		for d != "." && initDirs[d] {
-			parts = append([]string{path.Base(d)}, parts...)
-			d = path.Dir(d)
+		if top != "" {
+			stop := path.Dir(top) // "." for "."
+			for d != stop && d != "." {
+				parts = append([]string{path.Base(d)}, parts...)
+				d = path.Dir(d)
+			}
 		}
 		name := strings.Join(parts, ".")
 		if d == "." && initDirs["."] && prefix != "" {
@@ -232,7 +259,7 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 	r.classes[m][i] = nil // cycle guard
 	var out []pyTarget
 	for _, chain := range m.facts.defs[i].bases {
-		t := r.chain(m, -1, chain)
+		t := r.walk(m, m.facts.defs[i].parent, chain)
 		if t.kind == pyTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass && !(t.mod == m && t.def == i) {
 			out = append(out, t)
 		} else if t.kind == pyTExternal {
@@ -278,6 +305,9 @@ func (r *pyResolver) lookupUncached(m *pyMod, name string, scope int) pyTarget {
 	}
 	if found {
 		return t
+	}
+	if vs := m.facts.vars[-1][name]; vs != nil && scope < 0 {
+		return r.values(m, -1, name, vs)
 	}
 	for _, imp := range m.facts.imports {
 		if imp.scope != scope || !imp.star || strings.HasPrefix(name, "_") {
@@ -432,7 +462,9 @@ func (r *pyResolver) imports(m *pyMod) {
 	}
 }
 
-// calls adds the calls and references edges of a module's calls.
+// calls adds the calls and references edges of a module: calls (and
+// decorators, which call the decorator) to functions and methods, class
+// instantiations and mentions of functions, methods and classes.
 func (r *pyResolver) calls(m *pyMod) {
 	for _, c := range m.facts.calls {
 		src := ingest.FileKey(m.file.Rel)
@@ -440,106 +472,258 @@ func (r *pyResolver) calls(m *pyMod) {
 			src = r.key(m, m.byQual[m.facts.defs[c.scope].qual])
 		}
 		if c.chain == nil {
-			r.b.unresolved[ingest.LangPython]++
+			if !c.ref {
+				r.b.unresolved[ingest.LangPython]++
+			}
 			continue
 		}
-		t := r.resolveCall(m, c.scope, c.chain)
+		scope := c.scope
+		if c.deco {
+			scope = m.facts.defs[scope].parent
+		}
+		t := r.walk(m, scope, c.chain)
 		switch {
 		case t.kind == pyTExternal:
 			continue
 		case t.kind != pyTSymbol:
-			r.b.unresolved[ingest.LangPython]++
+			if !c.ref {
+				r.b.unresolved[ingest.LangPython]++
+			}
 			continue
 		}
+		d := &t.mod.facts.defs[t.def]
 		rel := ingest.RelCalls
-		if t.mod.facts.defs[t.def].kind == ingest.KindClass {
-			rel = ingest.RelReferences // an instantiation
+		if d.kind == ingest.KindClass || c.ref && !d.property {
+			rel = ingest.RelReferences // an instantiation, a mention
 		}
 		dst := r.key(t.mod, t.def)
 		r.b.edge(src, rel, dst)
-		if c.scope >= 0 && m.tests[c.scope] {
+		if c.scope >= 0 && m.tests[c.scope] && !c.ref {
 			r.b.test(src, m.file.Rel, dst)
 		}
 	}
 }
 
-// resolveCall resolves a callee chain used inside def scope of m.
-func (r *pyResolver) resolveCall(m *pyMod, scope int, chain []string) pyTarget {
-	defs := m.facts.defs
-	// The enclosing function and class.
-	fn, cls := -1, -1
-	for s := scope; s >= 0; s = defs[s].parent {
-		if defs[s].kind == ingest.KindClass {
-			if fn >= 0 && cls < 0 {
-				cls = s
-			}
-			if fn < 0 {
-				break // class-body code: no self, no locals
-			}
-		} else if fn < 0 {
-			fn = s
-		}
+// cutCall splits "name()" into "name" and true.
+func cutCall(seg string) (string, bool) {
+	if s, ok := strings.CutSuffix(seg, "()"); ok && seg != "super()" {
+		return s, true
 	}
-	root := chain[0]
-	if fn >= 0 && defs[fn].kind == ingest.KindMethod && cls >= 0 {
-		switch {
-		case root == "super()" && len(chain) == 2:
-			for _, b := range r.bases(m, cls) {
-				if b.kind == pyTSymbol {
-					if t := r.member(b.mod, b.def, chain[1], 0); t.kind == pyTSymbol {
-						return t
-					}
-				}
-			}
-			return pyTarget{}
-		case root == defs[fn].selfName && defs[fn].selfName != "":
-			if len(chain) != 2 {
-				return pyTarget{}
-			}
-			return r.member(m, cls, chain[1], 0)
-		}
-	}
-	return r.chain(m, fn, chain)
+	return seg, false
 }
 
-// chain resolves a name chain at module scope, or inside function fn
-// (whose imports come first and whose other locals are not followed).
-func (r *pyResolver) chain(m *pyMod, fn int, chain []string) pyTarget {
-	root := chain[0]
-	var t pyTarget
-	switch {
-	case root == "super()":
+// walk resolves a chain used in scope (a def of m, -1 at module level) to
+// what its last name denotes: a module, a class or function of the tree,
+// an instance of a class of the tree, something outside the tree, or
+// unknown.
+func (r *pyResolver) walk(m *pyMod, scope int, chain []string) pyTarget {
+	if r.depth > 24 {
 		return pyTarget{}
-	case fn >= 0 && r.hasLocalImport(m, fn, root):
-		t = r.lookupUncached(m, root, fn)
-	case fn >= 0 && m.facts.locals[fn][root] && !m.facts.globals[fn][root]:
-		return pyTarget{} // a local value
-	default:
-		t = r.lookup(m, root)
-		if t.kind == pyTUnknown && pyBuiltins[root] {
-			return pyTarget{kind: pyTExternal, ext: "builtins"}
-		}
 	}
-	for _, name := range chain[1:] {
-		switch t.kind {
-		case pyTModule:
-			if sub := r.mods[t.mod.name+"."+name]; sub != nil {
-				t = pyTarget{kind: pyTModule, mod: sub}
-			} else {
-				t = r.lookup(t.mod, name)
-			}
-		case pyTSymbol:
-			if t.mod.facts.defs[t.def].kind != ingest.KindClass {
-				return pyTarget{}
-			}
-			t = r.member(t.mod, t.def, name, 0)
-		case pyTExternal:
-			return t
-		default:
-			return pyTarget{}
+	r.depth++
+	defer func() { r.depth-- }()
+	root, call := cutCall(chain[0])
+	t := r.name(m, scope, root)
+	recv := pyTarget{}
+	if call {
+		t = r.callResult(t, recv)
+	}
+	for _, seg := range chain[1:] {
+		t = r.valueOf(t)
+		name, call := cutCall(seg)
+		recv = t
+		t = r.attr(t, name)
+		if call {
+			t = r.callResult(t, recv)
 		}
 	}
 	return t
+}
+
+// name resolves a name used in scope by Python's rules: the function's
+// own names (a class body's for code directly in it), then those of the
+// enclosing functions (not classes), then the module's, then builtins.
+func (r *pyResolver) name(m *pyMod, scope int, name string) pyTarget {
+	defs := m.facts.defs
+	if name == "super()" {
+		if scope >= 0 && defs[scope].kind == ingest.KindMethod && defs[scope].selfName != "" {
+			return pyTarget{kind: pyTSuper, mod: m, def: defs[scope].parent}
+		}
+		return pyTarget{}
+	}
+	for s := scope; s >= 0; s = defs[s].parent {
+		d := &defs[s]
+		if d.kind == ingest.KindClass {
+			if s == scope {
+				if j, ok := m.byQual[d.qual+"."+name]; ok {
+					return pyTarget{kind: pyTSymbol, mod: m, def: j}
+				}
+				if vs := m.facts.vars[s][name]; vs != nil {
+					return r.values(m, s, name, vs)
+				}
+			}
+			continue
+		}
+		if m.facts.globals[s][name] {
+			break
+		}
+		if j, ok := m.byQual[d.qual+"."+name]; ok && defs[j].parent == s {
+			return pyTarget{kind: pyTSymbol, mod: m, def: j}
+		}
+		if r.hasLocalImport(m, s, name) {
+			return r.lookupUncached(m, name, s)
+		}
+		if m.facts.locals[s][name] {
+			return r.local(m, s, name)
+		}
+	}
+	t := r.lookup(m, name)
+	if t.kind == pyTUnknown && pyBuiltins[name] {
+		return pyTarget{kind: pyTExternal, ext: "builtins"}
+	}
+	return t
+}
+
+// local is the value of a name bound in function s: self (an instance of
+// the class, the class itself in a classmethod), an annotated parameter,
+// or what every assignment to it agrees on.
+func (r *pyResolver) local(m *pyMod, s int, name string) pyTarget {
+	d := &m.facts.defs[s]
+	if name == d.selfName && d.selfName != "" {
+		if d.classMethod {
+			return pyTarget{kind: pyTSymbol, mod: m, def: d.parent}
+		}
+		return pyTarget{kind: pyTInstance, mod: m, def: d.parent}
+	}
+	if ann, ok := d.params[name]; ok {
+		return r.annotation(m, d.parent, ann)
+	}
+	if vs := m.facts.vars[s][name]; vs != nil {
+		return r.values(m, s, name, vs)
+	}
+	return pyTarget{}
+}
+
+// values is the value of a name (in scope s of m) bound to vs: the one
+// every annotation or assignment gives (None aside), else unknown.
+func (r *pyResolver) values(m *pyMod, s int, name string, vs []pyValue) pyTarget {
+	k := pyVarKey{m, s, name}
+	if t, ok := r.varCache[k]; ok {
+		return t
+	}
+	r.varCache[k] = pyTarget{} // cycle guard: x = x.parent
+	// A name annotated anywhere has the declared type.
+	var declared []pyValue
+	for _, v := range vs {
+		if v.ann != nil {
+			declared = append(declared, v)
+		}
+	}
+	if declared != nil {
+		vs = declared
+	}
+	var t pyTarget
+	for i, v := range vs {
+		var vt pyTarget
+		switch {
+		case v.ann != nil:
+			vt = r.annotation(m, v.scope, v.ann)
+		case len(v.expr) == 1 && v.expr[0] == "None":
+			continue
+		case v.expr != nil:
+			vt = r.walk(m, v.scope, v.expr)
+		}
+		if vt.kind == pyTUnknown || i > 0 && t.kind != pyTUnknown && vt != t {
+			t = pyTarget{}
+			break
+		}
+		t = vt
+	}
+	r.varCache[k] = t
+	return t
+}
+
+// annotation is the value an annotation declares: an instance of the
+// class it names (through aliases), something outside the tree, or
+// unknown.
+func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
+	if len(ann) == 1 && ann[0] == "None" {
+		return pyTarget{}
+	}
+	class := ann[0] == "type[]" // type[C]: the class itself
+	if class {
+		ann = ann[1:]
+	}
+	t := r.walk(m, scope, ann)
+	switch {
+	case class && t.kind == pyTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass:
+		return t
+	case t.kind == pyTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass:
+		return pyTarget{kind: pyTInstance, mod: t.mod, def: t.def}
+	case t.kind == pyTExternal:
+		return t
+	}
+	return pyTarget{}
+}
+
+// valueOf is the value a name denotes when it is read: a property's
+// value is what its getter returns.
+func (r *pyResolver) valueOf(t pyTarget) pyTarget {
+	if t.kind == pyTSymbol && t.mod.facts.defs[t.def].property {
+		return r.callResult(t, pyTarget{})
+	}
+	return t
+}
+
+// callResult is the value a call of t returns: an instance of a class,
+// or what a function's return annotation declares (Self: the receiver).
+func (r *pyResolver) callResult(t, recv pyTarget) pyTarget {
+	switch t.kind {
+	case pyTExternal:
+		return t
+	case pyTSymbol:
+		d := &t.mod.facts.defs[t.def]
+		if d.kind == ingest.KindClass {
+			return pyTarget{kind: pyTInstance, mod: t.mod, def: t.def}
+		}
+		switch {
+		case d.ret == nil:
+			return pyTarget{}
+		case d.ret[len(d.ret)-1] == "Self":
+			if recv.kind == pyTInstance {
+				return recv
+			}
+			if d.kind == ingest.KindMethod {
+				return pyTarget{kind: pyTInstance, mod: t.mod, def: d.parent}
+			}
+			return pyTarget{}
+		}
+		return r.annotation(t.mod, d.parent, d.ret)
+	}
+	return pyTarget{}
+}
+
+// attr resolves name on the value t.
+func (r *pyResolver) attr(t pyTarget, name string) pyTarget {
+	switch t.kind {
+	case pyTModule:
+		if sub := r.mods[t.mod.name+"."+name]; sub != nil {
+			return pyTarget{kind: pyTModule, mod: sub}
+		}
+		return r.lookup(t.mod, name)
+	case pyTSymbol:
+		if t.mod.facts.defs[t.def].kind != ingest.KindClass {
+			return pyTarget{}
+		}
+		return r.member(t.mod, t.def, name, 0)
+	case pyTInstance:
+		return r.member(t.mod, t.def, name, 0)
+	case pyTSuper:
+		return r.inBases(t.mod, t.def, name, 0)
+	case pyTExternal:
+		return t
+	}
+	return pyTarget{}
 }
 
 func (r *pyResolver) hasLocalImport(m *pyMod, fn int, name string) bool {
@@ -556,23 +740,95 @@ func (r *pyResolver) hasLocalImport(m *pyMod, fn int, name string) bool {
 	return false
 }
 
-// member finds a method or nested class of class i of m, or of its bases.
+// member finds name on class i of m as a type checker does: a method or
+// nested class declared in the class or its bases (in order), else an
+// attribute annotated there (x: T in the body, self.x: T = … in a
+// method), else the value every assignment to it there agrees on. A base
+// outside the tree (other than object and the typing markers) may declare
+// any name: a name not found before it is unknown.
 func (r *pyResolver) member(m *pyMod, i int, name string, depth int) pyTarget {
+	if t, done := r.memberDef(m, i, name, depth); done {
+		return t
+	}
+	if t := r.memberAttr(m, i, name, true, depth); t.kind != pyTUnknown {
+		return t
+	}
+	return r.memberAttr(m, i, name, false, depth)
+}
+
+// memberDef finds a method or nested class; done is false when no class
+// of the hierarchy declares one and none outside the tree may.
+func (r *pyResolver) memberDef(m *pyMod, i int, name string, depth int) (pyTarget, bool) {
 	if j, ok := m.byQual[m.facts.defs[i].qual+"."+name]; ok {
-		return pyTarget{kind: pyTSymbol, mod: m, def: j}
+		return pyTarget{kind: pyTSymbol, mod: m, def: j}, true
+	}
+	if depth > 16 {
+		return pyTarget{}, true
+	}
+	for _, b := range r.bases(m, i) {
+		switch b.kind {
+		case pyTSymbol:
+			if t, done := r.memberDef(b.mod, b.def, name, depth+1); done {
+				return t, true
+			}
+		case pyTExternal:
+			if !pyInertBases[b.ext] {
+				return pyTarget{}, true
+			}
+		}
+	}
+	return pyTarget{}, false
+}
+
+// memberAttr finds an attribute's value: annotated ones only, or (when
+// none is annotated) assigned ones.
+func (r *pyResolver) memberAttr(m *pyMod, i int, name string, annotated bool, depth int) pyTarget {
+	var vs []pyValue
+	for _, v := range append(m.facts.vars[i][name], m.facts.attrs[i][name]...) {
+		if !annotated || v.ann != nil {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) > 0 {
+		key := -2 - 2*i
+		if annotated {
+			key--
+		}
+		return r.values(m, key, name, vs)
 	}
 	if depth > 16 {
 		return pyTarget{}
 	}
 	for _, b := range r.bases(m, i) {
 		if b.kind == pyTSymbol {
-			if t := r.member(b.mod, b.def, name, depth+1); t.kind == pyTSymbol {
+			if t := r.memberAttr(b.mod, b.def, name, annotated, depth+1); t.kind != pyTUnknown {
 				return t
 			}
 		}
 	}
 	return pyTarget{}
 }
+
+// inBases finds name in the bases of class i (super()).
+func (r *pyResolver) inBases(m *pyMod, i int, name string, depth int) pyTarget {
+	for _, b := range r.bases(m, i) {
+		switch b.kind {
+		case pyTSymbol:
+			if t := r.member(b.mod, b.def, name, depth+1); t.kind != pyTUnknown {
+				return t
+			}
+		case pyTExternal:
+			if !pyInertBases[b.ext] {
+				return pyTarget{}
+			}
+		}
+	}
+	return pyTarget{}
+}
+
+// pyInertBases are external bases that define no methods a class of the
+// tree would call: typing's markers and object.
+var pyInertBases = map[string]bool{"object": true, "typing": true, "typing_extensions": true, "abc": true}
 
 // pyBuiltins are the names of Python's builtins module: calls to them are
 // calls outside the tree, not unresolved ones.

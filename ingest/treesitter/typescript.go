@@ -2,6 +2,7 @@ package treesitter
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -50,6 +51,7 @@ const tsQuery = `
 (call_expression function: (_) @callee)
 (new_expression constructor: (_) @new)
 (variable_declarator name: (_) @bind)
+(variable_declarator name: (identifier) value: (new_expression)) @decl
 (arrow_function parameter: (identifier) @bind)
 (catch_clause parameter: (_) @bind)
 (for_in_statement left: (_) @bind)
@@ -84,6 +86,10 @@ type tsFile struct {
 	uses    []tsUse
 	locals  scopeNames // def → names bound inside it
 	tlocals scopeNames // def → type parameters
+	// vtypes are the classes of variables declared with new C(…), by
+	// def and name (nil when two declarations disagree): a variable's
+	// type is its initializer's, and no assignment can change it.
+	vtypes map[int]map[string][]string
 	// testCalls: top-level describe/it/test calls with a name.
 	testCalls  bool
 	esm        bool      // has import or export statements
@@ -120,12 +126,12 @@ type tsBinding struct{ local, imported string }
 type tsUse struct {
 	scope int
 	chain []string
-	kind  byte // 'c' call, 'n' new, 't' type
+	kind  byte // 'c' call, 'n' new, 't' type, 's' super(…)
 	line  int
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
-	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames)}
+	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string][]string)}
 	f.stmts(s, root, -1, false)
 	var nestedEnd uint // end of the last a.b.C type captured
 	w.captures(s, root, func(c capture) {
@@ -151,6 +157,19 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			}
 		case "bind":
 			f.locals.bind(scope, tsBindNames(s, n))
+		case "decl":
+			if s.field(n, "type") != nil {
+				return // declared otherwise
+			}
+			name := s.text(s.field(n, "name"))
+			ch := tsChain(s, s.field(s.field(n, "value"), "constructor"))
+			if f.vtypes[scope] == nil {
+				f.vtypes[scope] = make(map[string][]string)
+			}
+			if old, ok := f.vtypes[scope][name]; ok && !slices.Equal(old, ch) {
+				ch = nil
+			}
+			f.vtypes[scope][name] = ch
 		case "typebind":
 			f.tlocals.bind(scope, []string{s.text(n)})
 		case "localdef":
@@ -196,7 +215,10 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 		f.imports = append(f.imports, imp)
 		return
 	case k == "super":
-		return // the base class's constructor
+		// super(…): the base class's constructor ('s': uncounted when
+		// the base has none in the tree).
+		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n)})
+		return
 	}
 	f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'c', line: startLine(n)})
 }

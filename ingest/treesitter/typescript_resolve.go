@@ -261,7 +261,9 @@ func (r *tsResolver) uses(m *tsMod) {
 			continue
 		}
 		if t.kind != tsTSymbol {
-			r.b.unresolved[lang]++
+			if u.kind != 's' {
+				r.b.unresolved[lang]++
+			}
 			continue
 		}
 		rel := ingest.RelCalls
@@ -272,6 +274,13 @@ func (r *tsResolver) uses(m *tsMod) {
 			}
 		case ingest.KindClass:
 			rel = ingest.RelReferences // new X(), or a call of a class
+			// new X() calls X's constructor, its own or inherited.
+			if ct := r.member(t.mod, t.def, "constructor", 0); u.kind == 'n' && ct.kind == tsTSymbol {
+				r.b.edge(src, ingest.RelCalls, r.key(ct.mod, ct.def))
+				if m.test {
+					r.b.test(src, m.file.Rel, r.key(ct.mod, ct.def))
+				}
+			}
 		default:
 			r.b.unresolved[lang]++
 			continue
@@ -317,7 +326,14 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	}
 	for s := scope; s >= 0; s = defs[s].parent {
 		if m.facts.locals[s][root] {
-			return tsTarget{} // a local value
+			// A local value: an instance of the class it was declared
+			// with (new C(…)), else unknown.
+			if ch := m.facts.vtypes[s][root]; ch != nil && len(chain) > 1 {
+				if t := r.chain(m, s, ch); t.kind == tsTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass {
+					return r.walk(r.member(t.mod, t.def, chain[1], 0), chain[2:])
+				}
+			}
+			return tsTarget{}
 		}
 		if defs[s].kind == ingest.KindNamespace {
 			if j, ok := m.byQual[defs[s].qual+"."+root]; ok {

@@ -1,0 +1,309 @@
+package treesitter
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/ingest"
+)
+
+// resolved extracts a tree written from files (path → content) and lists
+// its calls, references and implements edges as "src rel dst", with the
+// language's "sym:<tag>:" prefix cut from both ends.
+func resolved(t *testing.T, langs []string, files map[string]string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Extract(dir, langs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range res.Graph.Edges() {
+		switch e.Rel {
+		case ingest.RelCalls, ingest.RelReferences, ingest.RelImplements:
+			out = append(out, trimTag(e.Src)+" "+e.Rel+" "+trimTag(e.Dst))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func trimTag(key string) string {
+	if rest, ok := strings.CutPrefix(key, "sym:"); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			return rest[i+1:]
+		}
+	}
+	return key
+}
+
+func checkResolved(t *testing.T, langs []string, files map[string]string, want []string) {
+	t.Helper()
+	slices.Sort(want)
+	if diff := cmp.Diff(want, resolved(t, langs, files)); diff != "" {
+		t.Errorf("edges (-want +got):\n%s", diff)
+	}
+}
+
+// Python: the callers a type checker finds, pattern by pattern, on small
+// trees; every want list is derived by hand from the sources.
+func TestPythonResolve(t *testing.T) {
+	py := []string{ingest.LangPython}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{{
+		// A nested function has its own node (key outer.inner) and its own
+		// calls; its name is bound in the function around it.
+		name: "nested functions",
+		files: map[string]string{
+			"pkg/__init__.py": "",
+			"pkg/a.py": `def outer():
+    def inner():
+        return helper()
+    return inner()
+
+def helper():
+    pass
+
+def other():
+    inner()  # not outer's inner: unresolved
+`,
+		},
+		want: []string{
+			"pkg.a.outer calls pkg.a.outer.inner",
+			"pkg.a.outer.inner calls pkg.a.helper",
+		},
+	}, {
+		// A decorator is a call of the decorator, made by the decorated
+		// def; a property read calls the property; a method named without
+		// a call is a reference, as is a class named in an annotation.
+		name: "decorators, properties, mentions",
+		files: map[string]string{
+			"pkg/__init__.py": "",
+			"pkg/a.py": `def deco(f):
+    return f
+
+class C:
+    @deco
+    def m(self):
+        pass
+
+    @property
+    def p(self) -> "D":
+        return D()
+
+class D:
+    def run(self):
+        pass
+
+def use(c: C):
+    c.p.run()
+    return c.m
+
+def register(f):
+    pass
+
+register(deco)
+`,
+		},
+		want: []string{
+			"pkg.a.C.m calls pkg.a.deco",
+			"pkg.a.C.p references pkg.a.D",
+			"pkg.a.use references pkg.a.C",
+			"pkg.a.use calls pkg.a.C.p",
+			"pkg.a.use calls pkg.a.D.run",
+			"pkg.a.use references pkg.a.C.m",
+			"file:pkg/a.py calls pkg.a.register",
+			"file:pkg/a.py references pkg.a.deco",
+		},
+	}, {
+		// Values: a constructor call, self.x assigned in __init__ from an
+		// annotated parameter or a constructor, an annotated return. A
+		// name assigned values that disagree, or whose value is unknown,
+		// resolves nothing.
+		name: "instances",
+		files: map[string]string{
+			"pkg/__init__.py": "",
+			"pkg/a.py": `class Store:
+    def save(self) -> None:
+        pass
+
+class Cache:
+    def get(self):
+        pass
+
+class Engine:
+    def __init__(self, store: "Store | None"):
+        self.store = store
+        self.cache = Cache()
+
+    def go(self):
+        self.store.save()
+        self.cache.get()
+
+    def clone(self) -> "Engine":
+        return self
+
+def main():
+    e = Engine(None)
+    e.clone().go()
+
+def mixed(flag):
+    e = Engine(None)
+    if flag:
+        e = Store()
+    e.go()
+
+def untyped(x):
+    x.go()
+`,
+		},
+		want: []string{
+			// (a type named in a string is not read as a mention)
+			"pkg.a.Engine.__init__ references pkg.a.Cache",
+			"pkg.a.Engine.go calls pkg.a.Cache.get",
+			"pkg.a.Engine.go calls pkg.a.Store.save",
+			"pkg.a.main references pkg.a.Engine",
+			"pkg.a.main calls pkg.a.Engine.clone",
+			"pkg.a.main calls pkg.a.Engine.go",
+			"pkg.a.mixed references pkg.a.Engine",
+			"pkg.a.mixed references pkg.a.Store",
+		},
+	}, {
+		// A namespace package inside a package (sansio/ has no
+		// __init__.py) continues its dotted name; bases through an alias
+		// and generic bases implement; a method declared in a base is
+		// found through the subclass, a property of a base wins over an
+		// assignment to the same name.
+		name: "namespace packages and bases",
+		files: map[string]string{
+			"src/pkg/__init__.py": "",
+			"src/pkg/sansio/app.py": `import typing as t
+
+T = t.TypeVar("T")
+
+class App:
+    def route(self):
+        pass
+
+    @property
+    def debug(self) -> bool:
+        return False
+
+class Param(t.Generic[T]):
+    pass
+`,
+			"src/pkg/app.py": `from .sansio.app import App as SansioApp, Param
+
+class Flask(SansioApp):
+    def run(self):
+        self.debug = True
+        self.route()
+
+class BoolParam(Param[bool]):
+    pass
+`,
+		},
+		want: []string{
+			"pkg.app.Flask implements pkg.sansio.app.App",
+			"pkg.app.BoolParam implements pkg.sansio.app.Param",
+			"pkg.app.Flask.run calls pkg.sansio.app.App.debug",
+			"pkg.app.Flask.run calls pkg.sansio.app.App.route",
+		},
+	}, {
+		// A base outside the tree may define any method: a name it could
+		// hold is unknown, unless the class itself declares it.
+		name: "external bases",
+		files: map[string]string{
+			"pkg/__init__.py": "",
+			"pkg/a.py": `from lib import Client
+
+class Base:
+    def get(self):
+        pass
+
+class Mine(Client, Base):
+    def own(self):
+        self.get()
+
+def use():
+    m = Mine()
+    m.own()
+    m.get()
+`,
+		},
+		want: []string{
+			"pkg.a.Mine implements pkg.a.Base",
+			"pkg.a.use references pkg.a.Mine",
+			"pkg.a.use calls pkg.a.Mine.own",
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) { checkResolved(t, py, c.files, c.want) })
+	}
+}
+
+// TypeScript: new C() calls C's constructor (its own or inherited) and
+// super(…) the base's; a variable declared with new C() is a C, so its
+// methods (private #m too) resolve; a class only named in a type is a
+// reference, never a constructor call.
+func TestTypeScriptResolve(t *testing.T) {
+	checkResolved(t, []string{ingest.LangTypeScript}, map[string]string{
+		"src/a.ts": `export class Base {
+	constructor(readonly n: number) {}
+}
+
+export class Err extends Base {
+	constructor() {
+		super(1);
+	}
+}
+
+export class Plain extends Base {}
+
+export class Ky {
+	#fetch() {
+		return new Err();
+	}
+
+	static create(): Ky {
+		const ky = new Ky();
+		ky.#fetch();
+		return ky;
+	}
+}
+
+export function make(e: Err) {
+	const p = new Plain(2);
+	let other = e;
+	other.toString();
+	return p;
+}
+`,
+	}, []string{
+		"src/a.ts#Err implements src/a.ts#Base",
+		"src/a.ts#Plain implements src/a.ts#Base",
+		"src/a.ts#Err.constructor calls src/a.ts#Base.constructor",
+		"src/a.ts#Ky.#fetch references src/a.ts#Err",
+		"src/a.ts#Ky.#fetch calls src/a.ts#Err.constructor",
+		"src/a.ts#Ky.create references src/a.ts#Ky",
+		"src/a.ts#Ky.create calls src/a.ts#Ky.#fetch",
+		"src/a.ts#make references src/a.ts#Err",
+		"src/a.ts#make references src/a.ts#Plain",
+		"src/a.ts#make calls src/a.ts#Base.constructor",
+	})
+}
