@@ -346,6 +346,7 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 // too: WriteCode adds them to g before it compares.
 func WriteCode(s *lmdbstore.Store, g *Graph, langs []string, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
 	var stats WriteStats
+	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
 	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
 		var err error
 		stats, err = WriteCodeTx(tx, g, langs, progress)

@@ -88,6 +88,9 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}}
 	b.meta = b.red.meta(meta)
+	if meta.Derived {
+		b.red.r = nil // as for WriteTxn
+	}
 	return b
 }
 
