@@ -24,7 +24,7 @@ type bulkOp struct {
 // keys repeat: the same put again (no change), another payload or weight
 // (a change), explicit and default weights, provenance set or inherited.
 func randomBulkOps(rng *rand.Rand, n int) []bulkOp {
-	rels := []string{"calls", "imports", "defines", "tests"}
+	rels := []string{"calls", "imports", "defines", "tests", "heavy"}
 	payloads := []json.RawMessage{nil, json.RawMessage(`{"b": 1, "a": [1, 2]}`), json.RawMessage(`{"line":12}`), json.RawMessage(`null`)}
 	key := func() string { return fmt.Sprint([]string{"sym:", "file:", "x"}[rng.IntN(3)], rng.IntN(40)) }
 	var ops []bulkOp
