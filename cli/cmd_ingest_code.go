@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -53,9 +52,6 @@ type ingestCodeJSON = codetree.Summary
 
 func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	start := time.Now()
-	if k.env.Getenv == nil || k.env.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
 	dir := k.args[0]
 	s, err := k.open(false)
 	if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -55,11 +54,6 @@ type ingestGoJSON struct {
 
 func runIngestGo(k *call) error {
 	start := time.Now()
-	if k.env.Getenv == nil || k.env.Getenv("GOGC") == "" {
-		// Extraction builds a large graph of small objects: collect less
-		// often (memory is cheap next to the time, see BENCHMARKS.md).
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
 	dir := k.args[0]
 	k.derivedWrites = true // code structure, not free text: no secret scan (SPEC §2)
 	s, err := k.open(false)

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -127,6 +128,8 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
+		// What type-checking kept for the modules to come goes now.
+		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
@@ -228,8 +231,17 @@ type extractor struct {
 	// the type-checked packages by go/packages ID, across modules.
 	typedFset  *token.FileSet
 	checked    map[string]*types.Package
+	seenUnits  map[string]bool // units checked, by ID (checked drops some)
 	parseMu    sync.Mutex
 	parseCache map[string]*parseEntry
+	parseRefs  map[string]int // compiled file → units left to check that compile it
+	// Type-checked units are extracted on the checking goroutines: tabMu
+	// guards tables, ifaceMu ifacesOf (implementsTyped's cache).
+	tabMu        sync.Mutex
+	ifaceMu      sync.Mutex
+	ifacesOf     map[*types.Package][]*types.TypeName
+	extractDone  atomic.Int64
+	extractTotal int
 
 	byRel    map[string]*srcFile
 	claimed  map[string]bool   // rel paths extracted by a typed package
@@ -263,7 +275,10 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 	x := &extractor{
 		t: t, opts: opts, g: NewGraph(), fset: token.NewFileSet(), typedFset: token.NewFileSet(),
 		checked:     make(map[string]*types.Package),
+		seenUnits:   make(map[string]bool),
 		parseCache:  make(map[string]*parseEntry),
+		parseRefs:   make(map[string]int),
+		ifacesOf:    make(map[*types.Package][]*types.TypeName),
 		byRel:       make(map[string]*srcFile, len(t.Files)),
 		claimed:     make(map[string]bool),
 		treePkgs:    make(map[string]bool),

@@ -265,13 +265,19 @@ func (x *extractor) extractSyntax() {
 		}
 		dirNames[dir][name] = true
 	}
+	claimedDir := make(map[string]string) // import path → directory of its first claimed file
+	for _, f := range x.t.Files {
+		if x.claimed[f.Rel] {
+			dir := path.Dir(f.Rel)
+			if ip := x.t.importPathOf(dir); claimedDir[ip] == "" {
+				claimedDir[ip] = dir
+			}
+		}
+	}
 	for _, t := range x.tables {
 		if x.pkgModes[t.importPath] == ModeTyped {
-			for _, f := range x.t.Files {
-				if x.claimed[f.Rel] && x.t.importPathOf(path.Dir(f.Rel)) == strings.TrimSuffix(t.importPath, "_test") {
-					addName(path.Dir(f.Rel), t.name)
-					break
-				}
+			if dir, ok := claimedDir[strings.TrimSuffix(t.importPath, "_test")]; ok {
+				addName(dir, t.name)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/token"
 	"go/types"
 	"os"
 	"path"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/tools/go/packages"
@@ -60,15 +58,21 @@ type checkUnit struct {
 	files   []string          // compiled Go files, absolute
 	imports map[string]string // import path as written → unit ID
 	extract bool              // in the tree, checked with bodies and extracted
+	// claims are the tree files (rel paths by compiled file name) this
+	// unit extracts: its files no unit before it (in ID order) claimed.
+	claims  map[string]string
 	deps    []*checkUnit
 	waiting int          // deps not checked yet
 	users   []*checkUnit // units that import this one
+	// unfinished counts the users not yet checked and extracted: a unit
+	// checked with function bodies is released when it reaches 0.
+	unfinished int
 
-	pkg        *types.Package
-	info       *types.Info
-	asts       []*ast.File
-	typeErrs   int
-	typedFiles []typedFile // the files it claimed, for extraction
+	pkg      *types.Package
+	typeErrs int
+	// frag is what the unit adds to the graph, extracted as soon as it
+	// is checked (its syntax and types.Info are dropped then).
+	frag *fragment
 }
 
 // loadTyped lists module m with go/packages, type-checks it and extracts
@@ -131,7 +135,7 @@ func (x *extractor) loadTyped(m module) error {
 	replaced := func(p *packages.Package) bool { return isForeignVariant(p) && listed[p.PkgPath] }
 	units := make(map[string]*checkUnit)
 	for _, p := range all {
-		if strings.HasSuffix(p.ID, ".test") || p.PkgPath == "unsafe" || x.checked[p.ID] != nil {
+		if strings.HasSuffix(p.ID, ".test") || p.PkgPath == "unsafe" || x.seenUnits[p.ID] {
 			continue
 		}
 		inTree := x.inTree(p)
@@ -174,74 +178,49 @@ func (x *extractor) loadTyped(m module) error {
 			}
 		}
 	}
-	t0 = time.Now()
-	x.checkAll(units)
-	debugf("%s: %d units checked in %v", m.Path, len(units), time.Since(t0))
-	t0 = time.Now()
-	defer func() { debugf("%s: extracted in %v", m.Path, time.Since(t0)) }()
-
-	var done []*checkUnit
-	for _, u := range units {
-		if u.extract && u.pkg != nil {
-			done = append(done, u)
+	// Which files each extracted unit extracts is decided up front, in ID
+	// order (the first unit to compile a tree file claims it), so that
+	// units can be extracted as they are checked, in any order.
+	var extracting []*checkUnit
+	for _, id := range sortedKeys(units) {
+		u := units[id]
+		if !u.extract {
+			continue
 		}
-	}
-	slices.SortFunc(done, func(a, b *checkUnit) int { return strings.Compare(a.id, b.id) })
-	var extracted []*checkUnit
-	for _, u := range done {
-		var files []typedFile
-		for _, f := range u.asts {
-			rel, ok := x.treeFile(x.typedFset, f)
+		for _, name := range u.files {
+			rel, ok := x.treeFileName(name)
 			if !ok || x.claimed[rel] {
 				continue
 			}
 			x.claimed[rel] = true
-			files = append(files, typedFile{rel: rel, ast: f})
+			if u.claims == nil {
+				u.claims = make(map[string]string)
+			}
+			u.claims[name] = rel
 		}
-		if len(files) == 0 {
-			continue
+		if len(u.claims) > 0 {
+			extracting = append(extracting, u)
 		}
-		slices.SortFunc(files, func(a, b typedFile) int { return strings.Compare(a.rel, b.rel) })
-		t := x.table(u.path, u.name)
-		for _, f := range files {
-			named, _ := fileImports(f.ast, func(p string) string {
-				if d := x.checked[u.imports[p]]; d != nil {
-					return d.Name()
-				}
-				return guessPackageName(p)
-			})
-			t.addDecls(f.ast, named, false)
-		}
-		u.asts = nil
-		extracted = append(extracted, u)
-		u.typedFiles = files
 	}
-	frags := make([]*fragment, len(extracted))
-	var finished atomic.Int64
-	parallel(len(extracted), func(i int) {
-		u := extracted[i]
-		fr := newFragment()
-		res := &typedResolver{unit: u}
-		for _, f := range u.typedFiles {
-			fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
+	x.extractTotal += len(extracting)
+	t0 = time.Now()
+	x.checkAll(units)
+	debugf("%s: %d units checked and extracted in %v", m.Path, len(units), time.Since(t0))
+
+	var extracted int
+	for _, u := range extracting {
+		if u.frag == nil {
+			continue // not checked (an import cycle)
 		}
-		frags[i] = fr
-		if x.opts.Progress != nil {
-			x.opts.Progress(Progress{Phase: "extracting", Done: int(finished.Add(1)), Total: len(extracted)})
-		}
-	})
-	for i, u := range extracted {
-		x.addPackage(u.path, u.name, path.Dir(u.typedFiles[0].rel), ModeTyped)
+		x.addPackage(u.path, u.name, path.Dir(u.frag.files[0]), ModeTyped)
 		if u.typeErrs > 0 {
 			x.typeErrors[u.path] = true
 		}
-		x.merge(frags[i])
-		frags[i] = nil
-		u.info = nil
-		u.typedFiles = nil
+		x.merge(u.frag)
+		u.frag = nil
+		extracted++
 	}
-	x.implementsTyped(extracted)
-	if len(extracted) == 0 && len(listErrs) > 0 {
+	if extracted == 0 && len(listErrs) > 0 {
 		return errors.New(listErrs[0])
 	}
 	return nil
@@ -323,6 +302,10 @@ func (x *extractor) checkAll(units map[string]*checkUnit) {
 		u.waiting = len(u.deps)
 		for _, d := range u.deps {
 			d.users = append(d.users, u)
+			d.unfinished++
+		}
+		for _, name := range u.files {
+			x.parseRefs[name]++
 		}
 	}
 	for _, path := range sortedKeys(units) {
@@ -363,6 +346,17 @@ func (x *extractor) checkAll(units map[string]*checkUnit) {
 			mu.Lock()
 			running--
 			pending--
+			// A test variant checked with bodies holds every local object
+			// of its functions: it goes once the units importing it are
+			// done. (A plain package stays: another module may import it.)
+			for _, d := range u.deps {
+				if d.unfinished--; d.unfinished == 0 && d.releasable() {
+					x.release(d)
+				}
+			}
+			if u.unfinished == 0 && u.releasable() {
+				x.release(u)
+			}
 			for _, v := range u.users {
 				if v.waiting > 0 {
 					v.waiting--
@@ -382,9 +376,12 @@ func (x *extractor) checkAll(units map[string]*checkUnit) {
 	wg.Wait()
 }
 
-// check parses and type-checks one unit. mu guards x.checked.
+// check parses and type-checks one unit and, when it is extracted,
+// extracts it at once: only its fragment is kept. mu guards x.checked.
 func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	usesC := false
+	var asts []*ast.File
+	var files []typedFile
 	for _, name := range u.files {
 		f := x.parsed(name)
 		if f == nil {
@@ -393,7 +390,15 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		for _, imp := range f.Imports {
 			usesC = usesC || imp.Path.Value == `"C"`
 		}
-		u.asts = append(u.asts, f)
+		asts = append(asts, f)
+		if rel, ok := u.claims[name]; ok {
+			files = append(files, typedFile{rel: rel, ast: f})
+		}
+	}
+	lookup := func(id string) *types.Package {
+		mu.Lock()
+		defer mu.Unlock()
+		return x.checked[id]
 	}
 	conf := types.Config{
 		Importer: importerFunc(func(p string) (*types.Package, error) {
@@ -403,9 +408,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 			if id := u.imports[p]; id != "" {
 				p = id
 			}
-			mu.Lock()
-			pkg := x.checked[p]
-			mu.Unlock()
+			pkg := lookup(p)
 			if pkg == nil {
 				return nil, fmt.Errorf("package %s not checked", p)
 			}
@@ -425,14 +428,60 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	if u.extract {
 		info = &types.Info{Uses: make(map[*ast.Ident]types.Object)}
 	}
-	pkg, _ := conf.Check(u.path, x.typedFset, u.asts, info)
-	if !u.extract {
-		u.asts = nil
-	}
-	u.pkg, u.info = pkg, info
+	pkg, _ := conf.Check(u.path, x.typedFset, asts, info)
+	x.unparsed(u.files)
+	u.pkg = pkg
 	mu.Lock()
 	x.checked[u.id] = pkg
+	x.seenUnits[u.id] = true
 	mu.Unlock()
+	if len(files) == 0 || pkg == nil {
+		return
+	}
+	slices.SortFunc(files, func(a, b typedFile) int { return strings.Compare(a.rel, b.rel) })
+	t := x.lockedTable(u.path, u.name)
+	for _, f := range files {
+		named, _ := fileImports(f.ast, func(p string) string {
+			if d := lookup(u.imports[p]); d != nil {
+				return d.Name()
+			}
+			return guessPackageName(p)
+		})
+		x.tabMu.Lock()
+		t.addDecls(f.ast, named, false)
+		x.tabMu.Unlock()
+	}
+	fr := newFragment()
+	res := &typedResolver{imports: u.imports, info: info}
+	for _, f := range files {
+		fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
+	}
+	x.implementsTyped(u, fr)
+	u.frag = fr
+	if x.opts.Progress != nil {
+		x.opts.Progress(Progress{Phase: "extracting", Done: int(x.extractDone.Add(1)), Total: x.extractTotal})
+	}
+}
+
+// releasable: the unit is a test variant checked with function bodies,
+// which no other module imports.
+func (u *checkUnit) releasable() bool { return u.extract && u.id != u.path }
+
+// release forgets a unit checked with function bodies once no unit needs
+// to import it (the caller holds the lock of x.checked).
+func (x *extractor) release(u *checkUnit) {
+	delete(x.checked, u.id)
+	x.ifaceMu.Lock()
+	delete(x.ifacesOf, u.pkg)
+	x.ifaceMu.Unlock()
+	u.pkg = nil
+}
+
+// lockedTable is x.table under the tables' lock.
+func (x *extractor) lockedTable(importPath, name string) *table {
+	x.tabMu.Lock()
+	defer x.tabMu.Unlock()
+	return x.table(importPath, name)
 }
 
 // parsed returns the syntax tree of a compiled Go file, parsing it on
@@ -454,6 +503,19 @@ func (x *extractor) parsed(name string) *ast.File {
 		e.f, _ = parser.ParseFile(x.typedFset, name, src, parser.SkipObjectResolution)
 	})
 	return e.f
+}
+
+// unparsed drops the cached syntax trees of files no unit left to check
+// compiles.
+func (x *extractor) unparsed(names []string) {
+	x.parseMu.Lock()
+	defer x.parseMu.Unlock()
+	for _, name := range names {
+		if x.parseRefs[name]--; x.parseRefs[name] <= 0 {
+			delete(x.parseRefs, name)
+			delete(x.parseCache, name)
+		}
+	}
 }
 
 type parseEntry struct {
@@ -480,27 +542,22 @@ type typedFile struct {
 	ast *ast.File
 }
 
-// treeFile maps a parsed file to the tree file it came from. cgo-processed
-// files carry //line directives naming their source; other files are used
-// as they are.
-func (x *extractor) treeFile(fset *token.FileSet, f *ast.File) (string, bool) {
-	for _, adjusted := range []bool{false, true} {
-		name := fset.PositionFor(f.Package, adjusted).Filename
-		rel, err := filepath.Rel(x.t.Root, name)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		rel = filepath.ToSlash(rel)
-		if _, ok := x.byRel[rel]; ok {
-			return rel, !adjusted
-		}
+// treeFileName maps a compiled Go file to the tree file it is (its rel
+// path). cgo-processed files, generated outside the tree, are not.
+func (x *extractor) treeFileName(name string) (string, bool) {
+	rel, err := filepath.Rel(x.t.Root, name)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", false
 	}
-	return "", false
+	rel = filepath.ToSlash(rel)
+	_, ok := x.byRel[rel]
+	return rel, ok
 }
 
 // typedResolver resolves names with go/types.
 type typedResolver struct {
-	unit *checkUnit
+	imports map[string]string // the unit's: import path as written → unit ID
+	info    *types.Info
 }
 
 func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
@@ -508,7 +565,7 @@ func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
 	if err != nil {
 		return ""
 	}
-	if id := r.unit.imports[p]; id != "" {
+	if id := r.imports[p]; id != "" {
 		path, _, _ := strings.Cut(id, " ")
 		return path
 	}
@@ -516,7 +573,7 @@ func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
 }
 
 func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
-	return objectTarget(r.unit.info.Uses[id])
+	return objectTarget(r.info.Uses[id])
 }
 
 // unresolved is always false: go/types resolves every static call, and
@@ -524,7 +581,7 @@ func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
 func (r *typedResolver) unresolved(*ast.CallExpr) bool { return false }
 
 func (r *typedResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
-	t, ok := objectTarget(r.unit.info.Uses[sel.Sel])
+	t, ok := objectTarget(r.info.Uses[sel.Sel])
 	return t, ok, false
 }
 
@@ -578,59 +635,77 @@ func namedOf(t types.Type) *types.Named {
 	return n
 }
 
-// implementsTyped adds implements edges: a named non-interface type of a
-// unit implements an interface (with at least one method) of its own
-// package or of a package in the tree it imports, directly or not, when it
-// or a pointer to it does, as go/types decides.
-func (x *extractor) implementsTyped(units []*checkUnit) {
-	ifacesOf := make(map[*types.Package][]*types.TypeName)
-	ifaces := func(p *types.Package) []*types.TypeName {
-		if l, ok := ifacesOf[p]; ok {
-			return l
+// implementsTyped adds the implements edges of unit u to fr: a named
+// non-interface type of the unit implements an interface (with at least
+// one method) of its own package or of a package in the tree it imports,
+// directly or not, when it or a pointer to it does, as go/types decides.
+// Every package u imports is checked by then.
+func (x *extractor) implementsTyped(u *checkUnit, fr *fragment) {
+	// Interfaces visible from the unit, indexed by their first method.
+	byMethod := make(map[string][]*types.TypeName)
+	seen := map[*types.Package]bool{}
+	var visit func(p *types.Package)
+	visit = func(p *types.Package) {
+		if seen[p] || !x.treePkgs[p.Path()] {
+			return
 		}
-		var l []*types.TypeName
-		if x.treePkgs[p.Path()] {
-			scope := p.Scope()
-			for _, name := range scope.Names() {
-				tn, ok := scope.Lookup(name).(*types.TypeName)
-				if !ok || tn.IsAlias() {
+		seen[p] = true
+		for _, tn := range x.ifaces(p) {
+			it := tn.Type().Underlying().(*types.Interface)
+			first := it.Method(0).Name() // methods are sorted
+			byMethod[first] = append(byMethod[first], tn)
+		}
+		for _, q := range p.Imports() {
+			visit(q)
+		}
+	}
+	visit(u.pkg)
+	scope := u.pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || tn.IsAlias() {
+			continue
+		}
+		named, ok := tn.Type().(*types.Named)
+		if !ok || named.TypeParams().Len() > 0 {
+			continue
+		}
+		if _, isIface := named.Underlying().(*types.Interface); isIface {
+			continue
+		}
+		ptr := types.NewPointer(named)
+		ms := types.NewMethodSet(ptr)
+		done := make(map[*types.TypeName]bool)
+		for i := 0; i < ms.Len(); i++ {
+			for _, iface := range byMethod[ms.At(i).Obj().Name()] {
+				if done[iface] {
 					continue
 				}
-				named, ok := tn.Type().(*types.Named)
-				if !ok || named.TypeParams().Len() > 0 {
-					continue
+				done[iface] = true
+				it := iface.Type().Underlying().(*types.Interface)
+				if types.Implements(named, it) || types.Implements(ptr, it) {
+					fr.addEdge(Edge{
+						Src: SymbolKey(u.path, name), Rel: RelImplements,
+						Dst: SymbolKey(iface.Pkg().Path(), iface.Name()),
+					})
 				}
-				it, ok := named.Underlying().(*types.Interface)
-				if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
-					continue
-				}
-				l = append(l, tn)
 			}
 		}
-		ifacesOf[p] = l
+	}
+}
+
+// ifaces are the interfaces with methods a package of the tree declares
+// at package level, cached per package (release drops a released
+// package's entry).
+func (x *extractor) ifaces(p *types.Package) []*types.TypeName {
+	x.ifaceMu.Lock()
+	l, ok := x.ifacesOf[p]
+	x.ifaceMu.Unlock()
+	if ok {
 		return l
 	}
-	for _, u := range units {
-		// Interfaces visible from the unit, indexed by their first method.
-		byMethod := make(map[string][]*types.TypeName)
-		seen := map[*types.Package]bool{}
-		var visit func(p *types.Package)
-		visit = func(p *types.Package) {
-			if seen[p] || !x.treePkgs[p.Path()] {
-				return
-			}
-			seen[p] = true
-			for _, tn := range ifaces(p) {
-				it := tn.Type().Underlying().(*types.Interface)
-				first := it.Method(0).Name() // methods are sorted
-				byMethod[first] = append(byMethod[first], tn)
-			}
-			for _, q := range p.Imports() {
-				visit(q)
-			}
-		}
-		visit(u.pkg)
-		scope := u.pkg.Scope()
+	if x.treePkgs[p.Path()] {
+		scope := p.Scope()
 		for _, name := range scope.Names() {
 			tn, ok := scope.Lookup(name).(*types.TypeName)
 			if !ok || tn.IsAlias() {
@@ -640,29 +715,17 @@ func (x *extractor) implementsTyped(units []*checkUnit) {
 			if !ok || named.TypeParams().Len() > 0 {
 				continue
 			}
-			if _, isIface := named.Underlying().(*types.Interface); isIface {
+			it, ok := named.Underlying().(*types.Interface)
+			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
 				continue
 			}
-			ptr := types.NewPointer(named)
-			ms := types.NewMethodSet(ptr)
-			done := make(map[*types.TypeName]bool)
-			for i := 0; i < ms.Len(); i++ {
-				for _, iface := range byMethod[ms.At(i).Obj().Name()] {
-					if done[iface] {
-						continue
-					}
-					done[iface] = true
-					it := iface.Type().Underlying().(*types.Interface)
-					if types.Implements(named, it) || types.Implements(ptr, it) {
-						x.g.AddEdge(Edge{
-							Src: SymbolKey(u.path, name), Rel: RelImplements,
-							Dst: SymbolKey(iface.Pkg().Path(), iface.Name()),
-						})
-					}
-				}
-			}
+			l = append(l, tn)
 		}
 	}
+	x.ifaceMu.Lock()
+	x.ifacesOf[p] = l
+	x.ifaceMu.Unlock()
+	return l
 }
 
 func debugf(format string, args ...any) {

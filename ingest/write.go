@@ -344,8 +344,21 @@ func WriteGo(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress fu
 // holds the graphs of those languages only; the nodes of the other
 // languages stay as they are, and the directories above their files stay
 // too: WriteCode adds them to g before it compares.
+//
+// Into a store with no node and no edge (a first ingest), the difference is
+// the whole graph: it is written through the store's bulk path
+// (lmdbstore.Bulk), which gives the same store as the ordinary write path,
+// in one revision, about 3× faster.
 func WriteCode(s *lmdbstore.Store, g *Graph, langs []string, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
 	var stats WriteStats
+	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
+	empty, err := storeEmpty(s)
+	if err != nil {
+		return stats, err
+	}
+	if empty {
+		return writeBulk(s, g, meta, progress)
+	}
 	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
 		var err error
 		stats, err = WriteCodeTx(tx, g, langs, progress)
@@ -398,6 +411,105 @@ func WriteCodeTx(tx *lmdbstore.WriteTxn, g *Graph, langs []string, progress func
 		stats.Deleted = append(stats.Deleted, st.nodes[key])
 	}
 	return stats, apply(tx, p, progress)
+}
+
+// errStop ends a scan early.
+var errStop = errors.New("stop")
+
+// storeEmpty reports whether s holds no node and no edge.
+func storeEmpty(s *lmdbstore.Store) (bool, error) {
+	empty := true
+	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		stop := func() error { empty = false; return errStop }
+		if err := r.ScanNodes(lmdbstore.At{}, func(lmdbstore.Node) error { return stop() }); err != errStop && err != nil {
+			return err
+		}
+		if !empty {
+			return nil
+		}
+		if err := r.ScanEdges(lmdbstore.At{}, func(lmdbstore.Edge) error { return stop() }); err != errStop && err != nil {
+			return err
+		}
+		return nil
+	})
+	return empty, err
+}
+
+// writeBulk writes g into a store that holds no node and no edge: the
+// operations WriteCodeTx would write there (every node, then every edge,
+// each sorted, after registering the missing relations), as one bulk load.
+func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	b := s.NewBulk(meta)
+	rels := make(map[string]lmdbstore.Relation, len(GoRelations))
+	if err := s.View(func(r *lmdbstore.ReadTxn) error {
+		for _, name := range GoRelations {
+			rel, err := r.RelationByName(name)
+			if errors.Is(err, lmdbstore.ErrNotFound) || errors.Is(err, lmdbstore.ErrUnknownRelation) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			rels[name] = rel
+		}
+		return nil
+	}); err != nil {
+		return WriteStats{}, err
+	}
+	for _, name := range GoRelations {
+		if _, ok := rels[name]; ok {
+			continue
+		}
+		def, ok := roles.Lookup(name)
+		if !ok || def.ID != 0 {
+			return WriteStats{}, fmt.Errorf("relation %s: %w", name, lmdbstore.ErrUnknownRelation)
+		}
+		add := lmdbstore.Relation{Name: def.Name, DefaultWeight: def.DefaultWeight, Bidirectional: def.Bidirectional, Role: def.Role}
+		id, err := b.AddRelation(add)
+		if err != nil {
+			return WriteStats{}, fmt.Errorf("register relation %s: %w", name, err)
+		}
+		add.ID = id
+		if add.DefaultWeight == 0 {
+			add.DefaultWeight = 1
+		}
+		rels[name] = add
+	}
+	nodes, edges := g.Nodes(), g.Edges()
+	b.Grow(len(nodes), len(edges))
+	total := len(nodes) + len(edges)
+	tick := func(done int) {
+		if progress != nil && (done%4096 == 0 || done == total) {
+			progress(Progress{Phase: "writing", Done: done, Total: total})
+		}
+	}
+	stats := WriteStats{NodesPut: len(nodes), EdgesPut: len(edges), Created: nodes}
+	for i, n := range nodes {
+		if err := b.PutNode(lmdbstore.NodePut{Key: n.Key, Type: n.Type, Payload: n.Payload}); err != nil {
+			return WriteStats{}, err
+		}
+		tick(i + 1)
+	}
+	for i, e := range edges {
+		rel, ok := rels[e.Rel]
+		if !ok {
+			return WriteStats{}, fmt.Errorf("relation %s not registered", e.Rel)
+		}
+		if e.Weight == 0 {
+			e.Weight = rel.DefaultWeight
+		}
+		if err := b.PutEdge(lmdbstore.EdgePut{Src: e.Src, Rel: e.Rel, Dst: e.Dst, Weight: e.Weight}); err != nil {
+			return WriteStats{}, err
+		}
+		tick(len(nodes) + i + 1)
+	}
+	c, err := b.Commit()
+	stats.Commit = c
+	if err != nil || c.Rev == 0 {
+		return WriteStats{Commit: c}, err
+	}
+	debugf("write: bulk load of %d nodes, %d edges (appended %v)", len(nodes), len(edges), b.Appended)
+	return stats, nil
 }
 
 // StoredLangTreeHash is the tree hash recorded by the last ingest of a

@@ -12,6 +12,7 @@ import (
 // SPEC.md §9.7) writes incrementally as WriteCode does.
 func WriteShare(s *lmdbstore.Store, g *Graph, owns func(lmdbstore.Node) bool, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
 	var stats WriteStats
+	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
 	c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
 		rels, err := ensureRelations(tx, GoRelations)
 		if err != nil {

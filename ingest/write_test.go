@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
 )
 
 // copyTree copies testdata/ingest/<name> into a fresh directory.
@@ -194,5 +196,55 @@ func TestEnsureRelationsRegisters(t *testing.T) {
 	}
 	if d := cmp.Diff(want, have); d != "" {
 		t.Errorf("ensureRelations (-want +got):\n%s", d)
+	}
+}
+
+// TestWriteGoBulkMatchesOrdinary: the first ingest into an empty store
+// goes through the bulk path and gives the store the ordinary write path
+// gives: the same operations in one revision, the same logical snapshot.
+func TestWriteGoBulkMatchesOrdinary(t *testing.T) {
+	res, err := ExtractGo(copyTree(t, "basic"), GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := lmdbstore.WriteMeta{RunID: "r1", TaskID: "t1"}
+	bulk, ordinary := newStore(t), newStore(t)
+	st1, err := WriteGo(bulk, res.Graph, meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st2 WriteStats
+	if _, err := ordinary.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+		st2, err = WriteCodeTx(tx, res.Graph, []string{LangGo}, nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st1.Commit.Rev != 1 || st1.NodesPut != st2.NodesPut || st1.EdgesPut != st2.EdgesPut || len(st1.Created) != len(st2.Created) {
+		t.Errorf("bulk write %+v, ordinary %+v", st1, st2)
+	}
+	if diff := cmp.Diff(diffSince(t, ordinary, 0), diffSince(t, bulk, 0)); diff != "" {
+		t.Errorf("operations differ (-ordinary +bulk):\n%s", diff)
+	}
+	hash := func(s *lmdbstore.Store) [32]byte {
+		b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := snapshot.FromBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := f.LogicalHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if hash(bulk) != hash(ordinary) {
+		t.Errorf("logical snapshot hashes differ")
+	}
+	if rep, err := bulk.Check(); err != nil || len(rep.Problems) > 0 {
+		t.Errorf("check: %v %v", err, rep.Problems)
 	}
 }

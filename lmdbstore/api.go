@@ -121,6 +121,12 @@ type WriteMeta struct {
 	Scope  string
 	RunID  string
 	TaskID string
+	// Derived marks a write whose keys and payloads memctl derives from
+	// structure (paths, names, hashes, counts), never from free text: the
+	// ingests (SPEC §2, "Secrets"). Its operations skip the secret scan of
+	// Options.Redactor; the provenance above is still scanned. Not
+	// recorded.
+	Derived bool
 }
 
 // Commit describes a finished write transaction. A transaction that wrote

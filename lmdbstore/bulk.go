@@ -52,6 +52,9 @@ type Bulk struct {
 	// valid: some node has a valid time, which the fast path does not
 	// encode; such a load takes the ordinary write path.
 	valid bool
+	// addRels are relations the load registers before its puts (AddRelation),
+	// with the ids they were given.
+	addRels []Relation
 }
 
 const bulkEdgeBit = 1 << 31
@@ -88,6 +91,9 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}}
 	b.meta = b.red.meta(meta)
+	if meta.Derived {
+		b.red.r = nil // as for WriteTxn
+	}
 	return b
 }
 
@@ -158,8 +164,64 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 	return nil
 }
 
-// relation resolves a relation name against the committed relations (a
-// bulk load adds none).
+// AddRelation registers a relation in the load's revision, before every
+// put (WriteTxn.AddRelation's rules, checked again at Commit): the edges
+// added after it may use it. The id it gets follows the committed
+// relations; a relation registered by another writer before Commit makes
+// Commit fail (ErrInvalid) and write nothing.
+func (b *Bulk) AddRelation(r Relation) (RelID, error) {
+	if len(b.seq) > 0 {
+		return 0, fmt.Errorf("%w: bulk AddRelation after a put", ErrInvalid)
+	}
+	if err := b.red.relName(r.Name); err != nil {
+		return 0, err
+	}
+	if err := validRelName(r.Name); err != nil {
+		return 0, err
+	}
+	if r.DefaultWeight == 0 {
+		r.DefaultWeight = 1
+	}
+	if err := validWeight(r.DefaultWeight); err != nil {
+		return 0, err
+	}
+	if _, err := b.relation(r.Name); err == nil {
+		return 0, fmt.Errorf("%w: relation %q already exists", ErrInvalid, r.Name)
+	}
+	var next uint64
+	if err := b.s.View(func(rt *ReadTxn) error {
+		var err error
+		next, err = getU64(rt.txn, b.s.db.meta, metaNextRel)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	r.ID = RelID(next) + RelID(len(b.addRels))
+	if b.rels == nil {
+		b.rels, b.relOf = map[string]Relation{}, map[RelID]Relation{}
+	}
+	b.rels[r.Name], b.relOf[r.ID] = r, r
+	b.addRels = append(b.addRels, r)
+	return r.ID, nil
+}
+
+// addRelations registers the load's relations in tx, with the ids
+// AddRelation gave them.
+func (b *Bulk) addRelations(tx *WriteTxn) error {
+	for _, r := range b.addRels {
+		id, err := tx.AddRelation(r)
+		if err != nil {
+			return err
+		}
+		if id != r.ID {
+			return fmt.Errorf("%w: relation %q: another writer registered relations during the bulk load", ErrInvalid, r.Name)
+		}
+	}
+	return nil
+}
+
+// relation resolves a relation name against the committed relations and
+// those the load adds.
 func (b *Bulk) relation(name string) (Relation, error) {
 	if r, ok := b.rels[name]; ok {
 		return r, nil
@@ -237,6 +299,9 @@ func (b *Bulk) Commit() (Commit, error) {
 			return err
 		}
 		defer tx.close()
+		if err := b.addRelations(tx); err != nil {
+			return err
+		}
 		fast := s.opts.Telemetry == nil && !b.valid
 		if fast {
 			fast, err = b.storeEmpty(txn)

@@ -24,7 +24,7 @@ type bulkOp struct {
 // keys repeat: the same put again (no change), another payload or weight
 // (a change), explicit and default weights, provenance set or inherited.
 func randomBulkOps(rng *rand.Rand, n int) []bulkOp {
-	rels := []string{"calls", "imports", "defines", "tests"}
+	rels := []string{"calls", "imports", "defines", "tests", "heavy"}
 	payloads := []json.RawMessage{nil, json.RawMessage(`{"b": 1, "a": [1, 2]}`), json.RawMessage(`{"line":12}`), json.RawMessage(`null`)}
 	key := func() string { return fmt.Sprint([]string{"sym:", "file:", "x"}[rng.IntN(3)], rng.IntN(40)) }
 	var ops []bulkOp
@@ -119,21 +119,31 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 11))
 			ops := randomBulkOps(rng, 200+int(seed)*150)
 			prefill := seed%4 == 3 // a store with an edge already: the replay path
+			// The relation registered in the load's own revision (Bulk.AddRelation).
+			sameRev := seed%3 == 0
+			heavy := Relation{Name: "heavy", DefaultWeight: 2}
 			ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
 			for _, s := range []*Store{ordinary, bulk} {
 				if seed%2 == 1 {
 					s.setChunkMaxForTest(4 + int(seed))
 				}
-				mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
-					_, err := tx.AddRelation(Relation{Name: "heavy", DefaultWeight: 2})
-					return err
-				})
+				if !sameRev {
+					mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+						_, err := tx.AddRelation(heavy)
+						return err
+					})
+				}
 				if prefill {
 					putEdge(t, s, "sym:1", "calls", "sym:2")
 				}
 			}
 			meta := WriteMeta{Scope: "repo", RunID: "r1"}
 			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
+				if sameRev {
+					if _, err := tx.AddRelation(heavy); err != nil {
+						return err
+					}
+				}
 				for _, op := range ops {
 					var err error
 					if op.node != nil {
@@ -148,6 +158,11 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				return nil
 			})
 			b := bulk.NewBulk(meta)
+			if sameRev {
+				if _, err := b.AddRelation(heavy); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, op := range ops {
 				var err error
 				if op.node != nil {

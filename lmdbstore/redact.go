@@ -57,7 +57,7 @@ func (d *redaction) payload(p json.RawMessage) json.RawMessage {
 
 // meta is m with its provenance redacted.
 func (d *redaction) meta(m WriteMeta) WriteMeta {
-	return WriteMeta{Scope: d.text(m.Scope), RunID: d.text(m.RunID), TaskID: d.text(m.TaskID)}
+	return WriteMeta{Scope: d.text(m.Scope), RunID: d.text(m.RunID), TaskID: d.text(m.TaskID), Derived: m.Derived}
 }
 
 // relName refuses a relation name that holds a secret.

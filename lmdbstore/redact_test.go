@@ -178,3 +178,38 @@ func TestRedactorSeesEveryField(t *testing.T) {
 		t.Errorf("the redacted type and provenance are not in the log: %s", dump.String())
 	}
 }
+
+// TestDerivedWriteSkipsScan: a write marked Derived (an ingest) stores its
+// keys and payloads as given, on the ordinary and the bulk path, while
+// its provenance is still scanned.
+func TestDerivedWriteSkipsScan(t *testing.T) {
+	s := newStore(t, Options{Redactor: fakeRedactor{}})
+	meta := WriteMeta{RunID: "run-hunter2", Derived: true}
+	c, err := s.Update(meta, func(tx *WriteTxn) error {
+		return tx.PutNode(NodePut{Key: "file:hunter2.go", Payload: json.RawMessage(`{"path":"hunter2.go"}`)})
+	})
+	if err != nil || c.Redacted != 1 {
+		t.Fatalf("commit %+v, %v; want 1 redaction (the run id)", c, err)
+	}
+	b := s.NewBulk(meta)
+	if err := b.PutNode(NodePut{Key: "sym:hunter2.F", Payload: json.RawMessage(`{"name":"hunter2"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = b.Commit(); err != nil || c.Redacted != 1 || c.Rev != 2 {
+		t.Fatalf("bulk commit %+v, %v; want 1 redaction (the run id)", c, err)
+	}
+	if err := s.View(func(r *ReadTxn) error {
+		for _, key := range []string{"file:hunter2.go", "sym:hunter2.F"} {
+			n, err := r.GetNode(key, At{})
+			if err != nil {
+				return err
+			}
+			if n.RunID != "run-[REDACTED:test]" || !strings.Contains(string(n.Payload), "hunter2") {
+				t.Errorf("%s: run %q payload %s; want the run redacted, the payload as given", key, n.RunID, n.Payload)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -218,6 +218,9 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		horizon: Revision(horizon), nextRel: RelID(nextRel), red: redaction{r: s.opts.Redactor},
 	}
 	tx.meta = tx.red.meta(meta)
+	if meta.Derived {
+		tx.red.r = nil // derived keys and payloads: no scan (the count so far stays)
+	}
 	tx.outBuf.out = true
 	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, w: tx, metaLoaded: true,
 		rev: tx.rev, horizon: tx.horizon, horizon0: Revision(storedHorizon), pendingTS: ts}

@@ -212,7 +212,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
 	}
 	if !out.Unchanged || hasGit {
-		c, err := s.Update(o.Meta, func(tx *lmdbstore.WriteTxn) error {
+		meta := o.Meta
+		meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
+		c, err := s.Update(meta, func(tx *lmdbstore.WriteTxn) error {
 			now, err := storedHashes(tx.Reader())
 			if err != nil {
 				return err
