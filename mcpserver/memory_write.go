@@ -317,11 +317,15 @@ func (s *Server) deleteObservations(_ context.Context, a *DeleteObservationsArgs
 				return err
 			}
 			obs := observations(n.Payload)
+			for _, text := range d.Observations {
+				if slices.ContainsFunc(obs, func(o observation) bool { return o.Text == text }) {
+					deletedCount++ // a requested observation that matched (every copy of it goes)
+				}
+			}
 			kept := slices.DeleteFunc(slices.Clone(obs), func(o observation) bool { return slices.Contains(d.Observations, o.Text) })
 			if len(kept) == len(obs) {
 				continue
 			}
-			deletedCount += len(obs) - len(kept)
 			payload, err := withObservations(n.Key, n.Payload, kept)
 			if err != nil {
 				return err
