@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -18,9 +20,15 @@ func mcpCommand(env Env) *cli.Command {
 		Usage: "serve the store to an agent over the Model Context Protocol (JSON-RPC on stdin/stdout)",
 		Description: "A long-lived server: one process per agent, any number on one store. Every tool\n" +
 			"call sees every commit made before it; every write is one revision. --scope/--run/--task\n" +
-			"are recorded with writes that do not give their own (SPEC.md §10). Logs go to stderr.",
+			"are recorded with writes that do not give their own (SPEC.md §10). Logs go to stderr.\n" +
+			"--tools picks the tools offered: core (default), memory, analysis, reference (the\n" +
+			"reference memory server's nine), all; comma-separated, +TOOL adds one, -TOOL drops one.\n" +
+			"Without a store the server still starts and answers every request with an error naming\n" +
+			"the path and the fix; --init creates the store instead.",
 		Flags: append(writeFlags(true),
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "stderr log `LEVEL`: debug (every call), info, warn or error"},
+			&cli.StringFlag{Name: "tools", Value: mcpserver.DefaultTools, Usage: "the tools offered: `SETS` core, memory, analysis, reference or all, and +TOOL / -TOOL, comma-separated"},
+			&cli.BoolFlag{Name: "init", Usage: "create the store at --db when there is none"},
 			noRefreshFlag(),
 		),
 		Run: runMCP,
@@ -32,18 +40,51 @@ func runMCP(k *call) error {
 	if err := level.UnmarshalText([]byte(k.ctx.String("log-level"))); err != nil {
 		return usageErr("mcp: --log-level %q is not one of debug, info, warn, error", k.ctx.String("log-level"))
 	}
-	s, err := k.open(false)
+	tools, err := mcpserver.ParseTools(k.ctx.String("tools"))
+	if err != nil {
+		return usageErr("mcp: %v", err)
+	}
+	logger := slog.New(slog.NewTextHandler(k.env.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := openForMCP(k)
+	if errors.Is(err, lmdbstore.ErrNotExist) {
+		// Serve anyway: a client sees this reason, not "Connection closed".
+		path := k.dbPath()
+		reason := fmt.Sprintf("memctl: no store at %s: create it with `memctl --db %s init`, or start the server with `memctl --db %s mcp --init`", path, path, path)
+		logger.Error("no store; answering every request with an error", "db", path)
+		return mcpserver.ServeUnavailable(ctx, k.stdin(), k.env.Stdout, reason, mcpserver.Options{Logger: logger})
+	}
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(k.env.Stderr, &slog.HandlerOptions{Level: level}))
 	var rev lmdbstore.Revision
 	if err := s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
 		return err
 	}
-	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh")})
+	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh"), Tools: tools})
 	logger.Info("memctl mcp serving", "db", k.dbPath(), "rev", rev)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return srv.Serve(ctx, k.stdin(), k.env.Stdout)
+}
+
+// openForMCP opens the store; with --init it creates a missing one (a
+// server started at the same moment may create it first: then it opens).
+func openForMCP(k *call) (*lmdbstore.Store, error) {
+	s, err := k.open(false)
+	if !errors.Is(err, lmdbstore.ErrNotExist) || !k.ctx.Bool("init") {
+		return s, err
+	}
+	opts, err := k.options(false)
+	if err != nil {
+		return nil, err
+	}
+	s, err = lmdbstore.Init(k.dbPath(), opts)
+	if errors.Is(err, lmdbstore.ErrExists) {
+		return k.open(false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	k.store = s // closed with the call
+	return s, nil
 }

@@ -36,11 +36,19 @@ func TestMCP(t *testing.T) {
 	}{
 		{[]string{"--db", db, "mcp", "--log-level", "loud"}, `--log-level "loud"`},
 		{[]string{"--db", db, "mcp", "extra"}, "mcp takes no arguments"},
-		{[]string{"--db", filepath.Join(t.TempDir(), "none"), "mcp"}, "create one with: memctl --db"},
+		{[]string{"--db", db, "mcp", "--tools", "core,+nope"}, `"nope" is neither a tool set`},
 	} {
 		r := memctl(t, tc.args...)
 		if r.Code != ExitUsage || !strings.Contains(r.Stderr, tc.want) || r.Stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, r.Code, r.Stderr, tc.want)
 		}
+	}
+
+	// No store: the server answers initialize with why, and the fix.
+	none := filepath.Join(t.TempDir(), "none")
+	r = runEnv(t, in, nil, "--db", none, "mcp")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"id":1,"error":{"code":-32000,"message":"memctl: no store at `+none) ||
+		!strings.Contains(r.Stdout, "mcp --init") || !strings.Contains(r.Stdout, `"id":3,"error"`) {
+		t.Errorf("no store: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -23,7 +23,7 @@ type rawSession struct {
 
 func startRaw(t *testing.T, db string) *rawSession {
 	t.Helper()
-	cmd := exec.Command(memctlBin, "--db", db, "mcp")
+	cmd := exec.Command(memctlBin, "--db", db, "mcp", "--tools", "all")
 	cmd.Env = testEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -154,7 +154,7 @@ func TestBadInput(t *testing.T) {
 		{"lone surrogate escape", call("put_node", `{"key":"a:\udc00"}`), "protocol -32700"},
 		{"unpaired high surrogate", call("create_entities", `{"entities":[{"name":"\ud83d","entityType":"t","observations":[]}]}`), "protocol -32700"},
 		{"half-bad batch", call("batch", `{"ops":[{"op":"put_node","key":"b:1"},{"op":"put_edge","src":"b:1","rel":"nope","dst":"b:2"}]}`), "tool op 2 (put_edge)"},
-		{"relation to nobody", call("create_relations", `{"relations":[{"from":"a:1","to":"nobody","relationType":"r"}]}`), "tool Entity with name nobody not found"},
+		{"relation from an empty name", call("create_relations", `{"relations":[{"from":"","to":"a:1","relationType":"r"}]}`), "tool invalid input: empty source key"},
 	} {
 		id := 100 + i
 		r.send([]byte(strings.ReplaceAll(tc.line, "ID", fmt.Sprint(id))))

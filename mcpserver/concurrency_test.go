@@ -27,6 +27,11 @@ func callRaw(sess *mcp.ClientSession, name string, args any) (string, bool, erro
 	if text == nil {
 		return "", false, fmt.Errorf("content is %T", res.Content[0])
 	}
+	if !res.IsError && res.StructuredContent != nil {
+		// The reference memory server's tools text is not their JSON.
+		b, err := json.Marshal(res.StructuredContent)
+		return string(b), false, err
+	}
 	return text.Text, res.IsError, nil
 }
 

@@ -2,7 +2,10 @@
 // coding agent calls over stdio (one long-lived process per agent, any
 // number of processes on one store). SPEC.md §10 lists every tool, its
 // arguments and its output; the reference memory server's nine tools are
-// mapped onto nodes and edges as §10.4 describes.
+// mapped onto nodes and edges as §10.4 describes, and answer as the
+// reference does (its text content, annotations, order, lenient
+// arguments; TestReferenceDifferential runs both). Which tools a server
+// offers is chosen at start (ToolSelection, §10.5): a lean default.
 //
 // Invariants:
 //   - One call, one transaction: a read tool runs in one fresh read
@@ -22,6 +25,8 @@
 //     error from the transport (transport.go); a panic in a handler becomes
 //     a tool error. A failed write leaves the store as it was.
 //   - stdout carries protocol messages only; logs go to Options.Logger.
+//     Without a store, ServeUnavailable still speaks the protocol and
+//     answers every request with why.
 //   - Payloads reach the store as the client spelled them: tool arguments
 //     are decoded from the raw request (the SDK's typed AddTool would
 //     re-marshal them through a map, rounding numbers beyond float64); the

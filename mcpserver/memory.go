@@ -42,6 +42,8 @@ type EntityRecord struct {
 	CreatedAt        string   `json:"createdAt" jsonschema:"commit time of the revision that created the entity"`
 	UpdatedAt        string   `json:"updatedAt" jsonschema:"commit time of the revision that wrote this version"`
 	Rev              uint64   `json:"rev" jsonschema:"revision that wrote this version"`
+
+	createdRev lmdbstore.Revision // orders entities as the reference lists them
 }
 
 // GraphRelation is a relation as the reference server's tools take it.
@@ -58,6 +60,9 @@ type GraphRelationRecord struct {
 	RelationType string `json:"relationType"`
 	CreatedAt    string `json:"createdAt,omitempty" jsonschema:"commit time of the revision that created the relation"`
 	Rev          uint64 `json:"rev,omitempty" jsonschema:"revision that wrote this version"`
+
+	rel        string             // the relation name relationType maps to
+	createdRev lmdbstore.Revision // orders relations as the reference lists them
 }
 
 // observation is one element of a payload's "observations".
@@ -173,6 +178,7 @@ func entityRecord(n lmdbstore.Node) EntityRecord {
 		Name: n.Key, EntityType: n.Type, Scope: n.Scope,
 		Observations: make([]string, len(obs)), ObservationTimes: make([]string, len(obs)),
 		CreatedAt: records.Time(n.CreatedTS), UpdatedAt: records.Time(n.UpdatedTS), Rev: uint64(n.Rev),
+		createdRev: n.CreatedRev,
 	}
 	for i, o := range obs {
 		e.Observations[i], e.ObservationTimes[i] = o.Text, o.Added
@@ -189,10 +195,7 @@ const maxRelNameLen = 64
 // punctuation (non-ASCII text, an empty result, or more than 64 bytes) the
 // name ends in "_" and 8 hex digits of the FNV-1a 32 hash of relationType,
 // so different relationTypes stay different relations.
-func relationName(t string) (string, error) {
-	if t == "" {
-		return "", fmt.Errorf("%w: relationType must not be empty", ErrInvalidArgument)
-	}
+func relationName(t string) (string, error) { // an empty relationType maps to "_811c9dc5"
 	var b strings.Builder
 	ascii, under := true, false
 	for _, r := range t {
@@ -211,7 +214,7 @@ func relationName(t string) (string, error) {
 		}
 	}
 	name := b.String()
-	if name == t && len(name) <= maxRelNameLen {
+	if name == t && name != "" && len(name) <= maxRelNameLen {
 		return name, nil
 	}
 	if ascii && strings.Trim(name, "_") != "" && len(name) <= maxRelNameLen {

@@ -38,6 +38,10 @@ type CreateEntitiesResult struct {
 	Redacted int      `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
+// Text is the reference's text content: the created entities as
+// JSON.stringify(entities, null, 2).
+func (r CreateEntitiesResult) Text() string { return prettyJSON(r.Entities) }
+
 func (s *Server) writeScope(a ScopeArg) string {
 	if a.Scope == "*" {
 		return ""
@@ -95,19 +99,17 @@ type CreateRelationsResult struct {
 	Redacted  int             `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
+// Text is the reference's text content: the created relations, pretty-printed.
+func (r CreateRelationsResult) Text() string { return prettyJSON(r.Relations) }
+
 func (s *Server) createRelations(_ context.Context, a *CreateRelationsArgs) (CreateRelationsResult, error) {
 	var res CreateRelationsResult
 	c, err := s.write(ProvenanceArgs{Scope: s.writeScope(a.ScopeArg)}, func(tx *lmdbstore.WriteTxn) error {
 		res = CreateRelationsResult{Relations: []GraphRelation{}}
 		r := tx.Reader()
 		for _, rel := range a.Relations {
-			for _, name := range []string{rel.From, rel.To} {
-				if _, err := r.GetNode(name, lmdbstore.At{}); errors.Is(err, lmdbstore.ErrNotFound) {
-					return fmt.Errorf("Entity with name %s not found", name)
-				} else if err != nil {
-					return err
-				}
-			}
+			// Like the reference, an end need not exist: the edge then ends at
+			// a missing node (as put_edge and the CLI allow).
 			name, err := relationName(rel.RelationType)
 			if err != nil {
 				return err
@@ -160,6 +162,9 @@ type AddObservationsResult struct {
 	Redacted int                 `json:"redacted,omitempty" jsonschema:"secrets replaced by [REDACTED:kind] before storing"`
 }
 
+// Text is the reference's text content: the results, pretty-printed.
+func (r AddObservationsResult) Text() string { return prettyJSON(r.Results) }
+
 func (s *Server) addObservations(_ context.Context, a *AddObservationsArgs) (AddObservationsResult, error) {
 	now := records.Time(s.opts.Now())
 	var res AddObservationsResult
@@ -174,9 +179,10 @@ func (s *Server) addObservations(_ context.Context, a *AddObservationsArgs) (Add
 				return err
 			}
 			obs := observations(n.Payload)
+			before := len(obs) // as the reference: a content given twice in one entry is added twice
 			added := []string{}
 			for _, text := range o.Contents {
-				if slices.ContainsFunc(obs, func(x observation) bool { return x.Text == text }) {
+				if slices.ContainsFunc(obs[:before], func(x observation) bool { return x.Text == text }) {
 					continue
 				}
 				obs = append(obs, observation{Text: text, Added: now, Rev: uint64(tx.Revision())})
@@ -215,20 +221,24 @@ type Outcome struct {
 	NotFound []string `json:"notFound,omitempty" jsonschema:"names that matched no entity"`
 }
 
+// Text is the reference's text content: the message.
+func (o Outcome) Text() string { return o.Message }
+
 func (s *Server) deleteEntities(_ context.Context, a *DeleteEntitiesArgs) (Outcome, error) {
 	var deleted, notFound []string
 	c, err := s.write(ProvenanceArgs{Scope: s.writeScope(a.ScopeArg)}, func(tx *lmdbstore.WriteTxn) error {
 		deleted, notFound = nil, nil
 		r := tx.Reader()
 		for _, name := range a.EntityNames {
-			if _, err := r.GetNode(name, lmdbstore.At{}); errors.Is(err, lmdbstore.ErrNotFound) {
+			// The reference drops every relation from or to the name, whether
+			// or not an entity of that name exists.
+			if err := deleteEdgesOf(tx, name); err != nil && !isNotFoundOrInvalid(err) {
+				return err
+			}
+			if _, err := r.GetNode(name, lmdbstore.At{}); isNotFoundOrInvalid(err) {
 				notFound = append(notFound, name)
 				continue
 			} else if err != nil {
-				return err
-			}
-			// The reference server drops an entity's relations with it.
-			if err := deleteEdgesOf(tx, name); err != nil {
 				return err
 			}
 			if err := tx.DeleteNode(name); err != nil {
@@ -307,11 +317,15 @@ func (s *Server) deleteObservations(_ context.Context, a *DeleteObservationsArgs
 				return err
 			}
 			obs := observations(n.Payload)
+			for _, text := range d.Observations {
+				if slices.ContainsFunc(obs, func(o observation) bool { return o.Text == text }) {
+					deletedCount++ // a requested observation that matched (every copy of it goes)
+				}
+			}
 			kept := slices.DeleteFunc(slices.Clone(obs), func(o observation) bool { return slices.Contains(d.Observations, o.Text) })
 			if len(kept) == len(obs) {
 				continue
 			}
-			deletedCount += len(obs) - len(kept)
 			payload, err := withObservations(n.Key, n.Payload, kept)
 			if err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,6 +40,9 @@ type Options struct {
 	// never re-reading the tree the store follows (`memctl mcp
 	// --no-refresh`; SPEC.md §9.10).
 	NoRefresh bool
+	// Tools is the tool set offered (`memctl mcp --tools`, ParseTools);
+	// the zero value is DefaultTools.
+	Tools ToolSelection
 }
 
 // Server is memctl's MCP server over one open store. It is safe for
@@ -70,6 +75,9 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if !opts.Tools.all && opts.Tools.with == nil {
+		opts.Tools, _ = ParseTools(DefaultTools)
+	}
 	s := &Server{store: store, opts: opts, log: opts.Logger}
 	s.snaps = enginesnap.New(store, enginesnap.Options{
 		Path:  filepath.Join(store.Path(), enginesnap.SnapshotFile),
@@ -81,7 +89,7 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 		&mcp.ServerOptions{
 			Instructions: instructions,
 			Logger:       opts.Logger,
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			Capabilities: capabilities(opts.Tools),
 		})
 	s.registerStoreTools()
 	s.registerAnalysisTools()
@@ -89,13 +97,28 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 	return s
 }
 
+// capabilities: tools, and resources when the reference memory server's
+// tools are offered (its memory://knowledge-graph resource comes with them).
+func capabilities(t ToolSelection) *mcp.ServerCapabilities {
+	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if offersReference(t) {
+		c.Resources = &mcp.ResourceCapabilities{}
+	}
+	return c
+}
+
+func offersReference(t ToolSelection) bool {
+	return slices.ContainsFunc(toolSets["reference"], t.offers)
+}
+
 // instructions is what a client may show the model about this server.
 const instructions = "memctl is a versioned graph memory: nodes named by canonical keys " +
 	"(file:path, sym:pkg.Name, decision:topic), edges between them through named relations, " +
 	"and key/value entries for decisions, constraints and procedures. Every write is a " +
 	"revision; every read can look at a past revision (at_rev) or time (at_time). " +
-	"related/impact/pagerank/search rank nodes over the graph. The tools create_entities … " +
-	"open_nodes are the reference memory server's, on the same store."
+	"Before working on a file or symbol, call context: what applies there. Record a decision or " +
+	"constraint with put_kv (payload applies_to globs) or put_node plus put_edge; when one " +
+	"replaces another, supersede it. search finds keys; related and impact rank nodes over the graph."
 
 // MCP is the underlying SDK server (tests connect it to in-memory transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -109,6 +132,43 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.calls.Wait()
 	s.contexts.Close()
 	s.snaps.Close()
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// CodeUnavailable is the JSON-RPC error code of every request to a server
+// that has no store (ServeUnavailable).
+const CodeUnavailable = -32000
+
+// ServeUnavailable speaks the protocol without a store: it answers every
+// request but ping with a JSON-RPC error carrying reason (one line naming
+// the store's path and the fix) until in ends or ctx is cancelled. A
+// client then shows why the server cannot work, where a process that
+// exited would show only "Connection closed".
+func ServeUnavailable(ctx context.Context, in io.Reader, out io.Writer, reason string, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},
+		&mcp.ServerOptions{Logger: opts.Logger, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" || strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			opts.Logger.Warn("request refused: no store", "method", method)
+			return nil, &jsonrpc.Error{Code: CodeUnavailable, Message: oneLine(reason)}
+		}
+	})
+	err := srv.Run(ctx, &lineTransport{in: in, out: out, max: opts.MaxMessageBytes, log: opts.Logger})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

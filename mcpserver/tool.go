@@ -14,8 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,9 +48,9 @@ const (
 	destructive                 // may delete
 )
 
-func annotations(k toolKind, title string) *mcp.ToolAnnotations {
+func annotations(k toolKind) *mcp.ToolAnnotations {
 	closed := false
-	a := &mcp.ToolAnnotations{Title: title, OpenWorldHint: &closed}
+	a := &mcp.ToolAnnotations{OpenWorldHint: &closed}
 	switch k {
 	case readOnly:
 		a.ReadOnlyHint, a.IdempotentHint = true, true
@@ -66,10 +68,89 @@ func annotations(k toolKind, title string) *mcp.ToolAnnotations {
 type toolDef struct {
 	name, title, description string
 	kind                     toolKind
+	// reference: one of the reference memory server's tools, which answers
+	// as the reference does (SPEC.md §10.4): its annotations, unknown
+	// arguments and fields ignored (and logged at debug), not refused.
+	reference bool
+	// lean: the arguments listed in the tool's lean form (SPEC.md §10.5),
+	// which a server offers unless it offers every tool: these in the
+	// input schema, the others named in one line of the description (they
+	// are accepted all the same), and no output schema (the structured
+	// content is sent all the same). Nil: the tool has no lean form.
+	lean []string
+}
+
+// texter is a result whose text content is not its JSON (the reference
+// memory server's tools: a pretty-printed array, or a sentence).
+type texter interface{ Text() string }
+
+// referenceAnnotations are the reference memory server's annotations:
+// every hint spelled out, deletes idempotent.
+func referenceAnnotations(k toolKind) *mcp.ToolAnnotations {
+	no, yes := false, true
+	a := &mcp.ToolAnnotations{OpenWorldHint: &no, DestructiveHint: &no}
+	switch k {
+	case readOnly:
+		a.ReadOnlyHint, a.IdempotentHint = true, true
+	case destructive:
+		a.DestructiveHint, a.IdempotentHint = &yes, true
+	}
+	return a
+}
+
+// leanSchema is schema with only the properties keep, and description
+// naming the others.
+func leanSchema(schema *jsonschema.Schema, keep []string, description string) (*jsonschema.Schema, string) {
+	lean := *schema
+	lean.Properties = map[string]*jsonschema.Schema{}
+	lean.PropertyOrder = nil
+	lean.Required = nil
+	var other []string
+	for _, name := range schema.PropertyOrder {
+		if !slices.Contains(keep, name) {
+			other = append(other, name)
+		}
+	}
+	for name := range schema.Properties {
+		if !slices.Contains(keep, name) && !slices.Contains(other, name) {
+			other = append(other, name)
+		}
+	}
+	for _, name := range keep {
+		p, ok := schema.Properties[name]
+		if !ok {
+			panic(fmt.Sprintf("lean argument %q is not an argument", name))
+		}
+		lean.Properties[name] = p
+		lean.PropertyOrder = append(lean.PropertyOrder, name)
+		if slices.Contains(schema.Required, name) {
+			lean.Required = append(lean.Required, name)
+		}
+	}
+	if len(other) > 0 {
+		description += " More arguments: " + strings.Join(other, ", ") + "."
+	}
+	return &lean, description
+}
+
+// allowExtra drops every "additionalProperties: false" of a schema, so
+// that unknown members validate (the reference server ignores them).
+func allowExtra(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	s.AdditionalProperties = nil
+	for _, p := range s.Properties {
+		allowExtra(p)
+	}
+	allowExtra(s.Items)
 }
 
 // addTool registers h as the tool d. In and Out must be structs.
 func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *In) (Out, error)) {
+	if !s.opts.Tools.offers(d.name) {
+		return
+	}
 	inSchema, err := jsonschema.For[In](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", d.name, err))
@@ -78,14 +159,32 @@ func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", d.name, err))
 	}
-	resolved, err := inSchema.Resolve(nil)
+	strict, err := inSchema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: resolving input schema: %v", d.name, err))
 	}
+	resolved, annot := strict, annotations(d.kind)
+	if d.reference {
+		lenient, err := jsonschema.For[In](schemaOptions)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", d.name, err))
+		}
+		allowExtra(lenient)
+		if resolved, err = lenient.Resolve(nil); err != nil {
+			panic(fmt.Sprintf("tool %s: resolving input schema: %v", d.name, err))
+		}
+		inSchema, annot = lenient, referenceAnnotations(d.kind)
+	} else {
+		strict = nil
+	}
 	t := &mcp.Tool{
 		Name: d.name, Title: d.title, Description: d.description,
-		Annotations: annotations(d.kind, d.title),
+		Annotations: annot,
 		InputSchema: inSchema, OutputSchema: outSchema,
+	}
+	if d.lean != nil && !s.opts.Tools.all {
+		t.InputSchema, t.Description = leanSchema(inSchema, d.lean, d.description)
+		t.OutputSchema = nil
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		s.calls.Add(1)
@@ -102,6 +201,11 @@ func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *
 			s.log.Debug("tool call rejected", "tool", d.name, "err", err)
 			return errorResult(describe(err)), nil
 		}
+		if strict != nil && s.log.Enabled(ctx, slog.LevelDebug) {
+			if err := decodeArgs(req.Params.Arguments, strict, new(In)); err != nil {
+				s.log.Debug("tool call: unknown arguments ignored", "tool", d.name, "detail", err)
+			}
+		}
 		out, err := h(ctx, &in)
 		if err != nil {
 			s.log.Debug("tool error", "tool", d.name, "err", err, "took", time.Since(start))
@@ -112,9 +216,13 @@ func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *
 			return nil, fmt.Errorf("tool %s: encoding the result: %w", d.name, err)
 		}
 		s.log.Debug("tool call", "tool", d.name, "took", time.Since(start), "bytes", len(b))
+		text := string(b)
+		if t, ok := any(out).(texter); ok {
+			text = t.Text()
+		}
 		return &mcp.CallToolResult{
 			StructuredContent: json.RawMessage(b),
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		}, nil
 	})
 }

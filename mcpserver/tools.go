@@ -4,23 +4,24 @@ package mcpserver
 // a tool) and annotations. SPEC.md §10 documents each.
 
 func (s *Server) registerStoreTools() {
-	addTool(s, toolDef{name: "put_node", title: "Put node", kind: additive,
-		description: "Create or replace a node: a canonical key (file:path, sym:pkg.Name, decision:topic, …), " +
-			"an optional type and an optional JSON payload. The replaced version stays readable (history, at_rev). " +
-			"Returns the revision committed."}, s.putNode)
+	addTool(s, toolDef{name: "put_node", title: "Remember (node)", kind: additive,
+		description: "Remember a fact or decision as a node: key decision:TOPIC, fact:TOPIC, or the key of the code it is about " +
+			"(file:PATH, sym:PKG.NAME); payload: any JSON (e.g. {\"text\": ...}). Link it with put_edge. " +
+			"Replacing a key keeps the old version in history",
+		lean: []string{"key", "type", "payload"}}, s.putNode)
 	addTool(s, toolDef{name: "get_node", title: "Get node", kind: readOnly,
-		description: "Read one node (type, payload, scope, provenance, revisions, times), at the latest revision or at at_rev / at_time."}, s.getNode)
+		description: "Read one node by exact key: type, payload, provenance, and whether it is current or superseded (by what)",
+		lean:        []string{"key"}}, s.getNode)
 	addTool(s, toolDef{name: "delete_node", title: "Delete node", kind: destructive,
 		description: "Delete a node (its edges stay, pointing at a missing node). Earlier versions stay readable with at_rev. Returns the revision."}, s.deleteNode)
 	addTool(s, toolDef{name: "supersede", title: "Supersede", kind: additive,
-		description: "Record that new replaces old (a decision revised, a constraint lifted): one revision writing new -supersedes-> old. " +
-			"old then reads as history: listing reads, exports, the engines and context leave it out unless asked, get_node/get_kv say by what and since when; " +
-			"reads at earlier revisions still see it current. Chains resolve to the newest. Both items must exist; a chain may not loop back. " +
-			"Items are node keys or kv entries as kv:SCOPE/NS/KEY. Returns the revision."}, s.supersede)
+		description: "When a decision or fact is replaced (revised, lifted, wrong), record that new supersedes old, both existing: " +
+			"old then drops out of context, listings and the engines, and reads say by what. Node keys or kv:SCOPE/NS/KEY",
+		lean: []string{"old", "new"}}, s.supersede)
 	addTool(s, toolDef{name: "put_edge", title: "Put edge", kind: additive,
-		description: "Create or replace the edge src -rel-> dst with an optional weight and JSON payload. " +
-			"rel must be a registered relation (list_relations; add_relation registers one); an unknown name fails with the nearest known one suggested. " +
-			"Endpoints need not exist as nodes yet. Returns the revision."}, s.putEdge)
+		description: "Link two keys: src -rel-> dst. For memory: constrains (a rule on code), decided_for (a decision for code), " +
+			"derived_from, contradicts; code relations: calls, imports, defines, references, tests. Ends need not exist yet",
+		lean: []string{"src", "rel", "dst"}}, s.putEdge)
 	addTool(s, toolDef{name: "delete_edge", title: "Delete edge", kind: destructive,
 		description: "Delete the edge src -rel-> dst. Returns the revision."}, s.deleteEdge)
 	addTool(s, toolDef{name: "get_out", title: "Out-edges", kind: readOnly,
@@ -29,11 +30,13 @@ func (s *Server) registerStoreTools() {
 	addTool(s, toolDef{name: "get_in", title: "In-edges", kind: readOnly,
 		description: "List the edges arriving at a node (who uses, calls, imports it…), optionally of one relation, " +
 			"ordered by relation then source key; paged by limit/offset."}, s.getIn)
-	addTool(s, toolDef{name: "put_kv", title: "Put decision / constraint / procedure", kind: additive,
-		description: "Record a versioned key/value entry (scope, namespace, key) → JSON payload: decisions, constraints, procedures. " +
-			"Returns the revision."}, s.putKV)
+	addTool(s, toolDef{name: "put_kv", title: "Remember (decision)", kind: additive,
+		description: "Remember a decision, constraint or procedure as a versioned entry (scope, namespace, key) -> JSON payload, " +
+			"e.g. namespace decisions, payload {\"text\": ..., \"applies_to\": [\"cli/**\"]}: context then shows it for those paths",
+		lean: []string{"scope", "namespace", "key", "payload"}}, s.putKV)
 	addTool(s, toolDef{name: "get_kv", title: "Get kv entry", kind: readOnly,
-		description: "Read one key/value entry, at the latest revision or at at_rev / at_time."}, s.getKV)
+		description: "Read one decision/constraint/procedure entry by scope, namespace and key",
+		lean:        []string{"scope", "namespace", "key"}}, s.getKV)
 	addTool(s, toolDef{name: "list_kv", title: "List kv entries", kind: readOnly,
 		description: "List the live key/value entries of a namespace, by key."}, s.listKV)
 	addTool(s, toolDef{name: "delete_kv", title: "Delete kv entry", kind: destructive,
@@ -42,8 +45,9 @@ func (s *Server) registerStoreTools() {
 		description: "Apply a list of operations (put_node, del_node, put_edge, del_edge, put_kv, del_kv, add_rel; the shape diff_since returns) " +
 			"as one revision: all or nothing. Any invalid operation fails the whole batch, naming it."}, s.batch)
 	addTool(s, toolDef{name: "history", title: "History", kind: readOnly,
-		description: "Every version of a node (key), a kv entry (namespace, key) or an edge (src, rel, dst): each put and delete " +
-			"with its revision, time, payload and provenance, oldest first."}, s.history)
+		description: "Look back: every version of a node (key), kv entry (namespace, key) or edge (src, rel, dst), oldest first, " +
+			"with revision, time, payload and who wrote it",
+		lean: []string{"key", "namespace", "scope", "src", "rel", "dst"}}, s.history)
 	addTool(s, toolDef{name: "diff_since", title: "Changes since", kind: readOnly,
 		description: "The operations committed after a revision or time, in commit order, optionally only those of one run or task " +
 			"(what changed since the last task?). Paged with cursor."}, s.diffSince)
@@ -63,40 +67,46 @@ func (s *Server) registerStoreTools() {
 
 func (s *Server) registerAnalysisTools() {
 	addTool(s, toolDef{name: "related", title: "Related nodes", kind: readOnly,
-		description: "Rank the nodes related to one or more starting points by spreading activation over the graph " +
-			"(each query resolves to keys by exact match, prefix, substring or fuzzy match). Use it to find what else matters for a file, symbol or decision."}, s.related)
+		description: "Rank what else matters for a file, symbol or decision (spreading activation over the graph); files: true for related files. " +
+			"Use before editing to find code and notes you would otherwise miss",
+		lean: []string{"queries", "top", "files"}}, s.related)
 	addTool(s, toolDef{name: "impact", title: "Blast radius", kind: readOnly,
-		description: "List the nodes affected by a change to one node (direction in: who depends on it; out: what it depends on), " +
-			"with hop distance and a decaying score."}, s.impact)
+		description: "Who is affected if this node changes (direction in, default; out: what it depends on), with hop distance and score. " +
+			"Use before changing an API or a shared file",
+		lean: []string{"key", "direction", "depth"}}, s.impact)
 	addTool(s, toolDef{name: "pagerank", title: "Central nodes", kind: readOnly,
 		description: "Rank every node by PageRank: the most central files, symbols and decisions."}, s.pagerank)
 	addTool(s, toolDef{name: "search", title: "Find keys", kind: readOnly,
-		description: "Find node keys from strings: exact key, else key prefix, else substring (case-insensitive), else fuzzy trigram match."}, s.search)
+		description: "Find node keys from words or partial names (exact, prefix, substring, fuzzy), to get the keys other tools take",
+		lean:        []string{"queries"}}, s.search)
 	addTool(s, toolDef{name: "resonate", title: "Resonance", kind: readOnly,
 		description: "Standing-wave resonance from starting points: nodes where waves from them reinforce; with sweep, the resonant frequencies."}, s.resonate)
-	addTool(s, toolDef{name: "context", title: "What applies here", kind: readOnly,
-		description: "Ask this before working on a file, directory or symbol: the constraints, decisions and procedures that apply to it " +
-			"(linked to it, to what encloses it, or by applies_to globs), the related code ranked by the engines, what changed since the " +
-			"previous run, and what earlier tasks attempted, each with provenance, within a token budget. Returns the pack as Markdown and structured."}, s.context)
+	addTool(s, toolDef{name: "context", title: "Recall: what applies here", kind: readOnly,
+		description: "Recall: call before working on a file, directory or symbol. Returns, within a token budget, the constraints and " +
+			"decisions that apply there, related code, what changed since the last run and what earlier tasks tried, as Markdown",
+		lean: []string{"targets", "budget"}}, s.context)
 }
 
 func (s *Server) registerMemoryTools() {
-	addTool(s, toolDef{name: "create_entities", title: "Create Entities", kind: additive,
+	if offersReference(s.opts.Tools) {
+		s.addGraphResource()
+	}
+	addTool(s, toolDef{name: "create_entities", reference: true, title: "Create Entities", kind: additive,
 		description: "Create multiple new entities in the knowledge graph"}, s.createEntities)
-	addTool(s, toolDef{name: "create_relations", title: "Create Relations", kind: additive,
+	addTool(s, toolDef{name: "create_relations", reference: true, title: "Create Relations", kind: additive,
 		description: "Create multiple new relations between entities in the knowledge graph. Relations should be in active voice"}, s.createRelations)
-	addTool(s, toolDef{name: "add_observations", title: "Add Observations", kind: additive,
+	addTool(s, toolDef{name: "add_observations", reference: true, title: "Add Observations", kind: additive,
 		description: "Add new observations to existing entities in the knowledge graph"}, s.addObservations)
-	addTool(s, toolDef{name: "delete_entities", title: "Delete Entities", kind: destructive,
+	addTool(s, toolDef{name: "delete_entities", reference: true, title: "Delete Entities", kind: destructive,
 		description: "Delete multiple entities and their associated relations from the knowledge graph"}, s.deleteEntities)
-	addTool(s, toolDef{name: "delete_observations", title: "Delete Observations", kind: destructive,
+	addTool(s, toolDef{name: "delete_observations", reference: true, title: "Delete Observations", kind: destructive,
 		description: "Delete specific observations from entities in the knowledge graph"}, s.deleteObservations)
-	addTool(s, toolDef{name: "delete_relations", title: "Delete Relations", kind: destructive,
+	addTool(s, toolDef{name: "delete_relations", reference: true, title: "Delete Relations", kind: destructive,
 		description: "Delete multiple relations from the knowledge graph"}, s.deleteRelations)
-	addTool(s, toolDef{name: "read_graph", title: "Read Graph", kind: readOnly,
-		description: "Read the knowledge graph, one bounded page at a time (limit, then cursor = nextCursor until it is absent)"}, s.readGraph)
-	addTool(s, toolDef{name: "search_nodes", title: "Search Nodes", kind: readOnly,
+	addTool(s, toolDef{name: "read_graph", reference: true, title: "Read Graph", kind: readOnly,
+		description: "Read the entire knowledge graph"}, s.readGraph)
+	addTool(s, toolDef{name: "search_nodes", reference: true, title: "Search Nodes", kind: readOnly,
 		description: "Search for nodes in the knowledge graph based on a query"}, s.searchNodes)
-	addTool(s, toolDef{name: "open_nodes", title: "Open Nodes", kind: readOnly,
+	addTool(s, toolDef{name: "open_nodes", reference: true, title: "Open Nodes", kind: readOnly,
 		description: "Open specific nodes in the knowledge graph by their names"}, s.openNodes)
 }

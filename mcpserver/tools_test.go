@@ -429,7 +429,6 @@ func TestToolErrors(t *testing.T) {
 	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "put_nod", "key": "b:1"}}}, `did you mean "put_node"`)
 	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "put_kv", "scope": "s", "namespace": "n", "key": "k"}}}, `needs field "payload"`)
 	s.fails("batch", map[string]any{"ops": []map[string]any{{"op": "del_node", "key": "b:1", "weight": 2}}}, `field "weight" is not allowed in del_node`)
-	s.fails("create_relations", map[string]any{"relations": []map[string]any{{"from": "a:1", "to": "nobody", "relationType": "knows"}}}, "Entity with name nobody not found")
 	s.fails("add_observations", map[string]any{"observations": []map[string]any{{"entityName": "nobody", "contents": []string{"x"}}}}, "Entity with name nobody not found")
 	if out := runCLI(t, "", "--db", db, "diff-since", "3"); out != "" {
 		t.Errorf("failed writes changed the store:\n%s", out)

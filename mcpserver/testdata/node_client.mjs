@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 const transport = new StdioClientTransport({
   command: process.env.MEMCTL_BIN,
-  args: ["--db", process.env.MEMCTL_DB, "mcp", "--scope", "proj"],
+  args: ["--db", process.env.MEMCTL_DB, "mcp", "--tools", "all", "--scope", "proj"],
   env: { MEMCTL_NOSYNC: "1", PATH: process.env.PATH },
   stderr: "inherit",
 });
