@@ -302,7 +302,9 @@ func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
 	// unless the caller opts out (--allow-secrets) or the writer is ingest,
 	// whose keys and payloads memctl derives from code structure (paths,
 	// names, hashes), never free text.
-	if !readOnly && !k.ctx.Bool("allow-secrets") && !k.derivedWrites {
+	// A reader with telemetry has one too: its read events name the keys
+	// the caller asked for (SPEC §5).
+	if !k.ctx.Bool("allow-secrets") && (!readOnly && !k.derivedWrites || k.tele != nil) {
 		opts.Redactor = secretscan.Lazy{}
 	}
 	return opts, nil
