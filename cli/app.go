@@ -93,6 +93,7 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, mcpCommand(env))
 	app.Commands = append(app.Commands, evalCommand(env))
 	app.Commands = append(app.Commands, contextCommand(env))
+	app.Commands = append(app.Commands, searchCommand(env))
 	// Usage errors are one line at every level (never the help page).
 	var inherit func(cmds []*cli.Command)
 	inherit = func(cmds []*cli.Command) {

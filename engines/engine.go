@@ -57,6 +57,7 @@ type Engine struct {
 	info     nodeInfo
 	temporal temporalOnce
 	lexicon  lexiconOnce
+	text     textIndexOnce
 }
 
 // nodeInfo is the part of *csr.Graph the related profile reads besides the

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/memctl/memctl/snapshot"
 )
 
 // DefaultLexicalK is the k of the reciprocal rank fusion that merges the
@@ -20,16 +22,16 @@ const DefaultLexicalK = 60
 // vector weighs term t by (1 + ln tf) × ln(N / df) over the N nodes with
 // terms, scaled to unit length; two nodes' similarity is the cosine of
 // their vectors. Nodes without terms are not in it.
+//
+// It is one set of arrays (snapshot.Lexicon: vectors and postings as CSR)
+// whether the snapshot carries it (the lexicon sections an export from the
+// store writes, SPEC.md §7.10.1: mapped, nothing rebuilt) or it is built
+// here from the payloads (a snapshot without them); both give the same
+// bits, so the same ranking.
 type Lexicon struct {
-	// postings[t] lists the nodes whose vector has term t, with the weight.
-	postings [][]posting
-	vecs     map[uint32][]posting // node → its vector (term ids in posting.node)
-	docs     int
-}
-
-type posting struct {
-	node uint32 // a node index, or a term id inside vecs
-	w    float64
+	a      *snapshot.Lexicon
+	nodes  int // nodes with a non-empty vector
+	mapped bool
 }
 
 type lexiconOnce struct {
@@ -38,19 +40,88 @@ type lexiconOnce struct {
 	err  error
 }
 
-// Lexicon reads the vocabularies of every node once per engine (it scans
+// Lexicon returns the snapshot's lexicon sections when it has them, and
+// otherwise reads the vocabularies of every node once per engine (it scans
 // the payloads that have a "terms" field). An engine without node
 // information has an empty lexicon.
 func (e *Engine) Lexicon() (*Lexicon, error) {
-	e.lexicon.once.Do(func() { e.lexicon.l, e.lexicon.err = e.readLexicon() })
+	e.lexicon.once.Do(func() {
+		if e.graph != nil {
+			if a, ok := e.graph.File().Lexicon(); ok {
+				e.lexicon.l, e.lexicon.err = e.mappedLexicon(a)
+				return
+			}
+		}
+		var a *snapshot.Lexicon
+		if a, e.lexicon.err = e.BuildLexicon(); e.lexicon.err == nil {
+			e.lexicon.l = newLexicon(a, false)
+		}
+	})
 	return e.lexicon.l, e.lexicon.err
 }
 
-func (e *Engine) readLexicon() (*Lexicon, error) {
-	l := &Lexicon{vecs: map[uint32][]posting{}}
-	termID := map[string]uint32{}
-	var df []int
-	tfs := map[uint32]map[uint32]int{}
+// mappedLexicon checks what Similar follows in the mapped arrays — offsets
+// that never decrease and stay in bounds, term ids below the term count,
+// node indices below the node count — once, in O(nodes + terms + entries)
+// (about a millisecond on the Go standard library), so Similar reads them
+// without checks. Damage is ErrCorrupt.
+func (e *Engine) mappedLexicon(a *snapshot.Lexicon) (*Lexicon, error) {
+	if len(a.VecOffsets) != e.numNodes+1 {
+		return nil, corruptf("lexicon has vectors for %d nodes, the graph %d", len(a.VecOffsets)-1, e.numNodes)
+	}
+	v := uint64(len(a.VecTerms))
+	if uint64(len(a.VecWeights)) != v || uint64(len(a.PostNodes)) != v || uint64(len(a.PostWeights)) != v {
+		return nil, corruptf("lexicon arrays of unequal length")
+	}
+	for _, offs := range [][]uint64{a.VecOffsets, a.PostOffsets} {
+		if len(offs) == 0 || offs[0] != 0 || offs[len(offs)-1] != v {
+			return nil, corruptf("lexicon offsets do not span its %d entries", v)
+		}
+		for i := 1; i < len(offs); i++ {
+			if offs[i] < offs[i-1] {
+				return nil, corruptf("lexicon offset %d decreases", i)
+			}
+		}
+	}
+	terms := uint32(a.NumTerms())
+	for i, t := range a.VecTerms {
+		if t >= terms {
+			return nil, corruptf("lexicon entry %d has term %d, beyond %d terms", i, t, terms)
+		}
+	}
+	for i, n := range a.PostNodes {
+		if n >= uint32(e.numNodes) {
+			return nil, corruptf("lexicon posting %d lists node %d, beyond %d nodes", i, n, e.numNodes)
+		}
+	}
+	return newLexicon(a, true), nil
+}
+
+func newLexicon(a *snapshot.Lexicon, mapped bool) *Lexicon {
+	l := &Lexicon{a: a, mapped: mapped}
+	for i := 0; i+1 < len(a.VecOffsets); i++ {
+		if a.VecOffsets[i+1] != a.VecOffsets[i] {
+			l.nodes++
+		}
+	}
+	return l
+}
+
+// Mapped reports whether the lexicon is the snapshot's (not rebuilt).
+func (l *Lexicon) Mapped() bool { return l != nil && l.mapped }
+
+// BuildLexicon computes the lexicon arrays from the payloads: term ids are
+// the ranks of the distinct terms in byte order, each vector is summed and
+// stored in term order, postings in node order, so the same graph always
+// gives the same bits (the export writes them, SPEC.md §7.10.1).
+func (e *Engine) BuildLexicon() (*snapshot.Lexicon, error) {
+	type tc struct {
+		t string
+		c int
+	}
+	docs := map[uint32][]tc{}
+	var nodes []uint32
+	df := map[string]int{}
 	err := e.eachPayloadWith("terms", func(v uint32, p []byte) error {
 		var payload struct {
 			Terms map[string]int `json:"terms"`
@@ -58,57 +129,79 @@ func (e *Engine) readLexicon() (*Lexicon, error) {
 		if json.Unmarshal(p, &payload) != nil || len(payload.Terms) == 0 {
 			return nil // not the ingest shape: no vocabulary, not damage
 		}
-		tf := make(map[uint32]int, len(payload.Terms))
+		var vec []tc
 		for t, c := range payload.Terms {
-			if c <= 0 {
-				continue
+			if c > 0 {
+				vec = append(vec, tc{t, c})
+				df[t]++
 			}
-			id, ok := termID[t]
-			if !ok {
-				id = uint32(len(df))
-				termID[t] = id
-				df = append(df, 0)
-			}
-			df[id]++
-			tf[id] = c
 		}
-		if len(tf) > 0 {
-			tfs[v] = tf
+		if len(vec) > 0 {
+			slices.SortFunc(vec, func(a, b tc) int { return cmp.Compare(a.t, b.t) })
+			docs[v] = vec
+			nodes = append(nodes, v) // eachPayloadWith goes in node order
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	l.docs = len(tfs)
-	l.postings = make([][]posting, len(df))
-	nodes := make([]uint32, 0, len(tfs))
-	for v := range tfs {
-		nodes = append(nodes, v)
+	termList := make([]string, 0, len(df))
+	for t := range df {
+		termList = append(termList, t)
 	}
-	slices.Sort(nodes) // postings in node order: deterministic sums
-	for _, v := range nodes {
-		var vec []posting
+	slices.Sort(termList)
+	termID := make(map[string]uint32, len(termList))
+	for i, t := range termList {
+		termID[t] = uint32(i)
+	}
+	n := len(docs)
+	a := &snapshot.Lexicon{VecOffsets: make([]uint64, e.numNodes+1)}
+	postCount := make([]uint64, len(termList)+1)
+	next := 0
+	for v := 0; v < e.numNodes; v++ {
+		a.VecOffsets[v] = uint64(len(a.VecTerms))
+		if next >= len(nodes) || nodes[next] != uint32(v) {
+			continue
+		}
+		next++
+		start := len(a.VecTerms)
 		norm := 0.0
-		for t, c := range tfs[v] {
-			w := (1 + math.Log(float64(c))) * math.Log(float64(l.docs)/float64(df[t]))
+		for _, x := range docs[uint32(v)] {
+			w := (1 + math.Log(float64(x.c))) * math.Log(float64(n)/float64(df[x.t]))
 			if w > 0 {
-				vec = append(vec, posting{node: t, w: w})
+				a.VecTerms = append(a.VecTerms, termID[x.t])
+				a.VecWeights = append(a.VecWeights, w)
 				norm += w * w
 			}
 		}
 		if norm == 0 {
+			a.VecTerms, a.VecWeights = a.VecTerms[:start], a.VecWeights[:start]
 			continue
 		}
 		norm = math.Sqrt(norm)
-		slices.SortFunc(vec, func(a, b posting) int { return cmp.Compare(a.node, b.node) })
-		for i := range vec {
-			vec[i].w /= norm
-			l.postings[vec[i].node] = append(l.postings[vec[i].node], posting{node: v, w: vec[i].w})
+		for i := start; i < len(a.VecTerms); i++ {
+			a.VecWeights[i] /= norm
+			postCount[a.VecTerms[i]+1]++
 		}
-		l.vecs[v] = vec
 	}
-	return l, nil
+	a.VecOffsets[e.numNodes] = uint64(len(a.VecTerms))
+	// Postings: the vectors transposed, in node order.
+	for t := 1; t < len(postCount); t++ {
+		postCount[t] += postCount[t-1]
+	}
+	a.PostOffsets = slices.Clone(postCount)
+	a.PostNodes = make([]uint32, len(a.VecTerms))
+	a.PostWeights = make([]float64, len(a.VecTerms))
+	for v := 0; v < e.numNodes; v++ {
+		for i := a.VecOffsets[v]; i < a.VecOffsets[v+1]; i++ {
+			t := a.VecTerms[i]
+			a.PostNodes[postCount[t]] = uint32(v)
+			a.PostWeights[postCount[t]] = a.VecWeights[i]
+			postCount[t]++
+		}
+	}
+	return a, nil
 }
 
 // Len is the number of nodes with a vocabulary.
@@ -116,7 +209,7 @@ func (l *Lexicon) Len() int {
 	if l == nil {
 		return 0
 	}
-	return len(l.vecs)
+	return l.nodes
 }
 
 // Similar ranks the nodes with a vocabulary by the similarity of their
@@ -133,9 +226,11 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 		if !(sd.Score > 0) || !finite(sd.Score) {
 			continue
 		}
-		for _, q := range l.vecs[sd.Node] {
-			for _, p := range l.postings[q.node] {
-				acc[p.node] += sd.Score * q.w * p.w
+		terms, ws, _ := l.a.Vector(sd.Node) // checked when the lexicon was made
+		for i, t := range terms {
+			ns, pws, _ := l.a.Postings(t)
+			for j, v := range ns {
+				acc[v] += sd.Score * ws[i] * pws[j]
 			}
 		}
 	}

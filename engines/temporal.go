@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/snapshot"
 )
 
 // History is the version-control history of the graph's nodes, read from
@@ -29,21 +30,31 @@ type temporalOnce struct {
 	err  error
 }
 
-// History reads the git history of every node once per engine (it scans
-// the payloads of the nodes that have a "git" field). An engine without
-// node information has an empty history.
+// History reads the git history of every node once per engine: from the
+// snapshot's node_history section when it has one (SPEC.md §7.10.1,
+// mapped), else by scanning the payloads of the nodes that have a "git"
+// field. An engine without node information has an empty history.
 func (e *Engine) History() (*History, error) {
-	e.temporal.once.Do(func() { e.temporal.h, e.temporal.err = e.readHistory() })
+	e.temporal.once.Do(func() {
+		var recs []snapshot.NodeHistory
+		mapped := false
+		if e.graph != nil {
+			recs, mapped = e.graph.File().NodeHistory()
+		}
+		if !mapped {
+			if recs, e.temporal.err = e.BuildNodeHistory(); e.temporal.err != nil {
+				return
+			}
+		}
+		e.temporal.h, e.temporal.err = e.newHistory(recs)
+	})
 	return e.temporal.h, e.temporal.err
 }
 
-func (e *Engine) readHistory() (*History, error) {
-	n := e.numNodes
-	h := &History{rank: make([]int32, n), last: make([]int64, n), changes: make([]int32, n)}
-	for i := range h.rank {
-		h.rank[i] = -1
-	}
-	var with []uint32
+// BuildNodeHistory reads the "git" field of every payload: one record per
+// node with a history, in node order (what the export stores).
+func (e *Engine) BuildNodeHistory() ([]snapshot.NodeHistory, error) {
+	var out []snapshot.NodeHistory
 	err := e.eachPayloadWith("git", func(v uint32, p []byte) error {
 		var payload struct {
 			Git *struct {
@@ -58,13 +69,28 @@ func (e *Engine) readHistory() (*History, error) {
 		if err != nil {
 			return nil
 		}
-		h.last[v] = t.Unix()
-		h.changes[v] = int32(min(payload.Git.Changes, 1<<30))
-		with = append(with, v)
+		out = append(out, snapshot.NodeHistory{Node: v, Changes: int32(min(max(payload.Git.Changes, 0), 1<<30)), LastChange: t.Unix()})
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return out, err
+}
+
+// newHistory ranks the records (checked: nodes strictly ascending and in
+// range, so damage in a mapped section is ErrCorrupt).
+func (e *Engine) newHistory(recs []snapshot.NodeHistory) (*History, error) {
+	n := e.numNodes
+	h := &History{rank: make([]int32, n), last: make([]int64, n), changes: make([]int32, n)}
+	for i := range h.rank {
+		h.rank[i] = -1
+	}
+	with := make([]uint32, 0, len(recs))
+	for i, r := range recs {
+		if int(r.Node) >= n || (i > 0 && r.Node <= recs[i-1].Node) {
+			return nil, corruptf("node history: record %d names node %d (out of order or beyond %d nodes)", i, r.Node, n)
+		}
+		h.last[r.Node] = r.LastChange
+		h.changes[r.Node] = r.Changes
+		with = append(with, r.Node)
 	}
 	// Newest first; equal times share a rank.
 	slices.SortStableFunc(with, func(a, b uint32) int {

@@ -70,8 +70,11 @@ func (p *Provider) openFile(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
 		p.logf("context: ignoring %s: %v", p.path, err)
 		return nil, nil
 	}
-	if _, ranked, _ := g.PageRank(); !ranked && g.NumNodes() > 0 {
-		// Written before the export carried PageRank (it breaks ties):
+	_, ranked, _ := g.PageRank()
+	_, lexicon := g.File().Lexicon()
+	if (!ranked || !lexicon) && g.NumNodes() > 0 {
+		// Written before the export carried PageRank (it breaks ties)
+		// or the lexicon (format 3.0: every process would rebuild it):
 		// rebuilt like a file of another history.
 		s.Release()
 		return nil, nil

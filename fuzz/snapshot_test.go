@@ -199,11 +199,60 @@ func checkSnapshotBytes(t *testing.T, b []byte) {
 	}
 	_, err = f.LogicalHash()
 	fail("logical hash", err)
-	if verified {
+	checkSearchSections(t, g, fail)
+	// A verified file of the newest format re-encodes to itself (an older
+	// minor re-encodes to the newest, with other version bytes).
+	if verified && f.Header().Version == snapshot.FormatNewest {
 		if again := rewriteSnapshot(t, g); !bytes.Equal(again, b) {
 			t.Fatalf("a verified snapshot of %d bytes re-encodes to %d different bytes", len(b), len(again))
 		}
 	}
+}
+
+// checkSearchSections calls the search sections' accessors and the
+// engines' readers of them (SPEC.md §7.10.1): nothing may panic or fail
+// untyped, nothing may fail on a verified file.
+func checkSearchSections(t *testing.T, g *csr.Graph, fail func(string, error)) {
+	f := g.File()
+	n := min(g.NumNodes(), 2048)
+	if l, ok := f.Lexicon(); ok {
+		for i := range n {
+			_, _, err := l.Vector(uint32(i))
+			fail("lexicon vector", err)
+		}
+		for tm := range min(l.NumTerms(), 256) {
+			_, _, err := l.Postings(uint32(tm))
+			fail("lexicon postings", err)
+		}
+	}
+	if x, ok := f.TextIndex(); ok {
+		for j := range min(x.NumKV(), 256) {
+			_, _, err := x.KV(uint32(j))
+			fail("kv entry", err)
+		}
+		for tm := range min(x.NumTerms(), 256) {
+			_, err := x.Term(uint32(tm))
+			fail("term", err)
+			_, _, err = x.Postings(uint32(tm))
+			fail("text postings", err)
+		}
+	}
+	e, err := engines.New(g)
+	if err != nil {
+		snapshotErr(t, "engine", err)
+		return
+	}
+	if lex, err := e.Lexicon(); err == nil {
+		for i := range min(n, 64) {
+			_ = lex.Similar([]engines.Seed{{Node: uint32(i), Score: 1}})
+		}
+	} else {
+		fail("lexicon", err)
+	}
+	_, err = e.History()
+	fail("history", err)
+	_, err = e.Search("retry decision file", engines.SearchOptions{All: true})
+	fail("search", err)
 }
 
 // rewriteSnapshot feeds a verified file's content back to the writer.
@@ -237,11 +286,30 @@ func rewriteSnapshot(t *testing.T, g *csr.Graph) []byte {
 		}
 	}
 	opts := snapshot.WriterOptions{Logical: hdr.Logical()}
-	if pr, ok, _ := g.PageRank(); ok {
-		data := snapshot.Float64Bytes(pr)
-		opts.Extra = func(*snapshot.File) ([]snapshot.ExtraSection, error) {
-			return []snapshot.ExtraSection{{Kind: snapshot.KindPageRank, Data: data}}, nil
+	pr, ranked, _ := g.PageRank()
+	_, indexed := f.Lexicon()
+	var kv []engines.KVEntry
+	if x, ok := f.TextIndex(); ok {
+		for j := range x.NumKV() {
+			addr, p, _ := x.KV(uint32(j))
+			fl := x.KVFlags[j]
+			kv = append(kv, engines.KVEntry{Address: addr, Payload: bytes.Clone(p),
+				Superseded: fl&snapshot.NodeFlagSuperseded != 0, Expired: fl&snapshot.NodeFlagExpired != 0})
 		}
+	}
+	opts.Extra = func(nf *snapshot.File) ([]snapshot.ExtraSection, error) {
+		var out []snapshot.ExtraSection
+		if ranked {
+			out = append(out, snapshot.ExtraSection{Kind: snapshot.KindPageRank, Data: snapshot.Float64Bytes(pr)})
+		}
+		if indexed {
+			idx, err := engines.IndexSections(nf, kv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, idx...)
+		}
+		return out, nil
 	}
 	b, _, err := snapshot.Write(st, opts)
 	if err != nil {

@@ -51,6 +51,9 @@ type File struct {
 	triOffsets     []uint64
 	triPostings    []uint32
 	pageRank       []float64
+	nodeHistory    []NodeHistory
+	lexicon        *Lexicon   // nil without the lexicon group
+	textIndex      *TextIndex // nil without the text-index group
 
 	decOnce sync.Once
 	dec     *zstd.Decoder
@@ -274,6 +277,9 @@ func (f *File) bindSections() error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := f.bindSearch(); err != nil {
+		return err
 	}
 	if len(relBytes) > 0 {
 		f.relations = unsafe.Slice((*RelationRow)(unsafe.Pointer(&relBytes[0])), r)

@@ -66,11 +66,16 @@ const (
 	// includes-superseded/includes-expired flags (store schema 2, SPEC.md
 	// §4); the logical hash stream v2. 2.x files are refused (re-export).
 	FormatV3_0 FormatVersion = 3 << 16 // major 3, minor 0
+	// FormatV3_1 adds: the optional search sections (search.go): the
+	// lexicon (kinds 33–38) and the text index with the kv entries (kinds
+	// 40–48). A 3.0 reader skips them; a reader of a file without them
+	// builds the lexicon in memory.
+	FormatV3_1 FormatVersion = 3<<16 | 1
 
 	// FormatOldest and FormatNewest bound what this reader accepts; the
 	// writer always writes FormatNewest.
 	FormatOldest = FormatV3_0
-	FormatNewest = FormatV3_0
+	FormatNewest = FormatV3_1
 )
 
 // Major and Minor split the version.
@@ -91,7 +96,7 @@ const (
 	maxSections = 256
 	// maxKnownKind sizes the fixed section table inside File: one past the
 	// highest kind this reader knows (at most 64: File.present is a bitmask).
-	maxKnownKind = KindPageRank + 1
+	maxKnownKind = KindTextPostTFs + 1
 )
 
 // Header flags.
@@ -158,7 +163,13 @@ var kindNames = [...]string{
 	KindRevSources: "rev_sources", KindRevRels: "rev_rels", KindRevWeights: "rev_weights",
 	KindRevTimes: "rev_times", KindKeyOrder: "key_order", KindTriKeys: "tri_keys",
 	KindTriOffsets: "tri_offsets", KindTriPostings: "tri_postings", KindPayloads: "payloads",
-	KindPageRank: "pagerank",
+	KindPageRank:      "pagerank",
+	KindLexVecOffsets: "lex_vec_offsets", KindLexVecTerms: "lex_vec_terms", KindLexVecWeights: "lex_vec_weights",
+	KindLexPostOffsets: "lex_post_offsets", KindLexPostNodes: "lex_post_nodes", KindLexPostWeights: "lex_post_weights",
+	KindNodeHistory: "node_history",
+	KindKVOffsets:   "kv_offsets", KindKVBytes: "kv_bytes", KindKVFlags: "kv_flags",
+	KindTextDocLens: "text_doc_lens", KindTextTermOffsets: "text_term_offsets", KindTextTermBytes: "text_term_bytes",
+	KindTextPostOffsets: "text_post_offsets", KindTextPostDocs: "text_post_docs", KindTextPostTFs: "text_post_tfs",
 }
 
 // String is the section's name as used in error messages and `snapshot info`.
@@ -178,7 +189,12 @@ var requiredKinds = []Kind{
 }
 
 // knownOptional are optional kinds this reader understands.
-var knownOptional = []Kind{KindPageRank}
+var knownOptional = []Kind{
+	KindPageRank,
+	KindLexVecOffsets, KindLexVecTerms, KindLexVecWeights, KindLexPostOffsets, KindLexPostNodes, KindLexPostWeights,
+	KindNodeHistory, KindKVOffsets, KindKVBytes, KindKVFlags, KindTextDocLens, KindTextTermOffsets, KindTextTermBytes,
+	KindTextPostOffsets, KindTextPostDocs, KindTextPostTFs,
+}
 
 // Fixed record sizes.
 const (

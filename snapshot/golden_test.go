@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/snapshot"
 )
 
@@ -90,6 +91,102 @@ func TestGolden(t *testing.T) {
 	checkAgainstModel(t, tinyState(), mustGraph(t, b), false)
 }
 
+// searchState is tinyState with file vocabularies on two nodes, the
+// input of the search golden file.
+func searchState() *snapshot.MemState {
+	st := tinyState()
+	for i := range st.NodeList {
+		switch st.NodeList[i].Key {
+		case "file:main.go":
+			st.NodeList[i].Payload = []byte(`{"lines":120,"terms":{"main":2,"run":1}}`)
+		case "sym:main.run":
+			st.NodeList[i].Payload = []byte(`{"kind":"func","doc":"runs the retry loop","terms":{"retry":3,"run":1},"git":{"changes":4,"last_change":"2026-11-20T10:00:00Z"}}`)
+		}
+	}
+	return st
+}
+
+// searchKV is the kv entry of the search golden file.
+var searchKV = []engines.KVEntry{{Address: "kv:repo/notes/retry", Payload: []byte(`{"text":"Retries back off exponentially"}`)}}
+
+// TestGoldenSearch pins the search sections (format 3.1, SPEC §7.10.1):
+// tiny-search.snap is searchState exported with engines.IndexSections,
+// tiny-search.hex its annotated dump.
+func TestGoldenSearch(t *testing.T) {
+	b := mustWrite(t, searchState(), snapshot.WriterOptions{Extra: func(f *snapshot.File) ([]snapshot.ExtraSection, error) {
+		return engines.IndexSections(f, searchKV)
+	}})
+	files := map[string][]byte{"tiny-search.snap": b, "tiny-search.hex": []byte(dump(b))}
+	for name, data := range files {
+		if *rewrite {
+			if err := os.WriteFile(filepath.Join(goldenDir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(filepath.Join(goldenDir, name))
+		if err != nil {
+			t.Fatalf("%v (run with -rewrite to create)", err)
+		}
+		if !bytes.Equal(data, want) {
+			t.Errorf("%s differs from the golden file; a format change must bump the version and rewrite it on purpose (-rewrite)", name)
+		}
+	}
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Lexicon(); !ok {
+		t.Error("no lexicon group")
+	}
+	x, ok := f.TextIndex()
+	if !ok || x.NumKV() != 1 {
+		t.Fatal("no text index with the kv entry")
+	}
+	if addr, p, err := x.KV(0); err != nil || addr != searchKV[0].Address || string(p) != string(searchKV[0].Payload) {
+		t.Errorf("kv entry: %q %s %v", addr, p, err)
+	}
+	// Every section of the group is required with the others: drop one
+	// from the directory and Open names the group.
+	if _, err := snapshot.FromBytes(withoutSection(t, b, snapshot.KindTextPostTFs)); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "search group") {
+		t.Errorf("incomplete group: %v", err)
+	}
+}
+
+// withoutSection removes kind k's directory entry (the bytes stay; the
+// previous section is lengthened over them so the layout stays canonical).
+func withoutSection(t *testing.T, orig []byte, k snapshot.Kind) []byte {
+	t.Helper()
+	b := bytes.Clone(orig)
+	le := binary.LittleEndian
+	dirOff, count := le.Uint64(b[64:]), int(le.Uint32(b[60:]))
+	var dir [][]byte
+	for i := 0; i < count; i++ {
+		dir = append(dir, bytes.Clone(b[dirOff+uint64(i*snapshot.DirEntrySize):][:snapshot.DirEntrySize]))
+	}
+	for i, e := range dir {
+		if snapshot.Kind(le.Uint16(e)) != k {
+			continue
+		}
+		if i+1 < len(dir) {
+			t.Fatalf("%s is not the last section", k)
+		}
+		prev := dir[i-1]
+		le.PutUint64(prev[16:], le.Uint64(e[8:])+le.Uint64(e[16:])-le.Uint64(prev[8:]))
+		dir = dir[:i]
+	}
+	out := b[:dirOff]
+	for _, e := range dir {
+		out = append(out, e...)
+	}
+	le.PutUint32(out[60:], uint32(len(dir)))
+	le.PutUint64(out[72:], uint64(len(out)))
+	refreshCRCs(out)
+	return out
+}
+
 // touchAll calls every accessor over every index, ignoring errors: on a
 // damaged file it must not panic.
 func touchAll(f *snapshot.File) {
@@ -120,6 +217,40 @@ func touchAll(f *snapshot.File) {
 	_, _ = g.Relations()
 	_, _ = f.LogicalHash()
 	_, _, _ = g.PageRank()
+	touchSearch(f)
+}
+
+// touchSearch calls the search sections' accessors and the engines'
+// readers of them over every index, ignoring errors.
+func touchSearch(f *snapshot.File) {
+	n := uint32(f.NumNodes())
+	if l, ok := f.Lexicon(); ok {
+		for i := uint32(0); i <= n; i++ {
+			_, _, _ = l.Vector(i)
+		}
+		for t := uint32(0); t <= uint32(l.NumTerms()); t++ {
+			_, _, _ = l.Postings(t)
+		}
+	}
+	if x, ok := f.TextIndex(); ok {
+		for j := uint32(0); j <= uint32(x.NumKV()); j++ {
+			_, _, _ = x.KV(j)
+		}
+		for t := uint32(0); t <= uint32(x.NumTerms()); t++ {
+			_, _ = x.Term(t)
+			_, _, _ = x.Postings(t)
+		}
+		_, _, _ = x.LookupTerm("retry")
+	}
+	if e, err := engines.New(csr.New(f)); err == nil {
+		if lex, err := e.Lexicon(); err == nil {
+			for i := uint32(0); i < n; i++ {
+				_ = lex.Similar([]engines.Seed{{Node: i, Score: 1}})
+			}
+		}
+		_, _ = e.Search("retry main", engines.SearchOptions{All: true})
+		_, _ = e.Search("kv:repo", engines.SearchOptions{All: true})
+	}
 }
 
 func goldenBytes(t *testing.T) []byte {
@@ -140,7 +271,16 @@ func openAndVerify(b []byte) error {
 }
 
 func TestEverySingleByteFlipIsCaught(t *testing.T) {
-	orig := goldenBytes(t)
+	for _, name := range []string{"tiny.snap", "tiny-search.snap"} {
+		orig, err := os.ReadFile(filepath.Join(goldenDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		everyByteFlipIsCaught(t, orig)
+	}
+}
+
+func everyByteFlipIsCaught(t *testing.T, orig []byte) {
 	for i := range orig {
 		for _, x := range []byte{0x01, 0x80, 0xff} {
 			b := bytes.Clone(orig)
@@ -214,7 +354,9 @@ func refreshCRCs(b []byte) {
 // valid, values), never panic; Verify must not panic either.
 func TestHostileDamageNeverPanics(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	orig := mustWrite(t, randomState(rng, 60, 200), snapshot.WriterOptions{})
+	orig := mustWrite(t, randomState(rng, 60, 200), snapshot.WriterOptions{Extra: func(f *snapshot.File) ([]snapshot.ExtraSection, error) {
+		return engines.IndexSections(f, searchKV) // the search sections are damaged too
+	}})
 	caught := 0
 	iters := 600 // FuzzOpen explores the same space for longer
 	if testing.Short() {
@@ -237,8 +379,10 @@ func TestHostileDamageNeverPanics(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join(goldenDir, "tiny.snap")); err == nil {
-		f.Add(b)
+	for _, name := range []string{"tiny.snap", "tiny-search.snap"} {
+		if b, err := os.ReadFile(filepath.Join(goldenDir, name)); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		refreshCRCs(b)

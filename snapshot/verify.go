@@ -23,6 +23,7 @@ func (f *File) Verify() error {
 		f.verifyKeyOrder,
 		f.verifyTrigrams,
 		f.verifyPageRank,
+		f.verifySearch,
 	} {
 		if err := fn(); err != nil {
 			return err

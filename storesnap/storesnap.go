@@ -14,6 +14,10 @@
 //     does not contain the filter's ValidAt (default: now), is not exported,
 //     nor is any edge touching it; included ones are marked (node flags).
 //     So the engines, which read snapshots, treat them as history.
+//   - Every export carries the search sections (SPEC.md §7.10.1): the
+//     lexicon and the text index, with the kv entries the state holds
+//     (by the same status rules as nodes), built over the finished core
+//     file by engines.IndexSections after the caller's own Extra sections.
 //   - Import reproduces the snapshot's relation ids (it refuses a snapshot
 //     whose relations a fresh store cannot reproduce), so export → import →
 //     export gives the same logical content (byte-identical with Logical).
@@ -25,6 +29,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
@@ -52,7 +57,7 @@ func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstor
 			return err
 		}
 		rev = lmdbstore.Revision(st.Revision())
-		stats, err = snapshot.WriteFile(path, st, opts)
+		stats, err = snapshot.WriteFile(path, st, st.withIndex(opts))
 		return err
 	})
 	return stats, rev, err
@@ -79,7 +84,7 @@ func ExportInMemory(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilte
 		if err != nil {
 			return err
 		}
-		if out.Bytes, _, err = snapshot.Write(st, opts); err != nil {
+		if out.Bytes, _, err = snapshot.Write(st, st.withIndex(opts)); err != nil {
 			return err
 		}
 		out.Rev, out.ValidAt = st.rev, st.filter.ValidAt
@@ -98,6 +103,54 @@ func ExportBytes(s *lmdbstore.Store, at lmdbstore.At, opts snapshot.WriterOption
 func ExportBytesFiltered(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) ([]byte, error) {
 	out, err := ExportInMemory(s, at, f, opts)
 	return out.Bytes, err
+}
+
+// withIndex appends the search sections to what opts.Extra adds.
+func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
+	extra := opts.Extra
+	opts.Extra = func(f *snapshot.File) ([]snapshot.ExtraSection, error) {
+		var out []snapshot.ExtraSection
+		if extra != nil {
+			var err error
+			if out, err = extra(f); err != nil {
+				return nil, err
+			}
+		}
+		kv, err := st.KVEntries()
+		if err != nil {
+			return nil, err
+		}
+		idx, err := engines.IndexSections(f, kv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, idx...)
+		slices.SortStableFunc(out, func(a, b snapshot.ExtraSection) int { return int(a.Kind) - int(b.Kind) })
+		return out, nil
+	}
+	return opts
+}
+
+// KVEntries lists the kv entries of the state for the text index: every
+// live entry at the revision, left out when superseded (a live supersedes
+// edge points at its address) or not valid at the filter's ValidAt unless
+// the filter includes such items, which are then marked.
+func (st *State) KVEntries() ([]engines.KVEntry, error) {
+	if err := st.findMissing(); err != nil {
+		return nil, err
+	}
+	var out []engines.KVEntry
+	err := st.r.ScanKV(st.at, func(kv lmdbstore.KV) error {
+		addr := lmdbstore.KVAddress(kv.Scope, kv.Namespace, kv.Key)
+		e := engines.KVEntry{Address: addr, Payload: kv.Payload,
+			Superseded: st.superseded[uint64(lmdbstore.IDOf(addr))], Expired: !kv.Valid.Contains(st.filter.ValidAt)}
+		if (e.Superseded && !st.filter.IncludeSuperseded) || (e.Expired && !st.filter.IncludeExpired) {
+			return nil
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 // State is a snapshot.State over one read transaction at one revision.
