@@ -39,8 +39,8 @@ func keyExists(r *lmdbstore.ReadTxn, at lmdbstore.At, key string) (bool, error) 
 	if err != nil || live {
 		return live, err
 	}
-	if !registered(r, key) {
-		return false, nil
+	if known, err := registered(r, key); err != nil || !known {
+		return false, err
 	}
 	id := lmdbstore.IDOf(key)
 	any := func(lmdbstore.EdgeRef) bool { live = true; return false }
@@ -52,10 +52,13 @@ func keyExists(r *lmdbstore.ReadTxn, at lmdbstore.At, key string) (bool, error) 
 }
 
 // registered reports whether the store ever wrote key (as a node or an edge
-// endpoint).
-func registered(r *lmdbstore.ReadTxn, key string) bool {
+// endpoint). Only corruption is an error.
+func registered(r *lmdbstore.ReadTxn, key string) (bool, error) {
 	k, err := r.KeyOf(lmdbstore.IDOf(key))
-	return err == nil && k == key
+	if errors.Is(err, lmdbstore.ErrCorrupt) {
+		return false, err
+	}
+	return err == nil && k == key, nil
 }
 
 // unknownKeyError is the not-found error of key, with the nearest key the
@@ -99,12 +102,16 @@ func suggestKey(r *lmdbstore.ReadTxn, at lmdbstore.At, key string) (string, erro
 		name = rest
 	}
 	for _, t := range keyTypes {
-		if c := t + ":" + name; c != key && registered(r, c) {
-			return c, nil
+		if c := t + ":" + name; c != key {
+			if known, err := registered(r, c); err != nil || known {
+				return c, err
+			}
 		}
 	}
-	if name != key && registered(r, name) {
-		return name, nil
+	if name != key {
+		if known, err := registered(r, name); err != nil || known {
+			return name, err
+		}
 	}
 	suffix, nearest := "", ""
 	bound := max(2, len(key)/2) + 1
