@@ -47,11 +47,10 @@ func runCompletion(k *call) error {
 // completionNode is one command path ("" for memctl itself, "snapshot info"
 // for a subcommand): the subcommands it takes and the flags it accepts.
 type completionNode struct {
-	path      string
-	usage     string
-	subs      []string
-	flags     []completionFlag // the command's own, then the global ones
-	valueless bool             // leaf: complete file names for arguments
+	path  string
+	usage string
+	subs  []string
+	flags []completionFlag // the command's own, then the global ones
 }
 
 type completionFlag struct {
