@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -23,27 +24,99 @@ type Env struct {
 }
 
 // Run executes memctl with args (args[0] is the program name) and returns the
-// process exit code. Errors are printed as one line on Stderr.
+// process exit code. Errors are printed as one line on Stderr: `memctl: `
+// and the message, or with --json one JSON object (SPEC.md §6.5).
 func Run(args []string, env Env) (code int) {
 	env = env.withDefaults()
+	asJSON := jsonRequested(args)
 	// Bad input must never crash memctl: a panic anywhere below becomes one
 	// error line and exit 5.
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(env.Stderr, "memctl: internal error: %s\n", oneLine(fmt.Sprint(p)))
-			code = ExitUnexpected
+			code = reportError(env.Stderr, asJSON, fmt.Errorf("internal error: %s", fmt.Sprint(p)), ExitUnexpected)
 		}
 	}()
 	app := newApp(env)
-	argv, err := interspersed(app, args)
+	argv, err := interspersed(app, helpArgs(app, args))
 	if err == nil {
 		err = app.Run(argv)
 	}
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "memctl: %s\n", oneLine(err.Error()))
-	return exitCode(err)
+	return reportError(env.Stderr, asJSON, err, exitCode(err))
+}
+
+// errorJSON is a failed command's one line on stderr with --json.
+type errorJSON struct {
+	Error string `json:"error"`
+	Code  int    `json:"code"`
+}
+
+// reportError prints err as the one stderr line of a failed command and
+// returns code.
+func reportError(w io.Writer, asJSON bool, err error, code int) int {
+	msg := oneLine(err.Error())
+	if !asJSON {
+		fmt.Fprintf(w, "memctl: %s\n", msg)
+		return code
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(errorJSON{Error: msg, Code: code}) != nil {
+		fmt.Fprintf(w, "memctl: %s\n", msg)
+		return code
+	}
+	io.WriteString(w, b.String())
+	return code
+}
+
+// jsonRequested reports whether the command line asks for JSON output: a
+// --json flag anywhere before "--" (it is a global flag, so it may come
+// after the command's arguments too).
+func jsonRequested(args []string) bool {
+	on := false
+	for _, a := range args[min(1, len(args)):] {
+		switch a {
+		case "--":
+			return on
+		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
+			on = true
+		case "--json=false", "-json=false", "--json=0", "-json=0":
+			on = false
+		}
+	}
+	return on
+}
+
+// helpArgs rewrites `help CMD [SUB]` into `CMD [SUB] --help`, so both print
+// the same page: at any level of the command tree (`memctl help snapshot
+// info`, `memctl snapshot help info`), "help" where a command name is
+// expected asks for the help of what follows it. Global flags before the
+// command are skipped.
+func helpArgs(app *cli.App, args []string) []string {
+	i := 1
+	for i < len(args) && looksLikeFlag(args[i]) {
+		n := flagTokens(app.Flags, args[i:])
+		if n == 0 {
+			return args // an unknown flag: urfave reports it
+		}
+		i += n
+	}
+	cmds := app.Commands
+	for ; i < len(args); i++ {
+		if args[i] == "help" {
+			out := append(append([]string{}, args[:i]...), args[i+1:]...)
+			return append(out, "--help")
+		}
+		c := findCommand(cmds, args[i])
+		if c == nil || len(c.Subcommands) == 0 {
+			return args
+		}
+		cmds = c.Subcommands
+	}
+	return args
 }
 
 // oneLine folds a message onto one line.
@@ -83,7 +156,7 @@ func newApp(env Env) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
-		Flags:  globalFlags(env),
+		Flags:  append(globalFlags(env), versionFlag()),
 		Action: unknownCommand,
 	}
 	app.Commands = append(app.Commands, storeCommands(env)...)
@@ -94,12 +167,21 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, evalCommand(env))
 	app.Commands = append(app.Commands, contextCommand(env))
 	app.Commands = append(app.Commands, searchCommand(env))
+	app.Commands = append(app.Commands, versionCommand(env), completionCommand(env))
 	// Usage errors are one line at every level (never the help page).
 	var inherit func(cmds []*cli.Command)
 	inherit = func(cmds []*cli.Command) {
 		for _, c := range cmds {
 			if c.OnUsageError == nil {
 				c.OnUsageError = app.OnUsageError
+			}
+			// No implicit "help" subcommand: `get-node help` reads the key
+			// "help"; `help` where a command is expected is helpArgs'.
+			c.HideHelpCommand = true
+			// A command group given an unknown subcommand says so (exit 2,
+			// with the nearest name) instead of urfave's "No help topic".
+			if len(c.Subcommands) > 0 && c.Action == nil {
+				c.Action = unknownCommand
 			}
 			inherit(c.Subcommands)
 		}
@@ -111,6 +193,9 @@ func newApp(env Env) *cli.App {
 // unknownCommand is the action of the app and of every command group: with
 // no argument it shows help; otherwise the argument names no command.
 func unknownCommand(c *cli.Context) error {
+	if c.Bool("version") {
+		return printVersion(c)
+	}
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,4 +88,79 @@ func TestUsageErrors(t *testing.T) {
 			wantFailure(t, r, ExitUsage, tc.msg)
 		})
 	}
+}
+
+// Issue #27.4: `memctl help CMD` prints what `memctl CMD --help` prints, at
+// every level of the command tree (it used to print the top-level help).
+func TestHelpCommand(t *testing.T) {
+	top := ok(t, "--help")
+	for _, tc := range []struct{ help, flag []string }{
+		{[]string{"help", "put-kv"}, []string{"put-kv", "--help"}},
+		{[]string{"help", "snapshot"}, []string{"snapshot", "--help"}},
+		{[]string{"help", "snapshot", "info"}, []string{"snapshot", "info", "--help"}},
+		{[]string{"snapshot", "help", "info"}, []string{"snapshot", "info", "-h"}},
+		{[]string{"--db", "x", "help", "rel", "add"}, []string{"rel", "add", "--help"}},
+		{[]string{"help"}, []string{"--help"}},
+	} {
+		got, want := ok(t, tc.help...), ok(t, tc.flag...)
+		if got != want {
+			t.Errorf("memctl %s printed\n%s\nmemctl %s printed\n%s", strings.Join(tc.help, " "), got, strings.Join(tc.flag, " "), want)
+		}
+		if len(tc.help) > 1 && got == top {
+			t.Errorf("memctl %s printed the top-level help", strings.Join(tc.help, " "))
+		}
+	}
+	wantFailure(t, memctl(t, "help", "put-kvv"), ExitUsage, `unknown command "put-kvv" (did you mean "put-kv"?)`)
+	// "help" as a key is a key, not a request for help.
+	db := newStore(t)
+	wantFailure(t, memctl(t, "--db", db, "get-node", "help"), ExitNotFound, `node "help"`)
+}
+
+// Issue #27.4: an unknown subcommand of a command group is a usage error
+// naming the nearest subcommand (it was urfave's "No help topic", exit 5).
+func TestUnknownSubcommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"ingest", "pyhton", "."}, `unknown command "pyhton" (did you mean "python"?)`},
+		{[]string{"eval", "foo"}, `unknown command "foo"`},
+		{[]string{"eval", "cochang", "."}, `unknown command "cochang" (did you mean "cochange"?)`},
+		{[]string{"snapshot", "foo"}, `unknown command "foo"`},
+		{[]string{"snapshot", "hsah", "f"}, `unknown command "hsah"`},
+		{[]string{"rel", "lst"}, `unknown command "lst" (did you mean "list"?)`},
+	} {
+		wantFailure(t, memctl(t, tc.args...), ExitUsage, tc.msg)
+	}
+}
+
+// Issue #27.4: with --json, a failure is one JSON object on stderr.
+func TestJSONErrors(t *testing.T) {
+	db := newStore(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", db, "--json", "get-node", "x"}, `{"error":"not found: node \"x\"","code":1}` + "\n"},
+		{[]string{"--db", db, "get-node", "x", "--json"}, `{"error":"not found: node \"x\"","code":1}` + "\n"},
+		{[]string{"--json", "snapshot", "foo"}, `{"error":"unknown command \"foo\"","code":2}` + "\n"},
+		{[]string{"--json", "--db", db + "/none", "stats"}, ""},
+	} {
+		r := memctl(t, tc.args...)
+		if r.Stdout != "" {
+			t.Errorf("%v: stdout %q", tc.args, r.Stdout)
+		}
+		var e struct {
+			Error string `json:"error"`
+			Code  int    `json:"code"`
+		}
+		if strings.Count(r.Stderr, "\n") != 1 || json.Unmarshal([]byte(r.Stderr), &e) != nil || e.Code != r.Code || e.Code == 0 || e.Error == "" {
+			t.Errorf("%v: exit %d, stderr %q: want one JSON object with error and code", tc.args, r.Code, r.Stderr)
+		}
+		if tc.want != "" && r.Stderr != tc.want {
+			t.Errorf("%v: stderr %q, want %q", tc.args, r.Stderr, tc.want)
+		}
+	}
+	// Without --json (or after "--"), the text line.
+	wantFailure(t, memctl(t, "--db", db, "get-node", "--", "--json"), ExitNotFound, `node "--json"`)
 }

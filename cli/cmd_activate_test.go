@@ -143,7 +143,7 @@ func TestEngineCommandsBadUsage(t *testing.T) {
 		{[]string{"impact", "--snapshot", snap}, ExitUsage, "QUERY"},
 		{[]string{"impact", "--snapshot", snap, "pkg/a.go", "--depth", "0"}, ExitUsage, "depth"},
 		{[]string{"resonate", "--snapshot", snap, "pkg/a.go", "--frequency", "0"}, ExitUsage, "frequency"},
-		{[]string{"activate", "--snapshot", filepath.Join(t.TempDir(), "absent"), "x"}, ExitUnexpected, "absent"},
+		{[]string{"activate", "--snapshot", filepath.Join(t.TempDir(), "absent"), "x"}, ExitUsage, "absent"}, // a missing file is bad input (#26.5)
 	} {
 		wantFailure(t, memctl(t, tc.args...), tc.code, tc.msg)
 	}

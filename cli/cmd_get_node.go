@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/urfave/cli/v2"
 )
@@ -25,6 +27,9 @@ func runGetNode(k *call) error {
 	}
 	return k.view(func(r *lmdbstore.ReadTxn, at lmdbstore.At) error {
 		n, err := r.GetNode(k.args[0], at)
+		if errors.Is(err, lmdbstore.ErrNotFound) {
+			return withSuggestion(r, at, k.args[0], err)
+		}
 		if err != nil {
 			return err
 		}

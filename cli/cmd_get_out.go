@@ -48,6 +48,16 @@ func listEdges(k *call, dir edgeDirection) error {
 		if err != nil {
 			return err
 		}
+		if list.Total == 0 {
+			// Nothing listed: a node with no edges (or none shown) is
+			// an empty answer, a key the store does not know is not.
+			if exists, err := keyExists(r, at, k.args[0]); err != nil || !exists {
+				if err == nil {
+					err = unknownKeyError(r, at, k.args[0])
+				}
+				return err
+			}
+		}
 		recs := make([]edgeJSON, len(list.Edges))
 		for i, e := range list.Edges {
 			recs[i] = edgeJSON{Edge: e, note: statusNote(list.Peers[i])}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,5 +129,66 @@ func TestInitOnRegularFile(t *testing.T) {
 	wantFailure(t, memctl(t, "--db", file, "init"), ExitUsage, file, "not a directory")
 	if b, err := os.ReadFile(file); err != nil || string(b) != "not a store" {
 		t.Errorf("file after init: %q, %v", b, err)
+	}
+}
+
+// gitInit makes dir a git work tree (git init when git is installed, else
+// the .git layout git would write: excludeFromGit reads only files).
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	if git, err := exec.LookPath("git"); err == nil {
+		if out, err := exec.Command(git, "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue #27.4: init inside a git work tree adds the store to
+// .git/info/exclude, once; outside a work tree it touches no git file.
+func TestInitExcludesFromGit(t *testing.T) {
+	repo := t.TempDir()
+	gitInit(t, repo)
+	exclude := filepath.Join(repo, ".git", "info", "exclude")
+	before, _ := os.ReadFile(exclude)
+
+	db := filepath.Join(repo, ".memctl")
+	r := memctl(t, "--db", db, "init")
+	if r.Code != 0 || r.Stdout != "initialized empty store at "+db+"\nadded /.memctl/ to "+exclude+"\n" || r.Stderr != "" {
+		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	after, err := os.ReadFile(exclude)
+	if err != nil || string(after) != string(before)+"/.memctl/\n" && string(after) != string(before)+"\n/.memctl/\n" {
+		t.Fatalf("exclude after init: %q (before %q, err %v)", after, before, err)
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		// git agrees: the store is ignored.
+		out, err := exec.Command(git, "-C", repo, "status", "--porcelain", "--untracked-files=all").CombinedOutput()
+		if err != nil || strings.Contains(string(out), ".memctl") {
+			t.Errorf("git status shows the store: %v\n%s", err, out)
+		}
+	}
+
+	// Once: a second store at the same path (after removing the first)
+	// adds nothing; a nested store gets its own anchored line.
+	if err := os.RemoveAll(db); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(t, "--db", db, "init"); got != "initialized empty store at "+db+"\n" {
+		t.Errorf("second init printed %q", got)
+	}
+	sub := filepath.Join(repo, "tools", "mem")
+	diffJSON(t, ok(t, "--db", sub, "--json", "init"), []map[string]any{{"path": sub, "git_exclude": "/tools/mem/"}})
+	if got, _ := os.ReadFile(exclude); strings.Count(string(got), "/.memctl/") != 1 || !strings.HasSuffix(string(got), "/tools/mem/\n") {
+		t.Errorf("exclude: %q", got)
+	}
+
+	// Outside any work tree: nothing but the store.
+	plain := filepath.Join(t.TempDir(), "db")
+	if got := ok(t, "--db", plain, "init"); got != "initialized empty store at "+plain+"\n" {
+		t.Errorf("init outside git printed %q", got)
 	}
 }

@@ -93,9 +93,10 @@ func classifyStoreError(err error) (int, bool) {
 		errors.Is(err, lmdbstore.ErrBeforeHorizon),
 		errors.Is(err, lmdbstore.ErrNotExist),
 		errors.Is(err, lmdbstore.ErrExists),
-		errors.Is(err, lmdbstore.ErrReadOnly):
+		errors.Is(err, lmdbstore.ErrReadOnly),
+		errors.Is(err, lmdbstore.ErrPermission):
 		return ExitUsage, true
-	case errors.Is(err, lmdbstore.ErrMapFull):
+	case errors.Is(err, lmdbstore.ErrMapFull), errors.Is(err, lmdbstore.ErrDiskFull):
 		return ExitUnexpected, true
 	}
 	return 0, false
@@ -223,6 +224,9 @@ type call struct {
 	out   *output
 	store *lmdbstore.Store
 	tele  *os.File
+	// teleFailed: telemetry could not be opened or written; it was said
+	// once on stderr and is off for the rest of the command.
+	teleFailed bool
 	// derivedWrites: the command writes only what memctl derives from code
 	// (ingest), so its writes skip secret scanning.
 	derivedWrites bool
@@ -288,15 +292,16 @@ func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
 	if path == "" {
 		path = k.env.Getenv(envTelemetry)
 	}
-	if path != "" && k.tele == nil {
+	if path != "" && k.tele == nil && !k.teleFailed {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
-			return opts, withCode(ExitUsage, fmt.Errorf("telemetry: %w", err))
+			k.teleWarn(err)
+		} else {
+			k.tele = f
 		}
-		k.tele = f
 	}
 	if k.tele != nil {
-		opts.Telemetry = k.tele
+		opts.Telemetry = teleWriter{k}
 	}
 	// Secrets never stored: every write's keys and payloads are scanned,
 	// unless the caller opts out (--allow-secrets) or the writer is ingest,
@@ -308,6 +313,32 @@ func (k *call) options(readOnly bool) (lmdbstore.Options, error) {
 		opts.Redactor = secretscan.Lazy{}
 	}
 	return opts, nil
+}
+
+// teleWarn says once on stderr that telemetry failed, and turns it off:
+// telemetry never fails a command (SPEC.md §5).
+func (k *call) teleWarn(err error) {
+	if k.teleFailed {
+		return
+	}
+	k.teleFailed = true
+	fmt.Fprintf(k.env.Stderr, "memctl: warning: telemetry off: %v\n", err)
+}
+
+// teleWriter writes telemetry events to the call's file; the first failed
+// write warns and ends telemetry (a full disk or a revoked file must not
+// print a line per event).
+type teleWriter struct{ k *call }
+
+func (w teleWriter) Write(b []byte) (int, error) {
+	if w.k.teleFailed || w.k.tele == nil {
+		return len(b), nil
+	}
+	n, err := w.k.tele.Write(b)
+	if err != nil {
+		w.k.teleWarn(err)
+	}
+	return n, err
 }
 
 // open opens the existing store at dbPath.

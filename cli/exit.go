@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	"github.com/memctl/memctl/ops"
 )
@@ -64,6 +66,21 @@ var classifiers = []func(error) (int, bool){
 	classifyStoreError,
 	classifySnapshotError,
 	classifyOpsError,
+	classifyOSError,
+}
+
+// classifyOSError: what the operating system refused, wherever it was met
+// (a snapshot file, a payload file, a directory to ingest). A path that is
+// not there, or that this user may not read or write, is bad input (exit
+// 2), the same code a store's ErrPermission has; a full disk is exit 5.
+func classifyOSError(err error) (int, bool) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return ExitUsage, true
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return ExitUnexpected, true
+	}
+	return 0, false
 }
 
 // classifyOpsError: a request an operation refuses is bad input (exit 2),

@@ -32,6 +32,14 @@ var (
 	ErrReadOnly = errors.New("store is read-only")
 	// ErrClosed: a read on a store after Close.
 	ErrClosed = errors.New("store is closed")
+	// ErrPermission: the operating system refused access to the store's
+	// directory or files (EACCES, EPERM, EROFS). A store that cannot be
+	// written is still opened by reads (Options.ReadOnly, store.go).
+	ErrPermission = errors.New("permission denied")
+	// ErrDiskFull: the file system holding the store has no room left
+	// (ENOSPC, EDQUOT, or a short write on a full file system). The write
+	// that met it committed nothing.
+	ErrDiskFull = errors.New("disk full")
 )
 
 // CorruptionError names what is damaged: the keyspace (DBI name), the raw

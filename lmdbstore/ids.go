@@ -29,8 +29,56 @@ func IDOf(key string) NodeID {
 }
 
 // KeyOf returns the canonical key registered for id (any id ever written as
-// a node or an edge endpoint).
-func (r *ReadTxn) KeyOf(id NodeID) (string, error) { return r.keyOf(id) }
+// a node or an edge endpoint). An id with no ids entry is ErrNotFound,
+// unless the store holds a node record or an adjacency list under it:
+// every such id was registered first, so its entry was lost to damage (a
+// damaged key byte in an ids page sends the lookup astray) and the error
+// is a CorruptionError, never "not found".
+func (r *ReadTxn) KeyOf(id NodeID) (string, error) {
+	k, err := r.keyOf(id)
+	if !errors.Is(err, ErrNotFound) {
+		return k, err
+	}
+	used, uerr := r.idInUse(id)
+	if uerr != nil {
+		return "", uerr
+	}
+	if used {
+		return "", &CorruptionError{dbIDs, nodeKey(id), "no ids entry for an id the store holds records under (a damaged ids page)"}
+	}
+	return "", err
+}
+
+// idInUse reports whether the store holds a node record or an out- or
+// in-adjacency chunk under id.
+func (r *ReadTxn) idInUse(id NodeID) (bool, error) {
+	k := nodeKey(id)
+	_, err := r.txn.Get(r.s.db.n, k)
+	if err == nil {
+		return true, nil
+	}
+	if !lmdb.IsNotFound(err) {
+		return false, classifyLMDB(dbNodes, k, err)
+	}
+	for _, ks := range []struct {
+		name string
+		dbi  lmdb.DBI
+	}{{dbOut, r.s.db.out}, {dbIn, r.s.db.in}} {
+		cur, err := r.txn.OpenCursor(ks.dbi)
+		if err != nil {
+			return false, classifyLMDB(ks.name, k, err)
+		}
+		ck, _, err := cur.Get(k, nil, lmdb.SetRange)
+		cur.Close()
+		if err == nil && bytes.HasPrefix(ck, k) {
+			return true, nil
+		}
+		if err != nil && !lmdb.IsNotFound(err) {
+			return false, classifyLMDB(ks.name, k, err)
+		}
+	}
+	return false, nil
+}
 
 func (r *ReadTxn) keyOf(id NodeID) (string, error) {
 	if k, ok := r.s.ids.get(id); ok {
@@ -69,7 +117,7 @@ func (r *ReadTxn) lookupKey(id NodeID) ([]byte, error) {
 // collision.
 func (r *ReadTxn) idOf(key string) (id NodeID, known bool, err error) {
 	id = r.s.hash(key)
-	existing, err := r.keyOf(id)
+	existing, err := r.KeyOf(id) // an id the store uses but cannot name is corruption
 	if errors.Is(err, ErrNotFound) {
 		return id, false, nil
 	}

@@ -117,11 +117,24 @@ func Init(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("%w: cannot init a store read-only", ErrReadOnly)
 	}
+	_, statErr := os.Stat(path)
+	createdDir := errors.Is(statErr, os.ErrNotExist)
 	if err := makeStoreDir("init", path); err != nil {
 		return nil, err
 	}
+	// A failed init (a full disk, a signal-free ENOSPC) leaves no half
+	// store behind: the next init would refuse it and every other command
+	// would call it corrupt.
+	undo := func() {
+		os.Remove(filepath.Join(path, "data.mdb"))
+		os.Remove(filepath.Join(path, "lock.mdb"))
+		if createdDir {
+			os.Remove(path)
+		}
+	}
 	s, err := openEnv(path, opts)
 	if err != nil {
+		undo()
 		return nil, err
 	}
 	_, err = s.update(func(txn *lmdb.Txn) error {
@@ -160,6 +173,9 @@ func Init(path string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		s.env.Close()
+		if !errors.Is(err, ErrExists) {
+			undo()
+		}
 		return nil, err
 	}
 	return s, nil
@@ -195,7 +211,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %s: empty data.mdb (not an LMDB file)", ErrCorrupt, path)
 	}
 	if err := checkMetaPages(filepath.Join(path, "data.mdb")); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
 	}
 	s, err := openEnv(path, opts)
 	if err != nil {
@@ -265,11 +281,6 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if s.maxMap <= 0 {
 		s.maxMap = defaultMaxMapSize
 	}
-	env, err := lmdb.NewEnv()
-	if err != nil {
-		return nil, err
-	}
-	setAssertHandler(env)
 	initial := opts.MapSize
 	if initial <= 0 {
 		initial = defaultMapSize
@@ -278,6 +289,9 @@ func openEnv(path string, opts Options) (*Store, error) {
 		}
 	}
 	initial = min(initial, s.maxMap)
+	if err := reserveLockFile(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	var flags uint
 	if opts.ReadOnly {
 		flags |= lmdb.Readonly
@@ -285,6 +299,32 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if opts.NoSync {
 		flags |= lmdb.NoSync
 	}
+	env, err := openLMDB(path, flags, initial, !opts.ReadOnly)
+	if err != nil && opts.ReadOnly && errors.Is(mapOSError(err), ErrPermission) {
+		// A store this user cannot write (another user's, a read-only
+		// directory without lock.mdb): LMDB's reader table lives in
+		// lock.mdb, which must be writable, so read without it. Nothing
+		// then stops the owner's writers from reusing pages this process
+		// is reading: reads see a consistent state only while nobody
+		// writes (SPEC.md §6.1).
+		env, err = openLMDB(path, flags|lmdb.NoLock, initial, false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
+	}
+	s.env = env
+	return s, nil
+}
+
+// openLMDB opens the environment at path (LMDB-NOTES: max DBs, readers and
+// map size before Open; Close after a failed Open). A writer adopts the
+// recorded map size when it is larger than initial.
+func openLMDB(path string, flags uint, initial int64, writer bool) (*lmdb.Env, error) {
+	env, err := lmdb.NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	setAssertHandler(env)
 	err = env.SetMaxDBs(maxDBs)
 	if err == nil {
 		err = env.SetMaxReaders(maxReaders)
@@ -295,7 +335,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if err == nil {
 		err = env.Open(path, flags, 0o644)
 	}
-	if err == nil && !opts.ReadOnly {
+	if err == nil && writer {
 		// Adopt the size another process recorded if it is larger (a size
 		// set before Open overrides the recorded one, and the next commit
 		// would record it). A reader skips the two remaps: its map holds
@@ -310,10 +350,9 @@ func openEnv(path string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		env.Close()
-		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
+		return nil, err
 	}
-	s.env = env
-	return s, nil
+	return env, nil
 }
 
 // mapOSError turns permission, space and foreign-file errors into the
@@ -325,21 +364,67 @@ func mapOSError(err error) error {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
+	switch osErrno(err) {
+	case syscall.EACCES, syscall.EPERM, syscall.EROFS:
+		return fmt.Errorf("%w: %v (writing needs write access to the store directory and its files; reads need only read access)", ErrPermission, err)
+	case syscall.ENOSPC, syscall.EDQUOT:
+		return fmt.Errorf("%w: %v (nothing was written)", ErrDiskFull, err)
+	}
+	return err
+}
+
+// osErrno is the system error number err carries (0 for none), whether
+// lmdb-go wrapped it (an *lmdb.OpError has no Unwrap) or the os package.
+func osErrno(err error) syscall.Errno {
 	var errno syscall.Errno
 	if inner, ok := lmdbErrno(err); ok {
 		errno, _ = inner.(syscall.Errno)
 	} else {
 		errors.As(err, &errno)
 	}
-	if errno != 0 {
-		switch errno {
-		case syscall.EACCES, syscall.EPERM, syscall.EROFS:
-			return fmt.Errorf("%w: permission denied (LMDB needs write access to the store directory and lock.mdb even to read): %v", ErrReadOnly, err)
-		case syscall.ENOSPC:
-			return fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
-		}
+	return errno
+}
+
+// lowSpace is the free space below which an EIO from a write means the
+// file system filled up: LMDB reports a short pwrite as EIO, and the part
+// that was written used up what was left.
+const lowSpace = 16 << 20
+
+// diskFullEIO reports whether err is an EIO from a write to the store at
+// path whose file system is (nearly) full.
+func diskFullEIO(path string, err error) bool {
+	if osErrno(err) != syscall.EIO {
+		return false
 	}
-	return err
+	var st syscall.Statfs_t
+	if syscall.Statfs(path, &st) != nil {
+		return false
+	}
+	return st.Bavail*uint64(st.Bsize) < lowSpace
+}
+
+// lockFileSize is the size LMDB gives lock.mdb with maxReaders slots
+// (MDB_txninfo holds the first reader; each further one is 64 bytes).
+const lockFileSize = 192 + (maxReaders-1)*64
+
+// reserveLockFile allocates lock.mdb's blocks before LMDB maps it. LMDB
+// sizes a new lock file with ftruncate (no blocks) and writes it through
+// the map: on a full file system that write is a SIGBUS, which nothing
+// can tell from a damaged page. Allocating first turns it into ENOSPC.
+// Files that cannot be opened for writing are left to LMDB (a reader
+// then opens the store without it, openEnv).
+func reserveLockFile(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "lock.mdb"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	// On a lock file LMDB already sized and wrote this allocates nothing.
+	err = syscall.Fallocate(int(f.Fd()), 0, 0, lockFileSize)
+	if errno := osErrno(err); errno == syscall.ENOSPC || errno == syscall.EDQUOT {
+		return fmt.Errorf("%w: allocating %s: %v (nothing was written)", ErrDiskFull, f.Name(), err)
+	}
+	return nil // EOPNOTSUPP and the like: LMDB sizes it as before
 }
 
 // Close releases the environment. No transaction may be live.
@@ -431,8 +516,12 @@ func (s *Store) recoverable(err error) (bool, error) {
 	case lmdb.ReadersFull:
 		_, cerr := s.env.ReaderCheck()
 		return true, cerr
-	case syscall.ENOSPC:
-		return false, fmt.Errorf("%w: disk full: %v", ErrMapFull, err)
+	case syscall.ENOSPC, syscall.EDQUOT:
+		return false, fmt.Errorf("%w: %v (nothing was written)", ErrDiskFull, err)
+	case syscall.EIO:
+		if diskFullEIO(s.path, err) {
+			return false, fmt.Errorf("%w: %v: a short write on a full file system (nothing was written)", ErrDiskFull, err)
+		}
 	case lmdb.NotFound:
 		// Every read that may miss checks for it; MDB_NOTFOUND escaping a
 		// transaction (a Del of the key a cursor just returned) means the
