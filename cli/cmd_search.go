@@ -7,7 +7,7 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
-	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 	"github.com/urfave/cli/v2"
@@ -32,18 +32,6 @@ func searchCommand(env Env) *cli.Command {
 		),
 		Action: func(c *cli.Context) error { return runSearch(c, env) },
 	}
-}
-
-// searchJSON is one hit as --json prints it.
-type searchJSON struct {
-	Key        string        `json:"key"`
-	Type       string        `json:"type"`
-	Score      records.Score `json:"score"`
-	TextRank   int           `json:"text_rank,omitempty"`
-	KeyRank    int           `json:"key_rank,omitempty"`
-	Match      string        `json:"match,omitempty"`
-	Superseded bool          `json:"superseded,omitempty"`
-	Expired    bool          `json:"expired,omitempty"`
 }
 
 func runSearch(c *cli.Context, env Env) (err error) {
@@ -75,18 +63,11 @@ func runSearch(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return engineErr(err)
 	}
-	opts := engines.SearchOptions{TopK: c.Int("top"), All: c.Bool("all")}
-	if opts.TopK == 0 {
-		opts.TopK = -1
+	top := c.Int("top")
+	if top == 0 {
+		top = -1
 	}
-	for _, v := range c.StringSlice("type") {
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				opts.Types = append(opts.Types, t)
-			}
-		}
-	}
-	hits, err := eng.Search(query, opts)
+	hits, err := ops.Search(eng, ops.SearchRequest{Query: query, Top: top, All: c.Bool("all"), Types: c.StringSlice("type")})
 	if err != nil {
 		return engineErr(err)
 	}
@@ -95,11 +76,7 @@ func runSearch(c *cli.Context, env Env) (err error) {
 	}
 	if k.out.json {
 		for _, h := range hits {
-			r := searchJSON{Key: h.Key, Type: h.Type, Score: records.Score(h.Score), TextRank: h.TextRank, KeyRank: h.KeyRank, Superseded: h.Superseded, Expired: h.Expired}
-			if h.KeyRank > 0 {
-				r.Match = h.Match.String()
-			}
-			if err := k.out.record(r); err != nil {
+			if err := k.out.record(h); err != nil {
 				return err
 			}
 		}
@@ -114,7 +91,7 @@ func runSearch(c *cli.Context, env Env) (err error) {
 		case h.Expired:
 			status = "  (expired)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", textScore(records.Score(h.Score)), textCell(h.Type), textCell(h.Key), status)
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", textScore(h.Score), textCell(h.Type), textCell(h.Key), status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

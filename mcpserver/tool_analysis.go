@@ -162,9 +162,13 @@ func (s *Server) impact(_ context.Context, a *ImpactArgs) (Impact, error) {
 	return res, err
 }
 
-// SearchArgs: search (seed finding over keys).
+// SearchArgs: search — by what memory says (query: full text fused with
+// key matching, as `memctl search`) and by key (queries: seed finding).
 type SearchArgs struct {
-	Queries       []string `json:"queries" jsonschema:"strings to look up among node keys"`
+	Query         string   `json:"query,omitempty" jsonschema:"find memory items by what they say: words matched against keys, types, payload text, observations and kv entries (BM25, fused with key matching); superseded and expired items are left out"`
+	Types         []string `json:"types,omitempty" jsonschema:"with query: only items of these types (kv: kv entries)"`
+	Top           *int     `json:"top,omitempty" jsonschema:"with query: at most this many items (default 10)"`
+	Queries       []string `json:"queries,omitempty" jsonschema:"strings to look up among node keys (exact, prefix, substring, fuzzy)"`
 	PerQuery      *int     `json:"per_query,omitempty" jsonschema:"at most this many keys per query (default 8)"`
 	MinSimilarity *float64 `json:"min_similarity,omitempty" jsonschema:"fuzzy matches need trigram similarity >= this, in (0, 1] (default 0.3)"`
 	ViewArgs
@@ -173,9 +177,10 @@ type SearchArgs struct {
 
 // SearchResult is the answer of search.
 type SearchResult struct {
-	Rev     uint64            `json:"rev"`
-	AsOf    *records.AsOf     `json:"as_of,omitempty"`
-	Matches []SeedMatchRecord `json:"matches" jsonschema:"per query, in query order: exact, else prefix, else substring, else fuzzy matches"`
+	Rev     uint64              `json:"rev"`
+	AsOf    *records.AsOf       `json:"as_of,omitempty"`
+	Hits    []records.SearchHit `json:"hits,omitempty" jsonschema:"with query: the items found, best first"`
+	Matches []SeedMatchRecord   `json:"matches" jsonschema:"per query, in query order: exact, else prefix, else substring, else fuzzy matches"`
 }
 
 func (s *Server) search(_ context.Context, a *SearchArgs) (SearchResult, error) {
@@ -189,8 +194,21 @@ func (s *Server) search(_ context.Context, a *SearchArgs) (SearchResult, error) 
 	if a.MinSimilarity != nil {
 		p.MinSimilarity = *a.MinSimilarity
 	}
-	if len(a.Queries) == 0 {
-		return SearchResult{}, invalidArg("queries must name at least one string")
+	if a.Query == "" && len(a.Queries) == 0 {
+		return SearchResult{}, invalidArg("give query (what memory says) or queries (keys)")
+	}
+	var hits []records.SearchHit
+	if a.Query != "" {
+		top := intOr(a.Top, 0)
+		if top < 0 {
+			return SearchResult{}, invalidArg("top must be >= 0")
+		}
+		if hits, err = ops.Search(snap.eng, ops.SearchRequest{Query: a.Query, Top: top, Types: a.Types}); err != nil {
+			return SearchResult{}, err
+		}
+		if len(a.Queries) == 0 {
+			return SearchResult{Rev: uint64(snap.rev), AsOf: asOf, Hits: hits, Matches: []SeedMatchRecord{}}, nil
+		}
 	}
 	_, matches, err := snap.eng.FindSeeds(a.Queries, p)
 	if err != nil {
@@ -200,7 +218,7 @@ func (s *Server) search(_ context.Context, a *SearchArgs) (SearchResult, error) 
 	if err != nil {
 		return SearchResult{}, err
 	}
-	return SearchResult{Rev: uint64(snap.rev), AsOf: asOf, Matches: recs}, nil
+	return SearchResult{Rev: uint64(snap.rev), AsOf: asOf, Hits: hits, Matches: recs}, nil
 }
 
 // --- helpers -----------------------------------------------------------------

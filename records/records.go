@@ -470,3 +470,17 @@ func (c Coverage) Line() string {
 	b.WriteString("; callers may be missing: search the text too")
 	return b.String()
 }
+
+// SearchHit is one memory item found by what it says (SPEC.md §8.7): the
+// CLI's `search --json` line and an element of the MCP search tool's
+// `hits`.
+type SearchHit struct {
+	Key        string `json:"key"`
+	Type       string `json:"type" jsonschema:"the node's type, or kv for a kv entry (its key is the kv address)"`
+	Score      Score  `json:"score" jsonschema:"the fused score: reciprocal ranks of the text and key rankings"`
+	TextRank   int    `json:"text_rank,omitempty" jsonschema:"rank in the BM25 text ranking (omitted when not ranked there)"`
+	KeyRank    int    `json:"key_rank,omitempty" jsonschema:"rank in the key matching (omitted when not ranked there)"`
+	Match      string `json:"match,omitempty" jsonschema:"how the key matched: exact, prefix, substring or fuzzy"`
+	Superseded bool   `json:"superseded,omitempty"`
+	Expired    bool   `json:"expired,omitempty"`
+}
