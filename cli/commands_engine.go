@@ -59,6 +59,7 @@ type engineCall struct {
 	out   *output
 	graph *csr.Graph
 	eng   *engines.Engine
+	env   Env
 }
 
 // engineAction wraps run: it checks the positional arguments (at least min,
@@ -103,7 +104,7 @@ func engineAction(env Env, minArgs, maxArgs int, argsUsage string, run func(*eng
 		if err != nil {
 			return engineErr(err)
 		}
-		k := &engineCall{ctx: c, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json")), graph: g, eng: eng}
+		k := &engineCall{ctx: c, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json")), graph: g, eng: eng, env: env}
 		if err := run(k); err != nil {
 			return engineErr(err)
 		}

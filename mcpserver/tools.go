@@ -17,6 +17,7 @@ func (s *Server) registerStoreTools() {
 			"old then reads as history: listing reads, exports, the engines and context leave it out unless asked, get_node/get_kv say by what and since when; " +
 			"reads at earlier revisions still see it current. Chains resolve to the newest. Both items must exist; a chain may not loop back. " +
 			"Items are node keys or kv entries as kv:SCOPE/NS/KEY. Returns the revision."}, s.supersede)
+	addTool(s, toolDef{name: "feedback", title: "Feedback on an answer", kind: additive, description: "Say which items of a related or context answer were useful or useless for its target: the related ranking (related and context with feedback true) learns from it, and forgets it over later feedback. One revision. SPEC 8.2.2."}, s.feedback)
 	addTool(s, toolDef{name: "put_edge", title: "Put edge", kind: additive,
 		description: "Create or replace the edge src -rel-> dst with an optional weight and JSON payload. " +
 			"rel must be a registered relation (list_relations; add_relation registers one); an unknown name fails with the nearest known one suggested. " +
