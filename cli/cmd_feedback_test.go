@@ -39,6 +39,29 @@ func TestFeedback(t *testing.T) {
 	if want := "x:a x:d x:c x:b"; strings.Join(keys, " ") != want {
 		t.Errorf("activate --feedback: %v, want %s\n%s", keys, want, got)
 	}
+	// context reads it too: x:d, learnt useful, is listed first among
+	// the related items.
+	for _, f := range []string{"b", "c", "d"} {
+		ok(t, "--db", db, "put-edge", "file:a.go", "imports", "file:"+f+".go")
+	}
+	for _, f := range []string{"a", "b", "c", "d"} {
+		ok(t, "--db", db, "put-node", "file:"+f+".go")
+	}
+	// Without feedback the three tie (node index order puts b.go last).
+	ok(t, "--db", db, "feedback", "file:a.go", "--useful", "file:b.go")
+	order := func(pack string) bool { // file:b.go listed before file:d.go
+		b, d := strings.Index(pack, "b.go"), strings.Index(pack, "d.go")
+		if b < 0 || d < 0 {
+			t.Fatalf("context lists neither:\n%s", pack)
+		}
+		return b < d
+	}
+	if pack := ok(t, "--db", db, "context", "file:a.go", "--feedback"); !order(pack) {
+		t.Errorf("context --feedback: b.go not before d.go:\n%s", pack)
+	}
+	if pack := ok(t, "--db", db, "context", "file:a.go"); order(pack) {
+		t.Errorf("context: b.go before d.go without feedback:\n%s", pack)
+	}
 	wantFailure(t, memctl(t, "--db", db, "feedback", "x:a", "--useful", "x:b", "--useless", "x:b"), ExitUsage, "both useful and useless")
 	wantFailure(t, memctl(t, "--db", db, "feedback", "x:a"), ExitUsage, "no useful")
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 
+	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
 )
@@ -22,4 +23,18 @@ func (s *Server) feedback(_ context.Context, a *FeedbackArgs) (records.Commit, e
 		return records.Commit{}, err
 	}
 	return records.CommitOf(c), nil
+}
+
+// feedbackOverlay is the overlay at rev when on, else nil.
+func (s *Server) feedbackOverlay(on bool, rev lmdbstore.Revision) (*ops.FeedbackOverlay, error) {
+	if !on {
+		return nil, nil
+	}
+	var o *ops.FeedbackOverlay
+	err := s.store.View(func(r *lmdbstore.ReadTxn) error {
+		var err error
+		o, err = ops.ReadFeedback(r, lmdbstore.AtRevision(rev))
+		return err
+	})
+	return o, err
 }
