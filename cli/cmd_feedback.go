@@ -13,7 +13,7 @@ func feedbackCommand(env Env) *cli.Command {
 		Description: "TARGET is the key an answer was about (activate, context); --useful and\n" +
 			"--useless name items of that answer (keys; repeatable or comma-separated).\n" +
 			"Each item's learned strength for TARGET moves halfway towards +1 (useful) or\n" +
-			"-1 (useless); strengths halve every 20 feedback revisions. The overlay is kv\n" +
+			"-1 (useless); strengths halve every 80 feedback revisions. The overlay is kv\n" +
 			"entries memctl/feedback/..., readable with list-kv and diff-since at any\n" +
 			"revision. activate --feedback and context --feedback read it. SPEC.md §8.2.2.",
 		Args: []string{"TARGET"},

@@ -28,8 +28,8 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("activate without --feedback changed:\n%s\nwas\n%s", got, plain)
 	}
 	// Depth 1 from x:a: calls weigh .5 (usage) each; feedback moved d to
-	// strength .5 (link .5 × .5 = .25) and b to −.5. S(x:a) = 1.75: d
-	// (.5+.25)/1.75, c .5/1.75, b .5/1.75 × (1 − .5).
+	// strength .5 (link .25 × .5 = .125) and b to −.5. S(x:a) = 1.625: d
+	// (.5+.125)/1.625, c .5/1.625, b .5/1.625 × (1 − .5).
 	got := ok(t, "--db", db, "activate", "x:a", "--depth", "1", "--feedback")
 	var keys []string
 	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {

@@ -24,7 +24,7 @@ type Feedback map[uint32][]FeedbackLink
 // (its link strength is φ × W, beside the role weight × edge weight of
 // the graph's edges). Chosen by measurement with `eval cochange
 // --feedback`, SPEC.md §8.2.2.
-const DefaultFeedbackWeight = 0.5
+const DefaultFeedbackWeight = 0.25
 
 func (f Feedback) validate(numNodes int, phi float64) error {
 	if !finite(phi) || phi < 0 {

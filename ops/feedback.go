@@ -50,7 +50,7 @@ type FeedbackParams struct {
 // window (SPEC.md §8.2.2, BENCHMARKS.md "Feedback").
 const (
 	DefaultFeedbackRate     = 0.5
-	DefaultFeedbackHalfLife = 20
+	DefaultFeedbackHalfLife = 80
 	DefaultFeedbackFloor    = 0.01
 )
 
