@@ -31,6 +31,7 @@ func activateCommand(env Env) *cli.Command {
 			&cli.Float64Flag{Name: "temporal", Value: engines.DefaultRelatedTemporal, Usage: "related: weight `T` of the recency term (0: off)"},
 			&cli.BoolFlag{Name: "lexical", Value: true, Usage: "related, with --files: fuse the ranking with the files' lexical similarity (their stored terms); --lexical=false: the graph's ranking alone"},
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "classic: `S`: wavefront, heap or auto (same scores, different cost)"},
+			feedbackFlag(),
 		),
 		Action: engineAction(env, 1, -1, "at least one QUERY", runActivate),
 	}
@@ -56,6 +57,10 @@ func runActivate(k *engineCall) error {
 	}
 	if k.ctx.IsSet("strategy") || req.Profile == "classic" {
 		req.Strategy = k.ctx.String("strategy")
+	}
+	var err error
+	if req.Feedback, err = k.feedbackOverlay(); err != nil {
+		return err
 	}
 	res, err := ops.Related(k.eng, req)
 	if errors.Is(err, ops.ErrInvalid) {

@@ -25,6 +25,7 @@ func contextCommand(env Env) *cli.Command {
 			"code graph changed.",
 		Flags: append(readFlags(),
 			&cli.IntFlag{Name: "budget", Value: contextpack.DefaultBudget, Usage: "at most `TOKENS` tokens of output (o200k_base)"},
+			feedbackFlag(),
 			&cli.StringFlag{Name: "since-run", Usage: "changes after the last revision of run `R`"},
 			&cli.StringFlag{Name: "since-task", Usage: "changes after the last revision of task `T`"},
 			&cli.StringFlag{Name: "since", Usage: "changes after revision `REV` or the revision TIME selects (default: since the previous run)"},
@@ -95,7 +96,7 @@ func contextRequest(k *call) (contextpack.Request, error) {
 	if err != nil {
 		return contextpack.Request{}, err
 	}
-	req := contextpack.Request{Targets: k.args, Budget: c.Int("budget"), At: at, All: c.Bool("all")}
+	req := contextpack.Request{Targets: k.args, Budget: c.Int("budget"), At: at, All: c.Bool("all"), Feedback: c.Bool("feedback")}
 	if req.Budget <= 0 {
 		return req, usageErr("context: --budget must be > 0")
 	}

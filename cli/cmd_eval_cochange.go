@@ -21,14 +21,14 @@ func evalCochangeCommand(env Env) *cli.Command {
 			"changed file, and scores recall@10 and hit@3 against the commit's other\n" +
 			"changed files. SPEC.md §11.",
 		Args: []string{"DIR"},
-		Flags: append(walkFlags(),
+		Flags: append(evalFeedbackFlags(), append(walkFlags(),
 			&cli.IntFlag{Name: "commits", Value: 30, Usage: "replay the newest `N` qualifying commits"},
 			&cli.IntFlag{Name: "skip", Usage: "skip the newest `M` qualifying commits first (an earlier window)"},
 			&cli.StringSliceFlag{Name: "predictor", Usage: "score predictor `NAME` (repeatable; default activate, cochange, samedir, pagerank, lexical; also activate-graph, activate-static, context-2k, context-8k, repomap-2k, repomap-8k)"},
 			&cli.StringFlag{Name: "work", Usage: "keep the eval store in `DIR` (reused by the next run; default: a temporary directory)"},
 			&cli.BoolFlag{Name: "syntax-only", Usage: "ingest without type-checking"},
 			&cli.BoolFlag{Name: "trace", Usage: "print every query's answers (text: on stderr; --json: one \"query\" object each)"},
-		),
+		)...),
 		Run: runEvalCochange,
 	})
 }
@@ -70,6 +70,9 @@ func runEvalCochange(k *call) error {
 		Predictors: preds,
 		Progress:   bar.update,
 	}
+	if opts.Feedback, err = evalFeedbackOptions(k); err != nil {
+		return err
+	}
 	var traceErr error
 	if k.ctx.Bool("trace") {
 		opts.Trace = func(q eval.Query) {
@@ -98,6 +101,9 @@ func runEvalCochange(k *call) error {
 		return traceErr
 	}
 	if k.out.json {
+		if err := printEvalFeedback(k, rep); err != nil {
+			return err
+		}
 		for _, s := range rep.Scores {
 			rec := evalScoreJSON{Predictor: s.Predictor, Dir: rep.Dir, Head: rep.Head, Commits: len(rep.Commits),
 				Queries: s.Queries, Recall: fixed(s.Recall, 4), Hit: fixed(s.Hit, 4), Answered: s.Answered,
@@ -118,7 +124,10 @@ func runEvalCochange(k *call) error {
 	for _, s := range rep.Scores {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%d/%d\t%s\n", s.Predictor, s.Recall, s.Hit, s.Answered, s.Queries, s.Doc)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printEvalFeedback(k, rep)
 }
 
 // jsonNumber is a number printed as given.

@@ -63,6 +63,7 @@ type engineCall struct {
 	// coverage: what the answer's region could not see (impact, activate),
 	// printed on stderr when partial (SPEC.md §8.7).
 	coverage *records.Coverage
+	env      Env
 }
 
 // cover records the coverage of the answer over keys.
@@ -117,7 +118,7 @@ func engineAction(env Env, minArgs, maxArgs int, argsUsage string, run func(*eng
 		if err != nil {
 			return engineErr(err)
 		}
-		k := &engineCall{ctx: c, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json")), graph: g, eng: eng}
+		k := &engineCall{ctx: c, name: name, args: args, out: newOutput(env.Stdout, c.Bool("json")), graph: g, eng: eng, env: env}
 		if err := run(k); err != nil {
 			return engineErr(err)
 		}

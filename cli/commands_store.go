@@ -68,6 +68,7 @@ func storeCommands(env Env) []*cli.Command {
 		listKVCommand(env),
 		delKVCommand(env),
 		supersedeCommand(env),
+		feedbackCommand(env),
 		relCommand(env),
 		diffSinceCommand(env),
 		batchCommand(env),

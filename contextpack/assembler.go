@@ -64,6 +64,9 @@ type Request struct {
 	// the current run for SincePreviousRun, and the task whose own
 	// operations are not "earlier" attempts.
 	Run, Task string
+	// Feedback: the related ranking reads the feedback overlay at the
+	// view (SPEC.md §8.2.2).
+	Feedback bool
 }
 
 // Options configures an Assembler.

@@ -7,6 +7,7 @@ import (
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/roles"
 )
 
@@ -66,6 +67,17 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 	// The places the mixed ranking gives to files are filled in the order
 	// of the files-only ranking of the same walk, which fuses activation
 	// with lexical similarity (what `activate --files` answers).
+	if c.req.Feedback {
+		o, err := ops.ReadFeedback(c.r, c.at)
+		if err != nil {
+			return nil, err
+		}
+		fp := ops.DefaultFeedbackParams()
+		p.FeedbackWeight = fp.Weight
+		if p.Feedback, err = o.Links(g, seeds, fp); err != nil {
+			return nil, err
+		}
+	}
 	views, err := e.Engine.RelatedViews(seeds, p, "", "file")
 	if err != nil {
 		return nil, err

@@ -60,6 +60,12 @@ type RelatedParams struct {
 	// a vocabulary, the ranking is activation's alone.
 	Lexical  bool
 	LexicalK float64 // > 0
+	// Feedback is the learned overlay (SPEC.md §8.2.2): the seeds'
+	// positive links are walked as edges of link strength FeedbackWeight
+	// × W, the items their negative links name are scored × (1 + W).
+	// Nil: off.
+	Feedback       Feedback
+	FeedbackWeight float64 // φ, >= 0
 }
 
 // DefaultRelatedParams returns the measured defaults with TopK 20.
@@ -75,6 +81,8 @@ func DefaultRelatedParams() RelatedParams {
 		TopK:          20,
 		Lexical:       true,
 		LexicalK:      DefaultLexicalK,
+
+		FeedbackWeight: DefaultFeedbackWeight,
 	}
 }
 
@@ -117,6 +125,7 @@ type relatedRun struct {
 	// role.
 	weight [2][]float64
 	accGen uint32
+	fb     *feedbackRun // nil: no feedback overlay
 }
 
 // Related runs the related profile of activation from seeds: a walk that
@@ -148,6 +157,9 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 			return nil, err
 		}
 	}
+	if err := p.Feedback.validate(e.numNodes, p.FeedbackWeight); err != nil {
+		return nil, err
+	}
 	// The history gives the recency term and the first tie-break.
 	hist, err := e.History()
 	if err != nil {
@@ -158,7 +170,7 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 	s.f1.need(s.n)
 	s.f2.need(s.n)
 	s.f3.need(s.n)
-	r := &relatedRun{e: e, s: s, p: p, mask: mask}
+	r := &relatedRun{e: e, s: s, p: p, mask: mask, fb: newFeedbackRun(p.Feedback, seeds, p.FeedbackWeight)}
 	for d := 0; d < 2; d++ {
 		r.weight[d] = make([]float64, len(mask))
 	}
@@ -243,7 +255,7 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 			at[s.Node] = i
 			all = append(all, fused{node: s.Node})
 		}
-		all[i].score += 1 / (k + float64(rank))
+		all[i].score += r.fb.factor(s.Node) / (k + float64(rank))
 		all[i].lexRank = rank
 	}
 	last := func(x int) int {
@@ -360,6 +372,10 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 			total += r.weight[1][inRels[i]] * edgeWeight(inW[i])
 		}
 	}
+	links := r.fb.linksOf(u)
+	for _, l := range links {
+		total += r.fb.strength(l)
+	}
 	if !(total > 0) {
 		return nil
 	}
@@ -382,6 +398,9 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	}
 	for i, t := range ins {
 		put(t, r.weight[1][inRels[i]]*edgeWeight(inW[i]))
+	}
+	for _, l := range links {
+		put(l.Node, r.fb.strength(l))
 	}
 	return nil
 }
@@ -406,7 +425,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	}
 	cands := make([]cand, 0, len(s.touched))
 	for _, v := range s.touched {
-		a := s.f1.e[v].v
+		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
 			continue
 		}

@@ -30,6 +30,9 @@ type Options struct {
 	Progress func(ingest.Progress)
 	// Trace, when set, receives every query's answers.
 	Trace func(Query)
+	// Feedback, when set, replays feedback after each commit and scores
+	// rankings that read it (feedback.go, SPEC.md §11.4).
+	Feedback *FeedbackOptions
 }
 
 // Query is one question of a co-change evaluation and each predictor's
@@ -60,6 +63,9 @@ type CochangeReport struct {
 	Queries int
 	Scores  []Score // in the order of Options.Predictors
 	Elapsed time.Duration
+	// Feedback compares each feedback variant with its baseline (with
+	// Options.Feedback only).
+	Feedback []FeedbackScore
 }
 
 func (o *Options) defaults() error {
@@ -96,6 +102,12 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	var fb *feedbackReplay
+	if opts.Feedback != nil {
+		if fb, err = setupFeedback(&opts); err != nil {
+			return nil, err
+		}
+	}
 	repo, err := OpenRepo(dir)
 	if err != nil {
 		return nil, err
@@ -128,6 +140,11 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 			err = cerr
 		}
 	}()
+	if fb != nil {
+		if err := fb.start(b.store, repo, commits, opts); err != nil {
+			return nil, err
+		}
+	}
 	rep = &CochangeReport{Dir: dir, Head: repo.Head, K: opts.K, HitK: opts.HitK, Commits: commits}
 	sums := make([]Score, len(opts.Predictors))
 	for i, p := range opts.Predictors {
@@ -183,6 +200,11 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 				opts.Trace(q)
 			}
 		}
+		if fb != nil {
+			if err := fb.after(c); err != nil {
+				return nil, err
+			}
+		}
 	}
 	progress(len(commits))
 	for i := range sums {
@@ -192,6 +214,9 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 		}
 	}
 	rep.Scores = sums
+	if fb != nil {
+		rep.Feedback = fb.scores()
+	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }

@@ -45,6 +45,7 @@ type RelatedArgs struct {
 	Temporal     *float64 `json:"temporal,omitempty" jsonschema:"related only: weight of the recency term (default 2; 0: off)"`
 	Lexical      *bool    `json:"lexical,omitempty" jsonschema:"related only, with files: fuse the ranking with the files' lexical similarity (default true)"`
 	Strategy     string   `json:"strategy,omitempty" jsonschema:"classic only: wavefront, heap or auto (default; same scores, different cost)"`
+	Feedback     bool     `json:"feedback,omitempty" jsonschema:"related only: read the feedback overlay (the feedback tool; SPEC 8.2.2)"`
 	ViewArgs
 	FreshArgs
 }
@@ -55,10 +56,14 @@ func (s *Server) related(_ context.Context, a *RelatedArgs) (Ranked, error) {
 	if err != nil {
 		return Ranked{}, err
 	}
+	fb, err := s.feedbackOverlay(a.Feedback, snap.rev)
+	if err != nil {
+		return Ranked{}, err
+	}
 	res, err := ops.Related(snap.eng, ops.RelatedRequest{
 		Queries: a.Queries, Top: intOr(a.Top, 20), Profile: a.Profile, Depth: a.Depth, Relations: a.Rel,
 		Files: a.Files, Kind: a.Kind, PerContainer: a.PerContainer, Temporal: a.Temporal, Lexical: a.Lexical,
-		Strategy: a.Strategy,
+		Strategy: a.Strategy, Feedback: fb,
 	})
 	res.Rev, res.AsOf = uint64(snap.rev), asOf
 	if err == nil {

@@ -20,6 +20,7 @@ type ContextArgs struct {
 	Since     string   `json:"since,omitempty" jsonschema:"changes after this revision number or RFC 3339 time (default: since the previous run)"`
 	ValidAt   string   `json:"valid_at,omitempty" jsonschema:"judge expiry at this RFC 3339 time (default: now)"`
 	All       bool     `json:"all,omitempty" jsonschema:"show superseded and expired policies instead of counting them"`
+	Feedback  bool     `json:"feedback,omitempty" jsonschema:"rank related code reading the feedback overlay (the feedback tool; SPEC 8.2.2)"`
 	ViewArgs
 	FreshArgs
 }
@@ -36,7 +37,7 @@ func (s *Server) context(_ context.Context, a *ContextArgs) (ContextResult, erro
 	if err != nil {
 		return ContextResult{}, err
 	}
-	req := contextpack.Request{Targets: a.Targets, At: at, All: a.All,
+	req := contextpack.Request{Targets: a.Targets, At: at, All: a.All, Feedback: a.Feedback,
 		Run: s.opts.Defaults.RunID, Task: s.opts.Defaults.TaskID}
 	if a.Budget != nil {
 		if *a.Budget <= 0 {

@@ -18,6 +18,7 @@ func (s *Server) registerStoreTools() {
 		description: "When a decision or fact is replaced (revised, lifted, wrong), record that new supersedes old, both existing: " +
 			"old then drops out of context, listings and the engines, and reads say by what. Node keys or kv:SCOPE/NS/KEY",
 		lean: []string{"old", "new"}}, s.supersede)
+	addTool(s, toolDef{name: "feedback", title: "Feedback on an answer", kind: additive, description: "Say which items of a related or context answer were useful or useless for its target: the related ranking (related and context with feedback true) learns from it, and forgets it over later feedback. One revision. SPEC 8.2.2."}, s.feedback)
 	addTool(s, toolDef{name: "put_edge", title: "Put edge", kind: additive,
 		description: "Link two keys: src -rel-> dst. For memory: constrains (a rule on code), decided_for (a decision for code), " +
 			"derived_from, contradicts; code relations: calls, imports, defines, references, tests. Ends need not exist yet",

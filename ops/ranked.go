@@ -28,6 +28,9 @@ type RelatedRequest struct {
 	Lexical      *bool    // related only
 	Strategy     string   // classic only
 	Spell        Spelling // how the surface spells an option in messages
+	// Feedback is the overlay the related profile reads (SPEC.md §8.2.2),
+	// read from the store at the answer's revision; nil: off.
+	Feedback *FeedbackOverlay
 }
 
 // Spelling turns an option's name as the JSON records spell it
@@ -77,7 +80,14 @@ func Related(eng *engines.Engine, req RelatedRequest) (records.Ranked, error) {
 		if req.Lexical != nil {
 			p.Lexical = *req.Lexical
 		}
-		run = func(seeds []engines.Seed) ([]engines.Scored, error) { return eng.Related(seeds, p) }
+		run = func(seeds []engines.Seed) ([]engines.Scored, error) {
+			fp := DefaultFeedbackParams()
+			p.FeedbackWeight = fp.Weight
+			if p.Feedback, err = req.Feedback.Links(eng.Graph(), seeds, fp); err != nil {
+				return nil, err
+			}
+			return eng.Related(seeds, p)
+		}
 	case "classic":
 		for _, f := range []struct {
 			name string
