@@ -234,7 +234,6 @@ func (r *tsResolver) imports(m *tsMod) {
 
 // uses adds the calls and references edges of a file.
 func (r *tsResolver) uses(m *tsMod) {
-	lang := m.file.Lang
 	for _, u := range m.facts.uses {
 		src := ingest.FileKey(m.file.Rel)
 		if u.scope >= 0 {
@@ -253,7 +252,7 @@ func (r *tsResolver) uses(m *tsMod) {
 			continue
 		}
 		if u.chain == nil {
-			r.b.unresolved[lang]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		t := r.chain(m, u.scope, u.chain)
@@ -262,7 +261,7 @@ func (r *tsResolver) uses(m *tsMod) {
 		}
 		if t.kind != tsTSymbol {
 			if u.kind != 's' {
-				r.b.unresolved[lang]++
+				r.b.unresolvedIn(m.file.Rel)
 			}
 			continue
 		}
@@ -282,7 +281,7 @@ func (r *tsResolver) uses(m *tsMod) {
 				}
 			}
 		default:
-			r.b.unresolved[lang]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		dst := r.key(t.mod, t.def)
