@@ -13,6 +13,7 @@ import (
 type builder struct {
 	g          *ingest.Graph
 	unresolved map[string]int    // language → calls dropped
+	fileMissed map[string]int    // file key → calls dropped in it
 	fileLang   map[string]string // file key → language
 	symTest    map[string]bool   // symbol key → test code
 	symFile    map[string]string // symbol key → declaring file (first)
@@ -37,7 +38,7 @@ type testEdge struct {
 }
 
 func newBuilder(g *ingest.Graph) *builder {
-	return &builder{g: g, unresolved: make(map[string]int), fileLang: make(map[string]string),
+	return &builder{g: g, unresolved: make(map[string]int), fileMissed: make(map[string]int), fileLang: make(map[string]string),
 		symTest: make(map[string]bool), symFile: make(map[string]string), pendingKeys: make(map[string]bool)}
 }
 
@@ -98,11 +99,16 @@ func (b *builder) add(key, typ string, payload any) {
 	b.pendingKeys[key] = true
 }
 
-// flush marshals the queued payloads in parallel and adds their nodes.
+// flush marshals the queued payloads in parallel and adds their nodes; a
+// file's payload gets its unresolved count then, once resolution is done.
 func (b *builder) flush() {
 	nodes := make([]ingest.Node, len(b.pending))
 	parallel(runtime.GOMAXPROCS(0), len(nodes), func(_, i int) {
 		p := b.pending[i]
+		if fp, ok := p.payload.(ingest.FilePayload); ok {
+			fp.Unresolved = b.fileMissed[p.key]
+			p.payload = fp
+		}
 		nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: ingest.MustJSON(p.payload)}
 	})
 	for _, n := range nodes {
@@ -117,6 +123,15 @@ func (b *builder) edge(src, rel, dst string) {
 		return
 	}
 	b.g.AddEdge(ingest.Edge{Src: src, Rel: rel, Dst: dst})
+}
+
+// unresolvedIn counts a call of file rel that resolved to nothing: in the
+// file's payload (SPEC §9.3 unresolved) and in its language's summary,
+// which is the sum over its files.
+func (b *builder) unresolvedIn(rel string) {
+	key := ingest.FileKey(rel)
+	b.fileMissed[key]++
+	b.unresolved[b.fileLang[key]]++
 }
 
 // test records a call made by test code.

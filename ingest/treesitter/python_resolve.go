@@ -473,7 +473,7 @@ func (r *pyResolver) calls(m *pyMod) {
 		}
 		if c.chain == nil {
 			if !c.ref {
-				r.b.unresolved[ingest.LangPython]++
+				r.b.unresolvedIn(m.file.Rel)
 			}
 			continue
 		}
@@ -487,7 +487,7 @@ func (r *pyResolver) calls(m *pyMod) {
 			continue
 		case t.kind != pyTSymbol:
 			if !c.ref {
-				r.b.unresolved[ingest.LangPython]++
+				r.b.unresolvedIn(m.file.Rel)
 			}
 			continue
 		}

@@ -307,3 +307,127 @@ export function make(e: Err) {
 		"src/a.ts#make calls src/a.ts#Base.constructor",
 	})
 }
+
+// JavaScript CommonJS, hand-derived: members assigned to an object
+// (res.send = function…), to a constructor function's prototype
+// (View.prototype.render) or to a function itself (User.count) are
+// symbols; this in them is the object, an instance, or the function,
+// never the this of a function nested in them; require() returns
+// module.exports (whole, destructured, .name); a function named as a
+// value is a reference. Negative: a prototype member is not a member of
+// the function (View.lookup()), a static one not of the instances
+// (this.count() in a prototype member), a parameter shadows an import,
+// and this in a nested function expression resolves to nothing.
+func TestJavaScriptCommonJS(t *testing.T) {
+	checkResolved(t, []string{ingest.LangJavaScript}, map[string]string{
+		"lib/res.js": `var res = Object.create(null);
+module.exports = res;
+
+res.send = function send(body) {
+	this.set('x');
+	return this;
+};
+
+res.set = function (k) {
+	[1].forEach(function () {
+		this.send(k);
+	});
+	return k;
+};
+`,
+		"lib/view.js": `module.exports = View;
+
+function View(name) {
+	this.name = name;
+	this.path = this.lookup(name);
+}
+
+View.prototype.lookup = function lookup(name) {
+	this.count();
+	return tryStat(name);
+};
+
+View.count = function () {
+	View.lookup();
+	return 0;
+};
+
+function tryStat(p) {
+	return p;
+}
+`,
+		"lib/utils.js": `exports.normalize = function (t) {
+	return helper(t);
+};
+
+exports.helper = helper;
+
+function helper(t) {
+	return t;
+}
+`,
+		"lib/app.js": `var app = exports = module.exports = {};
+var View = require('./view');
+var res = require('./res');
+var { normalize } = require('./utils');
+var helper = require('./utils').helper;
+
+app.render = function render(name, cb) {
+	var view = new View(name);
+	view.lookup(name);
+	res.send(normalize(name));
+	this.init();
+	helper(1);
+	cb(tryAgain);
+};
+
+app.init = function init() {
+	View.count();
+	tryAgain.call(this, 1);
+};
+
+function tryAgain(normalize) {
+	normalize();
+}
+`,
+	}, []string{
+		"lib/res.js#res.send calls lib/res.js#res.set",
+		"lib/view.js#View calls lib/view.js#View.lookup",
+		"lib/view.js#View.lookup calls lib/view.js#tryStat",
+		"lib/view.js#View.count references lib/view.js#View",
+		"lib/app.js#app.render references lib/view.js#View",
+		"lib/app.js#app.render calls lib/view.js#View.lookup",
+		"lib/app.js#app.render calls lib/res.js#res.send",
+		"lib/app.js#app.render calls lib/utils.js#normalize",
+		"lib/app.js#app.render calls lib/app.js#app.init",
+		"lib/app.js#app.render calls lib/utils.js#helper",
+		"lib/app.js#app.render references lib/app.js#tryAgain",
+		"lib/app.js#app.init references lib/view.js#View",
+		"lib/app.js#app.init calls lib/view.js#View.count",
+		"lib/app.js#app.init calls lib/app.js#tryAgain",
+		"lib/utils.js#normalize calls lib/utils.js#helper",
+		"file:lib/view.js references lib/view.js#View",     // module.exports = View
+		"file:lib/utils.js references lib/utils.js#helper", // exports.helper = helper
+	})
+}
+
+// TypeScript: a class named only in a type (an annotation, instanceof,
+// implements) is never a call; its constructor is called only by new.
+func TestTypeScriptTypeOnlyMentions(t *testing.T) {
+	checkResolved(t, []string{ingest.LangTypeScript}, map[string]string{
+		"a.ts": `export interface Shape { area(): number }
+
+export class Box implements Shape {
+	constructor() {}
+	area() { return 1; }
+}
+
+export function check(x: unknown, b: Box): boolean {
+	return x instanceof Box && b !== null;
+}
+`,
+	}, []string{
+		"a.ts#Box implements a.ts#Shape",
+		"a.ts#check references a.ts#Box",
+	})
+}

@@ -697,7 +697,7 @@ func (r *rsResolver) uses(m *rsMod) {
 			continue
 		}
 		if c.path == nil {
-			r.b.unresolved[ingest.LangRust]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		t := r.resolveIn(m, s, c.path, true)
@@ -705,7 +705,7 @@ func (r *rsResolver) uses(m *rsMod) {
 		case t.kind == rsTExternal:
 			continue
 		case t.kind != rsTItem:
-			r.b.unresolved[ingest.LangRust]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		rel := ingest.RelCalls
@@ -714,7 +714,7 @@ func (r *rsResolver) uses(m *rsMod) {
 		case ingest.KindStruct, ingest.KindEnum, ingest.KindUnion:
 			rel = ingest.RelReferences // a tuple struct or variant built
 		default:
-			r.b.unresolved[ingest.LangRust]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		r.b.edge(m.keys[s], rel, t.key)

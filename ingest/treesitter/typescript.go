@@ -58,6 +58,14 @@ const tsQuery = `
 (function_declaration name: (identifier) @localdef)
 (generator_function_declaration name: (identifier) @localdef)
 (class_declaration name: (_) @localdef)
+(arguments (identifier) @vref)
+(arguments (member_expression) @vref)
+(pair value: (identifier) @vref)
+(shorthand_property_identifier) @vref
+(array (identifier) @vref)
+(return_statement (identifier) @vref)
+(assignment_expression right: (identifier) @vref)
+(variable_declarator value: (identifier) @vref)
 `
 
 // tsTypeQuery adds the parameters and type names of TypeScript.
@@ -94,6 +102,13 @@ type tsFile struct {
 	testCalls  bool
 	esm        bool      // has import or export statements
 	heritageAt [][2]uint // byte ranges of implements and extends clauses
+	// main is the top-level name CommonJS module.exports is set to (""
+	// when it is not): what require() of the file returns.
+	main string
+	// holders are the top-level names that get function properties
+	// assigned (X.m = function…, X.prototype.m = …): a var among them is
+	// a def, the parent of those members.
+	holders map[string]bool
 }
 
 type tsDef struct {
@@ -106,6 +121,12 @@ type tsDef struct {
 	// sig: an overload signature or a declaration without a body; the
 	// implementation, when there is one, describes the symbol instead.
 	sig bool
+	// proto: a member of the instances of a constructor function
+	// (X.prototype.m = …), not of X itself (X.m = …).
+	proto bool
+	// fnStart is the start of the function whose this the def's body
+	// sees (its own; 0 when it has none).
+	fnStart uint
 }
 
 // tsImport is an import statement, a re-export (export … from), a
@@ -115,6 +136,7 @@ type tsImport struct {
 	scope    int // def holding a require() or import(), -1 at top level
 	bindings []tsBinding
 	reexport bool // bindings are exported names (local = exported name); "*" local is export *
+	require  bool // a require(): "*" is module.exports, not the namespace
 	line     int
 }
 
@@ -122,17 +144,26 @@ type tsImport struct {
 // name).
 type tsBinding struct{ local, imported string }
 
-// tsUse is a call, a new or (TypeScript) a type name.
+// tsUse is a call, a new, a value named or (TypeScript) a type name.
 type tsUse struct {
 	scope int
 	chain []string
-	kind  byte // 'c' call, 'n' new, 't' type, 's' super(…)
+	kind  byte // 'c' call, 'n' new, 't' type, 's' super(…), 'r' a value named (not called)
 	line  int
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
-	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string][]string)}
+	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string][]string),
+		holders: make(map[string]bool)}
+	f.findHolders(s, root)
 	f.stmts(s, root, -1, false)
+	if f.main != "" {
+		for i := range f.defs {
+			if f.defs[i].parent < 0 && f.defs[i].name == f.main {
+				f.defs[i].exported = true
+			}
+		}
+	}
 	var nestedEnd uint // end of the last a.b.C type captured
 	w.captures(s, root, func(c capture) {
 		n := &c.node
@@ -140,6 +171,10 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 		switch c.name {
 		case "callee":
 			f.callee(s, n, scope)
+		case "vref":
+			if ch := tsChain(s, n); ch != nil && f.thisOK(s, n, ch, scope) {
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'r', line: startLine(n)})
+			}
 		case "new":
 			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
 		case "type":
@@ -191,7 +226,7 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 		if len(args) == 0 || s.kind(&args[0]) != "string" {
 			return
 		}
-		imp := tsImport{spec: stringValue(s, &args[0]), scope: scope, line: startLine(n)}
+		imp := tsImport{spec: stringValue(s, &args[0]), scope: scope, require: k != "import", line: startLine(n)}
 		if p := call.Parent(); k != "import" && s.kind(p) == "variable_declarator" {
 			if v := s.field(p, "value"); v != nil && v.StartByte() == call.StartByte() {
 				name := s.field(p, "name")
@@ -212,6 +247,14 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 				}
 			}
 		}
+		if p := call.Parent(); k != "import" && s.kind(p) == "member_expression" {
+			// var x = require('./y').name
+			if d := p.Parent(); s.kind(d) == "variable_declarator" && s.kind(s.field(d, "name")) == "identifier" {
+				if v := s.field(d, "value"); v != nil && v.StartByte() == p.StartByte() && v.EndByte() == p.EndByte() {
+					imp.bindings = append(imp.bindings, tsBinding{local: s.text(s.field(d, "name")), imported: s.text(s.field(p, "property"))})
+				}
+			}
+		}
 		f.imports = append(f.imports, imp)
 		return
 	case k == "super":
@@ -220,7 +263,35 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n)})
 		return
 	}
-	f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'c', line: startLine(n)})
+	ch := tsChain(s, n)
+	if !f.thisOK(s, n, ch, scope) {
+		ch = nil
+	}
+	f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'c', line: startLine(n)})
+}
+
+// thisOK reports whether a chain not starting with this, or whose this is
+// the one of the def around it: a function (not an arrow) nested in the
+// def has a this of its own, which syntax does not know.
+func (f *tsFile) thisOK(s *src, n *sitter.Node, ch []string, scope int) bool {
+	if len(ch) == 0 || ch[0] != "this" {
+		return true
+	}
+	if scope < 0 {
+		return false
+	}
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch s.kind(p) {
+		case "function_expression", "function", "function_declaration", "generator_function",
+			"generator_function_declaration", "method_definition":
+			return p.StartByte() == f.defs[scope].fnStart
+		case "class_body":
+			return true // a field initializer: the instance
+		case "program":
+			return false
+		}
+	}
+	return false
 }
 
 // stmts reads the declarations among the statements of a program or a
@@ -245,7 +316,7 @@ func (f *tsFile) stmts(s *src, n *sitter.Node, parent int, exported bool) {
 					}
 				case "assignment_expression":
 					if parent < 0 {
-						f.commonJSExport(s, &e)
+						f.commonJS(s, &e, "")
 					}
 				}
 			}
@@ -354,37 +425,195 @@ func (f *tsFile) importStmt(s *src, n *sitter.Node) {
 	f.imports = append(f.imports, imp)
 }
 
-// commonJSExport reads module.exports = {…}, module.exports.x = … and
-// exports.x = … at the top level.
-func (f *tsFile) commonJSExport(s *src, n *sitter.Node) {
-	left, right := s.field(n, "left"), s.field(n, "right")
-	chain := tsChain(s, left)
+// isFunc reports whether a node is a function value.
+func isFunc(s *src, n *sitter.Node) bool {
+	switch s.kind(n) {
+	case "function_expression", "function", "arrow_function", "generator_function":
+		return true
+	}
+	return false
+}
+
+// memberTarget splits the target of X.m = … or X.prototype.m = … into X,
+// m and whether m is the instances' (nil when it is neither form, or X is
+// module or exports).
+func memberTarget(chain []string) (holder, name string, proto, ok bool) {
 	switch {
-	case len(chain) == 2 && chain[0] == "module" && chain[1] == "exports":
-		switch s.kind(right) {
-		case "object":
-			for _, p := range s.named(right) {
-				switch s.kind(&p) {
-				case "shorthand_property_identifier":
-					f.exports = append(f.exports, tsBinding{local: s.text(&p), imported: s.text(&p)})
-				case "pair":
-					if v := s.field(&p, "value"); s.kind(v) == "identifier" {
-						f.exports = append(f.exports, tsBinding{local: s.text(v), imported: s.text(s.field(&p, "key"))})
-					}
-				}
-			}
-		case "identifier":
-			f.exports = append(f.exports, tsBinding{local: s.text(right), imported: "default"})
+	case len(chain) == 2:
+		holder, name = chain[0], chain[1]
+	case len(chain) == 3 && chain[1] == "prototype":
+		holder, name, proto = chain[0], chain[2], true
+	default:
+		return "", "", false, false
+	}
+	if holder == "module" || holder == "exports" || holder == "this" || name == "prototype" {
+		return "", "", false, false
+	}
+	return holder, name, proto, true
+}
+
+// findHolders collects the top-level names that get function members
+// assigned (X.m = function…, X.prototype.m = …, X.prototype = {…}), before
+// the declarations are read, so that a var among them becomes a def in
+// document order.
+func (f *tsFile) findHolders(s *src, root *sitter.Node) {
+	for _, c := range s.named(root) {
+		if s.kind(&c) != "expression_statement" {
+			continue
 		}
-	case len(chain) == 2 && chain[0] == "exports", len(chain) == 3 && chain[0] == "module" && chain[1] == "exports":
-		name := chain[len(chain)-1]
-		switch s.kind(right) {
-		case "function_expression", "function", "arrow_function", "generator_function":
-			f.addDef(s, n, nil, name, ingest.KindFunc, -1, true)
-		case "identifier":
-			f.exports = append(f.exports, tsBinding{local: s.text(right), imported: name})
+		for _, e := range s.named(&c) {
+			if s.kind(&e) != "assignment_expression" {
+				continue
+			}
+			right := s.field(&e, "right")
+			ch := tsChain(s, s.field(&e, "left"))
+			if h, _, _, ok := memberTarget(ch); ok && isFunc(s, right) {
+				f.holders[h] = true
+			} else if len(ch) == 2 && ch[1] == "prototype" && s.kind(right) == "object" {
+				f.holders[ch[0]] = true
+			}
 		}
 	}
+}
+
+// commonJS reads a top-level assignment, or the chain of them that
+// initialises the var declName (var app = exports = module.exports = {}):
+// module.exports = X sets what require() returns, exports.f = … and
+// module.exports.f = … export f, X.m = function… and X.prototype.m = …
+// define members of X.
+func (f *tsFile) commonJS(s *src, n *sitter.Node, declName string) {
+	var targets [][]string
+	var at []*sitter.Node // the assignment of each target
+	v := n
+	for s.kind(v) == "assignment_expression" {
+		targets = append(targets, tsChain(s, s.field(v, "left")))
+		at = append(at, v)
+		v = s.field(v, "right")
+	}
+	isMain := func(ch []string) bool {
+		return len(ch) == 2 && ch[0] == "module" && ch[1] == "exports" || len(ch) == 1 && ch[0] == "exports" && len(targets) > 1
+	}
+	mainDone := false
+	for k, ch := range targets {
+		switch {
+		case isMain(ch):
+			if !mainDone {
+				f.cjsMain(s, v, declName)
+				mainDone = true
+			}
+		case len(ch) == 2 && ch[0] == "exports", len(ch) == 3 && ch[0] == "module" && ch[1] == "exports":
+			name := ch[len(ch)-1]
+			switch {
+			case declName != "":
+				f.exports = append(f.exports, tsBinding{local: declName, imported: name})
+			case isFunc(s, v):
+				i := f.addDef(s, n, nil, name, ingest.KindFunc, -1, true)
+				if i >= 0 {
+					f.defs[i].fnStart = v.StartByte()
+				}
+			case s.kind(v) == "identifier":
+				f.exports = append(f.exports, tsBinding{local: s.text(v), imported: name})
+			}
+		case declName == "":
+			// req.get = req.header = function header(…): both members.
+			holder, name, proto, ok := memberTarget(ch)
+			if !ok {
+				if len(ch) == 2 && ch[1] == "prototype" && s.kind(v) == "object" {
+					f.protoObject(s, v, ch[0])
+				}
+				continue
+			}
+			if p := f.topDef(holder); p >= 0 && isFunc(s, v) {
+				i := f.addDef(s, at[k], s.field(s.field(at[k], "left"), "property"), name, ingest.KindMethod, p, true)
+				if i >= 0 {
+					f.defs[i].proto = proto
+					f.defs[i].fnStart = v.StartByte()
+				}
+			}
+		}
+	}
+}
+
+// cjsMain records what module.exports is set to: a name, a function or
+// class (a def of its own name, else default), or an object literal whose
+// properties are the exports.
+func (f *tsFile) cjsMain(s *src, v *sitter.Node, declName string) {
+	switch {
+	case declName != "":
+		f.main = declName
+	case s.kind(v) == "identifier":
+		f.main = s.text(v)
+	case isFunc(s, v), s.kind(v) == "class":
+		name := s.text(s.field(v, "name"))
+		if name == "" {
+			name = "default"
+		}
+		kind := ingest.KindFunc
+		if s.kind(v) == "class" {
+			kind = ingest.KindClass
+		}
+		i := f.addDef(s, v, s.field(v, "name"), name, kind, -1, true)
+		if i < 0 {
+			return
+		}
+		f.main = name
+		if kind == ingest.KindClass {
+			f.members(s, s.field(v, "body"), i)
+		} else {
+			f.defs[i].fnStart = v.StartByte()
+		}
+	case s.kind(v) == "object":
+		for _, p := range s.named(v) {
+			switch s.kind(&p) {
+			case "shorthand_property_identifier":
+				f.exports = append(f.exports, tsBinding{local: s.text(&p), imported: s.text(&p)})
+			case "pair":
+				if pv := s.field(&p, "value"); s.kind(pv) == "identifier" {
+					f.exports = append(f.exports, tsBinding{local: s.text(pv), imported: s.text(s.field(&p, "key"))})
+				}
+			}
+		}
+	}
+	if f.main != "" {
+		f.exports = append(f.exports, tsBinding{local: f.main, imported: "default"})
+	}
+}
+
+// protoObject reads X.prototype = {m: function…, n() {…}}: members of
+// X's instances.
+func (f *tsFile) protoObject(s *src, obj *sitter.Node, holder string) {
+	p := f.topDef(holder)
+	if p < 0 {
+		return
+	}
+	for _, c := range s.named(obj) {
+		var name, fn *sitter.Node
+		switch s.kind(&c) {
+		case "pair":
+			if v := s.field(&c, "value"); isFunc(s, v) {
+				name, fn = s.field(&c, "key"), v
+			}
+		case "method_definition":
+			name, fn = s.field(&c, "name"), &c
+		}
+		if s.kind(name) != "property_identifier" {
+			continue
+		}
+		if i := f.addDef(s, &c, name, s.text(name), ingest.KindMethod, p, true); i >= 0 {
+			f.defs[i].proto = true
+			f.defs[i].fnStart = fn.StartByte()
+		}
+	}
+}
+
+// topDef is the index of the top-level def named name (-1: none).
+func (f *tsFile) topDef(name string) int {
+	for i := len(f.defs) - 1; i >= 0; i-- {
+		if f.defs[i].parent < 0 && f.defs[i].name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // decl reads a declaration.
@@ -450,9 +679,16 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 			if s.kind(nm) != "identifier" {
 				continue
 			}
-			switch v := s.field(&d, "value"); s.kind(v) {
+			v := s.field(&d, "value")
+			if s.kind(v) == "assignment_expression" && parent < 0 {
+				// var app = exports = module.exports = {}
+				f.commonJS(s, v, s.text(nm))
+			}
+			switch s.kind(v) {
 			case "arrow_function", "function_expression", "function", "generator_function":
-				f.addDef(s, &d, nm, s.text(nm), ingest.KindFunc, parent, exported)
+				if i := f.addDef(s, &d, nm, s.text(nm), ingest.KindFunc, parent, exported); i >= 0 && s.kind(v) != "arrow_function" {
+					f.defs[i].fnStart = v.StartByte()
+				}
 			case "class":
 				idx := f.addDef(s, &d, nm, s.text(nm), ingest.KindClass, parent, exported)
 				for _, c := range s.named(v) {
@@ -462,7 +698,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 				}
 				f.members(s, s.field(v, "body"), idx)
 			default:
-				if exported {
+				if exported || parent < 0 && f.holders[s.text(nm)] {
 					f.addDef(s, &d, nm, s.text(nm), kind, parent, exported)
 				}
 			}
@@ -521,6 +757,9 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 	switch s.kind(n) {
 	case "function_signature", "method_signature", "abstract_method_signature":
 		d.sig = true
+	case "function_declaration", "generator_function_declaration", "function_expression", "function",
+		"generator_function", "method_definition":
+		d.fnStart = n.StartByte()
 	}
 	f.defs = append(f.defs, d)
 	return len(f.defs) - 1

@@ -234,7 +234,6 @@ func (r *tsResolver) imports(m *tsMod) {
 
 // uses adds the calls and references edges of a file.
 func (r *tsResolver) uses(m *tsMod) {
-	lang := m.file.Lang
 	for _, u := range m.facts.uses {
 		src := ingest.FileKey(m.file.Rel)
 		if u.scope >= 0 {
@@ -252,17 +251,48 @@ func (r *tsResolver) uses(m *tsMod) {
 			}
 			continue
 		}
-		if u.chain == nil {
-			r.b.unresolved[lang]++
+		if u.kind == 'r' {
+			// A function or class named, not called: never counted.
+			if t := r.chain(m, u.scope, u.chain); t.kind == tsTSymbol {
+				switch t.mod.facts.defs[t.def].kind {
+				case ingest.KindFunc, ingest.KindMethod, ingest.KindClass:
+					r.b.edge(src, ingest.RelReferences, r.key(t.mod, t.def))
+				}
+			}
 			continue
 		}
+		if u.chain == nil {
+			r.b.unresolvedIn(m.file.Rel)
+			continue
+		}
+		if n := len(u.chain); n > 1 && u.chain[0] != "this" && u.chain[0] != "super" &&
+			!(n == 2 && (u.chain[1] == "call" || u.chain[1] == "apply")) {
+			// X.m() names X: a function used as a namespace
+			// (User.count()) or a class (C.create()).
+			if t := r.chain(m, u.scope, u.chain[:1]); t.kind == tsTSymbol {
+				switch t.mod.facts.defs[t.def].kind {
+				case ingest.KindFunc, ingest.KindClass:
+					r.b.edge(src, ingest.RelReferences, r.key(t.mod, t.def))
+				}
+			}
+		}
 		t := r.chain(m, u.scope, u.chain)
+		if n := len(u.chain); t.kind == tsTUnknown && n > 1 && (u.chain[n-1] == "call" || u.chain[n-1] == "apply") {
+			// f.call(…), f.apply(…) call f (Function.prototype), unless f
+			// has a member of that name.
+			if ft := r.chain(m, u.scope, u.chain[:n-1]); ft.kind == tsTSymbol {
+				switch ft.mod.facts.defs[ft.def].kind {
+				case ingest.KindFunc, ingest.KindMethod:
+					t = ft
+				}
+			}
+		}
 		if t.kind == tsTExternal {
 			continue
 		}
 		if t.kind != tsTSymbol {
 			if u.kind != 's' {
-				r.b.unresolved[lang]++
+				r.b.unresolvedIn(m.file.Rel)
 			}
 			continue
 		}
@@ -282,7 +312,7 @@ func (r *tsResolver) uses(m *tsMod) {
 				}
 			}
 		default:
-			r.b.unresolved[lang]++
+			r.b.unresolvedIn(m.file.Rel)
 			continue
 		}
 		dst := r.key(t.mod, t.def)
@@ -306,6 +336,19 @@ func (r *tsResolver) typeParam(m *tsMod, scope int, name string) bool {
 func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	defs := m.facts.defs
 	root := chain[0]
+	if root == "this" && scope >= 0 && len(chain) == 2 {
+		// In a member of a function or object (X.m = function…, the
+		// parse checked this is the member's own), this is X, or an
+		// instance of X for X.prototype.m; in a top-level function, an
+		// instance of it (a constructor function).
+		d := defs[scope]
+		if p := d.parent; p >= 0 && r.holder(defs[p].kind) {
+			return r.ownMember(m, p, chain[1], d.proto)
+		}
+		if d.parent < 0 && d.kind == ingest.KindFunc {
+			return r.ownMember(m, scope, chain[1], true)
+		}
+	}
 	if root == "this" || root == "super" {
 		cls := scope
 		for cls >= 0 && defs[cls].kind != ingest.KindClass {
@@ -329,8 +372,13 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 			// A local value: an instance of the class it was declared
 			// with (new C(…)), else unknown.
 			if ch := m.facts.vtypes[s][root]; ch != nil && len(chain) > 1 {
-				if t := r.chain(m, s, ch); t.kind == tsTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass {
-					return r.walk(r.member(t.mod, t.def, chain[1], 0), chain[2:])
+				if t := r.chain(m, s, ch); t.kind == tsTSymbol {
+					switch t.mod.facts.defs[t.def].kind {
+					case ingest.KindClass:
+						return r.walk(r.member(t.mod, t.def, chain[1], 0), chain[2:])
+					case ingest.KindFunc:
+						return r.walk(r.ownMember(t.mod, t.def, chain[1], true), chain[2:])
+					}
 				}
 			}
 			return tsTarget{}
@@ -368,6 +416,8 @@ func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
 					return tsTarget{}
 				}
 				t = tsTarget{kind: tsTSymbol, mod: t.mod, def: j}
+			case ingest.KindFunc, ingest.KindVar, ingest.KindConst:
+				t = r.ownMember(t.mod, t.def, name, false)
 			default:
 				return tsTarget{}
 			}
@@ -434,9 +484,31 @@ func (r *tsResolver) importTarget(m *tsMod, imp tsImport, imported string) tsTar
 	}
 	src := r.mods[rel]
 	if imported == "*" {
+		// require() returns module.exports.
+		if imp.require && src.facts.main != "" && !src.busy["\x00main"] {
+			src.busy["\x00main"] = true
+			defer delete(src.busy, "\x00main")
+			return r.lookup(src, src.facts.main)
+		}
 		return tsTarget{kind: tsTModule, mod: src}
 	}
 	return r.export(src, imported, 0)
+}
+
+// holder reports whether a def of kind may hold CommonJS members
+// (X.m = function…).
+func (r *tsResolver) holder(kind string) bool {
+	return kind == ingest.KindFunc || kind == ingest.KindVar || kind == ingest.KindConst
+}
+
+// ownMember finds the member name of function or object i of m assigned
+// to X itself (proto false: X.m = …) or to its instances (proto true:
+// X.prototype.m = …).
+func (r *tsResolver) ownMember(m *tsMod, i int, name string, proto bool) tsTarget {
+	if j, ok := m.byQual[m.facts.defs[i].qual+"."+name]; ok && m.facts.defs[j].proto == proto && m.facts.defs[j].parent == i {
+		return tsTarget{kind: tsTSymbol, mod: m, def: j}
+	}
+	return tsTarget{}
 }
 
 // export resolves what module m exports as name.
@@ -474,6 +546,13 @@ func (r *tsResolver) export(m *tsMod, name string, depth int) tsTarget {
 			if t := r.export(r.mods[rel], name, depth+1); t.kind != tsTUnknown {
 				return t
 			}
+		}
+	}
+	// CommonJS: a property of module.exports (const { use } =
+	// require('./app') where module.exports = app).
+	if m.facts.main != "" && name != "default" {
+		if t := r.lookup(m, m.facts.main); t.kind == tsTSymbol {
+			return r.walk(t, []string{name})
 		}
 	}
 	return tsTarget{}
