@@ -23,8 +23,9 @@ var toolSets = map[string][]string{
 	"memory": {"put_node", "get_node", "delete_node", "supersede", "put_edge", "delete_edge",
 		"get_out", "get_in", "put_kv", "get_kv", "list_kv", "delete_kv", "batch", "history",
 		"diff_since", "list_relations", "add_relation", "stats", "check", "ingest"},
-	// analysis: the engines and context packs.
-	"analysis": {"context", "related", "impact", "pagerank", "search", "resonate"},
+	// analysis: the engines and context packs, and feedback on their
+	// answers (off by default in the ranking, SPEC.md §8.2.2).
+	"analysis": {"context", "related", "impact", "pagerank", "search", "resonate", "feedback"},
 	// reference: the reference memory server's nine tools, a drop-in for
 	// @modelcontextprotocol/server-memory.
 	"reference": {"create_entities", "create_relations", "add_observations", "delete_entities",
