@@ -13,6 +13,7 @@ import (
 // WriteTable prints the run as one Markdown table (workload × system), the
 // footnotes its cells refer to, and the degree distributions.
 func WriteTable(w io.Writer, res *Result) {
+	WriteBestPeer(w, res)
 	writeSummary(w, res)
 	o := res.Options
 	base := o.Systems[0]
@@ -78,6 +79,90 @@ func WriteTable(w io.Writer, res *Result) {
 			quantiles(sr.OutDeg), quantiles(sr.InDeg), len(sr.HubInDeg), quantiles(sr.HubInDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
 	}
 	writeSpace(w, res)
+}
+
+// bestPeerRows are the figures of the best-peer table, by kind of process.
+var bestPeerRows = []struct {
+	kind string
+	ws   []string
+}{
+	{"long-lived process (one read transaction per call)", []string{WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit}},
+	{"one-shot process (open, one get-out by key, close)", []string{WFresh, WFreshRead, WProcess}},
+}
+
+// Targets (issue 28) against bbolt: the figure must be at least Min times
+// better than bbolt's in the same run.
+var bboltTargets = []struct {
+	w   string
+	min float64
+	say string
+}{
+	{WOut, 2, "get-out with keys ≥ 2× bbolt at p50"},
+	{WHub, 1, "hub in-lists ≤ bbolt at p50"},
+}
+
+// WriteBestPeer prints, per size, the reference system (the first)
+// against the best peer of the same run on every read figure, long-lived
+// and one-shot processes apart, then the targets against bbolt. Peers are
+// the systems other than the reference and those derived from it.
+func WriteBestPeer(w io.Writer, res *Result) {
+	o := res.Options
+	base := o.Systems[0]
+	for _, sr := range res.Sizes {
+		fmt.Fprintf(w, "%s nodes, %s edges — %s against the best peer in the same run (× = the peer's figure / %s's; > 1: %s faster):\n\n",
+			human(float64(sr.Nodes)), human(float64(sr.Edges)), base, base, base)
+		fmt.Fprintf(w, "| | %s | best peer, same run | × |\n|---|---:|---|---:|\n", base)
+		for _, g := range bestPeerRows {
+			fmt.Fprintf(w, "| **%s** | | | |\n", g.kind)
+			for _, wl := range g.ws {
+				ref, ok := sr.Cells[wl][base]
+				if !ok || ref.Err != nil || ref.Value <= 0 {
+					continue
+				}
+				peer, pc := bestPeer(sr, o, wl)
+				if peer == "" {
+					continue
+				}
+				fmt.Fprintf(w, "| %s %s | %s | %s %s | ×%.2f |\n", wl, units[wl], formatValue(ref.Value, units[wl]),
+					peer, formatValue(pc.Value, units[wl]), pc.Value/ref.Value)
+			}
+		}
+		fmt.Fprintln(w)
+		for _, t := range bboltTargets {
+			a, okA := sr.Cells[t.w][base]
+			b, okB := sr.Cells[t.w]["bbolt"]
+			if !okA || !okB || a.Err != nil || b.Err != nil || a.Value <= 0 {
+				continue
+			}
+			r := b.Value / a.Value
+			verdict := "met"
+			if r < t.min {
+				verdict = "NOT met"
+			}
+			fmt.Fprintf(w, "Target %s: %s %s vs bbolt %s: ×%.2f, %s.\n", t.say, base,
+				formatValue(a.Value, units[t.w]), formatValue(b.Value, units[t.w]), r, verdict)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// bestPeer is the peer with the lowest figure for a latency workload.
+func bestPeer(sr *SizeResult, o Options, wl string) (string, Cell) {
+	var name string
+	var best Cell
+	for _, sys := range o.Systems[1:] {
+		if o.Derived[sys] != "" {
+			continue
+		}
+		c, ok := sr.Cells[wl][sys]
+		if !ok || c.Err != nil || c.Value <= 0 {
+			continue
+		}
+		if name == "" || c.Value < best.Value {
+			name, best = sys, c
+		}
+	}
+	return name, best
 }
 
 // writeSummary prints, per size, one row per system with the figures of
@@ -225,7 +310,7 @@ the bytes/edge after it. durable put-edge = one edge per durable transaction. Ev
 what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
 (memctl: its ids keyspace or cache; bbolt, raw LMDB: a names bucket id → key; SQLite: a join with the nodes table; the
 snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
-get-in of the 16 nodes of highest in-degree, taken in turn. 3-hop = the key of
+get-in of the 100 nodes of highest in-degree, taken in turn. 3-hop = the key of
 every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; Go-side systems: BFS over ids,
 then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
 row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
