@@ -308,15 +308,15 @@ every bucket's keys put in ascending order with fill percent 1; SQLite, raw LMDB
 transaction), payloads generated before the clock starts; its store's size is
 the bytes/edge after it. durable put-edge = one edge per durable transaction. Every read returns
 what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
-(memctl: its ids keyspace or cache; bbolt, raw LMDB: a names bucket id → key; SQLite: a join with the nodes table; the
-snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
+(memctl: its ids keyspace or cache; bbolt, raw LMDB: the edge key itself, which ends with the peer's key; SQLite: a
+join with the nodes table; the snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
 get-in of the 100 nodes of highest in-degree, taken in turn. 3-hop = the key of
-every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; Go-side systems: BFS over ids,
-then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
+every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; memctl: BFS over ids, then keys;
+bbolt, raw LMDB: BFS over keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
 row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
 rows). diff-since = every node and edge write after the revision at 90% of the load; peers have no change log, so
 they scan everything. fresh open→get-out→close = inside a new process, open the store, answer one get-out with keys
-(by canonical key for memctl, by integer id for peers) and close it; fresh first get-out = that get-out alone (cold
+(by canonical key, checking the node exists; SQLite by integer id) and close it; fresh first get-out = that get-out alone (cold
 in-process caches, the first touch of the mapped pages); fresh process total = the same seen from the parent (spawn
 to exit). disk bytes/edge = allocated file blocks after the run / edges; vacuumed bytes/edge = the same for a dense
 copy of the store after the writes, history included, made the system's own way (memctl vacuum, SQLite's VACUUM
