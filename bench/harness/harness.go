@@ -584,8 +584,10 @@ func (r *sizeRun) reads(all []*entry) {
 	}
 }
 
-// numHubs is how many of the highest in-degree nodes the hub phase reads.
-const numHubs = 16
+// numHubs is how many of the highest in-degree nodes the hub phase reads
+// (issue 28: the top 100, so that the phase is not a handful of the very
+// largest lists).
+const numHubs = 100
 
 // topHubs returns the n nodes of highest in-degree, highest first.
 func topHubs(inDeg []uint32, n int) []uint32 {

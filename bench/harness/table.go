@@ -13,6 +13,7 @@ import (
 // WriteTable prints the run as one Markdown table (workload × system), the
 // footnotes its cells refer to, and the degree distributions.
 func WriteTable(w io.Writer, res *Result) {
+	WriteBestPeer(w, res)
 	writeSummary(w, res)
 	o := res.Options
 	base := o.Systems[0]
@@ -78,6 +79,90 @@ func WriteTable(w io.Writer, res *Result) {
 			quantiles(sr.OutDeg), quantiles(sr.InDeg), len(sr.HubInDeg), quantiles(sr.HubInDeg), quantilesInt(sr.HopSizes), 100*sr.PitFrac, sr.DiffOps)
 	}
 	writeSpace(w, res)
+}
+
+// bestPeerRows are the figures of the best-peer table, by kind of process.
+var bestPeerRows = []struct {
+	kind string
+	ws   []string
+}{
+	{"long-lived process (one read transaction per call)", []string{WOut, WOut99, WIn, WIn99, WHub, WHub99, WHop, WHop99, WPit}},
+	{"one-shot process (open, one get-out by key, close)", []string{WFresh, WFreshRead, WProcess}},
+}
+
+// Targets (issue 28) against bbolt: the figure must be at least Min times
+// better than bbolt's in the same run.
+var bboltTargets = []struct {
+	w   string
+	min float64
+	say string
+}{
+	{WOut, 2, "get-out with keys ≥ 2× bbolt at p50"},
+	{WHub, 1, "hub in-lists ≤ bbolt at p50"},
+}
+
+// WriteBestPeer prints, per size, the reference system (the first)
+// against the best peer of the same run on every read figure, long-lived
+// and one-shot processes apart, then the targets against bbolt. Peers are
+// the systems other than the reference and those derived from it.
+func WriteBestPeer(w io.Writer, res *Result) {
+	o := res.Options
+	base := o.Systems[0]
+	for _, sr := range res.Sizes {
+		fmt.Fprintf(w, "%s nodes, %s edges — %s against the best peer in the same run (× = the peer's figure / %s's; > 1: %s faster):\n\n",
+			human(float64(sr.Nodes)), human(float64(sr.Edges)), base, base, base)
+		fmt.Fprintf(w, "| | %s | best peer, same run | × |\n|---|---:|---|---:|\n", base)
+		for _, g := range bestPeerRows {
+			fmt.Fprintf(w, "| **%s** | | | |\n", g.kind)
+			for _, wl := range g.ws {
+				ref, ok := sr.Cells[wl][base]
+				if !ok || ref.Err != nil || ref.Value <= 0 {
+					continue
+				}
+				peer, pc := bestPeer(sr, o, wl)
+				if peer == "" {
+					continue
+				}
+				fmt.Fprintf(w, "| %s %s | %s | %s %s | ×%.2f |\n", wl, units[wl], formatValue(ref.Value, units[wl]),
+					peer, formatValue(pc.Value, units[wl]), pc.Value/ref.Value)
+			}
+		}
+		fmt.Fprintln(w)
+		for _, t := range bboltTargets {
+			a, okA := sr.Cells[t.w][base]
+			b, okB := sr.Cells[t.w]["bbolt"]
+			if !okA || !okB || a.Err != nil || b.Err != nil || a.Value <= 0 {
+				continue
+			}
+			r := b.Value / a.Value
+			verdict := "met"
+			if r < t.min {
+				verdict = "NOT met"
+			}
+			fmt.Fprintf(w, "Target %s: %s %s vs bbolt %s: ×%.2f, %s.\n", t.say, base,
+				formatValue(a.Value, units[t.w]), formatValue(b.Value, units[t.w]), r, verdict)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// bestPeer is the peer with the lowest figure for a latency workload.
+func bestPeer(sr *SizeResult, o Options, wl string) (string, Cell) {
+	var name string
+	var best Cell
+	for _, sys := range o.Systems[1:] {
+		if o.Derived[sys] != "" {
+			continue
+		}
+		c, ok := sr.Cells[wl][sys]
+		if !ok || c.Err != nil || c.Value <= 0 {
+			continue
+		}
+		if name == "" || c.Value < best.Value {
+			name, best = sys, c
+		}
+	}
+	return name, best
 }
 
 // writeSummary prints, per size, one row per system with the figures of
@@ -223,15 +308,15 @@ every bucket's keys put in ascending order with fill percent 1; SQLite, raw LMDB
 transaction), payloads generated before the clock starts; its store's size is
 the bytes/edge after it. durable put-edge = one edge per durable transaction. Every read returns
 what a user gets: each edge's relation name and its peer's canonical key, resolved by the system from its own storage
-(memctl: its ids keyspace or cache; bbolt, raw LMDB: a names bucket id → key; SQLite: a join with the nodes table; the
-snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
-get-in of the 16 nodes of highest in-degree, taken in turn. 3-hop = the key of
-every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; Go-side systems: BFS over ids,
-then keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
+(memctl: its ids keyspace or cache; bbolt, raw LMDB: the edge key itself, which ends with the peer's key; SQLite: a
+join with the nodes table; the snapshot: its string table). get-out, get-in = one read transaction per call, uniform random nodes. hub get-in =
+get-in of the 100 nodes of highest in-degree, taken in turn. 3-hop = the key of
+every distinct node within three out-hops (SQLite: recursive CTE joined with nodes; memctl: BFS over ids, then keys;
+bbolt, raw LMDB: BFS over keys). get-out @ old rev = get-out as of the middle of the load; peers filter on the revision stored in each
 row, which is only equivalent for an insert-only history (a plain adjacency table keeps no deleted or superseded
 rows). diff-since = every node and edge write after the revision at 90% of the load; peers have no change log, so
 they scan everything. fresh open→get-out→close = inside a new process, open the store, answer one get-out with keys
-(by canonical key for memctl, by integer id for peers) and close it; fresh first get-out = that get-out alone (cold
+(by canonical key, checking the node exists; SQLite by integer id) and close it; fresh first get-out = that get-out alone (cold
 in-process caches, the first touch of the mapped pages); fresh process total = the same seen from the parent (spawn
 to exit). disk bytes/edge = allocated file blocks after the run / edges; vacuumed bytes/edge = the same for a dense
 copy of the store after the writes, history included, made the system's own way (memctl vacuum, SQLite's VACUUM

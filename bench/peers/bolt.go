@@ -4,28 +4,24 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/memctl/memctl/bench/gen"
 	bolt "go.etcd.io/bbolt"
 )
 
-// Bolt is bbolt with the layout of layout.go (buckets nodes, keys, names, out,
-// in), default options: every commit is fsynced.
+// Bolt is bbolt with the layout of layout.go (buckets nodes, out, in,
+// keyed by canonical keys), default options: every commit is fsynced.
 type Bolt struct {
 	db   *bolt.DB
 	g    *gen.Graph
 	rev  int
-	hops HopScratch
-	kbuf []byte
-	nbuf []byte
+	hops KeyHopScratch
+	pbuf []byte
 }
 
 var (
 	bNodes = []byte("nodes")
-	bKeys  = []byte("keys")
-	bNames = []byte("names")
 	bOut   = []byte("out")
 	bIn    = []byte("in")
 )
@@ -43,7 +39,7 @@ func (s *Bolt) Create(dir string, g *gen.Graph) error {
 	}
 	s.db, s.g = db, g
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
+		for _, b := range [][]byte{bNodes, bOut, bIn} {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
@@ -55,33 +51,29 @@ func (s *Bolt) Create(dir string, g *gen.Graph) error {
 // putEdge writes both keys of e. bbolt keeps references to keys and values
 // until the transaction ends, so each Put gets its own slices.
 func (s *Bolt) putEdge(tx *bolt.Tx, e gen.Edge) error {
-	v := edgeVal(make([]byte, 0, edgeValLen), s.rev)
-	out := edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
-	if err := tx.Bucket(bOut).Put(out, v); err != nil {
+	src, rel, dst := s.g.Nodes[e.Src].Key, e.Rel.Name(), s.g.Nodes[e.Dst].Key
+	if err := firstError(checkName(src), firstError(checkName(rel), checkName(dst))); err != nil {
 		return err
 	}
-	in := edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
-	return tx.Bucket(bIn).Put(in, v)
+	v := edgeVal(make([]byte, 0, edgeValLen), s.rev)
+	if err := tx.Bucket(bOut).Put(edgeKey(nil, src, rel, dst), v); err != nil {
+		return err
+	}
+	return tx.Bucket(bIn).Put(edgeKey(nil, dst, rel, src), v)
 }
 
 func (s *Bolt) Load(b Batch) error {
 	s.rev++
 	return s.db.Update(func(tx *bolt.Tx) error {
-		var p []byte
-		nodes, keys, names := tx.Bucket(bNodes), tx.Bucket(bKeys), tx.Bucket(bNames)
+		nodes := tx.Bucket(bNodes)
 		for _, n := range b.Nodes {
 			node := s.g.Nodes[n]
-			p = s.g.Payload(n, p[:0])
+			if err := checkName(node.Key); err != nil {
+				return err
+			}
+			s.pbuf = s.g.Payload(n, s.pbuf[:0])
 			// bbolt keeps references to key and value until commit: fresh slices.
-			k := idKey(nil, uint64(n))
-			v := nodeVal(nil, uint8(node.Type), s.rev, node.Key, p)
-			if err := nodes.Put(k, v); err != nil {
-				return err
-			}
-			if err := keys.Put([]byte(node.Key), k); err != nil {
-				return err
-			}
-			if err := names.Put(k, []byte(node.Key)); err != nil {
+			if err := nodes.Put([]byte(node.Key), nodeVal(nil, uint8(node.Type), s.rev, s.pbuf)); err != nil {
 				return err
 			}
 		}
@@ -103,45 +95,33 @@ func (s *Bolt) PutEdge(e gen.Edge) error {
 
 func (s *Bolt) Settle() error { return nil }
 
-// scanPrefix calls fn for every key of bucket under the 8-byte id prefix.
-func scanPrefix(tx *bolt.Tx, bucket []byte, id uint64, prefix []byte, fn func(k, v []byte)) []byte {
-	prefix = idKey(prefix, id)
-	c := tx.Bucket(bucket).Cursor()
+// boltScan hands fn the relation, peer key and value of every edge of key
+// in bucket b: one cursor seek to "key 0x00", then Next while the prefix
+// holds.
+func boltScan(b *bolt.Bucket, key string, fn func(rel, peer string, v []byte)) error {
+	var pbuf [256]byte
+	prefix := nodePrefix(pbuf[:0], key)
+	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		fn(k, v)
+		rel, peer, err := splitEdgeKey(k, len(prefix))
+		if err != nil {
+			return err
+		}
+		fn(rel, peer, v)
 	}
-	return prefix
+	return nil
 }
 
-// scan hands fn every edge under node's prefix in bucket (with rev > 0,
-// only those written at or before rev), resolving each peer's key in the
-// names bucket.
+// scan hands fn every edge of node in bucket (with rev > 0, only those
+// written at or before rev).
 func (s *Bolt) scan(bucket []byte, node uint32, rev int, fn EdgeFunc) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		names := tx.Bucket(bNames)
-		var err error
-		s.kbuf = scanPrefix(tx, bucket, uint64(node), s.kbuf, func(k, v []byte) {
-			if err != nil || rev > 0 && valRev(v) > rev {
-				return
-			}
-			rel, peer := splitEdgeKey(k)
-			var key []byte
-			if key, err = s.key(names, peer); err == nil {
-				fn(relName(rel), aliasString(key))
+		return boltScan(tx.Bucket(bucket), s.g.Nodes[node].Key, func(rel, peer string, v []byte) {
+			if rev == 0 || valRev(v) <= rev {
+				fn(rel, peer)
 			}
 		})
-		return err
 	})
-}
-
-// key is the canonical key of node id (from the names bucket).
-func (s *Bolt) key(names *bolt.Bucket, id uint64) ([]byte, error) {
-	s.nbuf = idKey(s.nbuf, id)
-	k := names.Get(s.nbuf)
-	if k == nil {
-		return nil, errNoName
-	}
-	return k, nil
 }
 
 func (s *Bolt) GetOut(node uint32, fn EdgeFunc) error { return s.scan(bOut, node, 0, fn) }
@@ -154,21 +134,11 @@ func (s *Bolt) GetOutAt(node uint32, rev int, fn EdgeFunc) error { return s.scan
 func (s *Bolt) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 	var n int
 	err := s.db.View(func(tx *bolt.Tx) error {
-		names := tx.Bucket(bNames)
+		out := tx.Bucket(bOut)
 		var err error
-		n, err = s.hops.ThreeHop(uint64(node), func(id uint64, emit func(uint64)) error {
-			s.kbuf = scanPrefix(tx, bOut, id, s.kbuf, func(k, _ []byte) {
-				_, peer := splitEdgeKey(k)
-				emit(peer)
-			})
-			return nil
-		}, func(id uint64) error {
-			key, err := s.key(names, id)
-			if err == nil {
-				fn(aliasString(key))
-			}
-			return err
-		})
+		n, err = s.hops.ThreeHop(s.g.Nodes[node].Key, func(key string, emit func(string)) error {
+			return boltScan(out, key, func(_, peer string, _ []byte) { emit(peer) })
+		}, fn)
 		return err
 	})
 	return n, err
@@ -196,15 +166,12 @@ func (s *Bolt) DiffSince(since int) (int, error) {
 	return n, err
 }
 
-func (s *Bolt) FreshArg(_ *gen.Graph, node uint32) string {
-	return strconv.FormatUint(uint64(node), 10)
-}
+// FreshArg is the canonical key: a user's one-shot process asks by key.
+func (s *Bolt) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
-func (s *Bolt) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
-	id, err := strconv.ParseUint(arg, 10, 64)
-	if err != nil {
-		return 0, done, err
-	}
+// FreshQuery checks that the node exists (as memctl get-out does), then
+// scans its out-edges.
+func (s *Bolt) FreshQuery(dir, key string, opened func()) (n int, done func() error, err error) {
 	db, err := boltOpen(dir, true)
 	if err != nil {
 		return 0, nil, err
@@ -212,22 +179,18 @@ func (s *Bolt) FreshQuery(dir, arg string, opened func()) (n int, done func() er
 	done = db.Close
 	opened()
 	err = db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bOut) == nil {
-			return fmt.Errorf("bbolt: no out bucket in %s", dir)
+		nodes, out := tx.Bucket(bNodes), tx.Bucket(bOut)
+		if nodes == nil || out == nil {
+			return fmt.Errorf("bbolt: no nodes or out bucket in %s", dir)
 		}
-		names := tx.Bucket(bNames)
-		var err error
-		scanPrefix(tx, bOut, id, nil, func(k, _ []byte) {
-			_, peer := splitEdgeKey(k)
-			var key []byte
-			if err == nil {
-				key, err = s.key(names, peer)
-			}
-			if len(key) > 0 {
+		if nodes.Get([]byte(key)) == nil {
+			return fmt.Errorf("bbolt: no node %q", key)
+		}
+		return boltScan(out, key, func(_, peer string, _ []byte) {
+			if peer != "" {
 				n++
 			}
 		})
-		return err
 	})
 	return n, done, err
 }
@@ -245,7 +208,7 @@ func (s *Bolt) Close() error {
 func (s *Bolt) Space() ([]Keyspace, error) {
 	var out []Keyspace
 	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
+		for _, b := range [][]byte{bNodes, bOut, bIn} {
 			st := tx.Bucket(b).Stats()
 			out = append(out, Keyspace{Name: string(b), Entries: int64(st.KeyN),
 				Pages: int64(st.BranchPageN + st.BranchOverflowN + st.LeafPageN + st.LeafOverflowN),

@@ -43,27 +43,31 @@ func (s *Bolt) sortedLoad(b Batch) error {
 	byKey := func(x []kv) {
 		slices.SortFunc(x, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 	}
-	var nodes, keys, names, out, in []kv
+	var nodes, out, in []kv
 	for _, n := range b.Nodes {
 		node := s.g.Nodes[n]
-		k := idKey(nil, uint64(n))
-		nodes = append(nodes, kv{k, nodeVal(nil, uint8(node.Type), s.rev, node.Key, s.g.Payload(n, nil))})
-		keys = append(keys, kv{[]byte(node.Key), k})
-		names = append(names, kv{k, []byte(node.Key)})
+		if err := checkName(node.Key); err != nil {
+			return err
+		}
+		nodes = append(nodes, kv{[]byte(node.Key), nodeVal(nil, uint8(node.Type), s.rev, s.g.Payload(n, nil))})
 	}
 	for _, e := range b.Edges {
+		src, rel, dst := s.g.Nodes[e.Src].Key, e.Rel.Name(), s.g.Nodes[e.Dst].Key
+		if err := firstError(checkName(rel), firstError(checkName(src), checkName(dst))); err != nil {
+			return err
+		}
 		v := edgeVal(make([]byte, 0, edgeValLen), s.rev)
-		out = append(out, kv{edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Src), uint32(e.Rel), uint64(e.Dst)), v})
-		in = append(in, kv{edgeKey(make([]byte, 0, edgeKeyLen), uint64(e.Dst), uint32(e.Rel), uint64(e.Src)), v})
+		out = append(out, kv{edgeKey(nil, src, rel, dst), v})
+		in = append(in, kv{edgeKey(nil, dst, rel, src), v})
 	}
-	for _, x := range [][]kv{nodes, keys, names, out, in} {
+	for _, x := range [][]kv{nodes, out, in} {
 		byKey(x)
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for i, name := range [][]byte{bNodes, bKeys, bNames, bOut, bIn} {
+		for i, name := range [][]byte{bNodes, bOut, bIn} {
 			bk := tx.Bucket(name)
 			bk.FillPercent = 1
-			for _, x := range [][]kv{nodes, keys, names, out, in}[i] {
+			for _, x := range [][]kv{nodes, out, in}[i] {
 				if err := bk.Put(x.k, x.v); err != nil {
 					return err
 				}

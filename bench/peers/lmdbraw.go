@@ -1,30 +1,33 @@
 package peers
 
 import (
+	"bytes"
 	"fmt"
-	"strconv"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/bench/gen"
 )
 
 // LMDBRaw is the floor: the same lmdb-go as memctl, the layout of
-// layout.go (one key per edge in each direction), default durable commits,
-// and one read transaction reused with Reset/Renew (the cheapest read path
-// lmdb-go offers) under RawRead.
+// layout.go (one key per edge in each direction, keyed by canonical keys),
+// default durable commits, and one read transaction reused with
+// Reset/Renew (the cheapest read path lmdb-go offers) under RawRead.
 type LMDBRaw struct {
-	env                    *lmdb.Env
-	nodes, keys, names     lmdb.DBI
-	out, in                lmdb.DBI
-	g                      *gen.Graph
-	rev                    int
-	rtxn                   *lmdb.Txn
-	outCur, inCur          *lmdb.Cursor
-	hops                   HopScratch
-	kbuf, vbuf, pbuf, nbuf []byte
+	env              *lmdb.Env
+	nodes, out, in   lmdb.DBI
+	g                *gen.Graph
+	rev              int
+	rtxn             *lmdb.Txn
+	outCur, inCur    *lmdb.Cursor
+	hops             KeyHopScratch
+	kbuf, vbuf, pbuf []byte
+	nbuf, prefix     []byte
 }
 
-const lmdbMapSize = 64 << 30
+const (
+	lmdbMapSize   = 64 << 30
+	lmdbMaxKeyLen = 511
+)
 
 func (s *LMDBRaw) Name() string { return "lmdb-raw" }
 
@@ -58,7 +61,7 @@ func (s *LMDBRaw) Create(dir string, g *gen.Graph) error {
 		for _, d := range []struct {
 			name string
 			dbi  *lmdb.DBI
-		}{{"nodes", &s.nodes}, {"keys", &s.keys}, {"names", &s.names}, {"out", &s.out}, {"in", &s.in}} {
+		}{{"nodes", &s.nodes}, {"out", &s.out}, {"in", &s.in}} {
 			if *d.dbi, err = txn.OpenDBI(d.name, lmdb.Create); err != nil {
 				return err
 			}
@@ -68,12 +71,19 @@ func (s *LMDBRaw) Create(dir string, g *gen.Graph) error {
 }
 
 func (s *LMDBRaw) putEdge(txn *lmdb.Txn, e gen.Edge) error {
+	src, rel, dst := s.g.Nodes[e.Src].Key, e.Rel.Name(), s.g.Nodes[e.Dst].Key
+	if err := firstError(checkName(src), firstError(checkName(rel), checkName(dst))); err != nil {
+		return err
+	}
 	s.vbuf = edgeVal(s.vbuf, s.rev)
-	s.kbuf = edgeKey(s.kbuf, uint64(e.Src), uint32(e.Rel), uint64(e.Dst))
+	s.kbuf = edgeKey(s.kbuf, src, rel, dst)
+	if len(s.kbuf) > lmdbMaxKeyLen {
+		return fmt.Errorf("lmdb-raw: edge key of %d bytes (LMDB's limit is %d)", len(s.kbuf), lmdbMaxKeyLen)
+	}
 	if err := txn.Put(s.out, s.kbuf, s.vbuf, 0); err != nil {
 		return err
 	}
-	s.kbuf = edgeKey(s.kbuf, uint64(e.Dst), uint32(e.Rel), uint64(e.Src))
+	s.kbuf = edgeKey(s.kbuf, dst, rel, src)
 	return txn.Put(s.in, s.kbuf, s.vbuf, 0)
 }
 
@@ -82,16 +92,13 @@ func (s *LMDBRaw) Load(b Batch) error {
 	return s.env.Update(func(txn *lmdb.Txn) error {
 		for _, n := range b.Nodes {
 			node := s.g.Nodes[n]
+			if err := checkName(node.Key); err != nil {
+				return err
+			}
 			s.pbuf = s.g.Payload(n, s.pbuf[:0])
-			s.nbuf = nodeVal(s.nbuf, uint8(node.Type), s.rev, node.Key, s.pbuf)
-			s.kbuf = idKey(s.kbuf, uint64(n))
+			s.nbuf = nodeVal(s.nbuf, uint8(node.Type), s.rev, s.pbuf)
+			s.kbuf = append(s.kbuf[:0], node.Key...)
 			if err := txn.Put(s.nodes, s.kbuf, s.nbuf, 0); err != nil {
-				return err
-			}
-			if err := txn.Put(s.keys, []byte(node.Key), s.kbuf, 0); err != nil {
-				return err
-			}
-			if err := txn.Put(s.names, s.kbuf, []byte(node.Key), 0); err != nil {
 				return err
 			}
 		}
@@ -142,49 +149,41 @@ func (s *LMDBRaw) read(fn func(txn *lmdb.Txn) error) error {
 	return err
 }
 
-// scanCursor calls fn for every key under the 8-byte id prefix.
-func (s *LMDBRaw) scanCursor(cur *lmdb.Cursor, id uint64, fn func(k, v []byte)) error {
-	s.kbuf = idKey(s.kbuf, id)
-	k, v, err := cur.Get(s.kbuf, nil, lmdb.SetRange)
-	for err == nil {
-		if len(k) != edgeKeyLen || string(k[:8]) != string(s.kbuf[:8]) {
-			return nil
+// lmdbScan hands fn the relation, peer key and value of every edge of key
+// under cur: one SetRange to "key 0x00", then Next while the prefix holds.
+// prefix is scratch.
+func lmdbScan(cur *lmdb.Cursor, prefix []byte, key string, fn func(rel, peer string, v []byte)) ([]byte, error) {
+	prefix = nodePrefix(prefix, key)
+	k, v, err := cur.Get(prefix, nil, lmdb.SetRange)
+	for err == nil && bytes.HasPrefix(k, prefix) {
+		rel, peer, serr := splitEdgeKey(k, len(prefix))
+		if serr != nil {
+			return prefix, serr
 		}
-		fn(k, v)
+		fn(rel, peer, v)
 		k, v, err = cur.Get(nil, nil, lmdb.Next)
 	}
-	if lmdb.IsNotFound(err) {
-		return nil
+	if err != nil && !lmdb.IsNotFound(err) {
+		return prefix, err
 	}
-	return err
+	return prefix, nil
 }
 
-// key is the canonical key of node id (from the names database).
-func (s *LMDBRaw) key(id uint64) ([]byte, error) {
-	s.nbuf = idKey(s.nbuf, id)
-	return s.rtxn.Get(s.names, s.nbuf)
-}
-
-// scanKeys hands fn every edge under node's prefix (with rev > 0, only
-// those written at or before rev), resolving each peer's key.
-func (s *LMDBRaw) scanKeys(out bool, node uint32, rev int, fn EdgeFunc) error {
+// scan hands fn every edge of node (with rev > 0, only those written at
+// or before rev).
+func (s *LMDBRaw) scan(out bool, node uint32, rev int, fn EdgeFunc) error {
 	return s.read(func(*lmdb.Txn) error {
 		cur := s.inCur
 		if out {
 			cur = s.outCur
 		}
 		var err error
-		serr := s.scanCursor(cur, uint64(node), func(k, v []byte) {
-			if err != nil || rev > 0 && valRev(v) > rev {
-				return
-			}
-			rel, peer := splitEdgeKey(k)
-			var key []byte
-			if key, err = s.key(peer); err == nil {
-				fn(relName(rel), aliasString(key))
+		s.prefix, err = lmdbScan(cur, s.prefix, s.g.Nodes[node].Key, func(rel, peer string, v []byte) {
+			if rev == 0 || valRev(v) <= rev {
+				fn(rel, peer)
 			}
 		})
-		return firstError(serr, err)
+		return err
 	})
 }
 
@@ -195,30 +194,23 @@ func firstError(a, b error) error {
 	return b
 }
 
-func (s *LMDBRaw) GetOut(node uint32, fn EdgeFunc) error { return s.scanKeys(true, node, 0, fn) }
-func (s *LMDBRaw) GetIn(node uint32, fn EdgeFunc) error  { return s.scanKeys(false, node, 0, fn) }
+func (s *LMDBRaw) GetOut(node uint32, fn EdgeFunc) error { return s.scan(true, node, 0, fn) }
+func (s *LMDBRaw) GetIn(node uint32, fn EdgeFunc) error  { return s.scan(false, node, 0, fn) }
 
 // GetOutAt filters on the stored revision: insert-only equivalent.
 func (s *LMDBRaw) GetOutAt(node uint32, rev int, fn EdgeFunc) error {
-	return s.scanKeys(true, node, rev, fn)
+	return s.scan(true, node, rev, fn)
 }
 
 func (s *LMDBRaw) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 	var n int
 	err := s.read(func(*lmdb.Txn) error {
 		var err error
-		n, err = s.hops.ThreeHop(uint64(node), func(id uint64, emit func(uint64)) error {
-			return s.scanCursor(s.outCur, id, func(k, _ []byte) {
-				_, peer := splitEdgeKey(k)
-				emit(peer)
-			})
-		}, func(id uint64) error {
-			key, err := s.key(id)
-			if err == nil {
-				fn(aliasString(key))
-			}
+		n, err = s.hops.ThreeHop(s.g.Nodes[node].Key, func(key string, emit func(string)) error {
+			var err error
+			s.prefix, err = lmdbScan(s.outCur, s.prefix, key, func(_, peer string, _ []byte) { emit(peer) })
 			return err
-		})
+		}, fn)
 		return err
 	})
 	return n, err
@@ -254,15 +246,12 @@ func (s *LMDBRaw) DiffSince(since int) (int, error) {
 	return n, err
 }
 
-func (s *LMDBRaw) FreshArg(_ *gen.Graph, node uint32) string {
-	return strconv.FormatUint(uint64(node), 10)
-}
+// FreshArg is the canonical key: a user's one-shot process asks by key.
+func (s *LMDBRaw) FreshArg(g *gen.Graph, node uint32) string { return g.Nodes[node].Key }
 
-func (s *LMDBRaw) FreshQuery(dir, arg string, opened func()) (n int, done func() error, err error) {
-	id, err := strconv.ParseUint(arg, 10, 64)
-	if err != nil {
-		return 0, done, err
-	}
+// FreshQuery checks that the node exists (as memctl get-out does), then
+// scans its out-edges.
+func (s *LMDBRaw) FreshQuery(dir, key string, opened func()) (n int, done func() error, err error) {
 	env, err := lmdbOpen(dir, lmdb.Readonly)
 	if err != nil {
 		return 0, nil, err
@@ -271,29 +260,28 @@ func (s *LMDBRaw) FreshQuery(dir, arg string, opened func()) (n int, done func()
 	opened()
 	err = env.View(func(txn *lmdb.Txn) error {
 		txn.RawRead = true
-		dbi, err := txn.OpenDBI("out", 0)
+		nodes, err := txn.OpenDBI("nodes", 0)
 		if err != nil {
 			return fmt.Errorf("lmdb-raw: %w", err)
 		}
-		names, err := txn.OpenDBI("names", 0)
+		out, err := txn.OpenDBI("out", 0)
 		if err != nil {
 			return fmt.Errorf("lmdb-raw: %w", err)
 		}
-		cur, err := txn.OpenCursor(dbi)
+		if _, err := txn.Get(nodes, []byte(key)); err != nil {
+			return fmt.Errorf("lmdb-raw: node %q: %w", key, err)
+		}
+		cur, err := txn.OpenCursor(out)
 		if err != nil {
 			return err
 		}
 		defer cur.Close()
-		var kerr error
-		err = s.scanCursor(cur, id, func(k, _ []byte) {
-			_, peer := splitEdgeKey(k)
-			_, err := txn.Get(names, idKey(nil, peer))
-			if err != nil && kerr == nil {
-				kerr = err
+		_, err = lmdbScan(cur, nil, key, func(_, peer string, _ []byte) {
+			if peer != "" {
+				n++
 			}
-			n++
 		})
-		return firstError(err, kerr)
+		return err
 	})
 	return n, done, err
 }
@@ -320,7 +308,7 @@ func (s *LMDBRaw) Space() ([]Keyspace, error) {
 		for _, d := range []struct {
 			name string
 			dbi  lmdb.DBI
-		}{{"nodes", s.nodes}, {"keys", s.keys}, {"names", s.names}, {"out", s.out}, {"in", s.in}} {
+		}{{"nodes", s.nodes}, {"out", s.out}, {"in", s.in}} {
 			st, err := txn.Stat(d.dbi)
 			if err != nil {
 				return err

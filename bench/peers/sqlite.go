@@ -152,7 +152,7 @@ func scanEdges(rows *sql.Rows, err error, fn EdgeFunc) error {
 		if err := rows.Scan(&rel, &key); err != nil {
 			return err
 		}
-		fn(relName(uint32(rel)), aliasString(key))
+		fn(gen.Rel(rel).Name(), aliasString(key))
 	}
 	return rows.Err()
 }
