@@ -52,10 +52,14 @@ func (r *ReadTxn) Neighbours(out bool, node NodeID, rel RelID, at At, fn func(Ne
 	if err := r.resolveKeys(sc); err != nil {
 		return err
 	}
+	// A node's list is sorted by relation: the name is looked up once per
+	// run of equal relations, not once per neighbour.
+	var name string
 	for i, e := range sc.refs {
-		name, err := r.relName(e.Rel)
-		if err != nil {
-			return err
+		if i == 0 || e.Rel != sc.refs[i-1].Rel {
+			if name, err = r.relName(e.Rel); err != nil {
+				return err
+			}
 		}
 		if !fn(Neighbour{Peer: e.Peer, Key: sc.keys[i], Rel: e.Rel, RelName: name, Rev: e.Rev, Weight: e.Weight}) {
 			return nil
