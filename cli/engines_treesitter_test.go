@@ -75,7 +75,7 @@ func TestEnginesOnTreeSitterGraphs(t *testing.T) {
 				t.Fatalf("%s: the fixture has no usage edge into %s", c.want, c.symbol)
 			}
 			var got []string
-			for _, line := range jsonLines(t, ok(t, "--json", "impact", "--snapshot", snap, c.symbol)) {
+			for _, line := range jsonLines(t, answer(t, "--json", "impact", "--snapshot", snap, c.symbol)) {
 				key, _ := line["key"].(string)
 				if d, _ := line["distance"].(json.Number); d == "1" && strings.HasPrefix(key, "sym:") {
 					got = append(got, key)
@@ -87,7 +87,7 @@ func TestEnginesOnTreeSitterGraphs(t *testing.T) {
 			}
 			// Activation from the file reaches beyond the file itself.
 			var others int
-			for _, line := range jsonLines(t, ok(t, "--json", "activate", "--snapshot", snap, c.file, "--top", "20")) {
+			for _, line := range jsonLines(t, answer(t, "--json", "activate", "--snapshot", snap, c.file, "--top", "20")) {
 				if key, _ := line["key"].(string); key != c.file {
 					others++
 				}

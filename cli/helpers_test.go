@@ -198,3 +198,22 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 
 // cmpDiff is cmp.Diff(want, got) for use in messages.
 func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
+
+// answer runs an answering command (impact, activate, context) and fails
+// the test unless it exits 0 with nothing on stderr but the lines an
+// answer may add: what it is as of (SPEC §6.1) and its coverage (§8.7).
+func answer(t *testing.T, args ...string) string {
+	t.Helper()
+	r := memctl(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("memctl %s: exit %d, stderr %q", strings.Join(args, " "), r.Code, r.Stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n") {
+		if l == "" || strings.HasPrefix(l, "memctl: as of ") || strings.HasPrefix(l, "memctl: coverage: ") ||
+			strings.HasPrefix(l, `{"as_of":`) || strings.HasPrefix(l, `{"coverage":`) {
+			continue
+		}
+		t.Fatalf("memctl %s: stderr %q", strings.Join(args, " "), r.Stderr)
+	}
+	return r.Stdout
+}
