@@ -3,7 +3,7 @@ package cli
 // `memctl setup claude|cursor|vscode` writes a project's MCP client
 // configuration so the agent's client starts `memctl mcp` on the project's
 // store; `memctl setup hook` is the command Claude Code's SessionStart hook
-// runs (SPEC.md §6.7).
+// runs (SPEC.md §6.2, "setup").
 //
 // Invariants:
 //   - a configuration file is merged, never overwritten: every other key,
@@ -69,7 +69,7 @@ func setupCommand(env Env) *cli.Command {
 		Description: "The server is this memctl binary (its absolute path) with --db PROJECT/.memctl (or\n" +
 			"--db when given), --init (a missing store is created) and --scope (the project's\n" +
 			"directory name). Existing files are merged: other servers and settings are kept;\n" +
-			"a different memctl entry is replaced only with --force (SPEC.md §6.7).",
+			"a different memctl entry is replaced only with --force (SPEC.md §6.2).",
 	}
 	for _, c := range setupClients {
 		flags := []cli.Flag{
