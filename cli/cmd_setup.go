@@ -44,21 +44,20 @@ const hookMaxTargets = 50
 // setupClient is one MCP client setup knows: where its project file is and
 // how it spells a stdio server.
 type setupClient struct {
-	name   string
-	file   string // relative to the project directory
-	key    string // the top-level member holding the servers
-	typed  bool   // entries carry "type": "stdio"
-	hook   bool   // also a SessionStart hook in .claude/settings.json
-	usage  string
-	client string
+	name  string
+	file  string // relative to the project directory
+	key   string // the top-level member holding the servers
+	typed bool   // entries carry "type": "stdio"
+	hook  bool   // also a SessionStart hook in .claude/settings.json
+	usage string
 }
 
 var setupClients = []setupClient{
-	{name: "claude", file: ".mcp.json", key: "mcpServers", hook: true, client: "Claude Code",
+	{name: "claude", file: ".mcp.json", key: "mcpServers", hook: true,
 		usage: "configure Claude Code: .mcp.json and a SessionStart hook in .claude/settings.json"},
-	{name: "cursor", file: filepath.Join(".cursor", "mcp.json"), key: "mcpServers", client: "Cursor",
+	{name: "cursor", file: filepath.Join(".cursor", "mcp.json"), key: "mcpServers",
 		usage: "configure Cursor: .cursor/mcp.json"},
-	{name: "vscode", file: filepath.Join(".vscode", "mcp.json"), key: "servers", typed: true, client: "VS Code",
+	{name: "vscode", file: filepath.Join(".vscode", "mcp.json"), key: "servers", typed: true,
 		usage: "configure VS Code: .vscode/mcp.json"},
 }
 
