@@ -163,7 +163,7 @@ func newApp(env Env) *cli.App {
 	app.Commands = append(app.Commands, snapshotCommands(env)...)
 	app.Commands = append(app.Commands, engineCommands(env)...)
 	app.Commands = append(app.Commands, ingestCommands(env)...)
-	app.Commands = append(app.Commands, mcpCommand(env))
+	app.Commands = append(app.Commands, mcpCommand(env), setupCommand(env))
 	app.Commands = append(app.Commands, evalCommand(env))
 	app.Commands = append(app.Commands, contextCommand(env))
 	app.Commands = append(app.Commands, searchCommand(env))
