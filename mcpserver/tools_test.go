@@ -618,8 +618,10 @@ func TestNodeClient(t *testing.T) {
 // writes (same logical snapshot, same summary), an unchanged tree writes
 // nothing, and bad arguments are one-line tool errors that change nothing.
 func TestIngestTool(t *testing.T) {
-	tree, err := filepath.Abs(filepath.Join("..", "testdata", "treesitter", "python"))
-	if err != nil {
+	// A copy outside this repository: the ingest records the git state of
+	// the tree it reads (SPEC §9.7), which must not move under the test.
+	tree := filepath.Join(t.TempDir(), "python")
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join("..", "testdata", "treesitter", "python"))); err != nil {
 		t.Fatal(err)
 	}
 	viaCLI := newStore(t)
