@@ -81,7 +81,7 @@ func TestConcurrentServers(t *testing.T) {
 
 	// Every edge present, once, through the CLI (another process).
 	for c := 0; c < servers; c++ {
-		out := cliJSON(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")
+		out := cliEdges(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")
 		seen := map[string]int{}
 		for _, e := range out {
 			seen[e["dst"].(string)]++
@@ -215,7 +215,7 @@ func TestKillMidBatch(t *testing.T) {
 		_, _, _ = callRaw(ctl.sess, "batch", batchArgs(0))
 	}()
 	applying := waitFor(t, ctl.stderr, "batch: applying", 60*time.Second)
-	for len(cliJSON(t, db, "get-out", "batch0", "--rel", "links")) == 0 {
+	for len(cliEdges(t, db, "get-out", "batch0", "--rel", "links")) == 0 {
 		if time.Since(applying) > time.Minute {
 			t.Fatal("control batch never committed")
 		}
@@ -240,7 +240,7 @@ func TestKillMidBatch(t *testing.T) {
 		}
 		<-done
 		victim.close()
-		n := len(cliJSON(t, db, "get-out", fmt.Sprintf("batch%d", k), "--rel", "links"))
+		n := len(cliEdges(t, db, "get-out", fmt.Sprintf("batch%d", k), "--rel", "links"))
 		switch n {
 		case batchOps:
 			committed++
@@ -256,7 +256,7 @@ func TestKillMidBatch(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		if n := len(cliJSON(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")); n < acked[c] {
+		if n := len(cliEdges(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")); n < acked[c] {
 			t.Errorf("bystander %d: %d edges present, %d acknowledged", c, n, acked[c])
 		}
 	}
@@ -330,7 +330,7 @@ func TestConcurrentCallsOneServer(t *testing.T) {
 		t.Error(err)
 	}
 	for c := 0; c < workers; c++ {
-		if n := len(cliJSON(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")); n != calls {
+		if n := len(cliEdges(t, db, "get-out", fmt.Sprintf("w%d", c), "--rel", "links")); n != calls {
 			t.Errorf("w%d: %d edges, want %d", c, n, calls)
 		}
 	}

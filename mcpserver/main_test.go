@@ -301,3 +301,24 @@ func field(t testing.TB, b []byte, key string) any {
 	t.Helper()
 	return asMap(t, b)[key]
 }
+
+// cliEdges is cliJSON for get-out/get-in: a key with no node and no edges
+// at the view is exit 1 on the CLI (with a suggestion, SPEC §6.2) where the
+// MCP tools answer an empty list; both mean no edges.
+func cliEdges(t testing.TB, db string, args ...string) []map[string]any {
+	t.Helper()
+	out, errOut, code := tryCLI(t, "", append([]string{"--db", db, "--json"}, args...)...)
+	if code == 1 && strings.Contains(errOut, "no such node and no edges") {
+		return nil
+	}
+	if code != 0 {
+		t.Fatalf("memctl %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line != "" {
+			recs = append(recs, decodeObject(t, []byte(line)))
+		}
+	}
+	return recs
+}

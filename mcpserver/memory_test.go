@@ -124,7 +124,7 @@ func TestMemoryTools(t *testing.T) {
 			t.Errorf("relation %q not registered: %v", want, relNames)
 		}
 	}
-	out := cliJSON(t, db, "get-out", "John_Smith")
+	out := cliEdges(t, db, "get-out", "John_Smith")
 	var cityEdge map[string]any
 	for _, e := range out {
 		if e["dst"] == "北京" {
@@ -134,7 +134,7 @@ func TestMemoryTools(t *testing.T) {
 	if cityEdge == nil || !strings.HasPrefix(cityEdge["rel"].(string), "_") || fmt.Sprint(cityEdge["payload"]) != "map[relationType:住在]" {
 		t.Errorf("non-ASCII relationType: %v", cityEdge)
 	}
-	in := cliJSON(t, db, "get-in", "Acme Corp", "--rel", "works_at")
+	in := cliEdges(t, db, "get-in", "Acme Corp", "--rel", "works_at")
 	if len(in) != 2 {
 		t.Errorf("works_at / works at: %v", in)
 	}
@@ -280,7 +280,7 @@ func TestMemoryTools(t *testing.T) {
 	if oc.Message != "Deleted 1 of 2 relations. The rest matched nothing." {
 		t.Errorf("delete_relations: %+v", oc)
 	}
-	if in := cliJSON(t, db, "get-in", "Acme Corp", "--rel", "works_at"); len(in) != 1 || in[0]["src"] != "John_Smith" {
+	if in := cliEdges(t, db, "get-in", "Acme Corp", "--rel", "works_at"); len(in) != 1 || in[0]["src"] != "John_Smith" {
 		t.Errorf("after delete_relations: %v", in)
 	}
 	s.ok("delete_entities", map[string]any{"entityNames": []string{"John_Smith", "ghost"}}, &oc)
@@ -291,7 +291,7 @@ func TestMemoryTools(t *testing.T) {
 		t.Errorf("deleted entity still readable (exit %d)", code)
 	}
 	for _, key := range []string{"Jane", "Acme Corp", "北京"} {
-		for _, e := range append(cliJSON(t, db, "get-out", key), cliJSON(t, db, "get-in", key)...) {
+		for _, e := range append(cliEdges(t, db, "get-out", key), cliEdges(t, db, "get-in", key)...) {
 			if e["src"] == "John_Smith" || e["dst"] == "John_Smith" {
 				t.Errorf("relation of a deleted entity survives: %v", e)
 			}

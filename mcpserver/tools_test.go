@@ -146,7 +146,7 @@ func TestStoreToolsMatchCLI(t *testing.T) {
 					if isErr {
 						t.Fatalf("get_%s %s: %s", dir, what, got)
 					}
-					diff(t, fmt.Sprintf("get_%s %s rel %q", dir, what, rel), records(t, got, "edges"), orEmpty(cliJSON(t, db, ca...)))
+					diff(t, fmt.Sprintf("get_%s %s rel %q", dir, what, rel), records(t, got, "edges"), orEmpty(cliEdges(t, db, ca...)))
 				}
 			}
 		}
@@ -282,7 +282,7 @@ func TestStoreToolsMatchCLI(t *testing.T) {
 		t.Errorf("add_relation: %+v", added)
 	}
 	s.ok("put_edge", map[string]any{"src": "doc:readme", "rel": "owns", "dst": "file:a.go"}, &c)
-	e := cliJSON(t, db, "get-out", "doc:readme", "--rel", "owns")
+	e := cliEdges(t, db, "get-out", "doc:readme", "--rel", "owns")
 	if len(e) != 1 || e[0]["weight"] != 0.25 {
 		t.Errorf("edge of an added relation: %v", e)
 	}
@@ -751,7 +751,7 @@ func TestSemanticsTools(t *testing.T) {
 		Edges []map[string]any `json:"edges"`
 	}
 	s.ok("get_in", map[string]any{"key": "file:a.go", "include_superseded": true, "include_expired": true}, &history)
-	cliHistory := cliJSON(t, db, "get-in", "file:a.go", "--include-superseded", "--include-expired")
+	cliHistory := cliEdges(t, db, "get-in", "file:a.go", "--include-superseded", "--include-expired")
 	diff(t, "get_in with history", history.Edges, cliHistory)
 	peers := map[string]map[string]any{}
 	for _, e := range history.Edges {
