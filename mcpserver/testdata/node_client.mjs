@@ -68,6 +68,9 @@ await call("put_node", { key: "decision:new" });
 await call("supersede", { old: "decision:old", new: "decision:new" });
 await call("context", { targets: ["file:a.go"], budget: 300 });
 await call("ingest", { dir: process.env.MEMCTL_TREE, languages: ["python"] });
+await call("feedback", { target: "file:a.go", useful: ["sym:a.F"] });
+// search by what memory says (structured hits, validated like every result)
+await call("search", { query: "wrap errors" });
 // Every listed tool was called once: a new tool must be added here.
 for (const t of tools) {
   if (!called.has(t.name)) {
