@@ -100,11 +100,20 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 	if len(spans) == 0 {
 		return text, nil
 	}
+	// Deterministic: by start, longest first, then the specific kind
+	// before a generic one (a token in a URL is a github-pat before it is
+	// a connection-string password), then by kind.
 	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].Start != spans[j].Start {
-			return spans[i].Start < spans[j].Start
+		a, b := spans[i], spans[j]
+		switch {
+		case a.Start != b.Start:
+			return a.Start < b.Start
+		case a.End != b.End:
+			return a.End > b.End
+		case generic(a.Kind) != generic(b.Kind):
+			return !generic(a.Kind)
 		}
-		return spans[i].End > spans[j].End
+		return a.Kind < b.Kind
 	})
 	merged := spans[:1]
 	for _, sp := range spans[1:] {
@@ -188,6 +197,12 @@ func trailingPunct(text string) string {
 		return text
 	}
 	return string(b)
+}
+
+// generic reports whether a rule matches by context rather than by a
+// token's own format.
+func generic(kind string) bool {
+	return kind == "generic-api-key" || kind == "connection-string-password"
 }
 
 func isTokenByte(c byte) bool {
