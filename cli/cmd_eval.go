@@ -49,6 +49,9 @@ type evalImpactJSON struct {
 	Nodes         int     `json:"nodes"`
 	Edges         int     `json:"edges"`
 	Seconds       float64 `json:"seconds"`
+	// Truth says where the expected answers come from: "graph" (the graph
+	// scored itself: the figure measures the ranking, not the graph).
+	Truth string `json:"truth"`
 }
 
 func runEvalImpact(k *call) error {
@@ -75,7 +78,7 @@ func runEvalImpact(k *call) error {
 	}
 	if k.out.json {
 		return k.out.record(evalImpactJSON{Eval: "impact", Dir: dir, Symbols: res.Symbols, MinDependents: res.MinDependents,
-			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds})
+			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds, Truth: "graph"})
 	}
 	return k.out.textf("%s\n", res.Text())
 }

@@ -222,6 +222,7 @@ func (r ImpactResult) Text() string {
 	if r.Min < 1 {
 		worst = fmt.Sprintf(", worst %s", r.Worst)
 	}
-	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s; baseline activate %.3f); %d nodes, %d edges; %.2fs",
+	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s; baseline activate %.3f); %d nodes, %d edges; %.2fs\n"+
+		"note: truth is read from the graph scored (self-referential): it measures the ranking, not the graph; `memctl eval graph DIR --scip INDEX` measures the graph against a compiler-grade index",
 		r.Dir, r.Symbols, r.MinDependents, r.Mean, r.Min, r.Perfect, worst, r.ActivateMean, r.Nodes, r.Edges, r.Seconds)
 }
