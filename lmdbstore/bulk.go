@@ -129,8 +129,7 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
-	p.Key, p.Type, p.Payload = b.red.text(p.Key), b.red.text(p.Type), b.red.payload(p.Payload)
-	p.Scope, p.RunID, p.TaskID = b.red.text(p.Scope), b.red.text(p.RunID), b.red.text(p.TaskID)
+	p = b.red.nodePut(p)
 	typ, err := checkNodePut(p)
 	if err != nil {
 		return err
@@ -149,9 +148,8 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
-	p.Src, p.Dst, p.Payload = b.red.text(p.Src), b.red.text(p.Dst), b.red.payload(p.Payload)
-	p.Scope, p.RunID, p.TaskID = b.red.text(p.Scope), b.red.text(p.RunID), b.red.text(p.TaskID)
-	if err := b.red.relName(p.Rel); err != nil {
+	p, err := b.red.edgePut(p)
+	if err != nil {
 		return err
 	}
 	rel, weight, err := checkEdgePut(p, b.relation)

@@ -265,9 +265,8 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	p.Src, p.Dst, p.Payload = tx.red.text(p.Src), tx.red.text(p.Dst), tx.red.payload(p.Payload)
-	p.Scope, p.RunID, p.TaskID = tx.red.text(p.Scope), tx.red.text(p.RunID), tx.red.text(p.TaskID)
-	if err := tx.red.relName(p.Rel); err != nil {
+	p, err := tx.red.edgePut(p)
+	if err != nil {
 		return err
 	}
 	rel, weight, err := checkEdgePut(p, tx.putRelation)

@@ -252,8 +252,7 @@ func (tx *WriteTxn) PutNode(p NodePut) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	p.Key, p.Type, p.Payload = tx.red.text(p.Key), tx.red.text(p.Type), tx.red.payload(p.Payload)
-	p.Scope, p.RunID, p.TaskID = tx.red.text(p.Scope), tx.red.text(p.RunID), tx.red.text(p.TaskID)
+	p = tx.red.nodePut(p)
 	typ, err := checkNodePut(p)
 	if err != nil {
 		return err

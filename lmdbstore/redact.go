@@ -55,6 +55,21 @@ func (d *redaction) payload(p json.RawMessage) json.RawMessage {
 	return json.RawMessage(d.text(string(p)))
 }
 
+// nodePut is p with every field redacted (WriteTxn.PutNode, Bulk.PutNode).
+func (d *redaction) nodePut(p NodePut) NodePut {
+	p.Key, p.Type, p.Payload = d.text(p.Key), d.text(p.Type), d.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
+	return p
+}
+
+// edgePut is p with every field redacted, or an error when its relation
+// name holds a secret (WriteTxn.PutEdge, Bulk.PutEdge).
+func (d *redaction) edgePut(p EdgePut) (EdgePut, error) {
+	p.Src, p.Dst, p.Payload = d.text(p.Src), d.text(p.Dst), d.payload(p.Payload)
+	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
+	return p, d.relName(p.Rel)
+}
+
 // meta is m with its provenance redacted.
 func (d *redaction) meta(m WriteMeta) WriteMeta {
 	return WriteMeta{Scope: d.text(m.Scope), RunID: d.text(m.RunID), TaskID: d.text(m.TaskID), Derived: m.Derived}
