@@ -812,24 +812,28 @@ func (r *syntaxResolver) elem(t sType, key bool) sType {
 	return sType{}
 }
 
-// result is the type of the i-th result of call c: a func or method of
-// the tree, new(T), make(T, …), append(s, …), or a conversion T(x).
-func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
+// calledExpr is what call c calls, without parentheses and type
+// arguments: f in (f)(x), f[T](x), f[K, V](x).
+func calledExpr(c *ast.CallExpr) ast.Expr {
 	fun := c.Fun
 	for {
 		switch f := fun.(type) {
 		case *ast.ParenExpr:
 			fun = f.X
-			continue
 		case *ast.IndexExpr:
 			fun = f.X
-			continue
 		case *ast.IndexListExpr:
 			fun = f.X
-			continue
+		default:
+			return fun
 		}
-		break
 	}
+}
+
+// result is the type of the i-th result of call c: a func or method of
+// the tree, new(T), make(T, …), append(s, …), or a conversion T(x).
+func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
+	fun := calledExpr(c)
 	var tg target
 	var ok bool
 	switch f := fun.(type) {
@@ -970,21 +974,7 @@ var builtinFuncs = map[string]bool{
 // calls of function values (locals, parameters, vars, fields of func
 // type, func literals) are not.
 func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
-	fun := c.Fun
-	for {
-		switch f := fun.(type) {
-		case *ast.ParenExpr:
-			fun = f.X
-			continue
-		case *ast.IndexExpr:
-			fun = f.X
-			continue
-		case *ast.IndexListExpr:
-			fun = f.X
-			continue
-		}
-		break
-	}
+	fun := calledExpr(c)
 	switch f := fun.(type) {
 	case *ast.Ident:
 		if r.local(f) {
