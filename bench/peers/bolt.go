@@ -138,7 +138,7 @@ func (s *Bolt) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 		var err error
 		n, err = s.hops.ThreeHop(s.g.Nodes[node].Key, func(key string, emit func(string)) error {
 			return boltScan(out, key, func(_, peer string, _ []byte) { emit(peer) })
-		}, fn)
+		}, fn.visit)
 		return err
 	})
 	return n, err

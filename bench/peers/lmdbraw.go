@@ -210,7 +210,7 @@ func (s *LMDBRaw) ThreeHop(node uint32, fn KeyFunc) (int, error) {
 			var err error
 			s.prefix, err = lmdbScan(s.outCur, s.prefix, key, func(_, peer string, _ []byte) { emit(peer) })
 			return err
-		}, fn)
+		}, fn.visit)
 		return err
 	})
 	return n, err
