@@ -258,20 +258,14 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 		all[i].score += r.fb.factor(s.Node) / (k + float64(rank))
 		all[i].lexRank = rank
 	}
-	last := func(x int) int {
-		if x == 0 {
-			return math.MaxInt
-		}
-		return x
-	}
 	slices.SortFunc(all, func(a, b fused) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
 		}
-		if c := cmp.Compare(last(a.actRank), last(b.actRank)); c != 0 {
+		if c := cmp.Compare(rankOrder(a.actRank), rankOrder(b.actRank)); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(last(a.lexRank), last(b.lexRank)); c != 0 {
+		if c := cmp.Compare(rankOrder(a.lexRank), rankOrder(b.lexRank)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.node, b.node)
@@ -582,4 +576,13 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 		}
 	}
 	return room, nil
+}
+
+// rankOrder orders 1-based ranks of a fused ranking, 0 (not ranked in that
+// list) after every rank.
+func rankOrder(r int) int {
+	if r == 0 {
+		return math.MaxInt
+	}
+	return r
 }

@@ -438,20 +438,14 @@ func (e *Engine) Search(query string, opts SearchOptions) ([]SearchHit, error) {
 		}
 		out = append(out, *h)
 	}
-	absent := func(r int) int {
-		if r == 0 {
-			return math.MaxInt
-		}
-		return r
-	}
 	slices.SortFunc(out, func(a, b SearchHit) int {
 		if a.Score != b.Score {
 			return cmp.Compare(b.Score, a.Score)
 		}
-		if c := cmp.Compare(absent(a.TextRank), absent(b.TextRank)); c != 0 {
+		if c := cmp.Compare(rankOrder(a.TextRank), rankOrder(b.TextRank)); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(absent(a.KeyRank), absent(b.KeyRank)); c != 0 {
+		if c := cmp.Compare(rankOrder(a.KeyRank), rankOrder(b.KeyRank)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
