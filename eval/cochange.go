@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/treesitter"
 )
 
 // Options configures an evaluation.
@@ -36,11 +37,11 @@ type Options struct {
 }
 
 // Query is one question of a co-change evaluation and each predictor's
-// answer (the first K Go files other than the query).
+// answer (the first K source files other than the query).
 type Query struct {
 	Commit  string
 	File    string
-	Want    []string            // the commit's other changed Go files
+	Want    []string            // the commit's other changed source files
 	Answers map[string][]string // by predictor name
 }
 
@@ -52,6 +53,19 @@ type Score struct {
 	Recall    float64 // mean recall@K
 	Hit       float64 // share of queries with a wanted file among the first HitK
 	Answered  int     // queries with a non-empty answer
+	// RecallCI and HitCI are Recall and Hit with their bootstrap 95 %
+	// intervals over commits (bootstrap.go).
+	RecallCI, HitCI Interval
+	// Margin is the first predictor's lead over this one, paired by
+	// commit; nil for the first predictor.
+	Margin *Margin
+}
+
+// Margin is one predictor's score minus another's over the same queries,
+// with intervals from the same resamples of commits (paired).
+type Margin struct {
+	Of          string // the predictor ahead when positive (the run's first)
+	Recall, Hit Interval
 }
 
 // CochangeReport is the result of one `eval cochange` run.
@@ -61,8 +75,12 @@ type CochangeReport struct {
 	K, HitK int
 	Commits []Commit
 	Queries int
-	Scores  []Score // in the order of Options.Predictors
-	Elapsed time.Duration
+	// Languages counts the queries by the language of the queried file.
+	Languages map[string]int
+	Scores    []Score // in the order of Options.Predictors
+	// Resamples is the number of bootstrap resamples of the intervals.
+	Resamples int
+	Elapsed   time.Duration
 	// Feedback compares each feedback variant with its baseline (with
 	// Options.Feedback only).
 	Feedback []FeedbackScore
@@ -117,7 +135,7 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 		return nil, err
 	}
 	if len(commits) == 0 {
-		return nil, fmt.Errorf("%w in %s: none of its non-merge commits changes %d to %d Go files that all exist in the parent",
+		return nil, fmt.Errorf("%w in %s: none of its non-merge commits changes %d to %d source files that all exist in the parent",
 			ErrNoCommits, dir, opts.Rule.MinFiles, opts.Rule.MaxFiles)
 	}
 	work := opts.Work
@@ -145,11 +163,17 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 			return nil, err
 		}
 	}
-	rep = &CochangeReport{Dir: dir, Head: repo.Head, K: opts.K, HitK: opts.HitK, Commits: commits}
+	rep = &CochangeReport{Dir: dir, Head: repo.Head, K: opts.K, HitK: opts.HitK, Commits: commits,
+		Languages: map[string]int{}, Resamples: BootstrapResamples}
 	sums := make([]Score, len(opts.Predictors))
+	// Per predictor and commit: the commit's queries' total recall and
+	// hit; per commit: its number of queries (for the intervals).
+	recalls, hits := make([][]float64, len(sums)), make([][]float64, len(sums))
 	for i, p := range opts.Predictors {
 		sums[i] = Score{Predictor: p.Name, Doc: p.Doc}
+		recalls[i], hits[i] = make([]float64, len(commits)), make([]float64, len(commits))
 	}
+	counts := make([]float64, len(commits))
 	progress := func(done int) {
 		if opts.Progress != nil {
 			opts.Progress(ingest.Progress{Phase: "commits", Done: done, Total: len(commits)})
@@ -176,6 +200,8 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 			}
 			q := Query{Commit: c.Hash, File: f, Want: want, Answers: map[string][]string{}}
 			rep.Queries++
+			rep.Languages[treesitter.LangOf(f)]++
+			counts[ci]++
 			for i, rank := range rankers {
 				got, err := rank(f)
 				if err != nil {
@@ -185,13 +211,13 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 				if opts.Predictors[i].Budgeted {
 					k = len(got)
 				}
-				got = firstGoFiles(got, f, k)
+				got = firstSourceFiles(got, f, k)
 				q.Answers[opts.Predictors[i].Name] = got
 				r, h := recallHit(got, want, opts.HitK)
 				s := &sums[i]
 				s.Queries++
-				s.Recall += r
-				s.Hit += h
+				recalls[i][ci] += r
+				hits[i][ci] += h
 				if len(got) > 0 {
 					s.Answered++
 				}
@@ -207,10 +233,14 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 		}
 	}
 	progress(len(commits))
+	rs := NewResamples(len(commits), rep.Resamples, BootstrapSeed)
 	for i := range sums {
-		if sums[i].Queries > 0 {
-			sums[i].Recall /= float64(sums[i].Queries)
-			sums[i].Hit /= float64(sums[i].Queries)
+		s := &sums[i]
+		s.RecallCI, s.HitCI = rs.Ratio(recalls[i], counts), rs.Ratio(hits[i], counts)
+		s.Recall, s.Hit = s.RecallCI.Mean, s.HitCI.Mean
+		if i > 0 {
+			s.Margin = &Margin{Of: sums[0].Predictor,
+				Recall: rs.Paired(recalls[0], recalls[i], counts), Hit: rs.Paired(hits[0], hits[i], counts)}
 		}
 	}
 	rep.Scores = sums
@@ -221,15 +251,16 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 	return rep, nil
 }
 
-// firstGoFiles keeps the first k distinct Go files of got other than query.
-func firstGoFiles(got []string, query string, k int) []string {
+// firstSourceFiles keeps the first k distinct source files of got (files
+// of a language ingest reads, treesitter.LangOf) other than query.
+func firstSourceFiles(got []string, query string, k int) []string {
 	out := make([]string, 0, k)
 	seen := map[string]bool{query: true}
 	for _, f := range got {
 		if len(out) == k {
 			break
 		}
-		if !strings.HasSuffix(f, ".go") || seen[f] {
+		if treesitter.LangOf(f) == "" || seen[f] {
 			continue
 		}
 		seen[f] = true

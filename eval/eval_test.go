@@ -154,9 +154,9 @@ func TestRecallHit(t *testing.T) {
 			t.Errorf("recallHit(%v, %v) = %v, %v; want %v, %v", tc.got, tc.want, r, h, tc.recall, tc.hit)
 		}
 	}
-	got := firstGoFiles([]string{"q.go", "README", "a.go", "a.go", "b.go", "c.go"}, "q.go", 2)
-	if d := cmp.Diff([]string{"a.go", "b.go"}, got); d != "" {
-		t.Errorf("firstGoFiles (-want +got):\n%s", d)
+	got := firstSourceFiles([]string{"q.go", "README", "a.py", "a.py", "dist/x.min.js", "b.go", "c.ts"}, "q.go", 2)
+	if d := cmp.Diff([]string{"a.py", "b.go"}, got); d != "" {
+		t.Errorf("firstSourceFiles (-want +got):\n%s", d)
 	}
 }
 

@@ -9,7 +9,6 @@ package eval
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,14 +33,6 @@ type FeedbackOptions struct {
 	Baseline string
 	// Bootstrap is the number of resamples of the intervals (default 2000).
 	Bootstrap int
-}
-
-// Interval is a mean with its bootstrap 95 % interval (percentiles 2.5
-// and 97.5 of the mean over commits resampled with replacement).
-type Interval struct{ Mean, Lo, Hi float64 }
-
-func (i Interval) String() string {
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", i.Mean, i.Lo, i.Hi)
 }
 
 // FeedbackScore is one variant against the baseline over the same
@@ -246,59 +237,32 @@ func (fr *feedbackReplay) after(c Commit) error {
 }
 
 // scores compares every variant with the baseline: means over queries and
-// bootstrap intervals over commits (a commit's queries share its files, so
-// they are resampled together).
+// bootstrap intervals over commits (bootstrap.go: a commit's queries share
+// its files, so they are resampled together).
 func (fr *feedbackReplay) scores() []FeedbackScore {
-	rng := rand.New(rand.NewPCG(25, 6))
-	n := len(fr.order)
-	draws := make([][]int, fr.opts.Bootstrap)
-	for b := range draws {
-		draws[b] = make([]int, n)
-		for j := range draws[b] {
-			draws[b][j] = rng.IntN(n)
-		}
+	rs := NewResamples(len(fr.order), fr.opts.Bootstrap, BootstrapSeed)
+	counts := make([]float64, len(fr.order))
+	for j, c := range fr.order {
+		counts[j] = float64(fr.queries[c])
 	}
-	// interval of Σ f(commit) / Σ queries(commit) over the draws.
-	interval := func(f func(c string) float64) Interval {
-		sum, q := 0.0, 0
-		for _, c := range fr.order {
-			sum += f(c)
-			q += fr.queries[c]
+	// per-commit sums of metric k of predictor pred.
+	sums := func(pred string, k int) []float64 {
+		out := make([]float64, len(fr.order))
+		for j, c := range fr.order {
+			out[j] = fr.perCom[c][pred][k]
 		}
-		iv := Interval{}
-		if q == 0 {
-			return iv
-		}
-		iv.Mean = sum / float64(q)
-		stats := make([]float64, len(draws))
-		for b, d := range draws {
-			s, k := 0.0, 0
-			for _, j := range d {
-				s += f(fr.order[j])
-				k += fr.queries[fr.order[j]]
-			}
-			if k > 0 {
-				stats[b] = s / float64(k)
-			}
-		}
-		slices.Sort(stats)
-		iv.Lo, iv.Hi = stats[len(stats)*25/1000], stats[min(len(stats)-1, len(stats)*975/1000)]
-		return iv
+		return out
 	}
 	base := fr.opts.Baseline
 	var out []FeedbackScore
+	baseRecall, baseHit := sums(base, 0), sums(base, 1)
 	for i, name := range fr.names {
-		get := func(pred string, k int) func(string) float64 {
-			return func(c string) float64 { return fr.perCom[c][pred][k] }
-		}
-		diff := func(k int) func(string) float64 {
-			return func(c string) float64 { return fr.perCom[c][name][k] - fr.perCom[c][base][k] }
-		}
+		recall, hit := sums(name, 0), sums(name, 1)
 		out = append(out, FeedbackScore{
 			Predictor: name, Params: fr.opts.Variants[i],
-			Recall: interval(get(name, 0)), Hit: interval(get(name, 1)),
-			DRecall: interval(diff(0)), DHit: interval(diff(1)),
-			BaseRecall: interval(get(base, 0)), BaseH: interval(get(base, 1)),
+			Recall: rs.Ratio(recall, counts), Hit: rs.Ratio(hit, counts),
+			DRecall: rs.Paired(recall, baseRecall, counts), DHit: rs.Paired(hit, baseHit, counts),
+			BaseRecall: rs.Ratio(baseRecall, counts), BaseH: rs.Ratio(baseHit, counts),
 		})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/treesitter"
 )
 
 // ErrNotGitRepo: DIR is not inside a git work tree (or git is missing).
@@ -53,8 +54,8 @@ func OpenRepo(dir string) (*Repo, error) {
 }
 
 // Commit is one commit an evaluation replays: its parent is where memory is
-// built, Files are the Go files it changed (paths relative to the evaluated
-// directory, sorted), all of which exist in the parent.
+// built, Files are the source files it changed (paths relative to the
+// evaluated directory, sorted), all of which exist in the parent.
 type Commit struct {
 	Hash    string
 	Parent  string
@@ -63,15 +64,17 @@ type Commit struct {
 }
 
 // CommitRule says which commits qualify: non-merge commits that change
-// between MinFiles and MaxFiles Go files (counted among the files ingest go
-// would read), every one of them present in the parent (no file added or
-// renamed into place).
+// between MinFiles and MaxFiles source files, every one of them present in
+// the parent (no file added or renamed into place). A source file is one
+// of a language `ingest code` reads (Go, Python, TypeScript, JavaScript,
+// Rust: treesitter.LangOf by its name) below no directory the walk skips
+// (ingest.Walkable); other files do not count.
 type CommitRule struct {
 	MinFiles, MaxFiles int
 	Walk               ingest.WalkOptions
 }
 
-// DefaultCommitRule is the rule of SPEC.md §11: 2 to 10 Go files.
+// DefaultCommitRule is the rule of SPEC.md §11: 2 to 10 source files.
 var DefaultCommitRule = CommitRule{MinFiles: 2, MaxFiles: 10}
 
 // Commits returns the newest n qualifying commits after skipping the newest
@@ -134,7 +137,7 @@ func parseCommit(rec string, rule CommitRule) (Commit, bool) {
 	for i := 0; i+1 < len(fields); i += 2 {
 		status := strings.TrimLeft(fields[i], "\n")
 		file := fields[i+1]
-		if !strings.HasSuffix(file, ".go") || !ingest.Walkable(file, rule.Walk) {
+		if treesitter.LangOf(file) == "" || !ingest.Walkable(file, rule.Walk) {
 			continue
 		}
 		if status != "M" && status != "D" && status != "T" {

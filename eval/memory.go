@@ -12,13 +12,15 @@ import (
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 )
 
 // Memory is the memory of the evaluated directory as it was at one commit:
-// the store after `ingest go` and `ingest git` of a checkout of that commit,
+// the store after `ingest code` and `ingest git` of a checkout of that commit,
 // and a snapshot exported from it. It is valid until the next commit is
 // built (predictors must not keep it).
 type Memory struct {
@@ -176,18 +178,11 @@ func (b *builder) at(commit string) (*Memory, error) {
 		}
 	}
 	meta := lmdbstore.WriteMeta{RunID: "eval", TaskID: commit}
-	skip, err := ingest.StoredTreeHash(b.store)
-	if err != nil {
-		return nil, err
-	}
-	gores, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: b.opts.Walk, SkipIfTreeHash: skip, SyntaxOnly: b.opts.SyntaxOnly})
-	if err != nil {
-		return nil, fmt.Errorf("ingest go at %s: %w", short(commit), err)
-	}
-	if !gores.Unchanged {
-		if _, err := ingest.WriteGo(b.store, gores.Graph, meta, nil); err != nil {
-			return nil, fmt.Errorf("ingest go at %s: %w", short(commit), err)
-		}
+	// Every language, as `ingest code` reads it (Go type-checked unless
+	// SyntaxOnly); a language whose tree hash is unchanged is not re-read.
+	if _, _, err := codetree.Ingest(b.store, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
+		SyntaxOnly: b.opts.SyntaxOnly, Walk: b.opts.Walk, Meta: meta, NoFollowMoves: true}); err != nil {
+		return nil, fmt.Errorf("ingest code at %s: %w", short(commit), err)
 	}
 	gitres, err := ingest.ExtractGit(dir, ingest.GitOptions{WalkOptions: b.opts.Walk})
 	if err != nil {
