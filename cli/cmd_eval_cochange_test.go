@@ -59,8 +59,8 @@ func TestEvalCochangeOutput(t *testing.T) {
 	dir := evalRepo(t)
 	text := ok(t, "eval", "cochange", dir, "--commits", "2")
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	head := regexp.MustCompile(`^eval cochange .+: 2 commits \([0-9a-f]{12}\.\.[0-9a-f]{12}\), 4 queries, memory at each parent; [0-9.]+s$`)
-	if len(lines) != 7 || !head.MatchString(lines[0]) {
+	head := regexp.MustCompile(`^eval cochange .+: 2 commits \([0-9a-f]{12}\.\.[0-9a-f]{12}\), 4 queries \(go 4\), memory at each parent; [0-9.]+s$`)
+	if len(lines) != 14 || !head.MatchString(lines[0]) {
 		t.Fatalf("output:\n%s", text)
 	}
 	if f := strings.Fields(lines[1]); strings.Join(f[:4], " ") != "predictor recall@10 hit@3 answered" {
@@ -69,11 +69,31 @@ func TestEvalCochangeOutput(t *testing.T) {
 	// pagerank and lexical may not answer: the files call nothing, and
 	// their words are the same in every file (a term all files have
 	// weighs nothing).
+	score := `[01]\.\d\d \[[01]\.\d\d, [01]\.\d\d\]`
+	row := regexp.MustCompile(`^(\S+) +(` + score + `) +(` + score + `) +(\d/4) `)
 	for i, name := range []string{"activate", "cochange", "samedir", "pagerank", "lexical"} {
-		f := strings.Fields(lines[2+i])
-		if f[0] != name || !regexp.MustCompile(`^[01]\.\d\d$`).MatchString(f[1]) || f[3] != "4/4" && name != "pagerank" && name != "lexical" {
+		m := row.FindStringSubmatch(lines[2+i])
+		if m == nil || m[1] != name || m[4] != "4/4" && name != "pagerank" && name != "lexical" {
 			t.Errorf("row %d: %q", i, lines[2+i])
 		}
+	}
+	// Steps 3 (x, z) and 4 (x, y) are evaluated; both pairs changed
+	// together before (step 1), so history alone finds every partner
+	// among the first ten and the first three, in every resample.
+	if f := strings.Fields(lines[3]); strings.Join(f[:8], " ") != "cochange 1.00 [1.00, 1.00] 1.00 [1.00, 1.00] 4/4" {
+		t.Errorf("cochange row %q", lines[3])
+	}
+	if lines[7] != "margin of activate over each, paired by commit:" || strings.Join(strings.Fields(lines[8]), " ") != "over Δ recall@10 Δ hit@3" {
+		t.Errorf("margins header %q %q", lines[7], lines[8])
+	}
+	margin := regexp.MustCompile(`^(\S+) +[+-][01]\.\d\d \[[+-][01]\.\d\d, [+-][01]\.\d\d\] +[+-][01]\.\d\d \[[+-][01]\.\d\d, [+-][01]\.\d\d\]$`)
+	for i, name := range []string{"cochange", "samedir", "pagerank", "lexical"} {
+		if m := margin.FindStringSubmatch(lines[9+i]); m == nil || m[1] != name {
+			t.Errorf("margin row %d: %q", i, lines[9+i])
+		}
+	}
+	if lines[13] != "[95 % interval: percentile bootstrap over the 2 commits, 1000 resamples, seed 30]" {
+		t.Errorf("footer %q", lines[13])
 	}
 	out := ok(t, "--json", "eval", "cochange", dir, "--commits", "2", "--predictor", "cochange,samedir")
 	var recs []map[string]any
@@ -87,18 +107,20 @@ func TestEvalCochangeOutput(t *testing.T) {
 	if len(recs) != 2 || recs[0]["predictor"] != "cochange" || recs[1]["predictor"] != "samedir" {
 		t.Fatalf("json: %s", out)
 	}
-	// Steps 3 (x, z) and 4 (x, y) are evaluated; both pairs changed
-	// together before (step 1), so history alone finds every partner among
-	// the first ten: recall@10 1.
-	if recs[0]["recall_at_10"] != 1.0 || recs[0]["queries"] != 4.0 || recs[0]["commits"] != 2.0 {
+	if recs[0]["recall_at_10"] != 1.0 || recs[0]["queries"] != 4.0 || recs[0]["commits"] != 2.0 ||
+		fmt.Sprint(recs[0]["recall_at_10_ci"]) != "[1 1]" || fmt.Sprint(recs[0]["languages"]) != "map[go:4]" ||
+		recs[0]["resamples"] != 1000.0 || recs[0]["seed"] != 30.0 || recs[0]["margin"] != nil {
 		t.Errorf("cochange record %v", recs[0])
 	}
-	var keys []string
-	for k := range recs[0] {
-		keys = append(keys, k)
+	// samedir: x, y, z share the root directory, so it too answers every
+	// partner among its first three: the margin is 0 in every resample.
+	if fmt.Sprint(recs[1]["margin"]) != "map[hit_at_3:[0 0 0] of:cochange recall_at_10:[0 0 0]]" {
+		t.Errorf("samedir margin %v", recs[1]["margin"])
 	}
-	if len(keys) != 9 {
-		t.Errorf("record fields %v", keys)
+	for i, want := range []int{14, 15} {
+		if len(recs[i]) != want {
+			t.Errorf("record %d has %d fields: %v", i, len(recs[i]), recs[i])
+		}
 	}
 	// --trace --json: one query object per query before the scores.
 	out = ok(t, "--json", "eval", "cochange", dir, "--commits", "1", "--predictor", "cochange", "--trace")

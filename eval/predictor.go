@@ -11,8 +11,9 @@ import (
 
 // Ranker answers one query on one memory: the files related to file (a
 // path relative to the evaluated directory), best first. It may return any
-// number of paths, non-Go files and the query itself included: the
-// evaluation keeps the first K Go files other than the query. A file the
+// number of paths, files that are not source and the query itself
+// included: the evaluation keeps the first K source files other than the
+// query. A file the
 // memory does not know gives an empty answer, not an error.
 type Ranker func(file string) ([]string, error)
 
@@ -23,9 +24,9 @@ type Predictor struct {
 	Name string // unique, lower case: the table row and the JSON "predictor"
 	Doc  string // one line: what it ranks by
 	Open func(m *Memory) (Ranker, error)
-	// Budgeted predictors answer with what fits a token budget: every Go
-	// file of the answer counts (no top-K cut), so recall is the share of
-	// the wanted files the answer shows.
+	// Budgeted predictors answer with what fits a token budget: every
+	// source file of the answer counts (no top-K cut), so recall is the
+	// share of the wanted files the answer shows.
 	Budgeted bool
 }
 
