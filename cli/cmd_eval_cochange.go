@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/eval"
+	"github.com/memctl/memctl/ingest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,21 +39,22 @@ func evalCochangeCommand(env Env) *cli.Command {
 
 // evalScoreJSON is one predictor's line of `eval cochange --json`.
 type evalScoreJSON struct {
-	Predictor string          `json:"predictor"`
-	Dir       string          `json:"dir"`
-	Head      string          `json:"head"`
-	Commits   int             `json:"commits"`
-	Queries   int             `json:"queries"`
-	Languages map[string]int  `json:"languages"`
-	Recall    jsonNumber      `json:"recall_at_10"`
-	RecallCI  [2]jsonNumber   `json:"recall_at_10_ci"`
-	Hit       jsonNumber      `json:"hit_at_3"`
-	HitCI     [2]jsonNumber   `json:"hit_at_3_ci"`
-	Margin    *evalMarginJSON `json:"margin,omitempty"`
-	Answered  int             `json:"answered"`
-	Resamples int             `json:"resamples"`
-	Seed      uint64          `json:"seed"`
-	Seconds   jsonNumber      `json:"seconds"`
+	Predictor string            `json:"predictor"`
+	Dir       string            `json:"dir"`
+	Head      string            `json:"head"`
+	Commits   int               `json:"commits"`
+	Queries   int               `json:"queries"`
+	Languages map[string]int    `json:"languages"`
+	Recall    jsonNumber        `json:"recall_at_10"`
+	RecallCI  [2]jsonNumber     `json:"recall_at_10_ci"`
+	Hit       jsonNumber        `json:"hit_at_3"`
+	HitCI     [2]jsonNumber     `json:"hit_at_3_ci"`
+	Margin    *evalMarginJSON   `json:"margin,omitempty"`
+	Answered  int               `json:"answered"`
+	Resamples int               `json:"resamples"`
+	Fallbacks []ingest.Fallback `json:"fallbacks"`
+	Seed      uint64            `json:"seed"`
+	Seconds   jsonNumber        `json:"seconds"`
 }
 
 // evalMarginJSON is the first predictor's lead over this one, paired by
@@ -129,11 +131,14 @@ func runEvalCochange(k *call) error {
 		if err := printEvalFeedback(k, rep); err != nil {
 			return err
 		}
+		if rep.Fallbacks == nil {
+			rep.Fallbacks = []ingest.Fallback{} // [] in JSON, as ingest prints it
+		}
 		for _, s := range rep.Scores {
 			rec := evalScoreJSON{Predictor: s.Predictor, Dir: rep.Dir, Head: rep.Head, Commits: len(rep.Commits),
 				Queries: s.Queries, Languages: rep.Languages,
 				Recall: fixed(s.Recall, 4), RecallCI: ci(s.RecallCI), Hit: fixed(s.Hit, 4), HitCI: ci(s.HitCI),
-				Answered: s.Answered, Resamples: rep.Resamples, Seed: eval.BootstrapSeed,
+				Answered: s.Answered, Resamples: rep.Resamples, Seed: eval.BootstrapSeed, Fallbacks: rep.Fallbacks,
 				Seconds: fixed(rep.Elapsed.Seconds(), 1)}
 			if m := s.Margin; m != nil {
 				rec.Margin = &evalMarginJSON{Of: m.Of, Recall: withCI(m.Recall), Hit: withCI(m.Hit)}
@@ -175,6 +180,12 @@ func runEvalCochange(k *call) error {
 	if err := k.out.textf("[95 %% interval: percentile bootstrap over the %d commits, %d resamples, seed %d]\n",
 		len(rep.Commits), rep.Resamples, eval.BootstrapSeed); err != nil {
 		return err
+	}
+	// Go read from syntax alone resolves fewer calls: say so (SPEC.md §9.6).
+	for _, l := range fallbackLines(rep.Fallbacks) {
+		if err := k.out.textf("%s\n", l); err != nil {
+			return err
+		}
 	}
 	return printEvalFeedback(k, rep)
 }

@@ -109,7 +109,8 @@ func TestEvalCochangeOutput(t *testing.T) {
 	}
 	if recs[0]["recall_at_10"] != 1.0 || recs[0]["queries"] != 4.0 || recs[0]["commits"] != 2.0 ||
 		fmt.Sprint(recs[0]["recall_at_10_ci"]) != "[1 1]" || fmt.Sprint(recs[0]["languages"]) != "map[go:4]" ||
-		recs[0]["resamples"] != 1000.0 || recs[0]["seed"] != 30.0 || recs[0]["margin"] != nil {
+		recs[0]["resamples"] != 1000.0 || recs[0]["seed"] != 30.0 || recs[0]["margin"] != nil ||
+		fmt.Sprint(recs[0]["fallbacks"]) != "[]" {
 		t.Errorf("cochange record %v", recs[0])
 	}
 	// samedir: x, y, z share the root directory, so it too answers every
@@ -117,7 +118,7 @@ func TestEvalCochangeOutput(t *testing.T) {
 	if fmt.Sprint(recs[1]["margin"]) != "map[hit_at_3:[0 0 0] of:cochange recall_at_10:[0 0 0]]" {
 		t.Errorf("samedir margin %v", recs[1]["margin"])
 	}
-	for i, want := range []int{14, 15} {
+	for i, want := range []int{15, 16} {
 		if len(recs[i]) != want {
 			t.Errorf("record %d has %d fields: %v", i, len(recs[i]), recs[i])
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,10 @@ type CochangeReport struct {
 	Scores    []Score // in the order of Options.Predictors
 	// Resamples is the number of bootstrap resamples of the intervals.
 	Resamples int
+	// Fallbacks are the Go packages read from syntax alone at some parent
+	// although type-checking was asked for (their calls resolve less), by
+	// package path.
+	Fallbacks []ingest.Fallback
 	Elapsed   time.Duration
 	// Feedback compares each feedback variant with its baseline (with
 	// Options.Feedback only).
@@ -244,6 +249,9 @@ func Cochange(dir string, opts Options) (rep *CochangeReport, err error) {
 		}
 	}
 	rep.Scores = sums
+	rep.Fallbacks = slices.SortedFunc(slices.Values(b.fallbacks), func(x, y ingest.Fallback) int {
+		return strings.Compare(x.Package, y.Package)
+	})
 	if fb != nil {
 		rep.Feedback = fb.scores()
 	}

@@ -135,3 +135,32 @@ func TestCochangeLanguages(t *testing.T) {
 		}
 	}
 }
+
+// TestCochangeFallbacks: a Go package type-checking cannot read (no file
+// built for this platform) is named in the report, once, however many
+// parents it was read at.
+func TestCochangeFallbacks(t *testing.T) {
+	r := newTestRepo(t)
+	r.commit("c1", map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "x.go": goFile("x", 1, ""), "y.go": goFile("y", 1, ""),
+		"win/w_windows.go": "//go:build windows\n\npackage win\n"})
+	r.commit("c2", map[string]string{"x.go": goFile("x", 2, ""), "y.go": goFile("y", 2, "")})
+	r.commit("c3", map[string]string{"x.go": goFile("x", 3, ""), "y.go": goFile("y", 3, "")})
+	preds, err := PickPredictors([]string{"samedir"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Cochange(r.dir, Options{Commits: 2, Predictors: preds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Fallbacks) != 1 || rep.Fallbacks[0].Package != "example.com/m/win" {
+		t.Errorf("fallbacks %+v, want example.com/m/win alone", rep.Fallbacks)
+	}
+	plain, err := Cochange(r.dir, Options{Commits: 2, Predictors: preds, SyntaxOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Fallbacks) != 0 {
+		t.Errorf("--syntax-only: fallbacks %+v, want none (nothing was asked to type-check)", plain.Fallbacks)
+	}
+}

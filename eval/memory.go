@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,6 +138,9 @@ type builder struct {
 	snap  string
 	opts  Options
 	cur   *Memory
+	// fallbacks are the Go packages ingest read from syntax alone at some
+	// commit although type-checking was asked for, the first time each.
+	fallbacks []ingest.Fallback
 }
 
 // newBuilder opens (or creates) the store and the worktree under work.
@@ -180,9 +184,18 @@ func (b *builder) at(commit string) (*Memory, error) {
 	meta := lmdbstore.WriteMeta{RunID: "eval", TaskID: commit}
 	// Every language, as `ingest code` reads it (Go type-checked unless
 	// SyntaxOnly); a language whose tree hash is unchanged is not re-read.
-	if _, _, err := codetree.Ingest(b.store, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
-		SyntaxOnly: b.opts.SyntaxOnly, Walk: b.opts.Walk, Meta: meta, NoFollowMoves: true}); err != nil {
+	sum, _, err := codetree.Ingest(b.store, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
+		SyntaxOnly: b.opts.SyntaxOnly, Walk: b.opts.Walk, Meta: meta, NoFollowMoves: true})
+	if err != nil {
 		return nil, fmt.Errorf("ingest code at %s: %w", short(commit), err)
+	}
+	for _, f := range sum.Fallbacks {
+		if !slices.ContainsFunc(b.fallbacks, func(g ingest.Fallback) bool { return g.Package == f.Package }) {
+			// The fix runs in the user's checkout, not in the worktree
+			// removed at the end.
+			f.Fix = strings.ReplaceAll(f.Fix, b.wt.path, b.repo.Top)
+			b.fallbacks = append(b.fallbacks, f)
+		}
 	}
 	gitres, err := ingest.ExtractGit(dir, ingest.GitOptions{WalkOptions: b.opts.Walk})
 	if err != nil {
