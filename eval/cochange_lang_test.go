@@ -16,6 +16,7 @@ import (
 //	c5 pkg/app.py, web/index.ts                          (qualifies)
 //	c6 web/index.ts, pkg/app.py, adds web/new.ts         (adds a source file: no)
 //	c7 docs/notes.txt, web/greet.ts, pkg/util.py         (qualifies; the text file does not count)
+//	c8 src/lib.rs, web/legacy.js                         (qualifies)
 //
 // pkg/app.py calls pkg/util.py's helper and web/index.ts calls
 // web/greet.ts's greet, so the code graph links those pairs.
@@ -37,7 +38,7 @@ func langHistory(t *testing.T) (*testRepo, []string) {
 	cs = append(cs, r.commit("c1", map[string]string{
 		"m.go": goFile("m", 1, "func M() {}"), "pkg/__init__.py": "\n", "pkg/app.py": app(1), "pkg/util.py": util(1),
 		"web/index.ts": index(1), "web/greet.ts": greet(1), "web/lib.min.js": "var a=1;\n", "README.md": "r1\n",
-		"docs/notes.txt": "n1\n",
+		"docs/notes.txt": "n1\n", "src/lib.rs": "pub fn one() -> i32 { 1 }\n", "web/legacy.js": "function legacy() { return 1; }\n",
 	}))
 	cs = append(cs, r.commit("c2", map[string]string{"pkg/app.py": app(2), "web/index.ts": index(2)}))
 	cs = append(cs, r.commit("c3", map[string]string{"pkg/app.py": app(3), "README.md": "r3\n"}))
@@ -46,6 +47,7 @@ func langHistory(t *testing.T) (*testRepo, []string) {
 	cs = append(cs, r.commit("c5", map[string]string{"pkg/app.py": app(5), "web/index.ts": index(5)}))
 	cs = append(cs, r.commit("c6", map[string]string{"pkg/app.py": app(6), "web/index.ts": index(6), "web/new.ts": greet(6)}))
 	cs = append(cs, r.commit("c7", map[string]string{"docs/notes.txt": "n7\n", "web/greet.ts": greet(7), "pkg/util.py": util(7)}))
+	cs = append(cs, r.commit("c8", map[string]string{"src/lib.rs": "pub fn one() -> i32 { 8 }\n", "web/legacy.js": "function legacy() { return 8; }\n"}))
 	return r, cs
 }
 
@@ -76,6 +78,7 @@ func TestCochangeLanguages(t *testing.T) {
 		{cs[3], []string{"m.go", "pkg/util.py", "web/greet.ts"}},
 		{cs[4], []string{"pkg/app.py", "web/index.ts"}},
 		{cs[6], []string{"pkg/util.py", "web/greet.ts"}},
+		{cs[7], []string{"src/lib.rs", "web/legacy.js"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("qualifying commits (-want +got):\n%s", d)
@@ -90,7 +93,7 @@ func TestCochangeLanguages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(map[string]int{"go": 1, "python": 4, "typescript": 4}, rep.Languages); d != "" {
+	if d := cmp.Diff(map[string]int{"go": 1, "python": 4, "typescript": 4, "rust": 1, "javascript": 1}, rep.Languages); d != "" {
 		t.Errorf("queries by language (-want +got):\n%s", d)
 	}
 	answers := map[string]map[string][]string{} // commit → file → predictor's answer
@@ -109,11 +112,11 @@ func TestCochangeLanguages(t *testing.T) {
 		answers[q.Commit][q.File+" pagerank"] = q.Answers["pagerank"]
 	}
 	// At c5's parent app.py and index.ts changed together twice (c1, c2)
-	// and app.py with util.py, greet.ts and m.go once (c1): the co-change
+	// and app.py with every other source file once (c1): the co-change
 	// baseline puts the partner first. Ties (one commit each) go by change
 	// count, then path: util.py and greet.ts changed twice (c1, c4), as did
-	// m.go.
-	if d := cmp.Diff([]string{"web/index.ts", "m.go", "pkg/util.py", "web/greet.ts", "pkg/__init__.py"},
+	// m.go; __init__.py, lib.rs and legacy.js once.
+	if d := cmp.Diff([]string{"web/index.ts", "m.go", "pkg/util.py", "web/greet.ts", "pkg/__init__.py", "src/lib.rs", "web/legacy.js"},
 		answers[cs[4]]["pkg/app.py cochange"]); d != "" {
 		t.Errorf("cochange for app.py at c5 (-want +got):\n%s", d)
 	}
@@ -128,10 +131,11 @@ func TestCochangeLanguages(t *testing.T) {
 	// c2: app.py→index.ts found (1), index.ts→app.py found (1);
 	// c4: each of 3 files wants 2 others, all among ≤ 10 once-changed
 	// partners (1, 1, 1); c5: 1, 1; c7: util.py↔greet.ts changed together
-	// in c1 and c4: 1, 1. Every query finds all it wants.
+	// in c1 and c4: 1, 1; c8: lib.rs and legacy.js changed together in
+	// c1: 1, 1. Every query finds all it wants.
 	for _, s := range rep.Scores {
-		if s.Predictor == "cochange" && (s.Recall != 1 || s.Queries != 9 || s.RecallCI.Lo != 1 || s.RecallCI.Hi != 1) {
-			t.Errorf("cochange %+v, want recall 1 [1, 1] over 9 queries", s)
+		if s.Predictor == "cochange" && (s.Recall != 1 || s.Queries != 11 || s.RecallCI.Lo != 1 || s.RecallCI.Hi != 1) {
+			t.Errorf("cochange %+v, want recall 1 [1, 1] over 11 queries", s)
 		}
 	}
 }
