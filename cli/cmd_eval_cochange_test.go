@@ -149,3 +149,17 @@ func TestEvalCochangeBadUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestLanguageCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]int
+		want string
+	}{
+		{map[string]int{"go": 1, "typescript": 4, "python": 4, "rust": 2}, "python 4, typescript 4, rust 2, go 1"},
+		{map[string]int{}, ""},
+	} {
+		if got := languageCounts(tc.in); got != tc.want {
+			t.Errorf("languageCounts(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
