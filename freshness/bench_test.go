@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/memctl/memctl/ingest/codetree"
 )
 
 // benchTree writes a generated tree of n Python files in n/20 packages
@@ -53,5 +55,30 @@ func BenchmarkRefreshOneFileEdit(b *testing.B) {
 		if err != nil || res.Rev == 0 {
 			b.Fatal(res, err)
 		}
+	}
+}
+
+// BenchmarkRefreshOneFileEditCached: the same edits refreshed through one
+// codetree.Cache, as the long-lived MCP server refreshes (target ≤ 100
+// ms): only the edited file is parsed, and only what changed is compared
+// with the store.
+func BenchmarkRefreshOneFileEditCached(b *testing.B) {
+	dir, o := benchTree(b, 1000)
+	o.Cache = codetree.NewCache()
+	s := newStore(b)
+	if _, err := Refresh(s, dir, o); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		write(b, dir, "p10/m0200.py", fmt.Sprintf("def g%d():\n    return %d\n", i, i))
+		res, err := Refresh(s, dir, o)
+		if err != nil || res.Rev == 0 {
+			b.Fatal(res, err)
+		}
+	}
+	b.StopTimer()
+	if o.Cache.Deltas() < b.N-1 {
+		b.Fatalf("%d of %d refreshes took the per-file path", o.Cache.Deltas(), b.N)
 	}
 }

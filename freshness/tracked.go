@@ -26,7 +26,7 @@ func Ingest(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, &codetree.DirError{Dir: dir, Err: err}
 	}
-	return refreshFull(s, abs, o.withDefaults(s))
+	return refreshFull(s, abs, o.withDefaults(s), nil)
 }
 
 // Tracked returns the tree s follows and the options it was ingested with
