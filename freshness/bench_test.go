@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-
-	"github.com/memctl/memctl/ingest/codetree"
 )
 
 // benchTree writes a generated tree of n Python files in n/20 packages
@@ -59,12 +57,12 @@ func BenchmarkRefreshOneFileEdit(b *testing.B) {
 }
 
 // BenchmarkRefreshOneFileEditCached: the same edits refreshed through one
-// codetree.Cache, as the long-lived MCP server refreshes (target ≤ 100
-// ms): only the edited file is parsed, and only what changed is compared
-// with the store.
+// Cache, as the long-lived MCP server refreshes (target ≤ 100 ms): only
+// the edited file is parsed, only what changed is compared with the
+// store, and git runs only when the cache cannot tell the git state.
 func BenchmarkRefreshOneFileEditCached(b *testing.B) {
 	dir, o := benchTree(b, 1000)
-	o.Cache = codetree.NewCache()
+	o.Cache = NewCache()
 	s := newStore(b)
 	if _, err := Refresh(s, dir, o); err != nil {
 		b.Fatal(err)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
@@ -23,7 +25,7 @@ import (
 // other files import and call, imports, base classes, re-exports, files
 // deleted and symbols moved, in Python, TypeScript, JavaScript and Go.
 
-func mixedOptions(c *codetree.Cache) Options {
+func mixedOptions(c *Cache) Options {
 	return Options{Cache: c, Ingest: codetree.Options{WithGo: true, SyntaxOnly: true,
 		Langs: []string{ingest.LangPython, ingest.LangTypeScript, ingest.LangJavaScript}}}
 }
@@ -61,8 +63,8 @@ func mixedFixture(t testing.TB) string {
 // path: random cross-file edits, each followed by a refresh through one
 // cache, the store then compared with a fresh full ingest.
 func TestRefreshPerFileRandomEdits(t *testing.T) {
-	seeds := []int64{1, 2, 3, 4}
-	steps := 14
+	seeds := []int64{1, 2, 3, 4, 5, 6}
+	steps := 18
 	if testing.Short() {
 		seeds, steps = seeds[:1], 6
 	}
@@ -70,7 +72,7 @@ func TestRefreshPerFileRandomEdits(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		dir := mixedFixture(t)
 		s := newStore(t)
-		c := codetree.NewCache()
+		c := NewCache()
 		o := mixedOptions(c)
 		if _, err := Refresh(s, dir, o); err != nil {
 			t.Fatal(err)
@@ -90,6 +92,9 @@ func TestRefreshPerFileRandomEdits(t *testing.T) {
 			if got, want := graphDump(t, s), freshDumpWith(t, dir, mixedOptions(nil)); !slices.Equal(got, want) {
 				t.Fatalf("seed %d step %d (%s): refreshed graph differs from a fresh ingest:\n%s", seed, step, op, diffLines(got, want))
 			}
+			if gs, _, err := ingest.ReadGitState(dir); err != nil || res.Commit != gs.Commit || res.Dirty != gs.Dirty {
+				t.Fatalf("seed %d step %d (%s): git state %s dirty=%t, git says %+v (%v)", seed, step, op, res.Commit, res.Dirty, gs, err)
+			}
 			if res.Rev == 0 {
 				continue
 			}
@@ -100,7 +105,7 @@ func TestRefreshPerFileRandomEdits(t *testing.T) {
 		if c.Deltas() == 0 {
 			t.Fatalf("seed %d: no refresh took the per-file path", seed)
 		}
-		t.Logf("seed %d: %d of %d refreshes per file", seed, c.Deltas(), steps)
+		t.Logf("seed %d: %d of %d refreshes per file, %d ran git", seed, c.Deltas(), steps, c.GitRuns())
 	}
 }
 
@@ -229,7 +234,17 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		}
 		return out
 	}
-	switch rng.Intn(6) {
+	switch rng.Intn(9) {
+	case 6: // stage everything
+		git(t, dir, "add", "-A")
+		return "stage"
+	case 7: // restore one file as HEAD has it (a no-op for a file HEAD lacks)
+		gitTry(dir, "checkout", "-q", "HEAD", "--", a)
+		return "restore " + a
+	case 8: // back to HEAD: a clean tree
+		git(t, dir, "reset", "-q", "--hard")
+		git(t, dir, "clean", "-fdq")
+		return "reset --hard"
 	case 0: // a new definition in a, imported and called by b
 		write(t, dir, a, read(a)+fa.def(name))
 		write(t, dir, b, read(b)+fb.imp(a, b, name)+fb.use(name))
@@ -304,4 +319,77 @@ func cutDef(text, name string) (body, rest string) {
 		return strings.Join(lines[i:j], ""), strings.Join(lines[:i], "") + strings.Join(lines[j:], "")
 	}
 	return "", text
+}
+
+// gitTry runs git in dir and ignores its failure.
+func gitTry(dir string, args ...string) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	_ = cmd.Run()
+}
+
+// TestRefreshGitStateWithoutGit: the git state a cached refresh records
+// equals git's after each step, and git runs only where the last status
+// cannot prove the tree dirty (counts derived by hand from the rules of
+// gitMemo).
+func TestRefreshGitStateWithoutGit(t *testing.T) {
+	dir := mixedFixture(t)
+	s := newStore(t)
+	c := NewCache()
+	o := mixedOptions(c)
+	step := func(what string, wantDirty bool, wantRuns int) {
+		t.Helper()
+		res, err := Refresh(s, dir, o)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		gs, _, err := ingest.ReadGitState(dir)
+		if err != nil || res.Commit != gs.Commit || res.Dirty != gs.Dirty || gs.Dirty != wantDirty {
+			t.Fatalf("%s: recorded %s dirty=%t, git says %+v, want dirty=%t (%v)", what, res.Commit, res.Dirty, gs, wantDirty, err)
+		}
+		if c.GitRuns() != wantRuns {
+			t.Fatalf("%s: git ran %d times, want %d", what, c.GitRuns(), wantRuns)
+		}
+	}
+	appendTo := func(rel, text string) {
+		b, _ := os.ReadFile(filepath.Join(dir, rel))
+		write(t, dir, rel, string(b)+text)
+	}
+	step("initial", false, 1)
+	appendTo("py/pkg/geo.py", "\n\ndef more():\n    return 1\n")
+	step("edit a clean tracked file", true, 1)
+	appendTo("py/pkg/geo.py", "\n\ndef again():\n    return 2\n")
+	step("edit it again", true, 1)
+	git(t, dir, "checkout", "-q", "--", "py/pkg/geo.py")
+	step("restore it: clean, which only git can say", false, 2)
+	appendTo("web/lib.ts", "\nexport const k = 1\n")
+	write(t, dir, "web/extra.ts", "export const e = 2\n")
+	git(t, dir, "add", "web/extra.ts")
+	git(t, dir, "commit", "-q", "-m", "extra")
+	step("HEAD moved, lib.ts changed and not staged", true, 3)
+	appendTo("web/lib.ts", "\nexport const k2 = 2\n")
+	step("lib.ts changed again: still not HEAD's", true, 3)
+	git(t, dir, "checkout", "-q", "--", "web/lib.ts")
+	step("lib.ts restored: clean", false, 4)
+	write(t, dir, "py/pkg/new.py", "def n():\n    return 0\n")
+	step("an untracked source file: a new file proves nothing", true, 5)
+	git(t, dir, "add", "py/pkg/new.py")
+	step("staged: it was untracked and is still there", true, 5)
+	appendTo("web/app.ts", "\nexport const z = 3\n")
+	step("and a clean tracked file edited", true, 5)
+	git(t, dir, "reset", "-q", "--hard")
+	step("reset: clean", false, 6)
+	appendTo("web/app.ts", "\nexport const y = 4\n")
+	git(t, dir, "add", "web/app.ts")
+	appendTo("web/page.ts", "\nexport const p = 5\n")
+	git(t, dir, "add", "web/page.ts")
+	git(t, dir, "commit", "-q", "-m", "page only", "--", "web/page.ts")
+	step("HEAD moved, app.ts staged", true, 7)
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(filepath.Join(dir, "web/old.js"), later, later)
+	step("a stat changed, nothing else: still staged", true, 7)
+	git(t, dir, "reset", "-q")
+	git(t, dir, "checkout", "-q", "--", ".")
+	os.Chtimes(filepath.Join(dir, "web/old.js"), later.Add(time.Minute), later.Add(time.Minute))
+	step("unstaged and restored: clean", false, 8)
 }

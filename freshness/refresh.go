@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
@@ -46,10 +47,11 @@ type Options struct {
 	StatePath string
 	// Cache, kept by a long-lived process between refreshes of one store
 	// (the MCP server), makes a refresh after a small edit parse only the
-	// changed files and compare with the store only what changed
-	// (codetree.Cache). Nil: every refresh that finds a change re-reads
-	// the languages whose tree hash changed.
-	Cache *codetree.Cache
+	// changed files, compare with the store only what changed and, most
+	// often, tell the git state without running git (cache.go). Nil: every
+	// refresh that finds a change re-reads the languages whose tree hash
+	// changed and runs git.
+	Cache *Cache
 }
 
 // Result says what a refresh did and what the store's code graph is as of.
@@ -151,7 +153,9 @@ func (o Options) withDefaults(s *lmdbstore.Store) Options {
 		o.Ingest.Langs = treesitter.TreeSitterLanguages
 	}
 	o.Ingest.RecordGit = true
-	o.Ingest.Cache = o.Cache
+	if o.Cache != nil {
+		o.Ingest.Cache = o.Cache.code
+	}
 	return o
 }
 
@@ -272,12 +276,16 @@ func (st *state) knownHashes(entries []entry) map[string]string {
 func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result, error) {
 	// Stat before the ingest reads: an edit in between leaves the stat file
 	// older than the file, so the next refresh sees it.
+	walked := time.Now()
 	entries, err := walkStats(abs, o)
 	if err != nil {
 		return Result{}, &codetree.DirError{Dir: abs, Err: err}
 	}
 	known := prev.knownHashes(entries)
 	o.Ingest.Known = known
+	if o.Cache != nil {
+		o.Ingest.GitState = o.Cache.gitReader(abs, o.config(), entries, currentHashes(abs, entries, known), walked)
+	}
 	sum, stats, err := codetree.Ingest(s, abs, o.Ingest)
 	if err != nil {
 		return Result{}, err
@@ -339,6 +347,27 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 	// A stat file that cannot be written costs speed, not correctness.
 	_ = writeState(o.StatePath, st)
 	return res, nil
+}
+
+// currentHashes is the content hash of every file of entries: the known
+// ones as they are, the others read (a file gone meanwhile is left out).
+func currentHashes(abs string, entries []entry, known map[string]string) map[string]string {
+	out := make(map[string]string, len(entries))
+	var buf []byte
+	for _, e := range entries {
+		if e.Kind != kindFile {
+			continue
+		}
+		if h, ok := known[e.Path]; ok {
+			out[e.Path] = h
+			continue
+		}
+		var err error
+		if buf, err = readInto(buf, filepath.Join(abs, filepath.FromSlash(e.Path))); err == nil {
+			out[e.Path] = hashOf(buf)
+		}
+	}
+	return out
 }
 
 // storedFiles maps the path of every code file node to its hash.

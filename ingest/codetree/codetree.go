@@ -52,6 +52,10 @@ type Options struct {
 	// caller knows it without reading them (a stat unchanged since they
 	// were hashed); with Cache, such files are not read.
 	Known map[string]string
+	// GitState, when set, reads the git state RecordGit records instead
+	// of ingest.ReadGitState (a refresh that can tell it without running
+	// git).
+	GitState func(dir string) (ingest.GitState, bool, error)
 }
 
 // Lang is one language of a Summary (SPEC.md §9.6, `--json`).
@@ -166,7 +170,11 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	hasGit := false
 	if o.RecordGit {
 		var err error
-		if gitState, hasGit, err = ingest.ReadGitState(dir); err != nil {
+		read := o.GitState
+		if read == nil {
+			read = ingest.ReadGitState
+		}
+		if gitState, hasGit, err = read(dir); err != nil {
 			return out, stats, &DirError{dir, err}
 		}
 	}
