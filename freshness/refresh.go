@@ -284,7 +284,7 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 	known := prev.knownHashes(entries)
 	o.Ingest.Known = known
 	if o.Cache != nil {
-		o.Ingest.GitState = o.Cache.gitReader(abs, o.config(), entries, currentHashes(abs, entries, known), walked)
+		o.Ingest.GitState = o.Cache.gitReader(abs, abs+"\x00"+o.config(), entries, currentHashes(abs, entries, known), walked)
 	}
 	sum, stats, err := codetree.Ingest(s, abs, o.Ingest)
 	if err != nil {
