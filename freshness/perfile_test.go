@@ -32,7 +32,6 @@ func mixedOptions(c *Cache) Options {
 
 // mixedFixture is a repository whose files use each other's definitions.
 func mixedFixture(t testing.TB) string {
-	dir := filepath.Join(t.TempDir(), "repo")
 	files := map[string]string{
 		"go.mod":             "module example.com/fx\n\ngo 1.22\n",
 		"main.go":            "package main\n\nimport \"example.com/fx/util\"\n\nfunc main() { util.Helper() }\n",
@@ -50,13 +49,7 @@ func mixedFixture(t testing.TB) string {
 		"web/old.js":         "import { legacy } from './legacy.js'\n\nexport function old() {\n  return legacy()\n}\n",
 		".gitignore":         "*.log\n",
 	}
-	for rel, c := range files {
-		write(t, dir, rel, c)
-	}
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "init")
-	return dir
+	return repo(t, files)
 }
 
 // TestRefreshPerFileRandomEdits is the differential test of the per-file
