@@ -7,7 +7,12 @@ package treesitter
 // has not seen. Resolution still runs over every file of the family: the
 // graph is the one a fresh extraction gives, by construction.
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/memctl/memctl/ingest"
+)
 
 // Cache keeps the parse results of the files of the last extraction that
 // used it, by grammar and content hash. It is safe for concurrent use; an
@@ -16,6 +21,14 @@ import "sync"
 type Cache struct {
 	mu    sync.Mutex
 	files map[cacheKey]*cachedFile
+	// payloads are the file and symbol payloads of the last extraction by
+	// node key, with their JSON.
+	payloads map[string]cachedPayload
+}
+
+type cachedPayload struct {
+	payload any
+	json    json.RawMessage
 }
 
 type cacheKey struct {
@@ -77,4 +90,29 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 func (cf *cachedFile) fill(f *parsedFile) {
 	f.Bytes, f.Lines, f.Terms = cf.bytes, cf.lines, cf.terms
 	f.ParseErr, f.facts, f.parsed = cf.parseErr, cf.facts, true
+}
+
+// lastPayloads are the payloads the last extraction marshalled (read
+// only: the map is replaced, never changed).
+func (c *Cache) lastPayloads() map[string]cachedPayload {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.payloads
+}
+
+// keepPayloads replaces the payloads kept with those of this extraction.
+func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
+	if c == nil {
+		return
+	}
+	next := make(map[string]cachedPayload, len(nodes))
+	for i, p := range pending {
+		next[p.key] = cachedPayload{payload: p.payload, json: nodes[i].Payload}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.payloads = next
 }

@@ -258,6 +258,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	opts.Cache.replace(files, gs)
 	report(ingest.Progress{Phase: "resolving"})
 	b := newBuilder(res.Graph)
+	b.cache = opts.Cache
 	for _, lang := range ingest.Languages {
 		if extract[lang] {
 			res.Extracted = append(res.Extracted, lang)
