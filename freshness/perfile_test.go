@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -385,4 +386,48 @@ func TestRefreshGitStateWithoutGit(t *testing.T) {
 	git(t, dir, "checkout", "-q", "--", ".")
 	os.Chtimes(filepath.Join(dir, "web/old.js"), later.Add(time.Minute), later.Add(time.Minute))
 	step("unstaged and restored: clean", false, 8)
+}
+
+// TestRefreshCacheConcurrent: refreshes through one cache from several
+// goroutines at once (the MCP server answers concurrently) leave the
+// store as a fresh ingest of the tree, and write each change once.
+func TestRefreshCacheConcurrent(t *testing.T) {
+	dir := mixedFixture(t)
+	s := newStore(t)
+	o := mixedOptions(NewCache())
+	if _, err := Refresh(s, dir, o); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(7))
+	n := 0
+	for round := 0; round < 4; round++ {
+		op := crossFileEdit(t, rng, dir, &n)
+		revs := make(chan lmdbstore.Revision, 4)
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := Refresh(s, dir, o)
+				if err != nil {
+					t.Error(err)
+				}
+				revs <- res.Rev
+			}()
+		}
+		wg.Wait()
+		close(revs)
+		wrote := 0
+		for r := range revs {
+			if r != 0 {
+				wrote++
+			}
+		}
+		if wrote > 1 {
+			t.Fatalf("round %d (%s): %d refreshes wrote", round, op, wrote)
+		}
+		if got, want := graphDump(t, s), freshDumpWith(t, dir, mixedOptions(nil)); !slices.Equal(got, want) {
+			t.Fatalf("round %d (%s): differs from a fresh ingest:\n%s", round, op, diffLines(got, want))
+		}
+	}
 }
