@@ -229,7 +229,8 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		return out, stats, &DirError{dir, err}
 	}
 	tsGraph := res.Graph
-	delta := last != nil && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
+	// Force re-reads to repair: it compares everything with the store.
+	delta := last != nil && !o.Force && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
 	if !delta {
 		mergeGraph(g, res.Graph)
 	}
