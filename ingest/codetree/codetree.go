@@ -150,6 +150,9 @@ func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
 }
 
 func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
+	if o.Cache != nil && o.Cache.parses.Over() {
+		o.Cache = nil // a tree too large to keep: every ingest as without a cache
+	}
 	if o.Cache != nil {
 		o.Cache.mu.Lock()
 		defer o.Cache.mu.Unlock()

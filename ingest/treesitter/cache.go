@@ -17,10 +17,15 @@ import (
 // Cache keeps the parse results of the files of the last extraction that
 // used it, by grammar and content hash. It is safe for concurrent use; an
 // extraction replaces its contents with the files it saw (memory stays
-// that of one tree). The zero value is not usable: NewCache.
+// that of one tree: about 4.5 times its source bytes, measured on the
+// Python standard library). A tree of more than CacheMaxBytes of source
+// is not kept: the cache stays empty and says so (Over). The zero value
+// is not usable: NewCache.
 type Cache struct {
-	mu    sync.Mutex
-	files map[cacheKey]*cachedFile
+	mu       sync.Mutex
+	maxBytes int
+	over     bool
+	files    map[cacheKey]*cachedFile
 	// payloads are the file and symbol payloads of the last extraction by
 	// node key, with their JSON.
 	payloads map[string]cachedPayload
@@ -45,8 +50,21 @@ type cachedFile struct {
 	facts        any
 }
 
+// CacheMaxBytes bounds the source bytes of a tree whose parses a Cache
+// keeps (≈ 150 MB of memory for them at the most).
+const CacheMaxBytes = 32 << 20
+
 // NewCache returns an empty parse cache.
-func NewCache() *Cache { return &Cache{files: make(map[cacheKey]*cachedFile)} }
+func NewCache() *Cache {
+	return &Cache{maxBytes: CacheMaxBytes, files: make(map[cacheKey]*cachedFile)}
+}
+
+// Over reports whether the last extraction's tree was too large to keep.
+func (c *Cache) Over() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.over
+}
 
 // Len is the number of contents held.
 func (c *Cache) Len() int {
@@ -73,6 +91,14 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	total := 0
+	for _, f := range files {
+		total += f.Bytes
+	}
+	if c.over = total > c.maxBytes; c.over {
+		c.files, c.payloads = nil, nil
+		return
+	}
 	next := make(map[cacheKey]*cachedFile, len(files))
 	for _, f := range files {
 		k := cacheKey{gramOf(gs, f).name, f.Hash}
@@ -105,7 +131,7 @@ func (c *Cache) lastPayloads() map[string]cachedPayload {
 
 // keepPayloads replaces the payloads kept with those of this extraction.
 func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
-	if c == nil {
+	if c == nil || c.Over() {
 		return
 	}
 	next := make(map[string]cachedPayload, len(nodes))
