@@ -559,7 +559,7 @@ func (k *call) openFresh(at lmdbstore.At) (*lmdbstore.Store, *records.AsOf, erro
 	if past {
 		return s, nil, nil
 	}
-	a, err := ops.Freshen(s, refresh)
+	a, err := ops.Freshen(s, refresh, nil) // one process, one refresh: no cache to keep
 	if err != nil {
 		return nil, nil, err
 	}

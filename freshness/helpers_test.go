@@ -57,7 +57,6 @@ func write(t testing.TB, dir, rel, content string) {
 // fixture is a small repository with Go, Python and JavaScript, one
 // commit.
 func fixture(t testing.TB) string {
-	dir := filepath.Join(t.TempDir(), "repo")
 	files := map[string]string{
 		"go.mod":              "module example.com/fx\n\ngo 1.22\n",
 		"main.go":             "package main\n\nimport \"example.com/fx/util\"\n\nfunc main() { util.Helper() }\n",
@@ -72,6 +71,14 @@ func fixture(t testing.TB) string {
 		"py/pkg/notes.log":    "ignored\n",
 		"docs/guide/intro.md": "intro\n",
 	}
+	return repo(t, files)
+}
+
+// repo writes files into a new git repository, one commit, and returns
+// its directory.
+func repo(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
 	for rel, c := range files {
 		write(t, dir, rel, c)
 	}

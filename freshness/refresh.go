@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
@@ -44,6 +45,13 @@ type Options struct {
 	// StatePath overrides the stat file (default: StateFile in the store
 	// directory).
 	StatePath string
+	// Cache, kept by a long-lived process between refreshes of one store
+	// (the MCP server), makes a refresh after a small edit parse only the
+	// changed files, compare with the store only what changed and, most
+	// often, tell the git state without running git (cache.go). Nil: every
+	// refresh that finds a change re-reads the languages whose tree hash
+	// changed and runs git.
+	Cache *Cache
 }
 
 // Result says what a refresh did and what the store's code graph is as of.
@@ -112,7 +120,10 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 		}
 		return res, err
 	}
-	res, err := refreshFull(s, abs, o)
+	if st != nil && (st.Dir != abs || st.Config != o.config()) {
+		st = nil
+	}
+	res, err := refreshFull(s, abs, o, st)
 	if err != nil {
 		stale, serr := staleFiles(s, abs, o)
 		if serr == nil {
@@ -142,6 +153,9 @@ func (o Options) withDefaults(s *lmdbstore.Store) Options {
 		o.Ingest.Langs = treesitter.TreeSitterLanguages
 	}
 	o.Ingest.RecordGit = true
+	if o.Cache != nil {
+		o.Ingest.Cache = o.Cache.code
+	}
 	return o
 }
 
@@ -192,69 +206,114 @@ func (st *state) unchanged(s *lmdbstore.Store, abs string) (bool, error) {
 
 // storedCode is the stored tree hash of every language's last ingest, as
 // one string: another process's ingest changes it.
-func storedCode(s *lmdbstore.Store) (string, error) {
-	var b strings.Builder
-	err := s.View(func(r *lmdbstore.ReadTxn) error {
-		for _, lang := range ingest.Languages {
-			n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
-			if errors.Is(err, lmdbstore.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			var p struct {
-				TreeHash string `json:"tree_hash"`
-			}
-			if json.Unmarshal(n.Payload, &p) == nil {
-				fmt.Fprintf(&b, "%s=%s;", lang, p.TreeHash)
-			}
-		}
-		return nil
+func storedCode(s *lmdbstore.Store) (code string, err error) {
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		code, err = readCode(r)
+		return err
 	})
-	return b.String(), err
+	return code, err
 }
 
-func refreshFull(s *lmdbstore.Store, abs string, o Options) (Result, error) {
+func readCode(r *lmdbstore.ReadTxn) (string, error) {
+	var b strings.Builder
+	for _, lang := range ingest.Languages {
+		n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
+		if errors.Is(err, lmdbstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		var p struct {
+			TreeHash string `json:"tree_hash"`
+		}
+		if json.Unmarshal(n.Payload, &p) == nil {
+			fmt.Fprintf(&b, "%s=%s;", lang, p.TreeHash)
+		}
+	}
+	return b.String(), nil
+}
+
+// storedFileHash is the hash of the code file node of path ("" for none).
+func storedFileHash(r *lmdbstore.ReadTxn, path string) (string, error) {
+	n, err := r.GetNode(ingest.FileKey(path), lmdbstore.At{})
+	if errors.Is(err, lmdbstore.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil || ingest.OwnerOf(n) == "" {
+		return "", err
+	}
+	var p struct{ Hash string }
+	_ = json.Unmarshal(n.Payload, &p)
+	return p.Hash, nil
+}
+
+// knownHashes are the content hashes of the files of entries whose stat
+// equals the one st recorded, taken before st was written (not racy): an
+// ingest need not read them. None without st.
+func (st *state) knownHashes(entries []entry) map[string]string {
+	if st == nil {
+		return nil
+	}
+	old := make(map[string]entry, len(st.Entries))
+	for _, e := range st.Entries {
+		if e.Kind == kindFile && e.Hash != "" && e.MTime < st.written {
+			old[e.Path] = e
+		}
+	}
+	out := make(map[string]string, len(old))
+	for _, e := range entries {
+		if o, ok := old[e.Path]; ok && e.Kind == kindFile && o.Size == e.Size && o.MTime == e.MTime {
+			out[e.Path] = o.Hash
+		}
+	}
+	return out
+}
+
+// refreshFull ingests abs and rewrites the stat file; prev, when not nil,
+// is the stat file of the same tree and options, whose hashes of files
+// with an unchanged stat spare the ingest reading them.
+func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result, error) {
 	// Stat before the ingest reads: an edit in between leaves the stat file
 	// older than the file, so the next refresh sees it.
+	walked := time.Now()
 	entries, err := walkStats(abs, o)
 	if err != nil {
 		return Result{}, &codetree.DirError{Dir: abs, Err: err}
 	}
-	before, err := storedFiles(s)
-	if err != nil {
-		return Result{}, err
+	known := prev.knownHashes(entries)
+	o.Ingest.Known = known
+	if o.Cache != nil {
+		o.Ingest.GitState = o.Cache.gitReader(abs, abs+"\x00"+o.config(), entries, currentHashes(abs, entries, known), walked)
 	}
 	sum, stats, err := codetree.Ingest(s, abs, o.Ingest)
 	if err != nil {
 		return Result{}, err
 	}
-	after, err := storedFiles(s)
-	if err != nil {
-		return Result{}, err
-	}
-	res := Result{Refreshed: true, Rev: stats.Commit.Rev, Summary: &sum, Stats: stats, Changed: []string{}}
-	for p, h := range after {
-		if before[p] != h {
-			res.Changed = append(res.Changed, p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			res.Changed = append(res.Changed, p)
-		}
-	}
-	slices.Sort(res.Changed)
-	for i := range entries {
-		entries[i].Hash = after[entries[i].Path]
+	res := Result{Refreshed: true, Rev: stats.Commit.Rev, Summary: &sum, Stats: stats, Changed: stats.Files}
+	if res.Changed == nil {
+		res.Changed = []string{}
 	}
 	st := &state{Dir: abs, Config: o.config(), Entries: entries}
-	if st.Code, err = storedCode(s); err != nil {
-		return res, err
-	}
 	var moves []codetree.Move
 	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		// The stat file's hashes: known ones stay (the ingest found them
+		// so), the others are the stored file nodes'.
+		for i := range entries {
+			if h, ok := known[entries[i].Path]; ok && !slices.Contains(stats.Files, entries[i].Path) {
+				entries[i].Hash = h
+				continue
+			}
+			h, err := storedFileHash(r, entries[i].Path)
+			if err != nil {
+				return err
+			}
+			entries[i].Hash = h
+		}
+		var err error
+		if st.Code, err = readCode(r); err != nil {
+			return err
+		}
 		res.AsOf = r.Revision()
 		g, ok, err := codetree.StoredGitState(r, lmdbstore.At{})
 		if ok {
@@ -288,6 +347,27 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options) (Result, error) {
 	// A stat file that cannot be written costs speed, not correctness.
 	_ = writeState(o.StatePath, st)
 	return res, nil
+}
+
+// currentHashes is the content hash of every file of entries: the known
+// ones as they are, the others read (a file gone meanwhile is left out).
+func currentHashes(abs string, entries []entry, known map[string]string) map[string]string {
+	out := make(map[string]string, len(entries))
+	var buf []byte
+	for _, e := range entries {
+		if e.Kind != kindFile {
+			continue
+		}
+		if h, ok := known[e.Path]; ok {
+			out[e.Path] = h
+			continue
+		}
+		var err error
+		if buf, err = readInto(buf, filepath.Join(abs, filepath.FromSlash(e.Path))); err == nil {
+			out[e.Path] = hashOf(buf)
+		}
+	}
+	return out
 }
 
 // storedFiles maps the path of every code file node to its hash.

@@ -26,7 +26,7 @@ func Ingest(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, &codetree.DirError{Dir: dir, Err: err}
 	}
-	return refreshFull(s, abs, o.withDefaults(s))
+	return refreshFull(s, abs, o.withDefaults(s), nil)
 }
 
 // Tracked returns the tree s follows and the options it was ingested with
@@ -48,13 +48,14 @@ func Tracked(s *lmdbstore.Store) (dir string, o Options, ok bool) {
 
 // RefreshTracked refreshes the tree s follows (Tracked). tracked is false,
 // and nothing is done, when s follows none. With disabled, nothing is
-// written and the Result lists the stale files.
-func RefreshTracked(s *lmdbstore.Store, disabled bool) (res Result, tracked bool, err error) {
+// written and the Result lists the stale files. cache is the caller's
+// refresh cache (nil for a one-shot process).
+func RefreshTracked(s *lmdbstore.Store, disabled bool, cache *Cache) (res Result, tracked bool, err error) {
 	dir, o, ok := Tracked(s)
 	if !ok {
 		return Result{}, false, nil
 	}
-	o.Disabled = disabled
+	o.Disabled, o.Cache = disabled, cache
 	res, err = Refresh(s, dir, o)
 	return res, true, err
 }

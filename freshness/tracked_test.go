@@ -12,7 +12,7 @@ import (
 // told where the tree is, and a store never ingested follows nothing.
 func TestTrackedTree(t *testing.T) {
 	s := newStore(t)
-	if _, tracked, err := RefreshTracked(s, false); err != nil || tracked {
+	if _, tracked, err := RefreshTracked(s, false, nil); err != nil || tracked {
 		t.Fatalf("a new store: tracked %v, %v", tracked, err)
 	}
 	dir := fixture(t)
@@ -29,7 +29,7 @@ func TestTrackedTree(t *testing.T) {
 	if opts.config() != want.config() {
 		t.Errorf("options read back %q, want %q", opts.config(), want.config())
 	}
-	res, tracked, err := RefreshTracked(s, false)
+	res, tracked, err := RefreshTracked(s, false, nil)
 	if err != nil || !tracked || res.Refreshed {
 		t.Fatalf("unchanged tree: %+v, %v, %v", res, tracked, err)
 	}
@@ -37,11 +37,11 @@ func TestTrackedTree(t *testing.T) {
 	// Disabled: nothing written, the edit listed as stale.
 	var rev lmdbstore.Revision
 	_ = s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil })
-	res, _, err = RefreshTracked(s, true)
+	res, _, err = RefreshTracked(s, true, nil)
 	if err != nil || res.Refreshed || !slices.Contains(res.Stale, "py/pkg/beta.py") {
 		t.Fatalf("disabled refresh after an edit: %+v, %v", res, err)
 	}
-	res, _, err = RefreshTracked(s, false)
+	res, _, err = RefreshTracked(s, false, nil)
 	if err != nil || !res.Refreshed || res.Rev != rev+1 || !slices.Equal(res.Changed, []string{"py/pkg/beta.py"}) {
 		t.Fatalf("refresh after an edit: %+v, %v (store was at %d)", res, err, rev)
 	}

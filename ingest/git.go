@@ -303,26 +303,122 @@ type GitState struct {
 // installed). Dirty counts tracked files changed under dir (staged or
 // not) and untracked files under dir that an ingest would read.
 func ReadGitState(dir string) (st GitState, ok bool, err error) {
+	gs, ok, err := readGitStatus(dir, false)
+	return gs.GitState, ok, err
+}
+
+// GitStatus is a GitState with what `git status` said of each path it
+// named under dir (slash paths relative to dir; ignored files included
+// when asked). A file under dir it did not name was tracked and unchanged
+// then, so a later change of its content makes the tree dirty, and a
+// tracked file it named as changed but not staged stays dirty while its
+// content differs from HEAD's object: a caller can tell both later
+// without running git.
+type GitStatus struct {
+	GitState
+	Paths map[string]StatusEntry
+	// IgnoredDirs are the ignored directories named ("build/"): every
+	// path below them counts as named.
+	IgnoredDirs []string
+}
+
+// StatusEntry is one path of `git status --porcelain=v2`.
+type StatusEntry struct {
+	// Kind: '1' changed, '2' renamed or copied (also its origin), 'u'
+	// unmerged, '?' untracked, '!' ignored.
+	Kind byte
+	// XY are the staged and unstaged status letters ("." unchanged).
+	XY string
+	// Head and Index are the object names of the file in HEAD and in the
+	// index (changed entries).
+	Head, Index string
+}
+
+// Named reports whether the status named rel (a slash path relative to
+// dir) and how.
+func (s *GitStatus) Named(rel string) (StatusEntry, bool) {
+	if e, ok := s.Paths[rel]; ok {
+		return e, true
+	}
+	for _, d := range s.IgnoredDirs {
+		if strings.HasPrefix(rel, d) {
+			return StatusEntry{Kind: '!'}, true
+		}
+	}
+	return StatusEntry{}, false
+}
+
+// ReadGitStatus is ReadGitState with what git said of each path, ignored
+// files included (the same two git processes).
+func ReadGitStatus(dir string) (st GitStatus, ok bool, err error) {
+	return readGitStatus(dir, true)
+}
+
+func readGitStatus(dir string, ignored bool) (st GitStatus, ok bool, err error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return st, false, nil
 	}
-	head, err := GitOutput(dir, "rev-parse", "--verify", "-q", "HEAD")
+	head, err := GitOutput(dir, "rev-parse", "--show-prefix", "--verify", "-q", "HEAD")
 	if err != nil {
 		return st, false, nil // not a work tree, or no commit yet
 	}
-	st.Commit = strings.TrimSpace(string(head))
-	out, err := GitOutput(dir, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-		"--untracked-files=all", "--", ".")
+	prefix, commit, _ := strings.Cut(string(head), "\n")
+	st.Commit = strings.TrimSpace(commit)
+	// --no-optional-locks: a refresh reads; it must not take the index
+	// lock from the user's git nor rewrite the index.
+	args := []string{"--no-optional-locks", "-c", "core.quotePath=false", "status", "--porcelain=v2", "-z", "--untracked-files=all"}
+	if ignored {
+		args = append(args, "--ignored=matching")
+	}
+	out, err := GitOutput(dir, append(args, "--", ".")...)
 	if err != nil {
 		return st, false, err
 	}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if len(rec) < 4 {
+	st.Paths = make(map[string]StatusEntry)
+	name := func(p string, e StatusEntry) {
+		rel := strings.TrimPrefix(p, prefix) // git names paths from the top of the work tree
+		if strings.HasSuffix(rel, "/") {
+			st.IgnoredDirs = append(st.IgnoredDirs, rel)
+		} else {
+			st.Paths[rel] = e
+		}
+	}
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		if len(rec) < 3 {
 			continue
 		}
-		if rec[:2] != "??" || IngestedName(path.Base(rec[3:])) {
+		e := StatusEntry{Kind: rec[0]}
+		switch e.Kind {
+		case '?', '!':
+			name(rec[2:], e)
+			if e.Kind == '?' && IngestedName(path.Base(rec[2:])) {
+				st.Dirty = true
+			}
+			continue
+		case '1', '2', 'u':
+		default:
+			st.Dirty = true // a record this reader does not know: say dirty
+			continue
+		}
+		// "1 XY sub mH mI mW hH hI path", "2 … hH hI Xscore path\0orig",
+		// "u XY sub m1 m2 m3 mW h1 h2 h3 path".
+		n := map[byte]int{'1': 8, '2': 9, 'u': 10}[e.Kind]
+		f := strings.SplitN(rec, " ", n+1)
+		if len(f) != n+1 {
 			st.Dirty = true
-			break
+			continue
+		}
+		e.XY = f[1]
+		if e.Kind != 'u' {
+			e.Head, e.Index = f[6], f[7]
+		}
+		st.Dirty = true
+		name(f[n], e)
+		if e.Kind == '2' && i+1 < len(recs) {
+			i++ // the path it was renamed or copied from
+			name(recs[i], e)
 		}
 	}
 	return st, true, nil

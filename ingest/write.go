@@ -25,6 +25,12 @@ type WriteStats struct {
 	// (ingest/codetree) pairs them.
 	Created []Node
 	Deleted []lmdbstore.Node
+	// Files are the paths of the file nodes whose content hash the write
+	// changed: created, edited or deleted (sorted).
+	Files []string
+	// OtherFiles are the paths of the stored file nodes of languages the
+	// write did not replace, whose directories it kept (WriteCodeTx only).
+	OtherFiles []string
 }
 
 // ensureRelations returns the relations by name, registering the missing
@@ -385,11 +391,14 @@ func WriteCodeTx(tx *lmdbstore.WriteTxn, g *Graph, langs []string, progress func
 	if err != nil {
 		return WriteStats{}, err
 	}
+	var otherFiles []string
 	for key, n := range st.others {
 		if o := OwnerOf(n); o != "" && !slices.Contains(langs, o) {
 			AddDirs(g, strings.TrimPrefix(key, "file:"))
+			otherFiles = append(otherFiles, strings.TrimPrefix(key, "file:"))
 		}
 	}
+	slices.Sort(otherFiles)
 	debugf("write: read %d nodes, %d edges in %v", len(st.nodes), len(st.edges), time.Since(t0))
 	t0 = time.Now()
 	p, err := diff(tx.Reader(), g, st, rels, keepGitField)
@@ -397,20 +406,48 @@ func WriteCodeTx(tx *lmdbstore.WriteTxn, g *Graph, langs []string, progress func
 		return WriteStats{}, err
 	}
 	debugf("write: diff in %v", time.Since(t0))
-	t0 = time.Now()
+	stats, err := applyPlan(tx, st, p, progress)
+	stats.OtherFiles = otherFiles
+	return stats, err
+}
+
+// applyPlan writes p, planned against st, and says what it changed.
+func applyPlan(tx *lmdbstore.WriteTxn, st *storedState, p *plan, progress func(Progress)) (WriteStats, error) {
+	t0 := time.Now()
 	defer func() { debugf("write: applied %d ops in %v", p.ops(), time.Since(t0)) }()
 	stats := WriteStats{NodesPut: len(p.putNodes), NodesDeleted: len(p.delNodes), EdgesPut: len(p.putEdges), EdgesDeleted: len(p.delEdges)}
 	for _, n := range p.putNodes {
-		if _, ok := st.nodes[n.Key]; !ok {
-			if _, ok := st.others[n.Key]; !ok {
-				stats.Created = append(stats.Created, n)
-			}
+		stored, ok := st.nodes[n.Key]
+		if !ok {
+			stored, ok = st.others[n.Key]
+		}
+		if !ok {
+			stats.Created = append(stats.Created, n)
+		}
+		if n.Type == TypeFile && fileHash(n.Payload) != fileHash(stored.Payload) {
+			stats.Files = append(stats.Files, strings.TrimPrefix(n.Key, "file:"))
 		}
 	}
 	for _, key := range p.delNodes {
 		stats.Deleted = append(stats.Deleted, st.nodes[key])
+		if strings.HasPrefix(key, "file:") {
+			stats.Files = append(stats.Files, strings.TrimPrefix(key, "file:"))
+		}
 	}
+	slices.Sort(stats.Files)
 	return stats, apply(tx, p, progress)
+}
+
+// fileHash is the content hash a file payload records ("" for none).
+func fileHash(payload []byte) string {
+	if len(payload) == 0 {
+		return ""
+	}
+	var p struct {
+		Hash string `json:"hash"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	return p.Hash
 }
 
 // errStop ends a scan early.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/enginesnap"
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
@@ -58,7 +59,10 @@ type Server struct {
 	snaps *enginesnap.Provider
 	// contexts assembles context packs over snaps.
 	contexts *contextpack.Assembler
-	calls    sync.WaitGroup // tool calls in flight (Serve waits for them)
+	// refresh is kept between the refreshes before answers (parses,
+	// the graph last written, the last git status: SPEC.md §9.10).
+	refresh *freshness.Cache
+	calls   sync.WaitGroup // tool calls in flight (Serve waits for them)
 }
 
 // New builds the server and registers every tool.
@@ -78,7 +82,7 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 	if !opts.Tools.all && opts.Tools.with == nil {
 		opts.Tools, _ = ParseTools(DefaultTools)
 	}
-	s := &Server{store: store, opts: opts, log: opts.Logger}
+	s := &Server{store: store, opts: opts, log: opts.Logger, refresh: freshness.NewCache()}
 	s.snaps = enginesnap.New(store, enginesnap.Options{
 		Path:  filepath.Join(store.Path(), enginesnap.SnapshotFile),
 		Clock: opts.Now,

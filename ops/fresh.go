@@ -16,9 +16,9 @@ import (
 // refresh is false, and returns what an answer read at the latest revision
 // is as of. A refresh that fails is not the answer's failure: the answer
 // reads memory as it is, and the record carries the stale files and the
-// error.
-func Freshen(s *lmdbstore.Store, refresh bool) (records.AsOf, error) {
-	res, tracked, err := freshness.RefreshTracked(s, !refresh)
+// error. cache is a long-lived process's refresh cache (nil: none).
+func Freshen(s *lmdbstore.Store, refresh bool, cache *freshness.Cache) (records.AsOf, error) {
+	res, tracked, err := freshness.RefreshTracked(s, !refresh, cache)
 	out := records.AsOf{Commit: res.Commit, Dirty: res.Dirty, Stale: res.Stale}
 	if res.Refreshed {
 		out.Refreshed = res.Changed

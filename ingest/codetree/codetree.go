@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -43,6 +44,18 @@ type Options struct {
 	// NoFollowMoves leaves memory edges and applies_to keys on deleted
 	// nodes instead of carrying them to the nodes they moved to (§9.8).
 	NoFollowMoves bool
+	// Cache, when set, is kept between ingests of one tree by a
+	// long-lived process: the next ingest parses only contents it has
+	// not seen and compares with the store only what changed (cache.go).
+	Cache *Cache
+	// Known maps files (slash paths) to their content hash when the
+	// caller knows it without reading them (a stat unchanged since they
+	// were hashed); with Cache, such files are not read.
+	Known map[string]string
+	// GitState, when set, reads the git state RecordGit records instead
+	// of ingest.ReadGitState (a refresh that can tell it without running
+	// git).
+	GitState func(dir string) (ingest.GitState, bool, error)
 }
 
 // Lang is one language of a Summary (SPEC.md §9.6, `--json`).
@@ -137,6 +150,13 @@ func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
 }
 
 func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
+	if o.Cache != nil && o.Cache.parses.Over() {
+		o.Cache = nil // a tree too large to keep: every ingest as without a cache
+	}
+	if o.Cache != nil {
+		o.Cache.mu.Lock()
+		defer o.Cache.mu.Unlock()
+	}
 	out := Summary{Dir: dir, LoadErrors: []string{}, Languages: []Lang{}, Fallbacks: []ingest.Fallback{}}
 	var stats ingest.WriteStats
 	g := ingest.NewGraph()
@@ -153,7 +173,11 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	hasGit := false
 	if o.RecordGit {
 		var err error
-		if gitState, hasGit, err = ingest.ReadGitState(dir); err != nil {
+		read := o.GitState
+		if read == nil {
+			read = ingest.ReadGitState
+		}
+		if gitState, hasGit, err = read(dir); err != nil {
 			return out, stats, &DirError{dir, err}
 		}
 	}
@@ -186,8 +210,15 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		}
 	}
 
+	config := cacheConfig(dir, o)
+	last := o.Cache.usable(config, hashes)
 	opts := treesitter.Options{WalkOptions: o.Walk, Progress: o.Progress, OmitAbsent: o.WithGo,
-		SkipIfTreeHash: make(map[string]string)}
+		SkipIfTreeHash: make(map[string]string), Known: o.Known}
+	if o.Cache != nil {
+		// Every tree-sitter language, so that the graph is the whole
+		// share the next ingest compares with.
+		opts.Cache, opts.AllIfAny = o.Cache.parses, true
+	}
 	for _, lang := range o.Langs {
 		if h := hashes[lang]; h != "" {
 			opts.SkipIfTreeHash[lang] = h
@@ -200,7 +231,12 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	if err != nil {
 		return out, stats, &DirError{dir, err}
 	}
-	mergeGraph(g, res.Graph)
+	tsGraph := res.Graph
+	// Force re-reads to repair: it compares everything with the store.
+	delta := last != nil && !o.Force && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
+	if !delta {
+		mergeGraph(g, res.Graph)
+	}
 	written = append(written, res.Extracted...)
 	for _, l := range res.Langs {
 		out.Languages = append(out.Languages, Lang{Lang: l.Lang, Files: l.Files, Symbols: l.Symbols, Edges: l.Edges,
@@ -208,9 +244,13 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	}
 
 	out.Unchanged = len(written) == 0
+	if delta {
+		g = tsGraph
+	}
 	if !out.Unchanged {
 		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
 	}
+	var after map[string]string // stored tree hashes after the write
 	if !out.Unchanged || hasGit {
 		meta := o.Meta
 		meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
@@ -229,7 +269,15 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 				}
 			}
 			if !out.Unchanged {
-				if stats, err = ingest.WriteCodeTx(tx, g, written, o.Progress); err != nil {
+				if delta {
+					stats, err = ingest.WriteCodeDeltaTx(tx, g, last.graph, written, last.others, o.Progress)
+				} else {
+					stats, err = ingest.WriteCodeTx(tx, g, written, o.Progress)
+				}
+				if err != nil {
+					return err
+				}
+				if after, err = storedHashes(tx.Reader()); err != nil {
 					return err
 				}
 				if !o.NoFollowMoves {
@@ -248,6 +296,23 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		stats.Commit = c
 		if err != nil {
 			return out, stats, err
+		}
+	}
+	if o.Cache != nil && !out.Unchanged {
+		// What the store's tree-sitter share now is, when this ingest
+		// built all of it; otherwise unknown until the next one does.
+		o.Cache.last = nil
+		if delta {
+			o.Cache.deltas++
+		}
+		if len(res.Extracted) > 0 && len(res.Extracted) == len(res.Langs) {
+			var others []string
+			if delta {
+				others = last.others
+			} else {
+				others = otherFiles(g, stats.OtherFiles)
+			}
+			o.Cache.remember(config, g, others, after)
 		}
 	}
 	out.Rev = uint64(stats.Commit.Rev)

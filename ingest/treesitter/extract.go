@@ -33,6 +33,19 @@ type Options struct {
 	// no SkipIfTreeHash entry (no earlier ingest to undo): `ingest code`
 	// then writes nothing for it, not even its ingest:<lang> node.
 	OmitAbsent bool
+	// Cache, when set, supplies the parse of every file whose content it
+	// holds (that file is not parsed again) and is left holding the
+	// parses of this extraction's files.
+	Cache *Cache
+	// Known maps files (slash paths) to their content hash when the
+	// caller knows it without reading (a stat unchanged since the file
+	// was hashed, SPEC.md §9.9): with Cache holding that content, the
+	// file is not read at all.
+	Known map[string]string
+	// AllIfAny extracts every language (none Unchanged) when any of them
+	// has to be: the result's graph is then the whole tree's, as a
+	// refresh that compares it with the last one needs.
+	AllIfAny bool
 }
 
 // LangResult says what Extract did for one language.
@@ -84,7 +97,8 @@ type parsedFile struct {
 	Lines    int
 	Terms    map[string]int // ingest.FileTerms of the text
 	ParseErr string
-	facts    any // *pyFile, *tsFile or *rsFile
+	facts    any  // *pyFile, *tsFile or *rsFile
+	parsed   bool // facts are set (parsed now or taken from Options.Cache)
 }
 
 // Extract reads the source files of langs (a subset of
@@ -121,7 +135,18 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	errs := make([]error, len(files))
+	for _, f := range files {
+		if h, ok := opts.Known[f.Rel]; ok {
+			if cf := opts.Cache.get(cacheKey{gramOf(gs, f).name, h}); cf != nil {
+				f.Hash = h
+				cf.fill(f)
+			}
+		}
+	}
 	parallel(workers, len(files), func(_ int, i int) {
+		if files[i].parsed {
+			return // known content, parse cached
+		}
 		b, err := os.ReadFile(files[i].Abs)
 		if err != nil {
 			errs[i] = err
@@ -165,6 +190,11 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		}
 		res.Langs = append(res.Langs, lr)
 	}
+	if opts.AllIfAny && len(extract) > 0 {
+		for i := range res.Langs {
+			extract[res.Langs[i].Lang], res.Langs[i].Unchanged = true, false
+		}
+	}
 	// The languages of a family resolve into each other: of those in the
 	// result, all or none are extracted.
 	for _, l := range languages {
@@ -179,7 +209,15 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	}
 	var todo []*parsedFile
 	for _, f := range files {
-		if extract[f.Lang] {
+		if !extract[f.Lang] {
+			continue
+		}
+		if !f.parsed {
+			if cf := opts.Cache.get(cacheKey{gramOf(gs, f).name, f.Hash}); cf != nil {
+				cf.fill(f)
+			}
+		}
+		if !f.parsed {
 			todo = append(todo, f)
 			res.bytes += f.Bytes
 		}
@@ -217,8 +255,10 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	opts.Cache.replace(files, gs)
 	report(ingest.Progress{Phase: "resolving"})
 	b := newBuilder(res.Graph)
+	b.cache = opts.Cache
 	for _, lang := range ingest.Languages {
 		if extract[lang] {
 			res.Extracted = append(res.Extracted, lang)
@@ -331,6 +371,7 @@ func parseFile(w *worker, gs map[string]*gram, f *parsedFile, b []byte) {
 	root := tree.RootNode()
 	f.ParseErr = firstError(s, root)
 	f.facts = languageNamed(f.Lang).parse(w, s, root)
+	f.parsed = true
 }
 
 // parallel runs fn(worker, i) for i in [0, n) on workers goroutines.

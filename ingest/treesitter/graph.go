@@ -1,6 +1,7 @@
 package treesitter
 
 import (
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -22,6 +23,9 @@ type builder struct {
 	// (on all CPUs: canonical JSON is a large part of the serial work).
 	pending     []pendingNode
 	pendingKeys map[string]bool
+	// cache, when set, holds the payloads of the last extraction with
+	// their JSON: an equal payload is not marshalled again.
+	cache *Cache
 }
 
 type pendingNode struct {
@@ -103,14 +107,22 @@ func (b *builder) add(key, typ string, payload any) {
 // file's payload gets its unresolved count then, once resolution is done.
 func (b *builder) flush() {
 	nodes := make([]ingest.Node, len(b.pending))
+	last := b.cache.lastPayloads()
 	parallel(runtime.GOMAXPROCS(0), len(nodes), func(_, i int) {
-		p := b.pending[i]
+		p := &b.pending[i]
 		if fp, ok := p.payload.(ingest.FilePayload); ok {
 			fp.Unresolved = b.fileMissed[p.key]
 			p.payload = fp
 		}
+		// An equal payload marshals to the same JSON (a file's terms are
+		// the cached parse's map: equal at once when the file is).
+		if m, ok := last[p.key]; ok && reflect.DeepEqual(m.payload, p.payload) {
+			nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: m.json}
+			return
+		}
 		nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: ingest.MustJSON(p.payload)}
 	})
+	b.cache.keepPayloads(b.pending, nodes)
 	for _, n := range nodes {
 		b.g.AddNode(n)
 	}

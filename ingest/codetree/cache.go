@@ -1,0 +1,97 @@
+package codetree
+
+// The refresh cache (SPEC.md §9.10): a long-lived process that ingests one
+// tree before each answer (the MCP server) keeps, between ingests, the
+// parse of every tree-sitter file by content and the tree-sitter graph it
+// last wrote. The next ingest then reads only the files whose stat
+// changed, parses only contents it has not seen, resolves every file (the
+// graph is the one a fresh ingest builds) and compares with the store only
+// the nodes whose payload or out-edges differ from the last graph. It is
+// memory only: a process that starts builds it with a full ingest.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/treesitter"
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// Cache is what one process keeps between ingests of one tree into one
+// store. Ingests through one Cache run one at a time.
+type Cache struct {
+	mu     sync.Mutex
+	parses *treesitter.Cache
+	// last is what the last ingest through the cache left in the store:
+	// nil when unknown (no ingest yet, or one that wrote no complete
+	// tree-sitter graph).
+	last *cachedGraph
+	// deltas counts the ingests that compared only what changed.
+	deltas int
+}
+
+// cachedGraph is the tree-sitter share of the store as one ingest wrote it.
+type cachedGraph struct {
+	config string            // dir and options it was read with
+	graph  *ingest.Graph     // every tree-sitter language's graph, with the directories of every file
+	hashes map[string]string // the stored tree hashes (storedHashes) after the write
+	others []string          // paths of the file nodes of the other languages (Go)
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{parses: treesitter.NewCache()} }
+
+// Parses is the number of file contents whose parse the cache holds.
+func (c *Cache) Parses() int { return c.parses.Len() }
+
+// Deltas is the number of ingests through the cache that compared with
+// the store only what changed since the graph it held.
+func (c *Cache) Deltas() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deltas
+}
+
+// cacheConfig names what decides the graph of a tree besides its files.
+func cacheConfig(dir string, o Options) string {
+	return fmt.Sprintf("%s\x00%+v\x00%s\x00go=%t syntax=%t offline=%t", dir, o.Walk, strings.Join(o.Langs, ","), o.WithGo, o.SyntaxOnly, o.Offline)
+}
+
+// usable returns the last graph when it describes the store whose stored
+// tree hashes are hashes, read with the same options.
+func (c *Cache) usable(config string, hashes map[string]string) *cachedGraph {
+	if c == nil || c.last == nil || c.last.config != config || !maps.Equal(c.last.hashes, hashes) {
+		return nil
+	}
+	return c.last
+}
+
+// remember records the graph written (g after the write: directories of
+// every file added) with the stored hashes after it; others are the
+// paths of the stored files of the languages g does not own (Go).
+func (c *Cache) remember(config string, g *ingest.Graph, others []string, hashes map[string]string) {
+	c.last = &cachedGraph{config: config, graph: g, hashes: hashes, others: others}
+}
+
+// otherFiles are the paths of the files of g and of stored (the stored
+// files of the languages a write did not replace) that no tree-sitter
+// language owns.
+func otherFiles(g *ingest.Graph, stored []string) []string {
+	others := slices.Clone(stored)
+	g.EachNode(func(n ingest.Node) {
+		if n.Type == ingest.TypeFile && !slices.Contains(treesitter.TreeSitterLanguages, fileLang(n)) {
+			others = append(others, strings.TrimPrefix(n.Key, "file:"))
+		}
+	})
+	slices.Sort(others)
+	return others
+}
+
+// fileLang is the language of a file node of an ingest graph.
+func fileLang(n ingest.Node) string {
+	return ingest.OwnerOf(lmdbstore.Node{Key: n.Key, Payload: n.Payload})
+}

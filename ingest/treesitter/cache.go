@@ -1,0 +1,144 @@
+package treesitter
+
+// The parse cache: what parsing a file yields depends on its bytes and
+// grammar only (the package invariant), so a long-lived process that
+// extracts one tree again and again (a refresh before each answer, SPEC.md
+// §9.10) keeps it by content and parses only the files whose content it
+// has not seen. Resolution still runs over every file of the family: the
+// graph is the one a fresh extraction gives, by construction.
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/memctl/memctl/ingest"
+)
+
+// Cache keeps the parse results of the files of the last extraction that
+// used it, by grammar and content hash. It is safe for concurrent use; an
+// extraction replaces its contents with the files it saw (memory stays
+// that of one tree: about 4.5 times its source bytes, measured on the
+// Python standard library). A tree of more than CacheMaxBytes of source
+// is not kept: the cache stays empty and says so (Over). The zero value
+// is not usable: NewCache.
+type Cache struct {
+	mu       sync.Mutex
+	maxBytes int
+	over     bool
+	files    map[cacheKey]*cachedFile
+	// payloads are the file and symbol payloads of the last extraction by
+	// node key, with their JSON.
+	payloads map[string]cachedPayload
+}
+
+type cachedPayload struct {
+	payload any
+	json    json.RawMessage
+}
+
+type cacheKey struct {
+	grammar string // grammar.name: ".ts" and ".tsx" parse differently
+	hash    string // contentHash of the bytes
+}
+
+// cachedFile is what parsing gave for one content: never modified once
+// stored (the resolvers only read facts).
+type cachedFile struct {
+	bytes, lines int
+	terms        map[string]int
+	parseErr     string
+	facts        any
+}
+
+// CacheMaxBytes bounds the source bytes of a tree whose parses a Cache
+// keeps (≈ 150 MB of memory for them at the most).
+const CacheMaxBytes = 32 << 20
+
+// NewCache returns an empty parse cache.
+func NewCache() *Cache {
+	return &Cache{maxBytes: CacheMaxBytes, files: make(map[cacheKey]*cachedFile)}
+}
+
+// Over reports whether the last extraction's tree was too large to keep.
+func (c *Cache) Over() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.over
+}
+
+// Len is the number of contents held.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.files)
+}
+
+func (c *Cache) get(k cacheKey) *cachedFile {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.files[k]
+}
+
+// replace makes the cache hold the parse results of files (every file of
+// one extraction) and nothing else: those parsed now, and those of the
+// files not parsed (their language unchanged) that it held already.
+func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := 0
+	for _, f := range files {
+		total += f.Bytes
+	}
+	if c.over = total > c.maxBytes; c.over {
+		c.files, c.payloads = nil, nil
+		return
+	}
+	next := make(map[cacheKey]*cachedFile, len(files))
+	for _, f := range files {
+		k := cacheKey{gramOf(gs, f).name, f.Hash}
+		switch {
+		case f.parsed:
+			next[k] = &cachedFile{bytes: f.Bytes, lines: f.Lines, terms: f.Terms, parseErr: f.ParseErr, facts: f.facts}
+		case c.files[k] != nil:
+			next[k] = c.files[k]
+		}
+	}
+	c.files = next
+}
+
+// fill sets f's content figures and facts from a cached parse.
+func (cf *cachedFile) fill(f *parsedFile) {
+	f.Bytes, f.Lines, f.Terms = cf.bytes, cf.lines, cf.terms
+	f.ParseErr, f.facts, f.parsed = cf.parseErr, cf.facts, true
+}
+
+// lastPayloads are the payloads the last extraction marshalled (read
+// only: the map is replaced, never changed).
+func (c *Cache) lastPayloads() map[string]cachedPayload {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.payloads
+}
+
+// keepPayloads replaces the payloads kept with those of this extraction.
+func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
+	if c == nil || c.Over() {
+		return
+	}
+	next := make(map[string]cachedPayload, len(nodes))
+	for i, p := range pending {
+		next[p.key] = cachedPayload{payload: p.payload, json: nodes[i].Payload}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.payloads = next
+}
