@@ -10,6 +10,7 @@
 package codetree
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -43,6 +45,10 @@ type Options struct {
 	// NoFollowMoves leaves memory edges and applies_to keys on deleted
 	// nodes instead of carrying them to the nodes they moved to (§9.8).
 	NoFollowMoves bool
+	// Precise runs the SCIP indexers found for the languages read and lets
+	// their indexes decide calls, references and implements (§9.12); nil:
+	// syntax (and Go's type-checking) only.
+	Precise *precise.Options
 }
 
 // Lang is one language of a Summary (SPEC.md §9.6, `--json`).
@@ -74,6 +80,9 @@ type Summary struct {
 	// Fallbacks name the Go packages read from syntax although
 	// type-checking was asked for, why, and the fix.
 	Fallbacks []ingest.Fallback `json:"fallbacks"`
+	// Precise says, with Options.Precise, which indexer read each
+	// language extracted and why a language stayed on syntax.
+	Precise []precise.Lang `json:"precise,omitempty"`
 }
 
 // DirError: the tree could not be read (not a directory, unreadable); the
@@ -142,13 +151,17 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	g := ingest.NewGraph()
 	var written []string
 
-	var hashes map[string]string
+	var hashes, modes map[string]string
 	if err := s.View(func(r *lmdbstore.ReadTxn) (err error) {
-		hashes, err = storedHashes(r)
+		if hashes, err = storedHashes(r); err != nil {
+			return err
+		}
+		modes, err = storedPrecise(r)
 		return err
 	}); err != nil {
 		return out, stats, err
 	}
+	ps := newPreciseState(o, modes)
 	var gitState ingest.GitState
 	hasGit := false
 	if o.RecordGit {
@@ -167,7 +180,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		if has || stored != "" {
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
 			if !o.Force {
-				opts.SkipIfTreeHash = stored
+				opts.SkipIfTreeHash = ps.skipHash(hashes, ingest.LangGo)
 			}
 			res, err := ingest.ExtractGo(dir, opts)
 			if err != nil {
@@ -189,7 +202,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	opts := treesitter.Options{WalkOptions: o.Walk, Progress: o.Progress, OmitAbsent: o.WithGo,
 		SkipIfTreeHash: make(map[string]string)}
 	for _, lang := range o.Langs {
-		if h := hashes[lang]; h != "" {
+		if h := ps.skipHash(hashes, lang); h != "" {
 			opts.SkipIfTreeHash[lang] = h
 		}
 	}
@@ -206,6 +219,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		out.Languages = append(out.Languages, Lang{Lang: l.Lang, Files: l.Files, Symbols: l.Symbols, Edges: l.Edges,
 			Unresolved: l.Unresolved, ParseErrors: l.ParseErrors, Unchanged: l.Unchanged})
 	}
+	g = ps.apply(dir, g, written, &out, o.Progress)
 
 	out.Unchanged = len(written) == 0
 	if !out.Unchanged {
@@ -221,6 +235,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			}
 			if !maps.Equal(now, hashes) {
 				return errRaced
+			}
+			if nowModes, err := storedPrecise(tx.Reader()); err != nil || !maps.Equal(nowModes, modes) {
+				return cmp.Or(err, errRaced)
 			}
 			var prev ingest.GitState
 			if hasGit {
