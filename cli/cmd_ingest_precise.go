@@ -39,6 +39,10 @@ func preciseLines(langs []precise.Lang) []string {
 	var out []string
 	for _, l := range langs {
 		switch {
+		case l.Unchanged && l.Fallback == "":
+			out = append(out, fmt.Sprintf("precise: %s: %s, unchanged", l.Lang, l.Indexer))
+		case l.Unchanged:
+			out = append(out, fmt.Sprintf("syntax: %s: %s (unchanged)", l.Lang, l.Fallback))
 		case l.Precise == 0:
 			out = append(out, fmt.Sprintf("syntax: %s: %s", l.Lang, l.Fallback))
 		case l.Precise < l.Files:

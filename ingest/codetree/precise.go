@@ -8,6 +8,7 @@ package codetree
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/precise"
@@ -73,6 +74,24 @@ func (ps preciseState) apply(dir string, g *ingest.Graph, written []string, out 
 		if st := res.Stats[l.Lang]; st != nil && st.Covered > 0 {
 			l.Symbols, l.Edges, l.Unresolved = st.Symbols, st.Edges, st.Unresolved
 		}
+		if !l.Unchanged {
+			continue
+		}
+		// Not read this time: say how it was read before.
+		pl := precise.Lang{Lang: l.Lang, Indexer: ps.stored[l.Lang], Files: l.Files, Unchanged: true}
+		if pl.Indexer == "" {
+			c := ps.plan[l.Lang]
+			if c.Indexer != nil {
+				pl.Indexer = c.Indexer.Name
+			}
+			if c.Err != nil {
+				pl.Fallback = c.Err.Error()
+			}
+		}
+		out.Precise = append(out.Precise, pl)
 	}
+	slices.SortStableFunc(out.Precise, func(a, b precise.Lang) int {
+		return slices.Index(ingest.Languages, a.Lang) - slices.Index(ingest.Languages, b.Lang)
+	})
 	return res.Graph
 }

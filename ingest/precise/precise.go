@@ -72,6 +72,10 @@ type Lang struct {
 	// cover, stayed on syntax ("" when the index covered every file).
 	Fallback string  `json:"fallback,omitempty"`
 	Seconds  float64 `json:"seconds"`
+	// Unchanged: the language's tree hash and indexer are those of the
+	// last ingest, so it was neither read nor indexed; Indexer is the
+	// one that read it then ("" and Fallback set: syntax).
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // Result is a graph after Apply and what each language got.
