@@ -1,0 +1,245 @@
+package eval
+
+// eval impact --scip (SPEC.md §11): the truth — each symbol's direct
+// dependents — comes from a SCIP index of the tree, never from the graph
+// scored. A dependent is a definition holding a reference to the symbol
+// (scip.Index's caller rule, §9.11); module-level code is left out, since
+// the indexers mark import statements as plain references of the file.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/scip"
+	"github.com/memctl/memctl/ingest/treesitter"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/snapshot"
+	"github.com/memctl/memctl/storesnap"
+)
+
+// BuildCode ingests the tree dir as `ingest code` does (every language;
+// Go type-checked where it loads) into a temporary store and returns the
+// graph of its snapshot (held in memory; the store is removed).
+func BuildCode(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
+	tmp, err := os.MkdirTemp("", "memctl-eval-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	s, err := lmdbstore.Init(filepath.Join(tmp, "db"), lmdbstore.Options{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if _, _, err := codetree.Ingest(s, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
+		Walk: walk, Meta: lmdbstore.WriteMeta{RunID: "eval"}, Progress: progress}); err != nil {
+		return nil, fmt.Errorf("ingest code %s: %w", dir, err)
+	}
+	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return csr.FromBytes(b)
+}
+
+// candidates are the graph's symbols as scip.Matcher reads them.
+func candidates(g *csr.Graph) ([]scip.Candidate, error) {
+	lo, hi, err := g.PrefixRange("sym:")
+	if err != nil {
+		return nil, err
+	}
+	order, err := g.KeyOrder()
+	if err != nil {
+		return nil, err
+	}
+	var out []scip.Candidate
+	for i := lo; i < hi; i++ {
+		n := csr.NodeIndex(order[i])
+		key, err := g.Key(n)
+		if err != nil {
+			return nil, err
+		}
+		b, err := g.Payload(n)
+		if err != nil {
+			return nil, err
+		}
+		var p ingest.SymbolPayload
+		if json.Unmarshal(b, &p) != nil || p.Path == "" {
+			continue
+		}
+		out = append(out, scip.Candidate{Key: key, Name: p.Name, Path: p.Path, Start: p.LineStart, End: p.LineEnd})
+	}
+	return out, nil
+}
+
+// ScipDependents are the index's direct dependents of every symbol it
+// defines: the distinct definitions (symbols that get a node) holding a
+// reference to it, itself excluded.
+func ScipDependents(ix *scip.Index) map[string]map[string]bool {
+	out := make(map[string]map[string]bool)
+	for _, r := range ix.Refs {
+		if r.Caller == "" || r.Caller == r.Symbol {
+			continue
+		}
+		if out[r.Symbol] == nil {
+			out[r.Symbol] = make(map[string]bool)
+		}
+		out[r.Symbol][r.Caller] = true
+	}
+	return out
+}
+
+// ImpactAgainstSCIP scores impact on g with the truth from ix: for every
+// function, method and type of the index with at least minDeps
+// dependents (k of them), the
+// share of impact's first k symbol answers (default parameters; `sym:`
+// nodes only, as the truth holds definitions only) that are dependents.
+// A symbol the graph has no node for scores 0 (impact cannot be asked);
+// a dependent it has no node for cannot be found.
+func ImpactAgainstSCIP(g *csr.Graph, ix *scip.Index, minDeps, bootstrap int, progress func(ingest.Progress)) (ImpactResult, error) {
+	if minDeps <= 0 {
+		minDeps = DefaultMinDependents
+	}
+	res := ImpactResult{Nodes: g.NumNodes(), Edges: g.NumEdges(), MinDependents: minDeps, Min: math.Inf(1),
+		Truth: "scip", Tool: ix.Tool, ToolVersion: ix.ToolVersion}
+	cands, err := candidates(g)
+	if err != nil {
+		return res, err
+	}
+	match := scip.Match(ix, cands)
+	usage, err := UsageRelations(g)
+	if err != nil {
+		return res, err
+	}
+	e, err := engines.New(g)
+	if err != nil {
+		return res, err
+	}
+	node := func(sym string) (csr.NodeIndex, bool, error) {
+		key, ok := match[sym]
+		if !ok {
+			return 0, false, nil
+		}
+		return g.LookupKey(key)
+	}
+	isSym := func(n csr.NodeIndex) (bool, error) {
+		k, err := g.Key(n)
+		return strings.HasPrefix(k, "sym:"), err
+	}
+	deps := ScipDependents(ix)
+	syms := scip.SortedSymbols(ix)
+	var shares, acts, inGraph []float64
+	for i, sym := range syms {
+		if progress != nil && i%256 == 0 {
+			progress(ingest.Progress{Phase: "scoring", Done: i, Total: len(syms)})
+		}
+		callers := deps[sym]
+		if len(callers) < minDeps || !(scip.IsFuncSymbol(ix, sym) || scip.IsTypeSymbol(ix, sym)) {
+			continue // fields, variables, constants: not every ingest gives them a node
+		}
+		k := len(callers)
+		res.Dependents += k
+		want := make(map[csr.NodeIndex]bool, k)
+		for c := range callers {
+			n, ok, err := node(c)
+			if err != nil {
+				return res, err
+			}
+			if ok {
+				want[n] = true
+			}
+		}
+		n, ok, err := node(sym)
+		if err != nil {
+			return res, err
+		}
+		share, act, direct := 0.0, 0.0, 0.0
+		if !ok {
+			res.Unmatched++
+		} else {
+			p := engines.DefaultImpactParams()
+			as, err := e.Impact(n, p)
+			if err != nil {
+				return res, err
+			}
+			hit, kept := 0, 0
+			for _, a := range as {
+				if kept == k {
+					break
+				}
+				if s, err := isSym(a.Node); err != nil {
+					return res, err
+				} else if !s || a.Node == n {
+					continue
+				}
+				kept++
+				if want[a.Node] {
+					hit++
+				}
+			}
+			share = float64(hit) / float64(k)
+			ap := engines.DefaultActivationParams()
+			ap.TopK = 0
+			actsN, err := e.Activate([]engines.Seed{{Node: n, Score: 1}}, ap)
+			if err != nil {
+				return res, err
+			}
+			hit, kept = 0, 0
+			for _, a := range actsN {
+				if kept == k {
+					break
+				}
+				if s, err := isSym(a.Node); err != nil {
+					return res, err
+				} else if !s || a.Node == n {
+					continue
+				}
+				kept++
+				if want[a.Node] {
+					hit++
+				}
+			}
+			act = float64(hit) / float64(k)
+			dd, err := DirectDependents(g, usage, n)
+			if err != nil {
+				return res, err
+			}
+			found := 0
+			for d := range dd {
+				if want[d] {
+					found++
+				}
+			}
+			direct = float64(found) / float64(k)
+		}
+		shares, acts, inGraph = append(shares, share), append(acts, act), append(inGraph, direct)
+		if share == 1 {
+			res.Perfect++
+		}
+		if share < res.Min {
+			res.Min, res.Worst = share, sym
+			if key, ok := match[sym]; ok {
+				res.Worst = key
+			}
+		}
+	}
+	if progress != nil {
+		progress(ingest.Progress{Phase: "scoring", Done: len(syms), Total: len(syms)})
+	}
+	res.Symbols = len(shares)
+	if res.Symbols == 0 {
+		res.Min = 0
+		return res, ErrNothingToScore
+	}
+	res.Precision, res.Activate, res.InGraph = BootstrapMean(shares, bootstrap), BootstrapMean(acts, bootstrap), BootstrapMean(inGraph, bootstrap)
+	res.Mean, res.ActivateMean = res.Precision.Mean, res.Activate.Mean
+	return res, nil
+}
