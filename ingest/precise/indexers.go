@@ -27,6 +27,9 @@ type Indexer struct {
 	Env string
 	// Args are the arguments that index dir into out.
 	Args func(dir, out string) []string
+	// Leaves lists files (relative to dir) the indexer may create in the
+	// tree when they are absent: run removes the ones it created.
+	Leaves []string
 }
 
 // Indexers is the table, in ingest.Languages order.
@@ -43,11 +46,13 @@ var Indexers = []Indexer{
 			args := []string{"index", "--no-progress-bar", "--output", out}
 			if !exists(filepath.Join(dir, "tsconfig.json")) {
 				// No project file (a JavaScript tree): let the indexer
-				// infer one that includes every file.
+				// infer one that includes every file. It writes it into
+				// the tree (Leaves).
 				args = append(args, "--infer-tsconfig")
 			}
 			return args
-		}},
+		},
+		Leaves: []string{"tsconfig.json"}},
 	{Name: "rust-analyzer", Langs: []string{ingest.LangRust}, Env: "MEMCTL_RUST_ANALYZER",
 		Args: func(dir, out string) []string { return []string{"scip", ".", "--output", out} }},
 }

@@ -406,3 +406,33 @@ func TestFind(t *testing.T) {
 		t.Error("an unknown indexer name was accepted")
 	}
 }
+
+// scip-typescript --infer-tsconfig writes tsconfig.json into the tree: an
+// ingest removes it again, and never a tsconfig.json that was there.
+func TestPreciseLeavesTheTreeAsItWas(t *testing.T) {
+	for _, had := range []bool{false, true} {
+		files := map[string]string{"a.js": "function f() { return g() }\nfunction g() { return 1 }\n"}
+		if had {
+			files["tsconfig.json"] = "{\"compilerOptions\": {\"allowJs\": true}}\n"
+		}
+		dir := writeTree(t, files)
+		tools := t.TempDir()
+		// As scip-typescript: writes tsconfig.json when told to infer it.
+		exe, log := fakeIndexer(t, tools, "grep -q -- --infer-tsconfig "+filepath.Join(tools, "runs.log")+" && echo '{}' > tsconfig.json; exit 1")
+		s := newStore(t)
+		opts := &precise.Options{Paths: map[string]string{"scip-typescript": exe}, LookPath: noPath, Getenv: func(string) string { return "" }}
+		if _, _, err := codetree.Ingest(s, dir, codetree.Options{Langs: []string{ingest.LangTypeScript, ingest.LangJavaScript}, Precise: opts}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "tsconfig.json"))
+		switch {
+		case had && string(b) != files["tsconfig.json"]:
+			t.Errorf("the tree's tsconfig.json was changed: %q, %v", b, err)
+		case !had && !errors.Is(err, os.ErrNotExist):
+			t.Errorf("the indexer's tsconfig.json was left in the tree: %v", err)
+		}
+		if infer := strings.Contains(strings.Join(runs(t, log), "\n"), "--infer-tsconfig"); infer == had {
+			t.Errorf("tsconfig.json present %v, --infer-tsconfig passed %v", had, infer)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,14 @@ func run(ix *Indexer, exe, dir string) (*scip.Index, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
+	}
+	// An index is a read of the tree: files the indexer creates in it are
+	// removed again.
+	for _, f := range ix.Leaves {
+		p := filepath.Join(abs, f)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			defer os.Remove(p)
+		}
 	}
 	out := filepath.Join(tmp, "index.scip")
 	cmd := exec.Command(exe, ix.Args(abs, out)...)
