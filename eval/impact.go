@@ -107,6 +107,19 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 // into a temporary store and returns the graph of its snapshot (held in
 // memory; the store is removed).
 func BuildGo(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
+	return buildGraph(func(s *lmdbstore.Store) error {
+		res, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: walk, Progress: progress})
+		if err != nil {
+			return fmt.Errorf("ingest go %s: %w", dir, err)
+		}
+		_, err = ingest.WriteGo(s, res.Graph, lmdbstore.WriteMeta{RunID: "eval"}, progress)
+		return err
+	})
+}
+
+// buildGraph fills a temporary store with fill and returns the graph of
+// its snapshot (held in memory; the store is removed).
+func buildGraph(fill func(*lmdbstore.Store) error) (*csr.Graph, error) {
 	tmp, err := os.MkdirTemp("", "memctl-eval-*")
 	if err != nil {
 		return nil, err
@@ -117,11 +130,7 @@ func BuildGo(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)
 		return nil, err
 	}
 	defer s.Close()
-	res, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: walk, Progress: progress})
-	if err != nil {
-		return nil, fmt.Errorf("ingest go %s: %w", dir, err)
-	}
-	if _, err := ingest.WriteGo(s, res.Graph, lmdbstore.WriteMeta{RunID: "eval"}, progress); err != nil {
+	if err := fill(s); err != nil {
 		return nil, err
 	}
 	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{})

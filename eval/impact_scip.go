@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/memctl/memctl/csr"
@@ -21,33 +19,19 @@ import (
 	"github.com/memctl/memctl/ingest/scip"
 	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/snapshot"
-	"github.com/memctl/memctl/storesnap"
 )
 
 // BuildCode ingests the tree dir as `ingest code` does (every language;
 // Go type-checked where it loads) into a temporary store and returns the
 // graph of its snapshot (held in memory; the store is removed).
 func BuildCode(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
-	tmp, err := os.MkdirTemp("", "memctl-eval-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	s, err := lmdbstore.Init(filepath.Join(tmp, "db"), lmdbstore.Options{NoSync: true})
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	if _, _, err := codetree.Ingest(s, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
-		Walk: walk, Meta: lmdbstore.WriteMeta{RunID: "eval"}, Progress: progress}); err != nil {
-		return nil, fmt.Errorf("ingest code %s: %w", dir, err)
-	}
-	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return csr.FromBytes(b)
+	return buildGraph(func(s *lmdbstore.Store) error {
+		if _, _, err := codetree.Ingest(s, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
+			Walk: walk, Meta: lmdbstore.WriteMeta{RunID: "eval"}, Progress: progress}); err != nil {
+			return fmt.Errorf("ingest code %s: %w", dir, err)
+		}
+		return nil
+	})
 }
 
 // candidates are the graph's symbols as scip.Matcher reads them.
@@ -165,49 +149,41 @@ func ImpactAgainstSCIP(g *csr.Graph, ix *scip.Index, minDeps, bootstrap int, pro
 		if !ok {
 			res.Unmatched++
 		} else {
-			p := engines.DefaultImpactParams()
-			as, err := e.Impact(n, p)
+			// share of the first k symbol answers (n itself left out) in want
+			topK := func(answers []csr.NodeIndex) (float64, error) {
+				hit, kept := 0, 0
+				for _, a := range answers {
+					if kept == k {
+						break
+					}
+					if s, err := isSym(a); err != nil {
+						return 0, err
+					} else if !s || a == n {
+						continue
+					}
+					kept++
+					if want[a] {
+						hit++
+					}
+				}
+				return float64(hit) / float64(k), nil
+			}
+			as, err := e.Impact(n, engines.DefaultImpactParams())
 			if err != nil {
 				return res, err
 			}
-			hit, kept := 0, 0
-			for _, a := range as {
-				if kept == k {
-					break
-				}
-				if s, err := isSym(a.Node); err != nil {
-					return res, err
-				} else if !s || a.Node == n {
-					continue
-				}
-				kept++
-				if want[a.Node] {
-					hit++
-				}
+			if share, err = topK(nodesOf(as, func(a engines.Affected) csr.NodeIndex { return a.Node })); err != nil {
+				return res, err
 			}
-			share = float64(hit) / float64(k)
 			ap := engines.DefaultActivationParams()
 			ap.TopK = 0
-			actsN, err := e.Activate([]engines.Seed{{Node: n, Score: 1}}, ap)
+			acted, err := e.Activate([]engines.Seed{{Node: n, Score: 1}}, ap)
 			if err != nil {
 				return res, err
 			}
-			hit, kept = 0, 0
-			for _, a := range actsN {
-				if kept == k {
-					break
-				}
-				if s, err := isSym(a.Node); err != nil {
-					return res, err
-				} else if !s || a.Node == n {
-					continue
-				}
-				kept++
-				if want[a.Node] {
-					hit++
-				}
+			if act, err = topK(nodesOf(acted, func(a engines.Scored) csr.NodeIndex { return a.Node })); err != nil {
+				return res, err
 			}
-			act = float64(hit) / float64(k)
 			dd, err := DirectDependents(g, usage, n)
 			if err != nil {
 				return res, err
@@ -242,4 +218,13 @@ func ImpactAgainstSCIP(g *csr.Graph, ix *scip.Index, minDeps, bootstrap int, pro
 	res.Precision, res.Activate, res.InGraph = BootstrapMean(shares, bootstrap), BootstrapMean(acts, bootstrap), BootstrapMean(inGraph, bootstrap)
 	res.Mean, res.ActivateMean = res.Precision.Mean, res.Activate.Mean
 	return res, nil
+}
+
+// nodesOf lists the nodes of ranked answers, in rank order.
+func nodesOf[T any](answers []T, node func(T) csr.NodeIndex) []csr.NodeIndex {
+	out := make([]csr.NodeIndex, len(answers))
+	for i, a := range answers {
+		out[i] = node(a)
+	}
+	return out
 }

@@ -11,7 +11,6 @@ package codetree
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -126,23 +125,7 @@ var errRaced = errors.New("raced")
 
 // storedHashes reads the tree hash of every language's last ingest.
 func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
-	out := make(map[string]string, len(ingest.Languages))
-	for _, lang := range ingest.Languages {
-		n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
-		if errors.Is(err, lmdbstore.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var p struct {
-			TreeHash string `json:"tree_hash"`
-		}
-		if json.Unmarshal(n.Payload, &p) == nil {
-			out[lang] = p.TreeHash
-		}
-	}
-	return out, nil
+	return storedField(r, "tree_hash")
 }
 
 func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {

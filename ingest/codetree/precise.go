@@ -17,8 +17,12 @@ import (
 
 // storedPrecise reads the indexer each language's last ingest was
 // resolved by ("" or absent: syntax).
-func storedPrecise(r *lmdbstore.ReadTxn) (map[string]string, error) {
-	out := make(map[string]string)
+func storedPrecise(r *lmdbstore.ReadTxn) (map[string]string, error) { return storedField(r, "precise") }
+
+// storedField reads a string field of every language's ingest:<lang>
+// node (languages whose node lacks it, or has it empty, are absent).
+func storedField(r *lmdbstore.ReadTxn, field string) (map[string]string, error) {
+	out := make(map[string]string, len(ingest.Languages))
 	for _, lang := range ingest.Languages {
 		n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
 		if errors.Is(err, lmdbstore.ErrNotFound) {
@@ -27,11 +31,10 @@ func storedPrecise(r *lmdbstore.ReadTxn) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var p struct {
-			Precise string `json:"precise"`
-		}
-		if json.Unmarshal(n.Payload, &p) == nil && p.Precise != "" {
-			out[lang] = p.Precise
+		var p map[string]json.RawMessage
+		var v string
+		if json.Unmarshal(n.Payload, &p) == nil && json.Unmarshal(p[field], &v) == nil && v != "" {
+			out[lang] = v
 		}
 	}
 	return out, nil
