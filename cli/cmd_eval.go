@@ -29,7 +29,8 @@ func evalCommand(env Env) *cli.Command {
 				Args: []string{"DIR"},
 				Flags: append(walkFlags(),
 					&cli.IntFlag{Name: "min-dependents", Value: eval.DefaultMinDependents, Usage: "score symbols with at least `N` direct usage dependents"},
-					&cli.StringFlag{Name: "scip", Usage: "take each symbol's dependents from the SCIP `INDEX` of DIR (scip-go, scip-python, scip-typescript, …)"}),
+					&cli.StringFlag{Name: "scip", Usage: "take each symbol's dependents from the SCIP `INDEX` of DIR (scip-go, scip-python, scip-typescript, …)"},
+					preciseFlags()[0], preciseFlags()[1]),
 				Run: runEvalImpact,
 			}),
 			evalCochangeCommand(env),
@@ -84,8 +85,12 @@ func runEvalImpact(k *call) error {
 	if k.ctx.IsSet("scip") && index == "" {
 		return usageErr("eval impact: --scip needs an INDEX")
 	}
+	prec, err := preciseOptions(k)
+	if err != nil {
+		return err
+	}
 	res, err := eval.Impact(dir, eval.ImpactOptions{
-		Walk: walkOptions(k), MinDependents: k.ctx.Int("min-dependents"), Progress: bar.update, Index: index,
+		Walk: walkOptions(k), MinDependents: k.ctx.Int("min-dependents"), Progress: bar.update, Index: index, Precise: prec,
 	})
 	bar.done()
 	if index != "" {

@@ -21,14 +21,14 @@ func preciseFlags() []cli.Flag {
 // preciseOptions reads --precise and --indexer; nil without --precise.
 func preciseOptions(k *call) (*precise.Options, error) {
 	if k.ctx.IsSet("indexer") && !k.ctx.Bool("precise") {
-		return nil, usageErr("ingest code: --indexer needs --precise")
+		return nil, usageErr("%s: --indexer needs --precise", k.ctx.Command.FullName())
 	}
 	if !k.ctx.Bool("precise") {
 		return nil, nil
 	}
 	paths, err := precise.ParsePaths(k.ctx.StringSlice("indexer"))
 	if err != nil {
-		return nil, usageErr("ingest code: %v", err)
+		return nil, usageErr("%s: %v", k.ctx.Command.FullName(), err)
 	}
 	return &precise.Options{Paths: paths, Getenv: k.env.Getenv, LookPath: precise.LookPathIn(k.env.Getenv("PATH"))}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/ingest/scip"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
@@ -33,6 +35,8 @@ type ImpactOptions struct {
 	// Bootstrap is the number of resamples of the intervals (0:
 	// DefaultBootstrap).
 	Bootstrap int
+	// Precise builds the graph with `ingest code --precise` (nil: plain).
+	Precise *precise.Options
 }
 
 // ImpactResult is the outcome of an impact evaluation.
@@ -87,7 +91,7 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 			return ImpactResult{}, err
 		}
 	}
-	g, err := BuildCode(dir, opts.Walk, opts.Progress)
+	g, err := BuildCode(dir, codetree.Options{Walk: opts.Walk, Progress: opts.Progress, Precise: opts.Precise})
 	if err != nil {
 		return ImpactResult{}, err
 	}

@@ -22,12 +22,13 @@ import (
 )
 
 // BuildCode ingests the tree dir as `ingest code` does (every language;
-// Go type-checked where it loads) into a temporary store and returns the
-// graph of its snapshot (held in memory; the store is removed).
-func BuildCode(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
+// Go type-checked where it loads; o says how, its Langs, WithGo and Meta
+// are set here) into a temporary store and returns the graph of its
+// snapshot (held in memory; the store is removed).
+func BuildCode(dir string, o codetree.Options) (*csr.Graph, error) {
+	o.Langs, o.WithGo, o.Meta = treesitter.TreeSitterLanguages, true, lmdbstore.WriteMeta{RunID: "eval"}
 	return buildGraph(func(s *lmdbstore.Store) error {
-		if _, _, err := codetree.Ingest(s, dir, codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true,
-			Walk: walk, Meta: lmdbstore.WriteMeta{RunID: "eval"}, Progress: progress}); err != nil {
+		if _, _, err := codetree.Ingest(s, dir, o); err != nil {
 			return fmt.Errorf("ingest code %s: %w", dir, err)
 		}
 		return nil

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
 	"github.com/memctl/memctl/ingest/scip"
 	scippb "github.com/sourcegraph/scip/bindings/go/scip"
 	"google.golang.org/protobuf/proto"
@@ -87,7 +87,7 @@ func baseIndex() *scippb.Index {
 // graph holds 3 of Base's 5 dependents directly, 0.6, and none of
 // Ghost's.
 func TestImpactAgainstSCIP(t *testing.T) {
-	g, err := BuildCode(writeTree(t, baseTree), ingest.WalkOptions{}, nil)
+	g, err := BuildCode(writeTree(t, baseTree), codetree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
