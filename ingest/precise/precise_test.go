@@ -436,3 +436,57 @@ func TestPreciseLeavesTheTreeAsItWas(t *testing.T) {
 		}
 	}
 }
+
+// goTree is the source of testdata/scip/go.scip (ingest/scip's hand-written
+// scip-go fixture; lines as its comment gives them).
+var goTree = map[string]string{
+	"go.mod": "module example.com/m\n\ngo 1.21\n",
+	"a.go":   "package m\n\nimport \"fmt\"\n\nfunc A() {\n\tB()\n\tfmt.Println()\n}\n\ntype T struct{}\nfunc (T) M() {\n\tA()\n}\n",
+	"b.go":   "package m\n\nfunc B() {\n\tT{}.M()\n\tB()\n}\n\ntype I interface{ M() }\n",
+}
+
+// Go through scip-go: keys are ingest go's (import paths), the
+// type-checked graph's nodes stay, and the resolved edges are the
+// index's. Hand-derived from the fixture (scip-go 0.1.26 form: a
+// reference belongs to the definition before it): A calls B, T.M calls A
+// (T.M's receiver mention of T falls in T's own span and is dropped as
+// T → T), B calls T.M and references T (B → B is recursion, dropped), T
+// implements I. Type-checking alone also has T.M → T (the receiver).
+func TestPreciseGo(t *testing.T) {
+	tools := t.TempDir()
+	fixture, err := filepath.Abs("../../testdata/scip/go.scip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, log := fakeIndexer(t, tools, "cp "+fixture+" \"$out\"")
+	dir := writeTree(t, goTree)
+	s := newStore(t)
+	opts := &precise.Options{Paths: map[string]string{"scip-go": exe}, LookPath: noPath, Getenv: func(string) string { return "" }}
+	ingestCode(t, s, dir, opts)
+	want := []string{
+		"sym:example.com/m.A calls sym:example.com/m.B",
+		"sym:example.com/m.B calls sym:example.com/m.T.M",
+		"sym:example.com/m.B references sym:example.com/m.T",
+		"sym:example.com/m.T implements sym:example.com/m.I",
+		"sym:example.com/m.T.M calls sym:example.com/m.A",
+	}
+	if diff := cmp.Diff(want, resolvedEdges(t, s)); diff != "" {
+		t.Errorf("resolved edges (-want +got):\n%s", diff)
+	}
+	if got := runs(t, log); len(got) != 1 || !strings.HasPrefix(got[0], "--quiet -o ") || !strings.HasSuffix(got[0], " ./...") {
+		t.Errorf("scip-go runs: %q", got)
+	}
+	for _, key := range []string{"file:a.go", "file:b.go", ingest.IngestGoKey} {
+		if p := payload(t, s, key); p["precise"] != "scip-go" {
+			t.Errorf("%s payload %v: not marked precise", key, p)
+		}
+	}
+	if again := ingestCode(t, s, dir, opts); !again.Unchanged || len(runs(t, log)) != 1 {
+		t.Errorf("unchanged Go tree read or indexed again: %+v, %d runs", again, len(runs(t, log)))
+	}
+	plain := newStore(t)
+	ingestCode(t, plain, dir, nil)
+	if got := resolvedEdges(t, plain); !slices.Contains(got, "sym:example.com/m.T.M references sym:example.com/m.T") {
+		t.Errorf("type-checked graph: %q", got)
+	}
+}
