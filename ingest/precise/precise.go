@@ -90,6 +90,9 @@ type Result struct {
 // TypeScript and JavaScript) and applies the indexes to g.
 func Run(dir string, g *ingest.Graph, langs []string, plan map[string]Choice, progress func(ingest.Progress)) Result {
 	res := Result{Graph: g, Stats: make(map[string]*LangStats)}
+	// A language extracted only to delete what an earlier ingest wrote
+	// (no file left) has nothing to index.
+	langs = slices.DeleteFunc(slices.Clone(langs), func(l string) bool { return filesOf(g, l) == 0 })
 	done := make(map[string]bool)
 	for _, l := range ingest.Languages {
 		if !slices.Contains(langs, l) || done[l] {
