@@ -20,13 +20,17 @@ func evalCommand(env Env) *cli.Command {
 		Subcommands: []*cli.Command{
 			verbCommand(env, verbSpec{
 				Name:  "impact",
-				Usage: "score impact on the Go tree DIR: share of its top k that are direct usage dependents",
-				Description: "Ingests DIR into a temporary store, exports it, and for every symbol with at\n" +
-					"least --min-dependents direct usage dependents (k of them) reports the share of\n" +
-					"impact's top k that are direct dependents (SPEC.md §11).",
+				Usage: "score impact on the tree DIR: share of its top k that are the symbol's direct dependents",
+				Description: "Ingests DIR (as ingest code) into a temporary store, exports it, and for every\n" +
+					"symbol with at least --min-dependents direct dependents (k of them) reports the\n" +
+					"share of impact's top k that are direct dependents, with bootstrap 95 % intervals.\n" +
+					"With --scip the dependents come from a SCIP index of DIR; without, from the graph\n" +
+					"scored itself (self-referential). SPEC.md §11.",
 				Args: []string{"DIR"},
 				Flags: append(walkFlags(),
-					&cli.IntFlag{Name: "min-dependents", Value: eval.DefaultMinDependents, Usage: "score symbols with at least `N` direct usage dependents"}),
+					&cli.IntFlag{Name: "min-dependents", Value: eval.DefaultMinDependents, Usage: "score symbols with at least `N` direct usage dependents"},
+					&cli.StringFlag{Name: "scip", Usage: "take each symbol's dependents from the SCIP `INDEX` of DIR (scip-go, scip-python, scip-typescript, …)"},
+					preciseFlags()[0], preciseFlags()[1]),
 				Run: runEvalImpact,
 			}),
 			evalCochangeCommand(env),
@@ -50,8 +54,19 @@ type evalImpactJSON struct {
 	Edges         int     `json:"edges"`
 	Seconds       float64 `json:"seconds"`
 	// Truth says where the expected answers come from: "graph" (the graph
-	// scored itself: the figure measures the ranking, not the graph).
+	// scored itself: the figure measures the ranking, not the graph) or
+	// "scip" (the index --scip names).
 	Truth string `json:"truth"`
+	// Bootstrap 95 % intervals over the symbols scored.
+	PrecisionInterval [2]float64 `json:"precision_interval"`
+	ActivateInterval  [2]float64 `json:"activate_interval"`
+	// With --scip.
+	Index       string      `json:"index,omitempty"`
+	Tool        string      `json:"tool,omitempty"`
+	ToolVersion string      `json:"tool_version,omitempty"`
+	Unmatched   *int        `json:"unmatched,omitempty"`
+	Dependents  *int        `json:"dependents,omitempty"`
+	InGraph     *[3]float64 `json:"in_graph,omitempty"`
 }
 
 func runEvalImpact(k *call) error {
@@ -66,10 +81,25 @@ func runEvalImpact(k *call) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	bar := newProgressBar(k.env)
+	index := k.ctx.String("scip")
+	if k.ctx.IsSet("scip") && index == "" {
+		return usageErr("eval impact: --scip needs an INDEX")
+	}
+	prec, err := preciseOptions(k)
+	if err != nil {
+		return err
+	}
 	res, err := eval.Impact(dir, eval.ImpactOptions{
-		Walk: walkOptions(k), MinDependents: k.ctx.Int("min-dependents"), Progress: bar.update,
+		Walk: walkOptions(k), MinDependents: k.ctx.Int("min-dependents"), Progress: bar.update, Index: index, Precise: prec,
 	})
 	bar.done()
+	if index != "" {
+		if err := scipInputErr("eval impact", index, err); errors.Is(err, eval.ErrNothingToScore) {
+			return withCode(ExitNotFound, fmt.Errorf("eval impact %s: %w", dir, err))
+		} else if err != nil {
+			return err
+		}
+	}
 	if errors.Is(err, eval.ErrNothingToScore) {
 		return withCode(ExitNotFound, fmt.Errorf("eval impact %s: %w", dir, err))
 	}
@@ -77,8 +107,15 @@ func runEvalImpact(k *call) error {
 		return err
 	}
 	if k.out.json {
-		return k.out.record(evalImpactJSON{Eval: "impact", Dir: dir, Symbols: res.Symbols, MinDependents: res.MinDependents,
-			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds, Truth: "graph"})
+		j := evalImpactJSON{Eval: "impact", Dir: dir, Symbols: res.Symbols, MinDependents: res.MinDependents,
+			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds, Truth: res.Truth,
+			PrecisionInterval: [2]float64{res.Precision.Lo, res.Precision.Hi}, ActivateInterval: [2]float64{res.Activate.Lo, res.Activate.Hi}}
+		if index != "" {
+			j.Index, j.Tool, j.ToolVersion = index, res.Tool, res.ToolVersion
+			j.Unmatched, j.Dependents = &res.Unmatched, &res.Dependents
+			j.InGraph = &[3]float64{res.InGraph.Mean, res.InGraph.Lo, res.InGraph.Hi}
+		}
+		return k.out.record(j)
 	}
 	return k.out.textf("%s\n", res.Text())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/urfave/cli/v2"
 )
@@ -25,11 +26,11 @@ func ingestCodeCommand(env Env) *cli.Command {
 			"virtual environments, build output and hidden directories. Writes what changed\n" +
 			"since the last ingest as one revision. Keys and payloads: SPEC.md §9.",
 		Args: []string{"DIR"},
-		Flags: append(append(writeFlags(true), walkFlags()...),
+		Flags: append(append(append(writeFlags(true), walkFlags()...),
 			&cli.BoolFlag{Name: "syntax-only", Usage: "do not type-check Go: resolve its names from syntax alone"},
 			&cli.BoolFlag{Name: "offline", Usage: "Go: download nothing (GOPROXY=off): packages whose dependencies are not in the module cache are read from syntax"},
 			&cli.BoolFlag{Name: "force", Usage: "re-read the tree even if its hashes match the last ingest"},
-		),
+		), preciseFlags()...),
 		Run: func(k *call) error { return runIngestCode(k, "code", treesitter.TreeSitterLanguages, true) },
 	})
 }
@@ -53,6 +54,13 @@ type ingestCodeJSON = codetree.Summary
 func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	start := time.Now()
 	dir := k.args[0]
+	var prec *precise.Options
+	if withGo {
+		var err error
+		if prec, err = preciseOptions(k); err != nil {
+			return err
+		}
+	}
 	s, err := k.open(false)
 	if err != nil {
 		return err
@@ -63,7 +71,7 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	// context, the engine commands and the MCP server see later edits.
 	res, err := freshness.Ingest(s, dir, freshness.Options{Ingest: codetree.Options{Langs: langs, WithGo: withGo,
 		SyntaxOnly: withGo && k.ctx.Bool("syntax-only"), Offline: withGo && k.ctx.Bool("offline"), Force: k.ctx.Bool("force"),
-		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update}})
+		Walk: walkOptions(k), Meta: k.meta(), Progress: bar.update, Precise: prec}})
 	if de := (*codetree.DirError)(nil); errors.As(err, &de) {
 		return usageErr("ingest %s %v", verb, de)
 	} else if err != nil {
@@ -81,7 +89,7 @@ func runIngestCode(k *call, verb string, langs []string, withGo bool) error {
 	if err := k.out.textf("%s\n", codeSummary(verb, dir, out, stats, withGo)); err != nil {
 		return err
 	}
-	for _, l := range fallbackLines(out.Fallbacks) {
+	for _, l := range append(fallbackLines(out.Fallbacks), preciseLines(out.Precise)...) {
 		if err := k.out.textf("%s\n", l); err != nil {
 			return err
 		}

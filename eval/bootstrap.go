@@ -120,3 +120,22 @@ func percentile(sorted []float64, perMille int) float64 {
 	k := (perMille*len(sorted) + 999) / 1000 // ⌈p·B⌉, 1-based
 	return sorted[max(k, 1)-1]
 }
+
+// DefaultBootstrap is the number of resamples of `eval impact`'s
+// intervals.
+const DefaultBootstrap = 2000
+
+// BootstrapMean is the mean of xs with its bootstrap 95 % interval, each
+// value a unit of its own (eval impact resamples its scored symbols): the
+// percentile interval of the mean over n resamples (DefaultBootstrap when
+// n ≤ 0) drawn as NewResamples draws them.
+func BootstrapMean(xs []float64, n int) Interval {
+	if n <= 0 {
+		n = DefaultBootstrap
+	}
+	ones := make([]float64, len(xs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return NewResamples(len(xs), n, BootstrapSeed).Ratio(xs, ones)
+}

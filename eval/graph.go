@@ -103,12 +103,6 @@ func (r *GraphResult) Text() string {
 	return b.String()
 }
 
-// memSym is a memctl symbol as eval graph matches it.
-type memSym struct {
-	key, name, kind, path string
-	start, end            int
-}
-
 // GraphOptions configures eval graph.
 type GraphOptions struct {
 	Dir   string // for the report
@@ -129,13 +123,8 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		inIndex[d.Path] = true
 	}
 
-	type lineKey struct {
-		path string
-		line int
-	}
-	byLine := make(map[lineKey][]memSym)
-	byPath := make(map[string][]memSym)
-	var memFuncs []memSym
+	var cands []scip.Candidate
+	var memFuncs []string
 	memCalls := make(map[string]map[string]bool) // callee key → caller keys
 	var memImpl []Pair
 	err = s.View(func(r *lmdbstore.ReadTxn) error {
@@ -147,11 +136,9 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 			if json.Unmarshal(n.Payload, &p) != nil || p.Path == "" {
 				return nil
 			}
-			m := memSym{key: n.Key, name: p.Name, kind: p.Kind, path: p.Path, start: p.LineStart, end: p.LineEnd}
-			byLine[lineKey{p.Path, p.LineStart}] = append(byLine[lineKey{p.Path, p.LineStart}], m)
-			byPath[p.Path] = append(byPath[p.Path], m)
+			cands = append(cands, scip.Candidate{Key: n.Key, Name: p.Name, Path: p.Path, Start: p.LineStart, End: p.LineEnd})
 			if (p.Kind == ingest.KindFunc || p.Kind == ingest.KindMethod) && inIndex[p.Path] {
-				memFuncs = append(memFuncs, m)
+				memFuncs = append(memFuncs, n.Key)
 			}
 			return nil
 		}); err != nil {
@@ -206,19 +193,12 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 	}
 
 	// Match every SCIP definition that can be a caller or a callee.
-	match := make(map[string]string) // SCIP symbol → memctl key
+	match := scip.Match(ix, cands) // SCIP symbol → memctl key
 	matchedMem := make(map[string]bool)
-	for _, sym := range sortedSymbols(ix) {
-		for _, d := range ix.Defs[sym] {
-			if !d.Named() {
-				break
-			}
-			if k := matchDef(d, byLine[lineKey{d.Path, d.Line()}], byPath[d.Path]); k != "" {
-				match[sym] = k
-				matchedMem[k] = true
-				break
-			}
-		}
+	for _, k := range match {
+		matchedMem[k] = true
+	}
+	for _, sym := range scip.SortedSymbols(ix) {
 		if scip.IsFuncSymbol(ix, sym) {
 			res.Functions++
 			if _, ok := match[sym]; ok {
@@ -229,9 +209,9 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		}
 	}
 	res.MemctlFunctions = len(memFuncs)
-	for _, m := range memFuncs {
-		if !matchedMem[m.key] {
-			res.UnmatchedMemctl = append(res.UnmatchedMemctl, m.key)
+	for _, key := range memFuncs {
+		if !matchedMem[key] {
+			res.UnmatchedMemctl = append(res.UnmatchedMemctl, key)
 		}
 	}
 	slices.Sort(res.UnmatchedMemctl)
@@ -325,33 +305,6 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 	return res, nil
 }
 
-// matchDef finds the memctl symbol of a SCIP definition: at its file and
-// line, the one with its name, else the only one there; failing that, the
-// innermost symbol of the file with its name whose lines hold the line.
-func matchDef(d scip.Def, atLine, inFile []memSym) string {
-	for _, m := range atLine {
-		if m.name == d.Desc.Name {
-			return m.key
-		}
-	}
-	if len(atLine) == 1 {
-		return atLine[0].key
-	}
-	best := -1
-	for i, m := range inFile {
-		if m.name != d.Desc.Name || m.start > d.Line() || m.end < d.Line() {
-			continue
-		}
-		if best < 0 || m.end-m.start < inFile[best].end-inFile[best].start {
-			best = i
-		}
-	}
-	if best < 0 {
-		return ""
-	}
-	return inFile[best].key
-}
-
 // score compares wanted pairs (and those with an unmatched side, all
 // missed) with memctl's.
 func score(want, unmatched, got map[Pair]bool) PairScore {
@@ -401,13 +354,4 @@ func sortPairs(ps []Pair) {
 		}
 		return strings.Compare(a.To, b.To)
 	})
-}
-
-func sortedSymbols(ix *scip.Index) []string {
-	out := make([]string, 0, len(ix.Defs))
-	for s := range ix.Defs {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/precise"
+	"github.com/memctl/memctl/ingest/scip"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
@@ -26,6 +29,14 @@ type ImpactOptions struct {
 	Walk          ingest.WalkOptions
 	MinDependents int                   // 0: DefaultMinDependents
 	Progress      func(ingest.Progress) // may be nil; phase "scoring" is eval's own
+	// Index is a SCIP index of the tree to take the truth from ("": the
+	// graph scored, self-referential).
+	Index string
+	// Bootstrap is the number of resamples of the intervals (0:
+	// DefaultBootstrap).
+	Bootstrap int
+	// Precise builds the graph with `ingest code --precise` (nil: plain).
+	Precise *precise.Options
 }
 
 // ImpactResult is the outcome of an impact evaluation.
@@ -47,20 +58,50 @@ type ImpactResult struct {
 	ActivateMean float64
 	Worst        string // key of the worst symbol (first in key order on ties)
 	Seconds      float64
+	// Precision and Activate are Mean and ActivateMean with their
+	// bootstrap 95 % intervals over the symbols scored.
+	Precision, Activate Interval
+	// Truth is where the dependents come from: "graph" (the graph scored:
+	// self-referential) or "scip" (the index Tool ToolVersion wrote).
+	Truth, Tool, ToolVersion string
+	// With a SCIP truth: Unmatched counts the symbols scored that the
+	// graph has no node for (scored 0), Dependents the dependents over all
+	// symbols scored, and InGraph is the mean share of a symbol's
+	// dependents that are its direct usage dependents in the graph (the
+	// graph's recall, whatever the ranking).
+	Unmatched, Dependents int
+	InGraph               Interval
+
+	shares, acts []float64 // per symbol scored, for the intervals
 }
 
 // ErrNothingToScore: the tree has no symbol with enough dependents.
 var ErrNothingToScore = errors.New("no symbol has enough direct usage dependents to score")
 
-// Impact ingests the Go tree dir into a temporary store, exports it and
-// scores impact on it (ImpactPrecision).
+// Impact ingests the tree dir (`ingest code`) into a temporary store,
+// exports it and scores impact on it: against the SCIP index
+// opts.Index (ImpactAgainstSCIP), else against the graph itself
+// (ImpactPrecision).
 func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 	start := time.Now()
-	g, err := BuildGo(dir, opts.Walk, opts.Progress)
+	var ix *scip.Index
+	if opts.Index != "" {
+		var err error
+		if ix, err = scip.Load(opts.Index); err != nil {
+			return ImpactResult{}, err
+		}
+	}
+	g, err := BuildCode(dir, codetree.Options{Walk: opts.Walk, Progress: opts.Progress, Precise: opts.Precise})
 	if err != nil {
 		return ImpactResult{}, err
 	}
-	res, err := ImpactPrecision(g, opts.MinDependents, opts.Progress)
+	var res ImpactResult
+	if ix != nil {
+		res, err = ImpactAgainstSCIP(g, ix, opts.MinDependents, opts.Bootstrap, opts.Progress)
+	} else {
+		res, err = ImpactPrecision(g, opts.MinDependents, opts.Progress)
+		res.Precision, res.Activate = BootstrapMean(res.shares, opts.Bootstrap), BootstrapMean(res.acts, opts.Bootstrap)
+	}
 	res.Dir = dir
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
@@ -70,6 +111,19 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 // into a temporary store and returns the graph of its snapshot (held in
 // memory; the store is removed).
 func BuildGo(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)) (*csr.Graph, error) {
+	return buildGraph(func(s *lmdbstore.Store) error {
+		res, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: walk, Progress: progress})
+		if err != nil {
+			return fmt.Errorf("ingest go %s: %w", dir, err)
+		}
+		_, err = ingest.WriteGo(s, res.Graph, lmdbstore.WriteMeta{RunID: "eval"}, progress)
+		return err
+	})
+}
+
+// buildGraph fills a temporary store with fill and returns the graph of
+// its snapshot (held in memory; the store is removed).
+func buildGraph(fill func(*lmdbstore.Store) error) (*csr.Graph, error) {
 	tmp, err := os.MkdirTemp("", "memctl-eval-*")
 	if err != nil {
 		return nil, err
@@ -80,11 +134,7 @@ func BuildGo(dir string, walk ingest.WalkOptions, progress func(ingest.Progress)
 		return nil, err
 	}
 	defer s.Close()
-	res, err := ingest.ExtractGo(dir, ingest.GoOptions{WalkOptions: walk, Progress: progress})
-	if err != nil {
-		return nil, fmt.Errorf("ingest go %s: %w", dir, err)
-	}
-	if _, err := ingest.WriteGo(s, res.Graph, lmdbstore.WriteMeta{RunID: "eval"}, progress); err != nil {
+	if err := fill(s); err != nil {
 		return nil, err
 	}
 	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{})
@@ -132,7 +182,7 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 	if minDeps <= 0 {
 		minDeps = DefaultMinDependents
 	}
-	res := ImpactResult{Nodes: g.NumNodes(), Edges: g.NumEdges(), MinDependents: minDeps, Min: math.Inf(1)}
+	res := ImpactResult{Nodes: g.NumNodes(), Edges: g.NumEdges(), MinDependents: minDeps, Min: math.Inf(1), Truth: "graph"}
 	usage, err := UsageRelations(g)
 	if err != nil {
 		return res, err
@@ -193,6 +243,7 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 			}
 		}
 		actSum += float64(actHit) / float64(len(deps))
+		res.shares, res.acts = append(res.shares, share), append(res.acts, float64(actHit)/float64(len(deps)))
 		res.Symbols++
 		if share == 1 {
 			res.Perfect++
@@ -216,13 +267,19 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 	return res, nil
 }
 
-// Text is the one-line summary of r.
+// Text is the summary of r: one line and the note on the truth.
 func (r ImpactResult) Text() string {
 	worst := ""
 	if r.Min < 1 {
 		worst = fmt.Sprintf(", worst %s", r.Worst)
 	}
-	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %.3f (min %.3f, %d perfect%s; baseline activate %.3f); %d nodes, %d edges; %.2fs\n"+
-		"note: truth is read from the graph scored (self-referential): it measures the ranking, not the graph; `memctl eval graph DIR --scip INDEX` measures the graph against a compiler-grade index",
-		r.Dir, r.Symbols, r.MinDependents, r.Mean, r.Min, r.Perfect, worst, r.ActivateMean, r.Nodes, r.Edges, r.Seconds)
+	if r.Truth == "scip" {
+		return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d dependents in the index (%d without a node): top-k precision %s (min %.3f, %d perfect%s; baseline activate %s); dependents in the graph %s; %d nodes, %d edges; %.2fs\n"+
+			"truth: %s %s's index: a symbol's dependents are the definitions that reference it",
+			r.Dir, r.Symbols, r.MinDependents, r.Unmatched, r.Precision, r.Min, r.Perfect, worst, r.Activate, r.InGraph, r.Nodes, r.Edges, r.Seconds,
+			r.Tool, r.ToolVersion)
+	}
+	return fmt.Sprintf("eval impact %s: %d symbols with ≥ %d usage dependents: top-k precision %s (min %.3f, %d perfect%s; baseline activate %s); %d nodes, %d edges; %.2fs\n"+
+		"note: truth is read from the graph scored (self-referential): it measures the ranking, not the graph; `memctl eval impact DIR --scip INDEX` takes it from a compiler-grade index, `memctl eval graph DIR --scip INDEX` measures the graph against one",
+		r.Dir, r.Symbols, r.MinDependents, r.Precision, r.Min, r.Perfect, worst, r.Activate, r.Nodes, r.Edges, r.Seconds)
 }

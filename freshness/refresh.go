@@ -163,9 +163,16 @@ func (o Options) withDefaults(s *lmdbstore.Store) Options {
 // written for other options is not trusted.
 func (o Options) config() string {
 	w := o.Ingest.Walk
-	return fmt.Sprintf("go=%t syntax=%t offline=%t vendor=%t testdata=%t hidden=%t langs=%s", o.Ingest.WithGo, o.Ingest.SyntaxOnly,
+	c := fmt.Sprintf("go=%t syntax=%t offline=%t vendor=%t testdata=%t hidden=%t langs=%s", o.Ingest.WithGo, o.Ingest.SyntaxOnly,
 		o.Ingest.Offline, w.IncludeVendor, w.IncludeTestdata, w.IncludeHidden, strings.Join(o.Ingest.Langs, ","))
+	if o.Ingest.Precise != nil {
+		c += preciseConfig // §9.12: a refresh runs the indexers too
+	}
+	return c
 }
+
+// preciseConfig ends the config of a tree ingested with --precise.
+const preciseConfig = " precise=true"
 
 // unchanged is the fast check: same stored code, same HEAD, same stats.
 func (st *state) unchanged(s *lmdbstore.Store, abs string) (bool, error) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/lmdbstore"
 )
 
@@ -64,6 +65,10 @@ func RefreshTracked(s *lmdbstore.Store, disabled bool, cache *Cache) (res Result
 func parseConfig(c string) (codetree.Options, error) {
 	var o codetree.Options
 	var langs string
+	if rest, ok := strings.CutSuffix(c, preciseConfig); ok {
+		// Indexers are found as a plain run finds them (PATH, MEMCTL_*).
+		c, o.Precise = rest, &precise.Options{}
+	}
 	n, err := fmt.Sscanf(c, "go=%t syntax=%t offline=%t vendor=%t testdata=%t hidden=%t langs=%s",
 		&o.WithGo, &o.SyntaxOnly, &o.Offline, &o.Walk.IncludeVendor, &o.Walk.IncludeTestdata, &o.Walk.IncludeHidden, &langs)
 	if err != nil && !(n == 6 && strings.HasSuffix(c, "langs=")) {

@@ -293,8 +293,12 @@ type FilePayload struct {
 	Unresolved int `json:"unresolved,omitempty"`
 	// Terms is the file's vocabulary (FileTerms): what the engines'
 	// lexical similarity compares.
-	Terms map[string]int  `json:"terms,omitempty"`
-	Git   json.RawMessage `json:"git,omitempty"`
+	Terms map[string]int `json:"terms,omitempty"`
+	// Precise names the SCIP indexer whose index gave the file's calls,
+	// references and implements (`ingest code --precise`, SPEC §9.12);
+	// Unresolved is then 0.
+	Precise string          `json:"precise,omitempty"`
+	Git     json.RawMessage `json:"git,omitempty"`
 }
 
 // GitPayload is the "git" field of a file payload.
@@ -324,6 +328,9 @@ type LangIngestPayload struct {
 	Lang     string `json:"lang"`
 	Files    int    `json:"files"`
 	TreeHash string `json:"tree_hash"`
+	// Precise names the SCIP indexer the language was resolved by
+	// (SPEC §9.12); "" when it was read from syntax.
+	Precise string `json:"precise,omitempty"`
 }
 
 // MustJSON marshals a payload struct (which always marshals).
@@ -341,6 +348,8 @@ type IngestPayload struct {
 	// unchanged: the module cache may have been filled since.
 	Fallbacks int    `json:"fallbacks,omitempty"`
 	TreeHash  string `json:"tree_hash"`
+	// Precise: as LangIngestPayload's.
+	Precise string `json:"precise,omitempty"`
 }
 
 // mustJSON marshals a payload struct into the store's canonical form

@@ -10,7 +10,7 @@
 package codetree
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/ingest/treesitter"
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -56,6 +57,10 @@ type Options struct {
 	// of ingest.ReadGitState (a refresh that can tell it without running
 	// git).
 	GitState func(dir string) (ingest.GitState, bool, error)
+	// Precise runs the SCIP indexers found for the languages read and lets
+	// their indexes decide calls, references and implements (§9.12); nil:
+	// syntax (and Go's type-checking) only.
+	Precise *precise.Options
 }
 
 // Lang is one language of a Summary (SPEC.md §9.6, `--json`).
@@ -87,6 +92,9 @@ type Summary struct {
 	// Fallbacks name the Go packages read from syntax although
 	// type-checking was asked for, why, and the fix.
 	Fallbacks []ingest.Fallback `json:"fallbacks"`
+	// Precise says, with Options.Precise, which indexer read each
+	// language extracted and why a language stayed on syntax.
+	Precise []precise.Lang `json:"precise,omitempty"`
 }
 
 // DirError: the tree could not be read (not a directory, unreadable); the
@@ -130,23 +138,7 @@ var errRaced = errors.New("raced")
 
 // storedHashes reads the tree hash of every language's last ingest.
 func storedHashes(r *lmdbstore.ReadTxn) (map[string]string, error) {
-	out := make(map[string]string, len(ingest.Languages))
-	for _, lang := range ingest.Languages {
-		n, err := r.GetNode(ingest.IngestKey(lang), lmdbstore.At{})
-		if errors.Is(err, lmdbstore.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var p struct {
-			TreeHash string `json:"tree_hash"`
-		}
-		if json.Unmarshal(n.Payload, &p) == nil {
-			out[lang] = p.TreeHash
-		}
-	}
-	return out, nil
+	return storedField(r, "tree_hash")
 }
 
 func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.WriteStats, error) {
@@ -162,13 +154,17 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	g := ingest.NewGraph()
 	var written []string
 
-	var hashes map[string]string
+	var hashes, modes map[string]string
 	if err := s.View(func(r *lmdbstore.ReadTxn) (err error) {
-		hashes, err = storedHashes(r)
+		if hashes, err = storedHashes(r); err != nil {
+			return err
+		}
+		modes, err = storedPrecise(r)
 		return err
 	}); err != nil {
 		return out, stats, err
 	}
+	ps := newPreciseState(o, modes)
 	var gitState ingest.GitState
 	hasGit := false
 	if o.RecordGit {
@@ -191,7 +187,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		if has || stored != "" {
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
 			if !o.Force {
-				opts.SkipIfTreeHash = stored
+				opts.SkipIfTreeHash = ps.skipHash(hashes, ingest.LangGo)
 			}
 			res, err := ingest.ExtractGo(dir, opts)
 			if err != nil {
@@ -220,7 +216,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		opts.Cache, opts.AllIfAny = o.Cache.parses, true
 	}
 	for _, lang := range o.Langs {
-		if h := hashes[lang]; h != "" {
+		if h := ps.skipHash(hashes, lang); h != "" {
 			opts.SkipIfTreeHash[lang] = h
 		}
 	}
@@ -233,7 +229,10 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	}
 	tsGraph := res.Graph
 	// Force re-reads to repair: it compares everything with the store.
-	delta := last != nil && !o.Force && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
+	// Precise mode rewrites the extracted graph's calls from the indexes
+	// (ps.apply): the delta path compares the extraction alone, so it is
+	// used only without it.
+	delta := last != nil && !o.Force && o.Precise == nil && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
 	if !delta {
 		mergeGraph(g, res.Graph)
 	}
@@ -242,6 +241,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		out.Languages = append(out.Languages, Lang{Lang: l.Lang, Files: l.Files, Symbols: l.Symbols, Edges: l.Edges,
 			Unresolved: l.Unresolved, ParseErrors: l.ParseErrors, Unchanged: l.Unchanged})
 	}
+	g = ps.apply(dir, g, written, &out, o.Progress)
 
 	out.Unchanged = len(written) == 0
 	if delta {
@@ -261,6 +261,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			}
 			if !maps.Equal(now, hashes) {
 				return errRaced
+			}
+			if nowModes, err := storedPrecise(tx.Reader()); err != nil || !maps.Equal(nowModes, modes) {
+				return cmp.Or(err, errRaced)
 			}
 			var prev ingest.GitState
 			if hasGit {

@@ -274,3 +274,6 @@ func isTestPath(p string) bool {
 	}
 	return false
 }
+
+// DocLang is the memctl language of a document (SPEC.md §9.11).
+func DocLang(d Document) string { return docLang(d) }

@@ -139,3 +139,26 @@ func isJS(lang string) bool {
 	l := strings.ToLower(lang)
 	return l == "javascript" || l == "javascriptreact"
 }
+
+// Members divides a global symbol into its namespaces (the package or
+// module path) and its member path (types, terms, methods, macros); ok is
+// false for symbols that get no node (§9.11).
+func Members(sym string) (ns, rest []Descriptor, ok bool) {
+	s, err := ParseSymbol(sym)
+	if err != nil {
+		return nil, nil, false
+	}
+	ns, rest, ok = split(s.Descriptors)
+	return ns, rest, ok && len(rest) > 0
+}
+
+// KeyOf is the key `ingest scip` gives a symbol (§9.11); lang is the
+// language of its defining document.
+func KeyOf(sym, lang string) (key string, ok bool) {
+	s, err := ParseSymbol(sym)
+	if err != nil {
+		return "", false
+	}
+	key, isPkg, ok := keyOf(s, lang)
+	return key, ok && !isPkg
+}
