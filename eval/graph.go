@@ -205,8 +205,13 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		return nil, err
 	}
 
-	// Match every SCIP definition that can be a caller or a callee.
+	// Match every SCIP definition that can be a caller or a callee. A
+	// symbol defined more than once (scip-python names same-named
+	// functions nested in different methods of a class alike) has each
+	// definition matched on its own: atDef holds those matches, match the
+	// symbol's first.
 	match := make(map[string]string) // SCIP symbol → memctl key
+	atDef := make(map[defAt]string)
 	matchedMem := make(map[string]bool)
 	for _, sym := range sortedSymbols(ix) {
 		for _, d := range ix.Defs[sym] {
@@ -214,9 +219,11 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 				break
 			}
 			if k := matchDef(d, byLine[lineKey{d.Path, d.Line()}], byPath[d.Path]); k != "" {
-				match[sym] = k
+				if _, ok := match[sym]; !ok {
+					match[sym] = k
+				}
+				atDef[defAt{d.Path, d.Range}] = k
 				matchedMem[k] = true
-				break
 			}
 		}
 		if scip.IsFuncSymbol(ix, sym) {
@@ -241,11 +248,25 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		if r.Caller == "" {
 			return ingest.FileKey(r.Path), true
 		}
+		if d, ok := holding(ix.Defs[r.Caller], r); ok {
+			if k, ok := atDef[defAt{d.Path, d.Range}]; ok {
+				return k, true
+			}
+		}
 		k, ok := match[r.Caller]
 		if !ok {
 			return r.Caller, false
 		}
 		return k, true
+	}
+	calleeKey := func(r scip.Ref) (string, bool) {
+		if d, ok := scopeOf(ix.Defs[r.Symbol], ix.Defs[r.Caller], r); ok {
+			if k, ok := atDef[defAt{d.Path, d.Range}]; ok {
+				return k, true
+			}
+		}
+		k, ok := match[r.Symbol]
+		return k, ok
 	}
 	want := make(map[Pair]bool)
 	unmatched := make(map[Pair]bool)
@@ -255,7 +276,7 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 			continue
 		}
 		from, okFrom := callerKey(r)
-		to, okTo := match[r.Symbol]
+		to, okTo := calleeKey(r)
 		if !okTo {
 			to = r.Symbol
 		}
@@ -270,12 +291,18 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		}
 	}
 	got := make(map[Pair]bool)
-	for sym, to := range match {
+	for sym, ds := range ix.Defs {
 		if !scip.IsFuncSymbol(ix, sym) {
 			continue
 		}
-		for from := range memCalls[to] {
-			got[Pair{from, to}] = true
+		for _, d := range ds {
+			to, ok := atDef[defAt{d.Path, d.Range}]
+			if !ok {
+				continue
+			}
+			for from := range memCalls[to] {
+				got[Pair{from, to}] = true
+			}
 		}
 	}
 	// Module-level pairs (the file as caller) are scored apart: SCIP gives
@@ -323,6 +350,60 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 	res.Implements = score(wantImpl, unmatchedImpl, gotImpl)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// defAt names one definition of a SCIP symbol: its file and the range of
+// its name.
+type defAt struct {
+	path string
+	name scip.Range
+}
+
+// holding is the innermost of a symbol's definitions whose enclosing
+// range holds the reference, when the symbol has more than one.
+func holding(defs []scip.Def, r scip.Ref) (scip.Def, bool) {
+	if len(defs) < 2 {
+		return scip.Def{}, false
+	}
+	best, ok := scip.Def{}, false
+	for _, d := range defs {
+		if d.Path != r.Path || !d.HasEnclosing || !holds(d.Enclosing, r.Range) {
+			continue
+		}
+		if !ok || holds(best.Enclosing, d.Enclosing) {
+			best, ok = d, true
+		}
+	}
+	return best, ok
+}
+
+// scopeOf is the definition a reference to a symbol defined more than
+// once means: the innermost one declared inside the caller's definition
+// that holds the reference (a nested function called from the function
+// around it, as Python looks a name up); else none.
+func scopeOf(defs, callers []scip.Def, r scip.Ref) (scip.Def, bool) {
+	if len(defs) < 2 {
+		return scip.Def{}, false
+	}
+	best, ok := scip.Def{}, false
+	for _, d := range defs {
+		if d.Path != r.Path || !d.HasEnclosing {
+			continue
+		}
+		for _, c := range callers {
+			if c.Path == r.Path && c.HasEnclosing && holds(c.Enclosing, d.Enclosing) && holds(c.Enclosing, r.Range) &&
+				(!ok || holds(best.Enclosing, d.Enclosing)) {
+				best, ok = d, true
+			}
+		}
+	}
+	return best, ok
+}
+
+// holds reports whether range a holds range b.
+func holds(a, b scip.Range) bool {
+	return (a.StartLine < b.StartLine || a.StartLine == b.StartLine && a.StartChar <= b.StartChar) &&
+		(b.EndLine < a.EndLine || b.EndLine == a.EndLine && b.EndChar <= a.EndChar)
 }
 
 // matchDef finds the memctl symbol of a SCIP definition: at its file and
