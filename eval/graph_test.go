@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	scippb "github.com/sourcegraph/scip/bindings/go/scip"
-	"google.golang.org/protobuf/proto"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
+	scippb "github.com/sourcegraph/scip/bindings/go/scip"
+	"google.golang.org/protobuf/proto"
 )
 
 // The index is testdata/scip/go.scip (ingest/scip's goFixture): functions
