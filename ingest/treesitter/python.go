@@ -16,7 +16,8 @@ import (
 // worker pool), then names resolved across the tree (resolvePython).
 
 var python = language{
-	name: ingest.LangPython,
+	name:  ingest.LangPython,
+	rules: 2, // 2: typed values, nested functions, decorators, properties, unresolved counts
 	grammars: []grammar{{name: "python", exts: []string{".py"},
 		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
 	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },

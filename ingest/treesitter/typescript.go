@@ -19,7 +19,8 @@ import (
 // other, so they are resolved (and extracted) together.
 var (
 	typeScript = language{
-		name: ingest.LangTypeScript,
+		name:  ingest.LangTypeScript,
+		rules: 2, // 2: constructor calls, CommonJS members, unresolved counts
 		grammars: []grammar{
 			{name: "typescript", exts: []string{".ts", ".mts", ".cts"},
 				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTypescript()) },
@@ -34,7 +35,8 @@ var (
 		resolve: resolveTS,
 	}
 	javaScript = language{
-		name: ingest.LangJavaScript,
+		name:  ingest.LangJavaScript,
+		rules: 2, // as TypeScript's: the family shares one resolver
 		grammars: []grammar{{name: "javascript", exts: []string{".js", ".jsx", ".mjs", ".cjs"},
 			lang:  func() *sitter.Language { return sitter.NewLanguage(jsgrammar.Language()) },
 			query: tsQuery + jsParamQuery}},
