@@ -53,7 +53,8 @@ const tsQuery = `
 (call_expression function: (_) @callee)
 (new_expression constructor: (_) @new)
 (variable_declarator name: (_) @bind)
-(variable_declarator name: (identifier) value: (new_expression)) @decl
+(variable_declarator name: (identifier)) @decl
+(assignment_expression left: (member_expression object: (this)) right: (new_expression)) @thisnew
 (arrow_function parameter: (identifier) @bind)
 (catch_clause parameter: (_) @bind)
 (for_in_statement left: (_) @bind)
@@ -74,6 +75,8 @@ const tsQuery = `
 const tsTypeQuery = `
 (required_parameter pattern: (_) @bind)
 (optional_parameter pattern: (_) @bind)
+(required_parameter pattern: (identifier) type: (type_annotation)) @param
+(optional_parameter pattern: (identifier) type: (type_annotation)) @param
 (type_identifier) @type
 (nested_type_identifier) @type
 (type_parameter name: (type_identifier) @typebind)
@@ -96,10 +99,16 @@ type tsFile struct {
 	uses    []tsUse
 	locals  scopeNames // def → names bound inside it
 	tlocals scopeNames // def → type parameters
-	// vtypes are the classes of variables declared with new C(…), by
-	// def and name (nil when two declarations disagree): a variable's
-	// type is its initializer's, and no assignment can change it.
-	vtypes map[int]map[string][]string
+	// vtypes are the declared values of variables and parameters, by
+	// def and name (chain nil when two declarations disagree or one says
+	// nothing syntax can follow): a variable's type is its annotation's,
+	// else its initializer's, and no assignment can change it.
+	vtypes map[int]map[string]tsVal
+	// ftypes are the declared values of the fields of classes and
+	// interfaces, by def and name: annotated fields and constructor
+	// parameter properties, fields initialised, or assigned in the
+	// constructor, with new C(…).
+	ftypes map[int]map[string]tsVal
 	// testCalls: top-level describe/it/test calls with a name.
 	testCalls  bool
 	esm        bool      // has import or export statements
@@ -113,10 +122,33 @@ type tsFile struct {
 	holders map[string]bool
 }
 
+// tsVal is what syntax says a value is: an instance of the type a chain
+// names (how 'i': an annotation, new C(…)), or what a call of the chain
+// returns (how 'c'), or that awaited (how 'w').
+type tsVal struct {
+	chain []string
+	how   byte
+}
+
+// setVal records v as the value of name in table t under def k: a second
+// declaration that disagrees makes it unknown.
+func setVal(t map[int]map[string]tsVal, k int, name string, v tsVal) {
+	if t[k] == nil {
+		t[k] = make(map[string]tsVal)
+	}
+	if old, ok := t[k][name]; ok && (old.how != v.how || !slices.Equal(old.chain, v.chain)) {
+		v = tsVal{}
+	}
+	t[k][name] = v
+}
+
 type tsDef struct {
 	extent
 	name, qual   string // qual: "Class.method", "Namespace.fn"
 	kind         string
+	// ret is the type a function's return annotation names; retAwait
+	// the type awaiting its result gives (T of Promise<T>, else ret).
+	ret, retAwait []string
 	line0, line1 int
 	exported     bool
 	heritage     [][]string // extends and implements, as name chains
@@ -155,7 +187,8 @@ type tsUse struct {
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
-	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string][]string),
+	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string]tsVal),
+		ftypes: make(map[int]map[string]tsVal),
 		holders: make(map[string]bool)}
 	f.findHolders(s, root)
 	f.stmts(s, root, -1, false)
@@ -195,18 +228,16 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 		case "bind":
 			f.locals.bind(scope, tsBindNames(s, n))
 		case "decl":
-			if s.field(n, "type") != nil {
-				return // declared otherwise
+			setVal(f.vtypes, scope, s.text(s.field(n, "name")), declaredVal(s, s.field(n, "type"), s.field(n, "value")))
+		case "param":
+			setVal(f.vtypes, scope, s.text(s.field(n, "pattern")), declaredVal(s, s.field(n, "type"), nil))
+		case "thisnew":
+			// this.x = new C(…) in a class's constructor: the field's type.
+			if scope >= 0 && f.defs[scope].name == "constructor" && f.defs[scope].parent >= 0 && f.thisOK(s, n, []string{"this"}, scope) {
+				if prop := s.field(s.field(n, "left"), "property"); prop != nil {
+					setVal(f.ftypes, f.defs[scope].parent, s.text(prop), declaredVal(s, nil, s.field(n, "right")))
+				}
 			}
-			name := s.text(s.field(n, "name"))
-			ch := tsChain(s, s.field(s.field(n, "value"), "constructor"))
-			if f.vtypes[scope] == nil {
-				f.vtypes[scope] = make(map[string][]string)
-			}
-			if old, ok := f.vtypes[scope][name]; ok && !slices.Equal(old, ch) {
-				ch = nil
-			}
-			f.vtypes[scope][name] = ch
 		case "typebind":
 			f.tlocals.bind(scope, []string{s.text(n)})
 		case "localdef":
@@ -715,7 +746,14 @@ func (f *tsFile) members(s *src, body *sitter.Node, class int) {
 		switch s.kind(&m) {
 		case "method_definition", "method_signature", "abstract_method_signature":
 			nameNode = s.field(&m, "name")
+		case "property_signature":
+			if nm := s.field(&m, "name"); nm != nil {
+				setVal(f.ftypes, class, s.text(nm), declaredVal(s, s.field(&m, "type"), nil))
+			}
 		case "public_field_definition", "field_definition":
+			if nm := s.field(&m, "name"); nm != nil && !isFunc(s, s.field(&m, "value")) {
+				setVal(f.ftypes, class, s.text(nm), declaredVal(s, s.field(&m, "type"), s.field(&m, "value")))
+			}
 			switch s.kind(s.field(&m, "value")) {
 			case "arrow_function", "function_expression", "function":
 				nameNode = s.field(&m, "name")
@@ -728,7 +766,107 @@ func (f *tsFile) members(s *src, body *sitter.Node, class int) {
 		case "property_identifier", "private_property_identifier", "identifier":
 			f.addDef(s, &m, nameNode, s.text(nameNode), ingest.KindMethod, class, !isPrivateMember(s, &m, nameNode))
 		}
+		if s.kind(&m) == "method_definition" && s.text(nameNode) == "constructor" {
+			f.paramProperties(s, s.field(&m, "parameters"), class)
+		}
 	}
+}
+
+// paramProperties reads a constructor's parameter properties
+// (constructor(private readonly http: Http)): fields of the class.
+func (f *tsFile) paramProperties(s *src, params *sitter.Node, class int) {
+	for _, p := range s.named(params) {
+		switch s.kind(&p) {
+		case "required_parameter", "optional_parameter":
+		default:
+			continue
+		}
+		prop := false
+		for _, c := range s.named(&p) {
+			if k := s.kind(&c); k == "accessibility_modifier" || k == "override_modifier" || k == "readonly" {
+				prop = true
+			}
+		}
+		for i := uint(0); i < p.ChildCount(); i++ {
+			if s.text(p.Child(i)) == "readonly" {
+				prop = true
+			}
+		}
+		if pat := s.field(&p, "pattern"); prop && s.kind(pat) == "identifier" {
+			setVal(f.ftypes, class, s.text(pat), declaredVal(s, s.field(&p, "type"), nil))
+		}
+	}
+}
+
+// declaredVal is the value a declaration gives a name: its type
+// annotation's type, else its initializer's (new C(…), a call, an awaited
+// call); tsVal{} when neither says.
+func declaredVal(s *src, ann, value *sitter.Node) tsVal {
+	if ann != nil {
+		if ch, _ := tsTypeChain(s, ann); ch != nil {
+			return tsVal{chain: ch, how: 'i'}
+		}
+		return tsVal{}
+	}
+	how := byte('c')
+	if s.kind(value) == "await_expression" {
+		if c := s.named(value); len(c) == 1 {
+			value, how = &c[0], 'w'
+		}
+	}
+	switch s.kind(value) {
+	case "new_expression":
+		if ch := tsChain(s, s.field(value, "constructor")); ch != nil && how == 'c' {
+			return tsVal{chain: ch, how: 'i'}
+		}
+	case "call_expression":
+		if ch := tsChain(s, s.field(value, "function")); ch != nil {
+			return tsVal{chain: ch, how: how}
+		}
+	}
+	return tsVal{}
+}
+
+// tsTypeChain is the name chain of the class or interface a type (or type
+// annotation) names: T, a.T, T<…>, T | null | undefined; awaited is T
+// of Promise<T> (else the type itself). nil for any other type.
+func tsTypeChain(s *src, n *sitter.Node) (ch, awaited []string) {
+	switch s.kind(n) {
+	case "type_annotation", "parenthesized_type":
+		if c := s.named(n); len(c) == 1 {
+			return tsTypeChain(s, &c[0])
+		}
+	case "type_identifier", "nested_type_identifier":
+		ch = tsChain(s, n)
+		return ch, ch
+	case "generic_type":
+		ch = tsChain(s, s.field(n, "name"))
+		awaited = ch
+		if slices.Equal(ch, []string{"Promise"}) {
+			awaited = nil
+			if args := s.named(s.field(n, "type_arguments")); len(args) == 1 {
+				awaited, _ = tsTypeChain(s, &args[0])
+			}
+		}
+		return ch, awaited
+	case "union_type":
+		// T | null | undefined: T.
+		var one *sitter.Node
+		for _, c := range s.named(n) {
+			switch {
+			case s.kind(&c) == "literal_type" && s.text(&c) == "null",
+				s.kind(&c) == "predefined_type" && (s.text(&c) == "undefined" || s.text(&c) == "null"):
+			case one != nil:
+				return nil, nil
+			default:
+				one = &c
+			}
+		}
+		if one != nil {
+			return tsTypeChain(s, one)
+		}
+	}
+	return nil, nil
 }
 
 func isPrivateMember(s *src, m, name *sitter.Node) bool {
@@ -762,6 +900,14 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 	case "function_declaration", "generator_function_declaration", "function_expression", "function",
 		"generator_function", "method_definition":
 		d.fnStart = n.StartByte()
+	}
+	if kind == ingest.KindFunc || kind == ingest.KindMethod {
+		fn := n
+		switch s.kind(n) {
+		case "variable_declarator", "public_field_definition", "field_definition", "pair":
+			fn = s.field(n, "value")
+		}
+		d.ret, d.retAwait = tsTypeChain(s, s.field(fn, "return_type"))
 	}
 	f.defs = append(f.defs, d)
 	return len(f.defs) - 1

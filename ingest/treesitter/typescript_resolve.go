@@ -31,6 +31,7 @@ const (
 	tsTModule   // a file of the tree, as a namespace
 	tsTSymbol   // a def of the tree
 	tsTExternal // a package outside the tree, or a global
+	tsTInstance // a value of class or interface def (of constructor function def: its instances)
 )
 
 type tsResolver struct {
@@ -43,6 +44,7 @@ type tsResolver struct {
 	// lead back to the class it starts from (interface A extends B, B
 	// extends A.C), which would otherwise recurse without end.
 	inMember map[tsMemberLookup]bool
+	depth    int // nesting of value lookups: a bound on chains through values
 }
 
 // tsMemberLookup is one member lookup: name in def of mod.
@@ -358,7 +360,7 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 			return tsTarget{}
 		}
 		if root == "this" {
-			return r.member(m, cls, chain[1], 0)
+			return r.walkValue(tsTarget{kind: tsTInstance, mod: m, def: cls}, chain[1:])
 		}
 		for _, h := range defs[cls].heritage {
 			if t := r.chain(m, -1, h); t.kind == tsTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass {
@@ -369,17 +371,10 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	}
 	for s := scope; s >= 0; s = defs[s].parent {
 		if m.facts.locals[s][root] {
-			// A local value: an instance of the class it was declared
-			// with (new C(…)), else unknown.
-			if ch := m.facts.vtypes[s][root]; ch != nil && len(chain) > 1 {
-				if t := r.chain(m, s, ch); t.kind == tsTSymbol {
-					switch t.mod.facts.defs[t.def].kind {
-					case ingest.KindClass:
-						return r.walk(r.member(t.mod, t.def, chain[1], 0), chain[2:])
-					case ingest.KindFunc:
-						return r.walk(r.ownMember(t.mod, t.def, chain[1], true), chain[2:])
-					}
-				}
+			// A local value: what its declaration says it is, else
+			// unknown.
+			if v, ok := m.facts.vtypes[s][root]; ok && len(chain) > 1 {
+				return r.walkValue(r.value(m, s, v), chain[1:])
 			}
 			return tsTarget{}
 		}
@@ -393,10 +388,102 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		return r.walk(imp, chain[1:])
 	}
 	t := r.lookup(m, root)
-	if t.kind == tsTUnknown && jsGlobals[root] {
-		return tsTarget{kind: tsTExternal}
+	if t.kind == tsTUnknown {
+		// A name declared at top level (or in a callback there) is that
+		// binding, never a global of the same name.
+		if v, ok := m.facts.vtypes[-1][root]; ok {
+			return r.walkValue(r.value(m, -1, v), chain[1:])
+		}
+		if jsGlobals[root] {
+			return tsTarget{kind: tsTExternal}
+		}
 	}
 	return r.walk(t, chain[1:])
+}
+
+// value is what a declared value (of a name in def scope of m) is: an
+// instance of the class or interface its type names, of the class it
+// news, or of what the function it calls declares it returns.
+func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
+	if v.chain == nil || r.depth > 16 {
+		return tsTarget{}
+	}
+	r.depth++
+	defer func() { r.depth-- }()
+	var t tsTarget
+	switch v.how {
+	case 'i':
+		if r.typeParam(m, scope, v.chain[0]) {
+			return tsTarget{}
+		}
+		t = r.chain(m, scope, v.chain)
+	case 'c', 'w':
+		fn := r.chain(m, scope, v.chain)
+		if fn.kind != tsTSymbol {
+			return tsTarget{}
+		}
+		d := &fn.mod.facts.defs[fn.def]
+		ret := d.ret
+		if v.how == 'w' {
+			ret = d.retAwait
+		}
+		if ret == nil || d.kind != ingest.KindFunc && d.kind != ingest.KindMethod || r.typeParam(fn.mod, fn.def, ret[0]) {
+			return tsTarget{}
+		}
+		t = r.walk(r.lookup(fn.mod, ret[0]), ret[1:])
+	}
+	if t.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	switch t.mod.facts.defs[t.def].kind {
+	case ingest.KindClass, ingest.KindInterface:
+		return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
+	case ingest.KindFunc:
+		if v.how == 'i' {
+			return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def} // new F(): a constructor function's instance
+		}
+	}
+	return tsTarget{}
+}
+
+// walkValue follows a chain of member names from a value: methods of its
+// class (or interface, or what they extend), and fields whose declared
+// value is known.
+func (r *tsResolver) walkValue(t tsTarget, rest []string) tsTarget {
+	for i, name := range rest {
+		if t.kind != tsTInstance {
+			return r.walk(t, rest[i:])
+		}
+		if t.mod.facts.defs[t.def].kind == ingest.KindFunc {
+			return r.walk(r.ownMember(t.mod, t.def, name, true), rest[i+1:])
+		}
+		if mt := r.member(t.mod, t.def, name, 0); mt.kind == tsTSymbol {
+			return r.walk(mt, rest[i+1:])
+		}
+		t = r.field(t.mod, t.def, name, 0)
+	}
+	return t
+}
+
+// field is the declared value of field name of class or interface i of
+// m, or of what it extends.
+func (r *tsResolver) field(m *tsMod, i int, name string, depth int) tsTarget {
+	if v, ok := m.facts.ftypes[i][name]; ok {
+		return r.value(m, i, v)
+	}
+	if depth > 16 {
+		return tsTarget{}
+	}
+	for _, h := range m.facts.defs[i].heritage {
+		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
+			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
+				if ft := r.field(t.mod, t.def, name, depth+1); ft.kind != tsTUnknown {
+					return ft
+				}
+			}
+		}
+	}
+	return tsTarget{}
 }
 
 // walk follows the rest of a chain from a resolved root.
@@ -416,13 +503,25 @@ func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
 					return tsTarget{}
 				}
 				t = tsTarget{kind: tsTSymbol, mod: t.mod, def: j}
-			case ingest.KindFunc, ingest.KindVar, ingest.KindConst:
+			case ingest.KindFunc:
 				t = r.ownMember(t.mod, t.def, name, false)
+			case ingest.KindVar, ingest.KindConst:
+				// An object's own member, else a member of the value
+				// its declaration gives it.
+				if om := r.ownMember(t.mod, t.def, name, false); om.kind == tsTSymbol {
+					t = om
+				} else if v, ok := t.mod.facts.vtypes[d.parent][d.name]; ok {
+					t = r.walkValue(r.value(t.mod, d.parent, v), []string{name})
+				} else {
+					return tsTarget{}
+				}
 			default:
 				return tsTarget{}
 			}
 		case tsTExternal:
 			return t
+		case tsTInstance:
+			t = r.walkValue(t, []string{name})
 		default:
 			return tsTarget{}
 		}
