@@ -431,3 +431,82 @@ export function check(x: unknown, b: Box): boolean {
 		"a.ts#check references a.ts#Box",
 	})
 }
+
+// TypeScript values typed from what the source declares, one function
+// per rule, hand-derived: a parameter's annotation (c: Client; h?: Http |
+// null), a variable's annotation (s: Store), a called function's return
+// type (make(): Client), an awaited one's (Promise<Http>), fields declared
+// in the class (#http: Http), set in the constructor (this.#http = new
+// Http()), by parameter properties (private readonly store: Store) and
+// inherited ones. Negative, and counted unresolved: other(), z declared
+// twice with different values (z.close(), z.run()), and t of a type
+// parameter that shadows the class Client (t.run()).
+func TestTypeScriptDeclaredTypes(t *testing.T) {
+	files := map[string]string{
+		"a.ts": `export interface Store { get(k: string): string; put(): void; }
+export class Http { send(): void {} close(): void {} open(): void {} }
+export class Client {
+	#http: Http;
+	constructor(private readonly store: Store, public base: Http) {
+		this.#http = new Http();
+	}
+	fetch(): Promise<Http> { return Promise.resolve(this.base); }
+	run() {}
+	viaField() { this.#http.send(); }
+	viaParamProperty() { this.store.get("k"); this.base.close(); }
+}
+export function make(): Client { return new Client(null, null); }
+`,
+		"b.ts": `import { make, Client, Http, Store } from "./a";
+export function param(c: Client) { c.run(); }
+export function optional(h?: Http | null) { h.open(); }
+export function returned() { const k = make(); k.viaField(); }
+export async function awaited(c: Client) { const x = await c.fetch(); x.send(); }
+export function annotated() { const s: Store = other(); s.put(); }
+export function disagree(c: Client) { let z = make(); if (c) { let z = new Http(); z.close(); } z.run(); }
+export function generic<Client>(t: Client) { t.run(); }
+export class Sub extends Client { more() { this.base.send(); this.store.put(); } }
+`,
+	}
+	checkResolved(t, []string{ingest.LangTypeScript}, files, []string{
+		"a.ts#Client references a.ts#Http",
+		"a.ts#Client.constructor references a.ts#Http",
+		"a.ts#Client.constructor references a.ts#Store",
+		"a.ts#Client.fetch references a.ts#Http",
+		"a.ts#Client.viaField calls a.ts#Http.send",
+		"a.ts#Client.viaParamProperty calls a.ts#Store.get",
+		"a.ts#Client.viaParamProperty calls a.ts#Http.close",
+		"a.ts#make references a.ts#Client",
+		"a.ts#make calls a.ts#Client.constructor",
+		"b.ts#param references a.ts#Client",
+		"b.ts#param calls a.ts#Client.run",
+		"b.ts#optional references a.ts#Http",
+		"b.ts#optional calls a.ts#Http.open",
+		"b.ts#returned calls a.ts#make",
+		"b.ts#returned calls a.ts#Client.viaField",
+		"b.ts#awaited references a.ts#Client",
+		"b.ts#awaited calls a.ts#Client.fetch",
+		"b.ts#awaited calls a.ts#Http.send",
+		"b.ts#annotated references a.ts#Store",
+		"b.ts#annotated calls a.ts#Store.put",
+		"b.ts#disagree references a.ts#Client",
+		"b.ts#disagree references a.ts#Http",
+		"b.ts#disagree calls a.ts#make",
+		"b.ts#Sub implements a.ts#Client",
+		"b.ts#Sub.more calls a.ts#Http.send",
+		"b.ts#Sub.more calls a.ts#Store.put",
+	})
+	dir := t.TempDir()
+	for rel, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Extract(dir, []string{ingest.LangTypeScript}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Lang(ingest.LangTypeScript).Unresolved; n != 4 {
+		t.Errorf("unresolved %d, want 4 (other, z.close, z.run, t.run)", n)
+	}
+}

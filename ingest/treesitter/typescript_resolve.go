@@ -356,7 +356,7 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		for cls >= 0 && defs[cls].kind != ingest.KindClass {
 			cls = defs[cls].parent
 		}
-		if cls < 0 || len(chain) != 2 {
+		if cls < 0 || len(chain) < 2 || root == "super" && len(chain) != 2 {
 			return tsTarget{}
 		}
 		if root == "this" {
