@@ -144,14 +144,14 @@ func setVal(t map[int]map[string]tsVal, k int, name string, v tsVal) {
 
 type tsDef struct {
 	extent
-	name, qual   string // qual: "Class.method", "Namespace.fn"
-	kind         string
+	name, qual string // qual: "Class.method", "Namespace.fn"
+	kind       string
 	// ret is the type a function's return annotation names; retAwait
 	// the type awaiting its result gives (T of Promise<T>, else ret).
 	ret, retAwait []string
-	line0, line1 int
-	exported     bool
-	heritage     [][]string // extends and implements, as name chains
+	line0, line1  int
+	exported      bool
+	heritage      [][]string // extends and implements, as name chains
 	// sig: an overload signature or a declaration without a body; the
 	// implementation, when there is one, describes the symbol instead.
 	sig bool
@@ -188,7 +188,7 @@ type tsUse struct {
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string]tsVal),
-		ftypes: make(map[int]map[string]tsVal),
+		ftypes:  make(map[int]map[string]tsVal),
 		holders: make(map[string]bool)}
 	f.findHolders(s, root)
 	f.stmts(s, root, -1, false)
