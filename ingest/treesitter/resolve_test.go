@@ -510,3 +510,76 @@ export class Sub extends Client { more() { this.base.send(); this.store.put(); }
 		t.Errorf("unresolved %d, want 4 (other, z.close, z.run, t.run)", n)
 	}
 }
+
+// JavaScript object literals, hand-derived: the functions of
+// module.exports = {…} are the file's exports (pair, method, arrow), those
+// of a top-level var's object literal members of the var, whose this is
+// the object; a property that is not a function defines nothing
+// (limit: 10) and calling it is unresolved, as is this.other() in a
+// nested function expression.
+func TestJavaScriptObjectLiterals(t *testing.T) {
+	files := map[string]string{
+		"lib/request.js": `module.exports = {
+	get: function get(name) {
+		return normalize(name);
+	},
+	accepts(type) {
+		return this.is(type);
+	},
+	is: (t) => t,
+	limit: 10,
+};
+
+function normalize(n) { return n; }
+`,
+		"lib/util.js": `var util = {
+	parse: function (s) {
+		return this.split(s);
+	},
+	split(s) {
+		[1].forEach(function () { this.other(); });
+		return s;
+	},
+};
+
+module.exports = util;
+`,
+		"lib/app.js": `var request = require('./request');
+var util = require('./util');
+var accepts = require('./request').accepts;
+
+function handle(r) {
+	request.get(r);
+	util.parse(r);
+	accepts(r);
+	request.limit();
+}
+`,
+	}
+	checkResolved(t, []string{ingest.LangJavaScript}, files, []string{
+		"lib/request.js#get calls lib/request.js#normalize",
+		"lib/util.js#util.parse calls lib/util.js#util.split",
+		"lib/app.js#handle calls lib/request.js#get",
+		"lib/app.js#handle calls lib/util.js#util.parse",
+		"lib/app.js#handle calls lib/request.js#accepts",
+	})
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Extract(dir, []string{ingest.LangJavaScript}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// this.is(type) (a module.exports object's this is not followed),
+	// [1].forEach(…), this.other(), request.limit().
+	if n := res.Lang(ingest.LangJavaScript).Unresolved; n != 4 {
+		t.Errorf("unresolved %d, want 4", n)
+	}
+}

@@ -596,6 +596,7 @@ func (f *tsFile) cjsMain(s *src, v *sitter.Node, declName string) {
 			f.defs[i].fnStart = v.StartByte()
 		}
 	case s.kind(v) == "object":
+		f.objectMembers(s, v, -1, false)
 		for _, p := range s.named(v) {
 			switch s.kind(&p) {
 			case "shorthand_property_identifier":
@@ -615,9 +616,19 @@ func (f *tsFile) cjsMain(s *src, v *sitter.Node, declName string) {
 // protoObject reads X.prototype = {m: function…, n() {…}}: members of
 // X's instances.
 func (f *tsFile) protoObject(s *src, obj *sitter.Node, holder string) {
-	p := f.topDef(holder)
-	if p < 0 {
-		return
+	if p := f.topDef(holder); p >= 0 {
+		f.objectMembers(s, obj, p, true)
+	}
+}
+
+// objectMembers reads the functions of an object literal ({m: function…,
+// n() {…}, o: () => …}): members of def parent (of its instances when
+// proto), or, for parent -1 (module.exports = {…}), exported functions
+// of the file.
+func (f *tsFile) objectMembers(s *src, obj *sitter.Node, parent int, proto bool) {
+	kind := ingest.KindMethod
+	if parent < 0 {
+		kind = ingest.KindFunc
 	}
 	for _, c := range s.named(obj) {
 		var name, fn *sitter.Node
@@ -632,11 +643,21 @@ func (f *tsFile) protoObject(s *src, obj *sitter.Node, holder string) {
 		if s.kind(name) != "property_identifier" {
 			continue
 		}
-		if i := f.addDef(s, &c, name, s.text(name), ingest.KindMethod, p, true); i >= 0 {
-			f.defs[i].proto = true
+		if i := f.addDef(s, &c, name, s.text(name), kind, parent, true); i >= 0 {
+			f.defs[i].proto = proto
 			f.defs[i].fnStart = fn.StartByte()
 		}
 	}
+}
+
+// hasFuncMembers reports whether an object literal has a function member.
+func hasFuncMembers(s *src, obj *sitter.Node) bool {
+	for _, c := range s.named(obj) {
+		if s.kind(&c) == "method_definition" || s.kind(&c) == "pair" && isFunc(s, s.field(&c, "value")) {
+			return true
+		}
+	}
+	return false
 }
 
 // topDef is the index of the top-level def named name (-1: none).
@@ -730,6 +751,14 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 					}
 				}
 				f.members(s, s.field(v, "body"), idx)
+			case "object":
+				// var obj = {f: function…, g() {…}}: its functions are
+				// members of obj.
+				if exported || parent < 0 && (f.holders[s.text(nm)] || hasFuncMembers(s, v)) {
+					if i := f.addDef(s, &d, nm, s.text(nm), kind, parent, exported); i >= 0 && parent < 0 {
+						f.objectMembers(s, v, i, false)
+					}
+				}
 			default:
 				if exported || parent < 0 && f.holders[s.text(nm)] {
 					f.addDef(s, &d, nm, s.text(nm), kind, parent, exported)
