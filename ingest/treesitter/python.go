@@ -69,6 +69,7 @@ const pyQuery = `
 (assignment left: (_) @bind)
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
+(for_statement left: (identifier) right: (_)) @for
 (for_in_clause left: (_) @bind)
 (as_pattern_target) @bind
 (named_expression name: (_) @bind)
@@ -178,6 +179,11 @@ func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
 			f.locals.bind(f.funcScope(scope), []string{s.text(n)})
 		case "assign":
 			f.assign(s, n, scope)
+		case "for":
+			// for x in xs: x is an element of xs.
+			if ch := pyChain(s, s.field(n, "right")); ch != nil {
+				f.bindValue(scope, s.text(s.field(n, "left")), pyValue{expr: append(ch, pyIter), scope: scope})
+			}
 		case "bind":
 			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "global":
@@ -214,12 +220,7 @@ func (f *pyFile) assign(s *src, n *sitter.Node, scope int) {
 	}
 	switch s.kind(left) {
 	case "identifier":
-		// A def's scope is the body; a class body's names belong to the class.
-		if f.vars[scope] == nil {
-			f.vars[scope] = make(map[string][]pyValue)
-		}
-		name := s.text(left)
-		f.vars[scope][name] = append(f.vars[scope][name], v)
+		f.bindValue(scope, s.text(left), v)
 	case "attribute":
 		obj := s.field(left, "object")
 		if scope < 0 || s.kind(obj) != "identifier" {
@@ -235,6 +236,15 @@ func (f *pyFile) assign(s *src, n *sitter.Node, scope int) {
 		name := s.text(s.field(left, "attribute"))
 		f.attrs[d.parent][name] = append(f.attrs[d.parent][name], v)
 	}
+}
+
+// bindValue records a value of a plain name: a def's scope is the body; a
+// class body's names belong to the class.
+func (f *pyFile) bindValue(scope int, name string, v pyValue) {
+	if f.vars[scope] == nil {
+		f.vars[scope] = make(map[string][]pyValue)
+	}
+	f.vars[scope][name] = append(f.vars[scope][name], v)
 }
 
 // stmts reads the declarations among the statements below n: module,
@@ -349,13 +359,27 @@ func (f *pyFile) funcScope(scope int) int {
 	return -1
 }
 
+// Chain segments that are not names: a subscript (x[k]) and an element of
+// an iteration (for v in x: v is x followed by pyIter).
+const (
+	pySub  = "[]"
+	pyIter = "[*]"
+)
+
 // pyChain turns a callee into a name chain, nil when it is not one. A
 // call inside the chain is its callee's last name with "()" added
-// (Engine("x").run: ["Engine()", "run"]; super().m: ["super()", "m"]).
+// (Engine("x").run: ["Engine()", "run"]; super().m: ["super()", "m"]); a
+// subscript is a segment pySub (self.tags[k].m: ["self", "tags", "[]",
+// "m"]).
 func pyChain(s *src, n *sitter.Node) []string {
 	switch s.kind(n) {
 	case "identifier":
 		return []string{s.text(n)}
+	case "subscript":
+		if v := pyChain(s, s.field(n, "value")); v != nil {
+			return append(v, pySub)
+		}
+		return nil
 	case "attribute":
 		obj := pyChain(s, s.field(n, "object"))
 		if obj == nil {
@@ -458,9 +482,61 @@ func pyAnnotation(s *src, n *sitter.Node) []string {
 			}
 			return nil
 		}
+		if c := pyContainer(s, base, args); c != nil {
+			return c
+		}
 		return base
 	}
 	return nil
+}
+
+// pyContainerMarker heads the annotation of a standard container:
+// [pyContainerMarker, base, element iterated, element subscripted], each a
+// dotted chain ("" when unknown).
+const pyContainerMarker = "container[]"
+
+// pyContainers are the standard generic containers (builtins, typing,
+// collections, collections.abc) by name: for each, which type argument
+// iterating it gives and which subscripting it gives (-1: none).
+var pyContainers = func() map[string][2]int {
+	m := make(map[string][2]int)
+	for _, n := range strings.Fields(`list List Sequence MutableSequence deque Deque`) {
+		m[n] = [2]int{0, 0}
+	}
+	for _, n := range strings.Fields(`set Set frozenset FrozenSet AbstractSet MutableSet Iterable Iterator
+		Collection Reversible Generator KeysView ValuesView`) {
+		m[n] = [2]int{0, -1}
+	}
+	for _, n := range strings.Fields(`dict Dict Mapping MutableMapping OrderedDict DefaultDict defaultdict ChainMap`) {
+		m[n] = [2]int{0, 1}
+	}
+	return m
+}()
+
+// pyContainer reads base[args] as a standard container's annotation
+// (tuple[T, ...] too), nil when it is not one.
+func pyContainer(s *src, base []string, args []sitter.Node) []string {
+	name := base[len(base)-1]
+	pos, ok := pyContainers[name]
+	if (name == "tuple" || name == "Tuple") && len(args) == 2 && strings.TrimSpace(s.text(&args[1])) == "..." {
+		pos, ok = [2]int{0, 0}, true
+	}
+	if !ok {
+		return nil
+	}
+	arg := func(i int) string {
+		if i < 0 || i >= len(args) {
+			return ""
+		}
+		a := pyAnnotation(s, &args[i])
+		for _, seg := range a {
+			if !pyIdent(seg) {
+				return "" // a nested container, None, type[…]: not followed
+			}
+		}
+		return strings.Join(a, ".")
+	}
+	return []string{pyContainerMarker, strings.Join(base, "."), arg(pos[0]), arg(pos[1])}
 }
 
 // pyOptional is the one of two annotations that is not None, when the

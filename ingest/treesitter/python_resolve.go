@@ -25,6 +25,10 @@ type pyTarget struct {
 	mod  *pyMod
 	def  int    // pyTSymbol: index in mod.facts.defs
 	ext  string // pyTExternal: top-level module name
+	// pyTContainer: the annotations (dotted, "" when unknown) of the
+	// elements iterating and subscripting it give, read in scope def of
+	// mod.
+	iter, sub string
 }
 
 const (
@@ -34,6 +38,7 @@ const (
 	pyTExternal        // outside the tree (import of another package, builtin)
 	pyTInstance        // an instance of a class of the tree (def: the class)
 	pyTSuper           // super() in a method of class def: its bases
+	pyTContainer       // a standard container (list[T], dict[K, V], …) of elements iter, sub
 )
 
 type pyResolver struct {
@@ -530,6 +535,10 @@ func (r *pyResolver) walk(m *pyMod, scope int, chain []string) pyTarget {
 	}
 	for _, seg := range chain[1:] {
 		t = r.valueOf(t)
+		if seg == pySub || seg == pyIter {
+			recv, t = t, r.element(t, seg == pyIter)
+			continue
+		}
 		name, call := cutCall(seg)
 		recv = t
 		t = r.attr(t, name)
@@ -650,6 +659,12 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 	if len(ann) == 1 && ann[0] == "None" {
 		return pyTarget{}
 	}
+	if ann[0] == pyContainerMarker {
+		if base := strings.Split(ann[1], "."); r.walk(m, scope, base).kind == pyTExternal {
+			return pyTarget{kind: pyTContainer, mod: m, def: scope, iter: ann[2], sub: ann[3]}
+		}
+		ann = strings.Split(ann[1], ".") // a class of the tree of that name
+	}
 	class := ann[0] == "type[]" // type[C]: the class itself
 	if class {
 		ann = ann[1:]
@@ -661,6 +676,33 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 	case t.kind == pyTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass:
 		return pyTarget{kind: pyTInstance, mod: t.mod, def: t.def}
 	case t.kind == pyTExternal:
+		return t
+	}
+	return pyTarget{}
+}
+
+// element is what iterating (iter) or subscripting t gives: an element of
+// a standard container as its annotation declares, else what the class's
+// __iter__ (an Iterator[T] or other container) or __getitem__ returns.
+func (r *pyResolver) element(t pyTarget, iter bool) pyTarget {
+	switch t.kind {
+	case pyTContainer:
+		ann := t.sub
+		if iter {
+			ann = t.iter
+		}
+		if ann == "" {
+			return pyTarget{}
+		}
+		return r.annotation(t.mod, t.def, strings.Split(ann, "."))
+	case pyTInstance:
+		if !iter {
+			return r.callResult(r.member(t.mod, t.def, "__getitem__", 0), t)
+		}
+		if it := r.callResult(r.member(t.mod, t.def, "__iter__", 0), t); it.kind == pyTContainer {
+			return r.element(it, true)
+		}
+	case pyTExternal:
 		return t
 	}
 	return pyTarget{}
@@ -689,7 +731,7 @@ func (r *pyResolver) callResult(t, recv pyTarget) pyTarget {
 		switch {
 		case d.ret == nil:
 			return pyTarget{}
-		case d.ret[len(d.ret)-1] == "Self":
+		case d.ret[len(d.ret)-1] == "Self" && d.ret[0] != pyContainerMarker:
 			if recv.kind == pyTInstance {
 				return recv
 			}
@@ -722,6 +764,8 @@ func (r *pyResolver) attr(t pyTarget, name string) pyTarget {
 		return r.inBases(t.mod, t.def, name, 0)
 	case pyTExternal:
 		return t
+	case pyTContainer:
+		return pyTarget{kind: pyTExternal, ext: "builtins"} // list.append, dict.get, …
 	}
 	return pyTarget{}
 }

@@ -583,3 +583,98 @@ function handle(r) {
 		t.Errorf("unresolved %d, want 4", n)
 	}
 }
+
+// Python elements of standard containers, hand-derived: iterating
+// list[T] (a parameter's annotation, an attribute annotated in __init__,
+// t.Sequence[T] through import typing as t, tuple[T, ...]) gives a T, as
+// subscripting it does; iterating dict[K, V] gives a K and subscripting it
+// a V; a class of the tree is iterated by its __iter__ (-> Iterator[T])
+// and subscripted by its __getitem__. Negative: set[T] has no subscript
+// (s[0].run() unresolved), a loop variable bound by two loops over
+// different types is unknown (x.run() unresolved); methods of the
+// containers themselves (order.append) are outside the tree, not counted.
+func TestPythonContainerElements(t *testing.T) {
+	files := map[string]string{
+		"m.py": `import typing as t
+from typing import Iterator
+
+class Tag:
+    def check(self): pass
+
+class Key:
+    def norm(self): pass
+
+class Job:
+    def run(self): pass
+
+class Jobs:
+    def __iter__(self) -> Iterator[Job]: ...
+    def __getitem__(self, i: int) -> Job: ...
+
+class Serializer:
+    def __init__(self):
+        self.order: list[Tag] = []
+        self.tags: dict[Key, Tag] = {}
+
+    def iterate(self):
+        for tag in self.order:
+            tag.check()
+        self.order.append(None)
+
+    def keys(self):
+        for k in self.tags:
+            k.norm()
+
+    def subscripted(self, key):
+        self.tags[key].check()
+
+def seq(xs: t.Sequence[Job], ys: tuple[Job, ...]):
+    xs[0].run()
+    for y in ys:
+        y.run()
+
+def custom(jobs: Jobs):
+    for j in jobs:
+        j.run()
+
+def custom_sub(jobs: Jobs):
+    jobs[1].run()
+
+def negative(s: set[Job], a: list[Job], b: list[Tag]):
+    s[0].run()
+    for x in a:
+        pass
+    for x in b:
+        pass
+    x.run()
+`,
+	}
+	checkResolved(t, []string{ingest.LangPython}, files, []string{
+		"m.Jobs.__iter__ references m.Job",
+		"m.Jobs.__getitem__ references m.Job",
+		"m.Serializer.iterate calls m.Tag.check",
+		"m.Serializer.__init__ references m.Tag",
+		"m.Serializer.__init__ references m.Key",
+		"m.Serializer.keys calls m.Key.norm",
+		"m.Serializer.subscripted calls m.Tag.check",
+		"m.seq references m.Job",
+		"m.seq calls m.Job.run",
+		"m.custom references m.Jobs",
+		"m.custom calls m.Job.run",
+		"m.custom_sub references m.Jobs",
+		"m.custom_sub calls m.Job.run",
+		"m.negative references m.Job",
+		"m.negative references m.Tag",
+	})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Lang(ingest.LangPython).Unresolved; n != 2 {
+		t.Errorf("unresolved %d, want 2 (s[0].run, x.run)", n)
+	}
+}
