@@ -32,13 +32,13 @@ type pyTarget struct {
 }
 
 const (
-	pyTUnknown  = iota // bound to something resolution cannot follow
-	pyTModule          // a module of the tree
-	pyTSymbol          // a class or function of the tree
-	pyTExternal        // outside the tree (import of another package, builtin)
-	pyTInstance        // an instance of a class of the tree (def: the class)
-	pyTSuper           // super() in a method of class def: its bases
-	pyTContainer       // a standard container (list[T], dict[K, V], …) of elements iter, sub
+	pyTUnknown   = iota // bound to something resolution cannot follow
+	pyTModule           // a module of the tree
+	pyTSymbol           // a class or function of the tree
+	pyTExternal         // outside the tree (import of another package, builtin)
+	pyTInstance         // an instance of a class of the tree (def: the class)
+	pyTSuper            // super() in a method of class def: its bases
+	pyTContainer        // a standard container (list[T], dict[K, V], …) of elements iter, sub
 )
 
 type pyResolver struct {
