@@ -789,9 +789,10 @@ func (r *pyResolver) hasLocalImport(m *pyMod, fn int, name string) bool {
 // attribute annotated there (x: T in the body, self.x: T = … in a
 // method), else the value every assignment to it there agrees on. A base
 // outside the tree (other than object and the typing markers) may declare
-// any name: a name not found before it is unknown.
+// any name: a name not found in the classes before it is unknown (an
+// attribute the class itself declares is found: it comes first).
 func (r *pyResolver) member(m *pyMod, i int, name string, depth int) pyTarget {
-	if t, done := r.memberDef(m, i, name, depth); done {
+	if t, done := r.memberDef(m, i, name, depth); done && t.kind != pyTUnknown {
 		return t
 	}
 	if t := r.memberAttr(m, i, name, true, depth); t.kind != pyTUnknown {
@@ -844,9 +845,14 @@ func (r *pyResolver) memberAttr(m *pyMod, i int, name string, annotated bool, de
 		return pyTarget{}
 	}
 	for _, b := range r.bases(m, i) {
-		if b.kind == pyTSymbol {
+		switch b.kind {
+		case pyTSymbol:
 			if t := r.memberAttr(b.mod, b.def, name, annotated, depth+1); t.kind != pyTUnknown {
 				return t
+			}
+		case pyTExternal:
+			if !pyInertBases[b.ext] {
+				return pyTarget{} // the base may declare it
 			}
 		}
 	}

@@ -678,3 +678,36 @@ def negative(s: set[Job], a: list[Job], b: list[Tag]):
 		t.Errorf("unresolved %d, want 2 (s[0].run, x.run)", n)
 	}
 }
+
+// Python attributes of a class with a base outside the tree, hand-derived:
+// an attribute the class itself declares comes first in the lookup
+// (self.app.run() resolves); one declared only in a base after the
+// outside one may be the outside base's (self.other.run() is unresolved).
+func TestPythonAttributesBeforeExternalBase(t *testing.T) {
+	checkResolved(t, []string{ingest.LangPython}, map[string]string{
+		"m.py": `from ext import Base
+
+class App:
+    def run(self): pass
+
+class Loader(Base):
+    def __init__(self, app: App):
+        self.app = app
+
+    def load(self):
+        self.app.run()
+
+class Mixin:
+    other: App
+
+class Both(Base, Mixin):
+    def go(self):
+        self.other.run()
+`,
+	}, []string{
+		"m.Loader.__init__ references m.App",
+		"m.Loader.load calls m.App.run",
+		"m.Mixin references m.App",
+		"m.Both implements m.Mixin",
+	})
+}
