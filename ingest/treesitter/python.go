@@ -70,6 +70,7 @@ const pyQuery = `
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
 (for_statement left: (identifier) right: (_)) @for
+(with_item value: (as_pattern alias: (as_pattern_target (identifier)))) @with
 (for_in_clause left: (_) @bind)
 (as_pattern_target) @bind
 (named_expression name: (_) @bind)
@@ -179,6 +180,14 @@ func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
 			f.locals.bind(f.funcScope(scope), []string{s.text(n)})
 		case "assign":
 			f.assign(s, n, scope)
+		case "with":
+			// with cm as x: x is what cm.__enter__() returns.
+			as := s.field(n, "value")
+			if c := s.named(as); len(c) == 2 {
+				if ch := pyChain(s, &c[0]); ch != nil {
+					f.bindValue(scope, s.text(s.field(as, "alias")), pyValue{expr: append(ch, "__enter__()"), scope: scope})
+				}
+			}
 		case "for":
 			// for x in xs: x is an element of xs.
 			if ch := pyChain(s, s.field(n, "right")); ch != nil {

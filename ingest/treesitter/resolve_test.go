@@ -711,3 +711,40 @@ class Both(Base, Mixin):
 		"m.Both implements m.Mixin",
 	})
 }
+
+// Python with-statements, hand-derived: with cm as x binds what
+// cm.__enter__() returns (-> Self: the context manager's class; -> T: T);
+// a context manager whose __enter__ is not in the tree leaves x unknown.
+func TestPythonWithAs(t *testing.T) {
+	checkResolved(t, []string{ingest.LangPython}, map[string]string{
+		"m.py": `from typing import Self
+
+class Session:
+    def save(self): pass
+
+class Ctx:
+    def __enter__(self) -> Self: ...
+    def push(self): pass
+
+class Tx:
+    def __enter__(self) -> Session: ...
+
+class Plain:
+    pass
+
+def use():
+    with Ctx() as c, Tx() as s:
+        c.push()
+        s.save()
+    with Plain() as p:
+        p.save()
+`,
+	}, []string{
+		"m.Tx.__enter__ references m.Session",
+		"m.use references m.Ctx",
+		"m.use references m.Tx",
+		"m.use references m.Plain",
+		"m.use calls m.Ctx.push",
+		"m.use calls m.Session.save",
+	})
+}
