@@ -100,6 +100,7 @@ type pyDef struct {
 	kind         string
 	line0, line1 int
 	bases        [][]string // classes: base expressions that are name chains
+	baseArgs     [][]string // classes: each base's type arguments (Base[A, B]), dotted ("" when not a name)
 	basesStart   uint       // classes: byte range of the bases' list
 	basesEnd     uint
 	static       bool                // @staticmethod: no self
@@ -305,11 +306,16 @@ func (f *pyFile) def(s *src, n, outer *sitter.Node, parent int, decorators [][]s
 			d.basesStart, d.basesEnd = sc.StartByte(), sc.EndByte()
 		}
 		for _, b := range s.named(s.field(n, "superclasses")) {
+			var args []string
 			if s.kind(&b) == "subscript" { // a generic base: Base[T]
+				for _, a := range s.named(&b)[1:] {
+					args = append(args, strings.Join(pyAnnotation(s, &a), "."))
+				}
 				b = *s.field(&b, "value")
 			}
 			if ch := pyChain(s, &b); len(ch) > 0 {
 				d.bases = append(d.bases, ch)
+				d.baseArgs = append(d.baseArgs, args)
 			}
 		}
 		f.defs = append(f.defs, d)

@@ -2,6 +2,7 @@ package treesitter
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -740,7 +741,75 @@ func (r *pyResolver) callResult(t, recv pyTarget) pyTarget {
 			}
 			return pyTarget{}
 		}
+		if len(d.ret) == 1 && d.parent >= 0 && r.isTypeVar(t.mod, d.ret[0]) {
+			// -> T of a generic class: the type argument the receiver's
+			// class gives T (class P(Proxy[App]): App).
+			if i := slices.Index(r.typeParams(t.mod, d.parent), d.ret[0]); i >= 0 && recv.kind == pyTInstance {
+				return r.typeArg(recv.mod, recv.def, t.mod, d.parent, i, 0)
+			}
+			return pyTarget{}
+		}
 		return r.annotation(t.mod, d.parent, d.ret)
+	}
+	return pyTarget{}
+}
+
+// isTypeVar reports whether name is a TypeVar of module m (T =
+// TypeVar("T") at module level).
+func (r *pyResolver) isTypeVar(m *pyMod, name string) bool {
+	for _, v := range m.facts.vars[-1][name] {
+		if n := len(v.expr); n > 0 && v.expr[n-1] == "TypeVar()" {
+			return true
+		}
+	}
+	return false
+}
+
+// typeParams are the type parameters of class i of m: the arguments of
+// its Generic[…] or Protocol[…] base, else the type variables its bases'
+// arguments name, in order.
+func (r *pyResolver) typeParams(m *pyMod, i int) []string {
+	d := &m.facts.defs[i]
+	var out []string
+	for k, b := range d.bases {
+		if last := b[len(b)-1]; last == "Generic" || last == "Protocol" {
+			return d.baseArgs[k]
+		}
+	}
+	for _, args := range d.baseArgs {
+		for _, a := range args {
+			if r.isTypeVar(m, a) && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// typeArg is the value of type parameter idx of generic class gi of gm as
+// class i of m (or a class it extends) binds it in its bases; unknown
+// when a class between passes a type variable on.
+func (r *pyResolver) typeArg(m *pyMod, i int, gm *pyMod, gi, idx, depth int) pyTarget {
+	d := &m.facts.defs[i]
+	if depth > 8 || d.kind != ingest.KindClass {
+		return pyTarget{}
+	}
+	for k, chain := range d.bases {
+		b := r.walk(m, d.parent, chain)
+		if b.kind != pyTSymbol || b.mod.facts.defs[b.def].kind != ingest.KindClass {
+			continue
+		}
+		if b.mod == gm && b.def == gi {
+			if idx < len(d.baseArgs[k]) {
+				if a := d.baseArgs[k][idx]; a != "" && !r.isTypeVar(m, a) {
+					return r.annotation(m, d.parent, strings.Split(a, "."))
+				}
+			}
+			return pyTarget{}
+		}
+		if t := r.typeArg(b.mod, b.def, gm, gi, idx, depth+1); t.kind != pyTUnknown {
+			return t
+		}
 	}
 	return pyTarget{}
 }

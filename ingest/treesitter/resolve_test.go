@@ -748,3 +748,70 @@ def use():
 		"m.use calls m.Session.save",
 	})
 }
+
+// Python generic classes, hand-derived: a method returning a type variable
+// of its class returns the type argument the receiver's class binds in
+// its bases (Protocol[T] and Generic[T] declare the parameters; a
+// subclass of a subclass finds the binding up its bases). Negative: a
+// class between that passes the variable on (Mid(Box[T])) leaves it
+// unknown, as does T on a receiver that binds nothing: unresolved.
+func TestPythonGenericReturn(t *testing.T) {
+	files := map[string]string{
+		"m.py": `import typing as t
+
+T = t.TypeVar("T")
+
+class App:
+    def run(self): pass
+
+class Proxy(t.Protocol[T]):
+    def get(self) -> T: ...
+
+class Box(t.Generic[T]):
+    def unwrap(self) -> T: ...
+
+class AppProxy(Proxy[App], App): ...
+
+class AppBox(Box[App]): ...
+
+class MoreBox(AppBox): ...
+
+class Mid(Box[T]): ...
+
+class MidApp(Mid[App]): ...
+
+def use(p: AppProxy, b: MoreBox, m: MidApp, raw: Box):
+    p.get().run()
+    b.unwrap().run()
+    m.unwrap().run()
+    raw.unwrap().run()
+`,
+	}
+	checkResolved(t, []string{ingest.LangPython}, files, []string{
+		"m.AppProxy implements m.Proxy",
+		"m.AppProxy implements m.App",
+		"m.AppBox implements m.Box",
+		"m.MoreBox implements m.AppBox",
+		"m.Mid implements m.Box",
+		"m.MidApp implements m.Mid",
+		"m.use references m.AppProxy",
+		"m.use references m.MoreBox",
+		"m.use references m.MidApp",
+		"m.use references m.Box",
+		"m.use calls m.Proxy.get",
+		"m.use calls m.Box.unwrap",
+		"m.use calls m.App.run",
+	})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// m.unwrap().run(), raw.unwrap().run().
+	if n := res.Lang(ingest.LangPython).Unresolved; n != 2 {
+		t.Errorf("unresolved %d, want 2", n)
+	}
+}
