@@ -71,6 +71,7 @@ const pyQuery = `
 (for_statement left: (_) @bind)
 (for_statement left: (identifier) right: (_)) @for
 (with_item value: (as_pattern alias: (as_pattern_target (identifier)))) @with
+(named_expression name: (identifier) value: (_)) @walrus
 (for_in_clause left: (_) @bind)
 (as_pattern_target) @bind
 (named_expression name: (_) @bind)
@@ -189,6 +190,9 @@ func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
 					f.bindValue(scope, s.text(s.field(as, "alias")), pyValue{expr: append(ch, "__enter__()"), scope: scope})
 				}
 			}
+		case "walrus":
+			// (x := v): a value of x, in the scope around it.
+			f.bindValue(scope, s.text(s.field(n, "name")), pyValue{expr: pyValueChain(s, s.field(n, "value")), scope: scope})
 		case "for":
 			// for x in xs: x is an element of xs.
 			if ch := pyChain(s, s.field(n, "right")); ch != nil {
@@ -497,7 +501,7 @@ func pyAnnotation(s *src, n *sitter.Node) []string {
 			}
 			return nil
 		}
-		if c := pyContainer(s, base, args); c != nil {
+		if c := pyContainerAnnotation(s, base, args); c != nil {
 			return c
 		}
 		return base
@@ -506,52 +510,71 @@ func pyAnnotation(s *src, n *sitter.Node) []string {
 }
 
 // pyContainerMarker heads the annotation of a standard container:
-// [pyContainerMarker, base, element iterated, element subscripted], each a
-// dotted chain ("" when unknown).
+// [pyContainerMarker, base, type arguments…], each a dotted chain (""
+// when not a name).
 const pyContainerMarker = "container[]"
 
-// pyContainers are the standard generic containers (builtins, typing,
-// collections, collections.abc) by name: for each, which type argument
-// iterating it gives and which subscripting it gives (-1: none).
-var pyContainers = func() map[string][2]int {
-	m := make(map[string][2]int)
-	for _, n := range strings.Fields(`list List Sequence MutableSequence deque Deque`) {
-		m[n] = [2]int{0, 0}
+// pyContainer describes a standard generic container (of builtins,
+// typing, collections, collections.abc, contextvars, queue): the type
+// argument iterating it gives, the one subscripting it gives (-1: none),
+// and the ones its methods return, as typeshed declares them.
+type pyContainer struct {
+	iter, sub int
+	methods   map[string]int
+}
+
+// pyContainers are the standard generic containers by name.
+var pyContainers = func() map[string]pyContainer {
+	m := make(map[string]pyContainer)
+	for _, n := range strings.Fields(`list List MutableSequence deque Deque`) {
+		m[n] = pyContainer{0, 0, map[string]int{"pop": 0, "popleft": 0}}
 	}
-	for _, n := range strings.Fields(`set Set frozenset FrozenSet AbstractSet MutableSet Iterable Iterator
-		Collection Reversible Generator KeysView ValuesView`) {
-		m[n] = [2]int{0, -1}
+	for _, n := range strings.Fields(`Sequence tuple Tuple`) { // tuple[T, ...]
+		m[n] = pyContainer{0, 0, nil}
 	}
-	for _, n := range strings.Fields(`dict Dict Mapping MutableMapping OrderedDict DefaultDict defaultdict ChainMap`) {
-		m[n] = [2]int{0, 1}
+	for _, n := range strings.Fields(`set Set MutableSet`) {
+		m[n] = pyContainer{0, -1, map[string]int{"pop": 0}}
+	}
+	for _, n := range strings.Fields(`frozenset FrozenSet AbstractSet Iterable Iterator Collection Reversible
+		Generator KeysView ValuesView`) {
+		m[n] = pyContainer{0, -1, nil}
+	}
+	for _, n := range strings.Fields(`dict Dict MutableMapping OrderedDict DefaultDict defaultdict ChainMap`) {
+		m[n] = pyContainer{0, 1, map[string]int{"get": 1, "pop": 1, "setdefault": 1}}
+	}
+	m["Mapping"] = pyContainer{0, 1, map[string]int{"get": 1}}
+	m["ContextVar"] = pyContainer{-1, -1, map[string]int{"get": 0}}
+	for _, n := range strings.Fields(`Queue SimpleQueue LifoQueue PriorityQueue`) {
+		m[n] = pyContainer{-1, -1, map[string]int{"get": 0, "get_nowait": 0}}
 	}
 	return m
 }()
 
-// pyContainer reads base[args] as a standard container's annotation
-// (tuple[T, ...] too), nil when it is not one.
-func pyContainer(s *src, base []string, args []sitter.Node) []string {
+// pyContainerAnnotation reads base[args] as a standard container's
+// annotation, nil when it is not one (a tuple only as tuple[T, ...]).
+func pyContainerAnnotation(s *src, base []string, args []sitter.Node) []string {
 	name := base[len(base)-1]
-	pos, ok := pyContainers[name]
-	if (name == "tuple" || name == "Tuple") && len(args) == 2 && strings.TrimSpace(s.text(&args[1])) == "..." {
-		pos, ok = [2]int{0, 0}, true
-	}
-	if !ok {
+	if _, ok := pyContainers[name]; !ok {
 		return nil
 	}
-	arg := func(i int) string {
-		if i < 0 || i >= len(args) {
-			return ""
+	if name == "tuple" || name == "Tuple" {
+		if len(args) != 2 || strings.TrimSpace(s.text(&args[1])) != "..." {
+			return nil
 		}
+		args = args[:1]
+	}
+	out := []string{pyContainerMarker, strings.Join(base, ".")}
+	for i := range args {
 		a := pyAnnotation(s, &args[i])
 		for _, seg := range a {
 			if !pyIdent(seg) {
-				return "" // a nested container, None, type[…]: not followed
+				a = nil // a nested container, None, type[…]: not followed
+				break
 			}
 		}
-		return strings.Join(a, ".")
+		out = append(out, strings.Join(a, "."))
 	}
-	return []string{pyContainerMarker, strings.Join(base, "."), arg(pos[0]), arg(pos[1])}
+	return out
 }
 
 // pyOptional is the one of two annotations that is not None, when the

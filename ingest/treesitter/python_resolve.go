@@ -26,10 +26,10 @@ type pyTarget struct {
 	mod  *pyMod
 	def  int    // pyTSymbol: index in mod.facts.defs
 	ext  string // pyTExternal: top-level module name
-	// pyTContainer: the annotations (dotted, "" when unknown) of the
-	// elements iterating and subscripting it give, read in scope def of
-	// mod.
-	iter, sub string
+	// pyTContainer: the container's name (in ext) and its type
+	// arguments, dotted annotations ("" when unknown) joined by NUL, read
+	// in scope def of mod.
+	args string
 }
 
 const (
@@ -39,7 +39,7 @@ const (
 	pyTExternal         // outside the tree (import of another package, builtin)
 	pyTInstance         // an instance of a class of the tree (def: the class)
 	pyTSuper            // super() in a method of class def: its bases
-	pyTContainer        // a standard container (list[T], dict[K, V], …) of elements iter, sub
+	pyTContainer        // a standard container (list[T], dict[K, V], …): ext, args
 )
 
 type pyResolver struct {
@@ -541,6 +541,10 @@ func (r *pyResolver) walk(m *pyMod, scope int, chain []string) pyTarget {
 			continue
 		}
 		name, call := cutCall(seg)
+		if pos, ok := pyContainers[t.ext].methods[name]; ok && call && t.kind == pyTContainer {
+			recv, t = t, r.typeArgOf(t, pos) // d.get(k): a value
+			continue
+		}
 		recv = t
 		t = r.attr(t, name)
 		if call {
@@ -662,7 +666,7 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 	}
 	if ann[0] == pyContainerMarker {
 		if base := strings.Split(ann[1], "."); r.walk(m, scope, base).kind == pyTExternal {
-			return pyTarget{kind: pyTContainer, mod: m, def: scope, iter: ann[2], sub: ann[3]}
+			return pyTarget{kind: pyTContainer, mod: m, def: scope, ext: base[len(base)-1], args: strings.Join(ann[2:], "\x00")}
 		}
 		ann = strings.Split(ann[1], ".") // a class of the tree of that name
 	}
@@ -684,18 +688,16 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 
 // element is what iterating (iter) or subscripting t gives: an element of
 // a standard container as its annotation declares, else what the class's
-// __iter__ (an Iterator[T] or other container) or __getitem__ returns.
+// __iter__ (an Iterator[T] or other container) or __getitem__ returns,
+// else unknown.
 func (r *pyResolver) element(t pyTarget, iter bool) pyTarget {
 	switch t.kind {
 	case pyTContainer:
-		ann := t.sub
+		pos := pyContainers[t.ext].sub
 		if iter {
-			ann = t.iter
+			pos = pyContainers[t.ext].iter
 		}
-		if ann == "" {
-			return pyTarget{}
-		}
-		return r.annotation(t.mod, t.def, strings.Split(ann, "."))
+		return r.typeArgOf(t, pos)
 	case pyTInstance:
 		if !iter {
 			return r.callResult(r.member(t.mod, t.def, "__getitem__", 0), t)
@@ -703,10 +705,19 @@ func (r *pyResolver) element(t pyTarget, iter bool) pyTarget {
 		if it := r.callResult(r.member(t.mod, t.def, "__iter__", 0), t); it.kind == pyTContainer {
 			return r.element(it, true)
 		}
-	case pyTExternal:
-		return t
 	}
+	// An element of a value outside the tree (a tuple, os.environ) may be
+	// anything, a value of the tree too: unknown.
 	return pyTarget{}
+}
+
+// typeArgOf is the value type argument pos of container t declares.
+func (r *pyResolver) typeArgOf(t pyTarget, pos int) pyTarget {
+	args := strings.Split(t.args, "\x00")
+	if pos < 0 || pos >= len(args) || args[pos] == "" {
+		return pyTarget{}
+	}
+	return r.annotation(t.mod, t.def, strings.Split(args[pos], "."))
 }
 
 // valueOf is the value a name denotes when it is read: a property's

@@ -815,3 +815,53 @@ def use(p: AppProxy, b: MoreBox, m: MidApp, raw: Box):
 		t.Errorf("unresolved %d, want 2", n)
 	}
 }
+
+// Python methods of standard containers that return an element, as
+// typeshed declares them, hand-derived: ContextVar[T].get(), dict[K,
+// V].get(k) and .pop(k), list[T].pop(); and the walrus: (x := v) gives x
+// the value v. Negative: tuple[A, B] is not a container of one type
+// (pair[0].run() unresolved); frozenset has no pop (s.pop().run() is a
+// call outside the tree, on the container's method).
+func TestPythonContainerMethodsAndWalrus(t *testing.T) {
+	files := map[string]string{
+		"m.py": `from contextvars import ContextVar
+
+class Ctx:
+    def run(self): pass
+
+class Tag:
+    def check(self): pass
+
+cv: ContextVar[Ctx] = ContextVar("ctx")
+
+def current():
+    if (ctx := cv.get(None)) is not None:
+        ctx.run()
+
+def lookups(d: dict[str, Tag], xs: list[Tag], pair: tuple[Ctx, Tag], s: frozenset[Tag]):
+    d.get("a").check()
+    d.pop("b").check()
+    xs.pop().check()
+    pair[0].run()
+    s.pop().check()
+`,
+	}
+	checkResolved(t, []string{ingest.LangPython}, files, []string{
+		"file:m.py references m.Ctx",
+		"m.current calls m.Ctx.run",
+		"m.lookups references m.Tag",
+		"m.lookups references m.Ctx",
+		"m.lookups calls m.Tag.check",
+	})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Lang(ingest.LangPython).Unresolved; n != 1 {
+		t.Errorf("unresolved %d, want 1 (pair[0].run)", n)
+	}
+}
