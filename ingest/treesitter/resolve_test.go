@@ -16,6 +16,21 @@ import (
 // language's "sym:<tag>:" prefix cut from both ends.
 func resolved(t *testing.T, langs []string, files map[string]string) []string {
 	t.Helper()
+	res := extractFiles(t, langs, files)
+	var out []string
+	for _, e := range res.Graph.Edges() {
+		switch e.Rel {
+		case ingest.RelCalls, ingest.RelReferences, ingest.RelImplements:
+			out = append(out, trimTag(e.Src)+" "+e.Rel+" "+trimTag(e.Dst))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// extractFiles extracts a tree written from files (path → content).
+func extractFiles(t *testing.T, langs []string, files map[string]string) *Result {
+	t.Helper()
 	dir := t.TempDir()
 	for rel, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
@@ -30,15 +45,16 @@ func resolved(t *testing.T, langs []string, files map[string]string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range res.Graph.Edges() {
-		switch e.Rel {
-		case ingest.RelCalls, ingest.RelReferences, ingest.RelImplements:
-			out = append(out, trimTag(e.Src)+" "+e.Rel+" "+trimTag(e.Dst))
-		}
+	return res
+}
+
+// checkUnresolved compares the unresolved calls counted for lang with a
+// hand count.
+func checkUnresolved(t *testing.T, lang string, files map[string]string, want int) {
+	t.Helper()
+	if n := extractFiles(t, []string{lang}, files).Lang(lang).Unresolved; n != want {
+		t.Errorf("unresolved %d, want %d", n, want)
 	}
-	slices.Sort(out)
-	return out
 }
 
 func trimTag(key string) string {
@@ -496,19 +512,7 @@ export class Sub extends Client { more() { this.base.send(); this.store.put(); }
 		"b.ts#Sub.more calls a.ts#Http.send",
 		"b.ts#Sub.more calls a.ts#Store.put",
 	})
-	dir := t.TempDir()
-	for rel, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := Extract(dir, []string{ingest.LangTypeScript}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := res.Lang(ingest.LangTypeScript).Unresolved; n != 4 {
-		t.Errorf("unresolved %d, want 4 (other, z.close, z.run, t.run)", n)
-	}
+	checkUnresolved(t, ingest.LangTypeScript, files, 4)
 }
 
 // JavaScript object literals, hand-derived: the functions of
@@ -563,25 +567,9 @@ function handle(r) {
 		"lib/app.js#handle calls lib/util.js#util.parse",
 		"lib/app.js#handle calls lib/request.js#accepts",
 	})
-	dir := t.TempDir()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := Extract(dir, []string{ingest.LangJavaScript}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// this.is(type) (a module.exports object's this is not followed),
 	// [1].forEach(…), this.other(), request.limit().
-	if n := res.Lang(ingest.LangJavaScript).Unresolved; n != 4 {
-		t.Errorf("unresolved %d, want 4", n)
-	}
+	checkUnresolved(t, ingest.LangJavaScript, files, 4)
 }
 
 // Python elements of standard containers, hand-derived: iterating
@@ -666,17 +654,7 @@ def negative(s: set[Job], a: list[Job], b: list[Tag]):
 		"m.negative references m.Job",
 		"m.negative references m.Tag",
 	})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := res.Lang(ingest.LangPython).Unresolved; n != 2 {
-		t.Errorf("unresolved %d, want 2 (s[0].run, x.run)", n)
-	}
+	checkUnresolved(t, ingest.LangPython, files, 2)
 }
 
 // Python attributes of a class with a base outside the tree, hand-derived:
@@ -802,18 +780,8 @@ def use(p: AppProxy, b: MoreBox, m: MidApp, raw: Box):
 		"m.use calls m.Box.unwrap",
 		"m.use calls m.App.run",
 	})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// m.unwrap().run(), raw.unwrap().run().
-	if n := res.Lang(ingest.LangPython).Unresolved; n != 2 {
-		t.Errorf("unresolved %d, want 2", n)
-	}
+	checkUnresolved(t, ingest.LangPython, files, 2)
 }
 
 // Python methods of standard containers that return an element, as
@@ -853,15 +821,5 @@ def lookups(d: dict[str, Tag], xs: list[Tag], pair: tuple[Ctx, Tag], s: frozense
 		"m.lookups references m.Ctx",
 		"m.lookups calls m.Tag.check",
 	})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(files["m.py"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := res.Lang(ingest.LangPython).Unresolved; n != 1 {
-		t.Errorf("unresolved %d, want 1 (pair[0].run)", n)
-	}
+	checkUnresolved(t, ingest.LangPython, files, 1)
 }
