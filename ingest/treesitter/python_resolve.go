@@ -530,22 +530,21 @@ func (r *pyResolver) walk(m *pyMod, scope int, chain []string) pyTarget {
 	defer func() { r.depth-- }()
 	root, call := cutCall(chain[0])
 	t := r.name(m, scope, root)
-	recv := pyTarget{}
 	if call {
-		t = r.callResult(t, recv)
+		t = r.callResult(t, pyTarget{})
 	}
 	for _, seg := range chain[1:] {
 		t = r.valueOf(t)
 		if seg == pySub || seg == pyIter {
-			recv, t = t, r.element(t, seg == pyIter)
+			t = r.element(t, seg == pyIter)
 			continue
 		}
 		name, call := cutCall(seg)
 		if pos, ok := pyContainers[t.ext].methods[name]; ok && call && t.kind == pyTContainer {
-			recv, t = t, r.typeArgOf(t, pos) // d.get(k): a value
+			t = r.typeArgOf(t, pos) // d.get(k): a value
 			continue
 		}
-		recv = t
+		recv := t
 		t = r.attr(t, name)
 		if call {
 			t = r.callResult(t, recv)
