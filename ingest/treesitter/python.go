@@ -70,6 +70,7 @@ const pyQuery = `
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
 (for_statement left: (identifier) right: (_)) @for
+(for_in_clause left: (identifier) right: (_)) @for
 (with_item value: (as_pattern alias: (as_pattern_target (identifier)))) @with
 (named_expression name: (identifier) value: (_)) @walrus
 (for_in_clause left: (_) @bind)

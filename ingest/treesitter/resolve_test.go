@@ -574,7 +574,8 @@ function handle(r) {
 
 // Python elements of standard containers, hand-derived: iterating
 // list[T] (a parameter's annotation, an attribute annotated in __init__,
-// t.Sequence[T] through import typing as t, tuple[T, ...]) gives a T, as
+// t.Sequence[T] through import typing as t, tuple[T, ...]; in a for
+// statement or a comprehension) gives a T, as
 // subscripting it does; iterating dict[K, V] gives a K and subscripting it
 // a V; a class of the tree is iterated by its __iter__ (-> Iterator[T])
 // and subscripted by its __getitem__. Negative: set[T] has no subscript
@@ -628,6 +629,9 @@ def custom(jobs: Jobs):
 def custom_sub(jobs: Jobs):
     jobs[1].run()
 
+def comprehension(xs: list[Job]):
+    return [x.run() for x in xs]
+
 def negative(s: set[Job], a: list[Job], b: list[Tag]):
     s[0].run()
     for x in a:
@@ -651,6 +655,8 @@ def negative(s: set[Job], a: list[Job], b: list[Tag]):
 		"m.custom calls m.Job.run",
 		"m.custom_sub references m.Jobs",
 		"m.custom_sub calls m.Job.run",
+		"m.comprehension references m.Job",
+		"m.comprehension calls m.Job.run",
 		"m.negative references m.Job",
 		"m.negative references m.Tag",
 	})
