@@ -829,3 +829,35 @@ def lookups(d: dict[str, Tag], xs: list[Tag], pair: tuple[Ctx, Tag], s: frozense
 	})
 	checkUnresolved(t, ingest.LangPython, files, 1)
 }
+
+// TypeScript arrays, hand-derived: for (const x of xs) and xs[i] give an
+// element of T[], Array<T>, ReadonlyArray<T>, Set<T> (iterated);
+// xs["name"] is the property. Negative: for (const k in xs) gives keys
+// (k.run() unresolved); the array's own methods (xs.push) are outside the
+// tree, not counted.
+func TestTypeScriptArrays(t *testing.T) {
+	files := map[string]string{
+		"a.ts": `export class Job { run(): void {} }
+export class Holder { job: Job; }
+export function arrays(xs: Job[], ys: Array<Job>, zs: ReadonlyArray<Job>, s: Set<Job>, h: Holder) {
+	for (const x of xs) { x.run(); }
+	ys[0].run();
+	for (const z of zs) { z.run(); }
+	for (const e of s) { e.run(); }
+	h["job"].run();
+	xs.push(new Job());
+}
+export function keys(xs: Job[]) {
+	for (const k in xs) { k.run(); }
+}
+`,
+	}
+	checkResolved(t, []string{ingest.LangTypeScript}, files, []string{
+		"a.ts#Holder references a.ts#Job",
+		"a.ts#arrays references a.ts#Job",
+		"a.ts#arrays references a.ts#Holder",
+		"a.ts#arrays calls a.ts#Job.run",
+		"a.ts#keys references a.ts#Job",
+	})
+	checkUnresolved(t, ingest.LangTypeScript, files, 1)
+}

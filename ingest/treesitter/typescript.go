@@ -48,6 +48,9 @@ var (
 	}
 )
 
+// tsElem is the chain segment of an element of an array: x[i].
+const tsElem = "[]"
+
 // tsQuery captures what a file uses, in both grammars.
 const tsQuery = `
 (call_expression function: (_) @callee)
@@ -55,6 +58,7 @@ const tsQuery = `
 (variable_declarator name: (_) @bind)
 (variable_declarator name: (identifier)) @decl
 (assignment_expression left: (member_expression object: (this)) right: (new_expression)) @thisnew
+(for_in_statement left: (identifier) right: (_)) @forof
 (arrow_function parameter: (identifier) @bind)
 (catch_clause parameter: (_) @bind)
 (for_in_statement left: (_) @bind)
@@ -123,8 +127,10 @@ type tsFile struct {
 }
 
 // tsVal is what syntax says a value is: an instance of the type a chain
-// names (how 'i': an annotation, new C(…)), or what a call of the chain
-// returns (how 'c'), or that awaited (how 'w').
+// names (how 'i': an annotation, new C(…)), an array (or set, iterable)
+// of them (how 'a': T[], Array<T>), or what a call of the chain returns
+// (how 'c'), or that awaited (how 'w'), or an element of the chain's
+// value (how 'o': for (const x of xs)).
 type tsVal struct {
 	chain []string
 	how   byte
@@ -231,6 +237,18 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			setVal(f.vtypes, scope, s.text(s.field(n, "name")), declaredVal(s, s.field(n, "type"), s.field(n, "value")))
 		case "param":
 			setVal(f.vtypes, scope, s.text(s.field(n, "pattern")), declaredVal(s, s.field(n, "type"), nil))
+		case "forof":
+			// for (const x of xs): x is an element of xs (for … in gives
+			// keys: strings).
+			v := tsVal{}
+			for i := uint(0); i < n.ChildCount(); i++ {
+				if c := n.Child(i); s.kind(c) == "of" {
+					if ch := tsChain(s, s.field(n, "right")); ch != nil {
+						v = tsVal{chain: ch, how: 'o'}
+					}
+				}
+			}
+			setVal(f.vtypes, scope, s.text(s.field(n, "left")), v)
 		case "thisnew":
 			// this.x = new C(…) in a class's constructor: the field's type.
 			if scope >= 0 && f.defs[scope].name == "constructor" && f.defs[scope].parent >= 0 && f.thisOK(s, n, []string{"this"}, scope) {
@@ -832,6 +850,9 @@ func (f *tsFile) paramProperties(s *src, params *sitter.Node, class int) {
 // call); tsVal{} when neither says.
 func declaredVal(s *src, ann, value *sitter.Node) tsVal {
 	if ann != nil {
+		if ch := tsElemChain(s, ann); ch != nil {
+			return tsVal{chain: ch, how: 'a'}
+		}
 		if ch, _ := tsTypeChain(s, ann); ch != nil {
 			return tsVal{chain: ch, how: 'i'}
 		}
@@ -854,6 +875,32 @@ func declaredVal(s *src, ann, value *sitter.Node) tsVal {
 		}
 	}
 	return tsVal{}
+}
+
+// tsElemChain is the element type's chain of an array type (T[],
+// Array<T>, ReadonlyArray<T>, Set<T>, ReadonlySet<T>, Iterable<T>), nil
+// for any other type.
+func tsElemChain(s *src, n *sitter.Node) []string {
+	switch s.kind(n) {
+	case "type_annotation", "parenthesized_type", "readonly_type":
+		if c := s.named(n); len(c) == 1 {
+			return tsElemChain(s, &c[0])
+		}
+	case "array_type":
+		if c := s.named(n); len(c) == 1 {
+			ch, _ := tsTypeChain(s, &c[0])
+			return ch
+		}
+	case "generic_type":
+		switch s.text(s.field(n, "name")) {
+		case "Array", "ReadonlyArray", "Set", "ReadonlySet", "Iterable", "IterableIterator":
+			if args := s.named(s.field(n, "type_arguments")); len(args) == 1 {
+				ch, _ := tsTypeChain(s, &args[0])
+				return ch
+			}
+		}
+	}
+	return nil
 }
 
 // tsTypeChain is the name chain of the class or interface a type (or type
@@ -1000,6 +1047,16 @@ func tsChain(s *src, n *sitter.Node) []string {
 		return out
 	case "generic_type":
 		return tsChain(s, s.field(n, "name"))
+	case "subscript_expression":
+		// x[i]: an element (segment "[]"); x["name"]: the property.
+		obj := tsChain(s, s.field(n, "object"))
+		if obj == nil {
+			return nil
+		}
+		if idx := s.field(n, "index"); s.kind(idx) == "string" {
+			return append(obj, stringValue(s, idx))
+		}
+		return append(obj, tsElem)
 	case "non_null_expression", "parenthesized_expression":
 		if c := s.named(n); len(c) == 1 {
 			return tsChain(s, &c[0])

@@ -32,6 +32,7 @@ const (
 	tsTSymbol   // a def of the tree
 	tsTExternal // a package outside the tree, or a global
 	tsTInstance // a value of class or interface def (of constructor function def: its instances)
+	tsTArray    // an array (set, iterable) of instances of class or interface def
 )
 
 type tsResolver struct {
@@ -373,7 +374,7 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		if m.facts.locals[s][root] {
 			// A local value: what its declaration says it is, else
 			// unknown.
-			if v, ok := m.facts.vtypes[s][root]; ok && len(chain) > 1 {
+			if v, ok := m.facts.vtypes[s][root]; ok {
 				return r.walkValue(r.value(m, s, v), chain[1:])
 			}
 			return tsTarget{}
@@ -412,7 +413,12 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 	defer func() { r.depth-- }()
 	var t tsTarget
 	switch v.how {
-	case 'i':
+	case 'o':
+		if xs := r.chain(m, scope, v.chain); xs.kind == tsTArray {
+			return tsTarget{kind: tsTInstance, mod: xs.mod, def: xs.def}
+		}
+		return tsTarget{}
+	case 'i', 'a':
 		if r.typeParam(m, scope, v.chain[0]) {
 			return tsTarget{}
 		}
@@ -437,6 +443,9 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 	}
 	switch t.mod.facts.defs[t.def].kind {
 	case ingest.KindClass, ingest.KindInterface:
+		if v.how == 'a' {
+			return tsTarget{kind: tsTArray, mod: t.mod, def: t.def}
+		}
 		return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
 	case ingest.KindFunc:
 		if v.how == 'i' {
@@ -451,6 +460,13 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 // value is known.
 func (r *tsResolver) walkValue(t tsTarget, rest []string) tsTarget {
 	for i, name := range rest {
+		if t.kind == tsTArray {
+			if name != tsElem {
+				return tsTarget{kind: tsTExternal} // xs.push(), xs.map(): the array's own methods
+			}
+			t.kind = tsTInstance
+			continue
+		}
 		if t.kind != tsTInstance {
 			return r.walk(t, rest[i:])
 		}
