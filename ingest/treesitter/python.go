@@ -339,6 +339,17 @@ func (f *pyFile) def(s *src, n, outer *sitter.Node, parent int, decorators [][]s
 		}
 	}
 	d.ret = pyAnnotation(s, s.field(n, "return_type"))
+	for _, dec := range decorators {
+		if last := dec[len(dec)-1]; (last == "contextmanager" || last == "asynccontextmanager") &&
+			len(d.ret) >= 3 && d.ret[0] == pyContainerMarker {
+			// A generator made a context manager: with f() as x gives
+			// x what it yields (Iterator[T], Generator[T, …]).
+			switch b := d.ret[1]; b[strings.LastIndexByte(b, '.')+1:] {
+			case "Iterator", "Generator", "AsyncIterator", "AsyncGenerator":
+				d.ret = []string{pyContainerMarker, "", d.ret[2]}
+			}
+		}
+	}
 	for i, p := range s.named(s.field(n, "parameters")) {
 		names := pyBindNames(s, &p)
 		if len(names) == 0 {
@@ -512,7 +523,7 @@ func pyAnnotation(s *src, n *sitter.Node) []string {
 
 // pyContainerMarker heads the annotation of a standard container:
 // [pyContainerMarker, base, type arguments…], each a dotted chain (""
-// when not a name).
+// when not a name; base "" for what a @contextmanager function returns).
 const pyContainerMarker = "container[]"
 
 // pyContainer describes a standard generic container (of builtins,
@@ -545,6 +556,16 @@ var pyContainers = func() map[string]pyContainer {
 	}
 	m["Mapping"] = pyContainer{0, 1, map[string]int{"get": 1}}
 	m["ContextVar"] = pyContainer{-1, -1, map[string]int{"get": 0}}
+	for _, n := range strings.Fields(`ContextManager AbstractContextManager AsyncContextManager
+		AbstractAsyncContextManager`) {
+		m[n] = pyContainer{-1, -1, map[string]int{"__enter__": 0, "__aenter__": 0}}
+	}
+	// What a @contextmanager function returns (base ""): a context
+	// manager of what it yields.
+	m[""] = m["ContextManager"]
+	for _, n := range strings.Fields(`AsyncIterator AsyncGenerator`) {
+		m[n] = pyContainer{-1, -1, nil} // async for: not followed
+	}
 	for _, n := range strings.Fields(`Queue SimpleQueue LifoQueue PriorityQueue`) {
 		m[n] = pyContainer{-1, -1, map[string]int{"get": 0, "get_nowait": 0}}
 	}

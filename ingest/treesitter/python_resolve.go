@@ -664,7 +664,7 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 		return pyTarget{}
 	}
 	if ann[0] == pyContainerMarker {
-		if base := strings.Split(ann[1], "."); r.walk(m, scope, base).kind == pyTExternal {
+		if base := strings.Split(ann[1], "."); ann[1] == "" || r.walk(m, scope, base).kind == pyTExternal {
 			return pyTarget{kind: pyTContainer, mod: m, def: scope, ext: base[len(base)-1], args: strings.Join(ann[2:], "\x00")}
 		}
 		ann = strings.Split(ann[1], ".") // a class of the tree of that name

@@ -697,11 +697,14 @@ class Both(Base, Mixin):
 }
 
 // Python with-statements, hand-derived: with cm as x binds what
-// cm.__enter__() returns (-> Self: the context manager's class; -> T: T);
-// a context manager whose __enter__ is not in the tree leaves x unknown.
+// cm.__enter__() returns (-> Self: the context manager's class; -> T: T;
+// a ContextManager[T]: T; a @contextmanager generator's call: what it
+// yields, Iterator[T]); a context manager whose __enter__ is not in the
+// tree leaves x unknown.
 func TestPythonWithAs(t *testing.T) {
 	checkResolved(t, []string{ingest.LangPython}, map[string]string{
-		"m.py": `from typing import Self
+		"m.py": `from contextlib import contextmanager
+from typing import ContextManager, Iterator, Self
 
 class Session:
     def save(self): pass
@@ -716,6 +719,16 @@ class Tx:
 class Plain:
     pass
 
+@contextmanager
+def session() -> Iterator[Session]:
+    yield Session()
+
+def managed(cm: ContextManager[Ctx]):
+    with session() as s:
+        s.save()
+    with cm as c:
+        c.push()
+
 def use():
     with Ctx() as c, Tx() as s:
         c.push()
@@ -724,6 +737,11 @@ def use():
         p.save()
 `,
 	}, []string{
+		"m.session references m.Session",
+		"m.managed references m.Ctx",
+		"m.managed calls m.session",
+		"m.managed calls m.Session.save",
+		"m.managed calls m.Ctx.push",
 		"m.Tx.__enter__ references m.Session",
 		"m.use references m.Ctx",
 		"m.use references m.Tx",
