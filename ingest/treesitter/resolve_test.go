@@ -879,3 +879,39 @@ export function keys(xs: Job[]) {
 	})
 	checkUnresolved(t, ingest.LangTypeScript, files, 1)
 }
+
+// TypeScript calls on what calls return, hand-derived: make().where().run()
+// and r.q().where() follow return annotations; a call on what an import
+// from outside the tree returns leaves the tree (not counted). Negative:
+// the result of an unknown function (nope().run(): both calls
+// unresolved) and of a function without a return annotation (bare().run()).
+func TestTypeScriptCallChains(t *testing.T) {
+	files := map[string]string{
+		"a.ts": `import { ext } from "lib";
+export class Q { where(): Q { return this; } run(): void {} }
+export function make(): Q { return new Q(); }
+export function bare() { return new Q(); }
+export class Repo { q(): Q { return new Q(); } }
+export function chains(r: Repo) {
+	make().where().run();
+	r.q().where();
+	ext().run();
+	nope().run();
+	bare().run();
+}
+`,
+	}
+	checkResolved(t, []string{ingest.LangTypeScript}, files, []string{
+		"a.ts#Q.where references a.ts#Q",
+		"a.ts#make references a.ts#Q",
+		"a.ts#bare references a.ts#Q",
+		"a.ts#Repo.q references a.ts#Q",
+		"a.ts#chains references a.ts#Repo",
+		"a.ts#chains calls a.ts#make",
+		"a.ts#chains calls a.ts#bare",
+		"a.ts#chains calls a.ts#Q.where",
+		"a.ts#chains calls a.ts#Q.run",
+		"a.ts#chains calls a.ts#Repo.q",
+	})
+	checkUnresolved(t, ingest.LangTypeScript, files, 3)
+}

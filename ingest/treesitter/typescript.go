@@ -1047,6 +1047,14 @@ func tsChain(s *src, n *sitter.Node) []string {
 		return out
 	case "generic_type":
 		return tsChain(s, s.field(n, "name"))
+	case "call_expression":
+		// a.b().c: the call is its callee's last name with "()" added.
+		ch := tsChain(s, s.field(n, "function"))
+		if len(ch) == 0 || ch[len(ch)-1] == "super" {
+			return nil
+		}
+		ch[len(ch)-1] += "()"
+		return ch
 	case "subscript_expression":
 		// x[i]: an element (segment "[]"); x["name"]: the property.
 		obj := tsChain(s, s.field(n, "object"))

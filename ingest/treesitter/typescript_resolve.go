@@ -339,6 +339,10 @@ func (r *tsResolver) typeParam(m *tsMod, scope int, name string) bool {
 func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	defs := m.facts.defs
 	root := chain[0]
+	if name, ok := strings.CutSuffix(root, "()"); ok {
+		// f().m: what f returns.
+		return r.walkValue(r.callResult(r.chain(m, scope, []string{name})), chain[1:])
+	}
 	if root == "this" && scope >= 0 && len(chain) == 2 {
 		// In a member of a function or object (X.m = function…, the
 		// parse checked this is the member's own), this is X, or an
@@ -424,19 +428,7 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 		}
 		t = r.chain(m, scope, v.chain)
 	case 'c', 'w':
-		fn := r.chain(m, scope, v.chain)
-		if fn.kind != tsTSymbol {
-			return tsTarget{}
-		}
-		d := &fn.mod.facts.defs[fn.def]
-		ret := d.ret
-		if v.how == 'w' {
-			ret = d.retAwait
-		}
-		if ret == nil || d.kind != ingest.KindFunc && d.kind != ingest.KindMethod || r.typeParam(fn.mod, fn.def, ret[0]) {
-			return tsTarget{}
-		}
-		t = r.walk(r.lookup(fn.mod, ret[0]), ret[1:])
+		return r.returned(r.chain(m, scope, v.chain), v.how == 'w')
 	}
 	if t.kind != tsTSymbol {
 		return tsTarget{}
@@ -455,13 +447,49 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 	return tsTarget{}
 }
 
-// walkValue follows a chain of member names from a value: methods of its
-// class (or interface, or what they extend), and fields whose declared
-// value is known.
+// callResult is what calling t returns: an instance of the class or
+// interface its return annotation names; outside the tree for a call
+// outside it; else unknown.
+func (r *tsResolver) callResult(t tsTarget) tsTarget {
+	if t.kind == tsTExternal {
+		return t
+	}
+	return r.returned(t, false)
+}
+
+// returned is the value a call of function or method fn returns, as its
+// return annotation declares it (awaited: T of Promise<T>).
+func (r *tsResolver) returned(fn tsTarget, awaited bool) tsTarget {
+	if fn.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	d := &fn.mod.facts.defs[fn.def]
+	ret := d.ret
+	if awaited {
+		ret = d.retAwait
+	}
+	if ret == nil || d.kind != ingest.KindFunc && d.kind != ingest.KindMethod || r.typeParam(fn.mod, fn.def, ret[0]) {
+		return tsTarget{}
+	}
+	t := r.walk(r.lookup(fn.mod, ret[0]), ret[1:])
+	if t.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	switch t.mod.facts.defs[t.def].kind {
+	case ingest.KindClass, ingest.KindInterface:
+		return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
+	}
+	return tsTarget{}
+}
+
+// walkValue follows a chain of member names (and calls, "m()") from a
+// value: methods of its class (or interface, or what they extend), and
+// fields whose declared value is known.
 func (r *tsResolver) walkValue(t tsTarget, rest []string) tsTarget {
-	for i, name := range rest {
+	for i, seg := range rest {
+		name, call := strings.CutSuffix(seg, "()")
 		if t.kind == tsTArray {
-			if name != tsElem {
+			if seg != tsElem {
 				return tsTarget{kind: tsTExternal} // xs.push(), xs.map(): the array's own methods
 			}
 			t.kind = tsTInstance
@@ -470,13 +498,21 @@ func (r *tsResolver) walkValue(t tsTarget, rest []string) tsTarget {
 		if t.kind != tsTInstance {
 			return r.walk(t, rest[i:])
 		}
+		var mt tsTarget
 		if t.mod.facts.defs[t.def].kind == ingest.KindFunc {
-			return r.walk(r.ownMember(t.mod, t.def, name, true), rest[i+1:])
+			mt = r.ownMember(t.mod, t.def, name, true)
+		} else if mt = r.member(t.mod, t.def, name, 0); mt.kind != tsTSymbol {
+			if call {
+				return tsTarget{} // a field's function value: not followed
+			}
+			t = r.field(t.mod, t.def, name, 0)
+			continue
 		}
-		if mt := r.member(t.mod, t.def, name, 0); mt.kind == tsTSymbol {
-			return r.walk(mt, rest[i+1:])
+		if call {
+			t = r.callResult(mt)
+			continue
 		}
-		t = r.field(t.mod, t.def, name, 0)
+		return r.walk(mt, rest[i+1:])
 	}
 	return t
 }
@@ -504,7 +540,8 @@ func (r *tsResolver) field(m *tsMod, i int, name string, depth int) tsTarget {
 
 // walk follows the rest of a chain from a resolved root.
 func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
-	for _, name := range rest {
+	for i, seg := range rest {
+		name, call := strings.CutSuffix(seg, "()")
 		switch t.kind {
 		case tsTModule:
 			t = r.export(t.mod, name, 0)
@@ -536,10 +573,14 @@ func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
 			}
 		case tsTExternal:
 			return t
-		case tsTInstance:
-			t = r.walkValue(t, []string{name})
+		case tsTInstance, tsTArray:
+			return r.walkValue(t, rest[i:])
 		default:
 			return tsTarget{}
+		}
+		if call {
+			// m(): what m returns.
+			return r.walkValue(r.callResult(t), rest[i+1:])
 		}
 	}
 	return t
