@@ -915,3 +915,41 @@ export function chains(r: Repo) {
 	})
 	checkUnresolved(t, ingest.LangTypeScript, files, 3)
 }
+
+// TypeScript member lookup, hand-derived: a class's members are its own,
+// then its base's (extends), never those of what it implements; a field
+// declared in the class hides a method of that name (logged is a field
+// whose function value is not followed: unresolved). new Cold() calls no
+// constructor of the implemented Loggable.
+func TestTypeScriptMembersNotFromImplements(t *testing.T) {
+	files := map[string]string{
+		"a.ts": `export class Loggable {
+	constructor() {}
+	logged(): number { return 1; }
+	shared(): number { return 2; }
+}
+export class Base {
+	shared(): number { return 3; }
+}
+export class Cold extends Base implements Loggable {
+	logged: () => number;
+	use() {
+		this.logged();
+		this.shared();
+	}
+}
+export function make(c: Cold) {
+	new Cold();
+	c.shared();
+}
+`,
+	}
+	checkResolved(t, []string{ingest.LangTypeScript}, files, []string{
+		"a.ts#Cold implements a.ts#Base",
+		"a.ts#Cold implements a.ts#Loggable",
+		"a.ts#Cold.use calls a.ts#Base.shared",
+		"a.ts#make references a.ts#Cold",
+		"a.ts#make calls a.ts#Base.shared",
+	})
+	checkUnresolved(t, ingest.LangTypeScript, files, 1)
+}

@@ -158,6 +158,7 @@ type tsDef struct {
 	line0, line1  int
 	exported      bool
 	heritage      [][]string // extends and implements, as name chains
+	extends       [][]string // those of heritage that extends names: where members are inherited from
 	// sig: an overload signature or a declaration without a body; the
 	// implementation, when there is one, describes the symbol instead.
 	sig bool
@@ -717,7 +718,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		}
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "class_heritage" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+				f.addHeritage(idx, s, &c)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -725,7 +726,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		idx := f.addDef(s, n, s.field(n, "name"), name(), ingest.KindInterface, parent, exported)
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "extends_type_clause" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+				f.addHeritage(idx, s, &c)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -765,7 +766,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 				idx := f.addDef(s, &d, nm, s.text(nm), ingest.KindClass, parent, exported)
 				for _, c := range s.named(v) {
 					if s.kind(&c) == "class_heritage" {
-						f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+						f.addHeritage(idx, s, &c)
 					}
 				}
 				f.members(s, s.field(v, "body"), idx)
@@ -989,22 +990,31 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 	return len(f.defs) - 1
 }
 
-// heritage lists the names a class_heritage or extends_type_clause names.
-func (f *tsFile) heritage(s *src, n *sitter.Node) [][]string {
+// addHeritage records what a class_heritage or extends_type_clause names
+// as def i's heritage, and what it extends (not implements) apart.
+func (f *tsFile) addHeritage(i int, s *src, n *sitter.Node) {
 	f.heritageAt = append(f.heritageAt, [2]uint{n.StartByte(), n.EndByte()})
-	var out [][]string
-	for _, c := range s.named(n) {
-		switch s.kind(&c) {
-		case "extends_clause", "implements_clause", "extends_type_clause":
-			out = append(out, f.heritage(s, &c)...)
-		case "type_arguments":
-		default:
-			if ch := tsChain(s, &c); ch != nil {
-				out = append(out, ch)
+	d := &f.defs[i]
+	var walk func(n *sitter.Node, ext bool)
+	walk = func(n *sitter.Node, ext bool) {
+		for _, c := range s.named(n) {
+			switch s.kind(&c) {
+			case "extends_clause", "extends_type_clause":
+				walk(&c, true)
+			case "implements_clause":
+				walk(&c, false)
+			case "type_arguments":
+			default:
+				if ch := tsChain(s, &c); ch != nil {
+					d.heritage = append(d.heritage, ch)
+					if ext {
+						d.extends = append(d.extends, ch)
+					}
+				}
 			}
 		}
 	}
-	return out
+	walk(n, s.kind(n) == "extends_type_clause")
 }
 
 // inHeritage reports whether a byte offset is inside an implements or

@@ -367,7 +367,7 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		if root == "this" {
 			return r.walkValue(tsTarget{kind: tsTInstance, mod: m, def: cls}, chain[1:])
 		}
-		for _, h := range defs[cls].heritage {
+		for _, h := range defs[cls].extends {
 			if t := r.chain(m, -1, h); t.kind == tsTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass {
 				return r.member(t.mod, t.def, chain[1], 0)
 			}
@@ -526,7 +526,7 @@ func (r *tsResolver) field(m *tsMod, i int, name string, depth int) tsTarget {
 	if depth > 16 {
 		return tsTarget{}
 	}
-	for _, h := range m.facts.defs[i].heritage {
+	for _, h := range m.facts.defs[i].extends {
 		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
 			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
 				if ft := r.field(t.mod, t.def, name, depth+1); ft.kind != tsTUnknown {
@@ -715,10 +715,14 @@ func (r *tsResolver) export(m *tsMod, name string, depth int) tsTarget {
 }
 
 // member finds a method of class (or interface) i of m, or of what it
-// extends.
+// extends (not what it implements: a class's members are its own or its
+// base's); a field of that name declared first hides any method.
 func (r *tsResolver) member(m *tsMod, i int, name string, depth int) tsTarget {
 	if j, ok := m.byQual[m.facts.defs[i].qual+"."+name]; ok {
 		return tsTarget{kind: tsTSymbol, mod: m, def: j}
+	}
+	if _, ok := m.facts.ftypes[i][name]; ok {
+		return tsTarget{}
 	}
 	lk := tsMemberLookup{m, i, name}
 	if depth > 16 || r.inMember[lk] {
@@ -726,7 +730,7 @@ func (r *tsResolver) member(m *tsMod, i int, name string, depth int) tsTarget {
 	}
 	r.inMember[lk] = true
 	defer delete(r.inMember, lk)
-	for _, h := range m.facts.defs[i].heritage {
+	for _, h := range m.facts.defs[i].extends {
 		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
 			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
 				if mt := r.member(t.mod, t.def, name, depth+1); mt.kind == tsTSymbol {
