@@ -953,3 +953,43 @@ export function make(c: Cold) {
 	})
 	checkUnresolved(t, ingest.LangTypeScript, files, 1)
 }
+
+// TypeScript functions passed as arguments, hand-derived: an unannotated
+// parameter of an arrow or function expression passed to a function,
+// method or constructor is what the callee's parameter of function type
+// declares ((this: X, s: Sub) => void: this is not a parameter).
+// Negative: a parameter the callee types with its type parameter T
+// (t.run() unresolved), and one annotated at the callback (its own type).
+func TestTypeScriptCallbackParameters(t *testing.T) {
+	files := map[string]string{
+		"a.ts": `export class Sub { next(): void {} complete(): void {} }
+export class Job { run(): void {} }
+export class Obs {
+	constructor(init?: (this: Obs, s: Sub) => void) {}
+	pipe(f: (j: Job, i: number) => void): void {}
+}
+export function operate<T>(init: (source: T, s: Sub) => void): void {}
+export function use(o: Obs) {
+	new Obs((s) => s.complete());
+	o.pipe(function (j, i) { j.run(); });
+	operate((t, s) => { s.next(); t.run(); });
+	operate((t, s: Job) => { s.run(); });
+}
+`,
+	}
+	checkResolved(t, []string{ingest.LangTypeScript}, files, []string{
+		"a.ts#Obs.constructor references a.ts#Obs",
+		"a.ts#Obs.constructor references a.ts#Sub",
+		"a.ts#Obs.pipe references a.ts#Job",
+		"a.ts#operate references a.ts#Sub",
+		"a.ts#use references a.ts#Obs",
+		"a.ts#use references a.ts#Job",
+		"a.ts#use calls a.ts#Obs.constructor",
+		"a.ts#use calls a.ts#Sub.complete",
+		"a.ts#use calls a.ts#Obs.pipe",
+		"a.ts#use calls a.ts#Job.run",
+		"a.ts#use calls a.ts#operate",
+		"a.ts#use calls a.ts#Sub.next",
+	})
+	checkUnresolved(t, ingest.LangTypeScript, files, 1)
+}

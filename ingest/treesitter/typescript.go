@@ -59,6 +59,8 @@ const tsQuery = `
 (variable_declarator name: (identifier)) @decl
 (assignment_expression left: (member_expression object: (this)) right: (new_expression)) @thisnew
 (for_in_statement left: (identifier) right: (_)) @forof
+(arguments (arrow_function) @callback)
+(arguments (function_expression) @callback)
 (arrow_function parameter: (identifier) @bind)
 (catch_clause parameter: (_) @bind)
 (for_in_statement left: (_) @bind)
@@ -108,6 +110,9 @@ type tsFile struct {
 	// nothing syntax can follow): a variable's type is its annotation's,
 	// else its initializer's, and no assignment can change it.
 	vtypes map[int]map[string]tsVal
+	// cbvals are the parameters of functions passed as arguments, by
+	// range: innermost first wins.
+	cbvals []tsCallbackVal
 	// ftypes are the declared values of the fields of classes and
 	// interfaces, by def and name: annotated fields and constructor
 	// parameter properties, fields initialised, or assigned in the
@@ -134,6 +139,9 @@ type tsFile struct {
 type tsVal struct {
 	chain []string
 	how   byte
+	// how 'p' (a call of chain) and 'q' (new chain(…)): the value is
+	// parameter param of the function passed as argument arg.
+	arg, param int
 }
 
 // setVal records v as the value of name in table t under def k: a second
@@ -142,7 +150,7 @@ func setVal(t map[int]map[string]tsVal, k int, name string, v tsVal) {
 	if t[k] == nil {
 		t[k] = make(map[string]tsVal)
 	}
-	if old, ok := t[k][name]; ok && (old.how != v.how || !slices.Equal(old.chain, v.chain)) {
+	if old, ok := t[k][name]; ok && (old.how != v.how || old.arg != v.arg || old.param != v.param || !slices.Equal(old.chain, v.chain)) {
 		v = tsVal{}
 	}
 	t[k][name] = v
@@ -155,6 +163,10 @@ type tsDef struct {
 	// ret is the type a function's return annotation names; retAwait
 	// the type awaiting its result gives (T of Promise<T>, else ret).
 	ret, retAwait []string
+	// cbParams: for a parameter of function type, by its position, the
+	// types its own parameters are declared with (nil: not a class or
+	// interface name): what a function passed there receives.
+	cbParams map[int][][]string
 	line0, line1  int
 	exported      bool
 	heritage      [][]string // extends and implements, as name chains
@@ -191,6 +203,16 @@ type tsUse struct {
 	chain []string
 	kind  byte // 'c' call, 'n' new, 't' type, 's' super(…), 'r' a value named (not called)
 	line  int
+	at    uint // byte offset: which callback's parameters it sees
+}
+
+// tsCallbackVal is a parameter of a function passed as an argument: its
+// value inside the function's byte range (a name the enclosing def may
+// bind otherwise elsewhere).
+type tsCallbackVal struct {
+	start, end uint
+	name       string
+	v          tsVal
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
@@ -215,10 +237,10 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			f.callee(s, n, scope)
 		case "vref":
 			if ch := tsChain(s, n); ch != nil && f.thisOK(s, n, ch, scope) {
-				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'r', line: startLine(n)})
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'r', line: startLine(n), at: n.StartByte()})
 			}
 		case "new":
-			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
+			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n), at: n.StartByte()})
 		case "type":
 			// A name in an implements or extends clause is an implements
 			// edge, not a reference; the names inside a.b.C are part of it.
@@ -230,7 +252,7 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 				nestedEnd = n.EndByte()
 			}
 			if ch := tsChain(s, n); ch != nil {
-				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n), at: n.StartByte()})
 			}
 		case "bind":
 			f.locals.bind(scope, tsBindNames(s, n))
@@ -238,6 +260,8 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			setVal(f.vtypes, scope, s.text(s.field(n, "name")), declaredVal(s, s.field(n, "type"), s.field(n, "value")))
 		case "param":
 			setVal(f.vtypes, scope, s.text(s.field(n, "pattern")), declaredVal(s, s.field(n, "type"), nil))
+		case "callback":
+			f.callback(s, n, scope)
 		case "forof":
 			// for (const x of xs): x is an element of xs (for … in gives
 			// keys: strings).
@@ -312,14 +336,14 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 	case k == "super":
 		// super(…): the base class's constructor ('s': uncounted when
 		// the base has none in the tree).
-		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n)})
+		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n), at: n.StartByte()})
 		return
 	}
 	ch := tsChain(s, n)
 	if !f.thisOK(s, n, ch, scope) {
 		ch = nil
 	}
-	f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'c', line: startLine(n)})
+	f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'c', line: startLine(n), at: n.StartByte()})
 }
 
 // thisOK reports whether a chain not starting with this, or whose this is
@@ -820,6 +844,92 @@ func (f *tsFile) members(s *src, body *sitter.Node, class int) {
 	}
 }
 
+// params are the parameters of a formal_parameters list without a this
+// parameter (this: T declares this, not an argument).
+func params(s *src, list *sitter.Node) []sitter.Node {
+	var out []sitter.Node
+	for _, p := range s.named(list) {
+		switch s.kind(&p) {
+		case "required_parameter", "optional_parameter":
+			if s.kind(s.field(&p, "pattern")) == "this" {
+				continue
+			}
+		case "comment":
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// callbackParams reads, for each parameter of function type ((s:
+// Subscriber<T>) => void), the types of that function's parameters.
+func callbackParams(s *src, list *sitter.Node) map[int][][]string {
+	var out map[int][][]string
+	for k, p := range params(s, list) {
+		ft := s.field(&p, "type")
+		if c := s.named(ft); s.kind(ft) == "type_annotation" && len(c) == 1 {
+			ft = &c[0]
+		}
+		if s.kind(ft) != "function_type" {
+			continue
+		}
+		var types [][]string
+		for _, q := range params(s, s.field(ft, "parameters")) {
+			ch, _ := tsTypeChain(s, s.field(&q, "type"))
+			types = append(types, ch)
+		}
+		if out == nil {
+			out = make(map[int][][]string)
+		}
+		out[k] = types
+	}
+	return out
+}
+
+// callback records the parameters of a function passed as an argument
+// (f((a, b) => …), new C(function (s) {…})) without annotations: each is
+// what the callee declares its function parameter receives there.
+func (f *tsFile) callback(s *src, fn *sitter.Node, scope int) {
+	args := fn.Parent()
+	call := args.Parent()
+	var callee []string
+	how := byte('p')
+	switch s.kind(call) {
+	case "call_expression":
+		callee = tsChain(s, s.field(call, "function"))
+	case "new_expression":
+		callee, how = tsChain(s, s.field(call, "constructor")), 'q'
+	}
+	if callee == nil {
+		return
+	}
+	arg := -1
+	for k, a := range s.named(args) {
+		if a.StartByte() == fn.StartByte() {
+			arg = k
+		}
+	}
+	var ps []sitter.Node
+	if p := s.field(fn, "parameter"); p != nil {
+		ps = []sitter.Node{*p}
+	} else {
+		ps = params(s, s.field(fn, "parameters"))
+	}
+	for j, p := range ps {
+		name, v := &p, tsVal{chain: callee, how: how, arg: arg, param: j}
+		if k := s.kind(&p); k == "required_parameter" || k == "optional_parameter" {
+			name = s.field(&p, "pattern")
+			if ann := s.field(&p, "type"); ann != nil {
+				v = declaredVal(s, ann, nil) // annotated: its own type
+			}
+		}
+		if s.kind(name) == "identifier" {
+			f.cbvals = append(f.cbvals, tsCallbackVal{start: fn.StartByte(), end: fn.EndByte(), name: s.text(name), v: v})
+		}
+	}
+}
+
 // paramProperties reads a constructor's parameter properties
 // (constructor(private readonly http: Http)): fields of the class.
 func (f *tsFile) paramProperties(s *src, params *sitter.Node, class int) {
@@ -985,6 +1095,7 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 			fn = s.field(n, "value")
 		}
 		d.ret, d.retAwait = tsTypeChain(s, s.field(fn, "return_type"))
+		d.cbParams = callbackParams(s, s.field(fn, "parameters"))
 	}
 	f.defs = append(f.defs, d)
 	return len(f.defs) - 1

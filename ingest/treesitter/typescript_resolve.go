@@ -46,6 +46,10 @@ type tsResolver struct {
 	// extends A.C), which would otherwise recurse without end.
 	inMember map[tsMemberLookup]bool
 	depth    int // nesting of value lookups: a bound on chains through values
+	// at is the byte offset of the use being resolved in atMod (0:
+	// none): the parameters of the callbacks around it are in scope.
+	at    uint
+	atMod *tsMod
 }
 
 // tsMemberLookup is one member lookup: name in def of mod.
@@ -237,7 +241,10 @@ func (r *tsResolver) imports(m *tsMod) {
 
 // uses adds the calls and references edges of a file.
 func (r *tsResolver) uses(m *tsMod) {
+	r.atMod = m
+	defer func() { r.at, r.atMod = 0, nil }()
 	for _, u := range m.facts.uses {
+		r.at = u.at
 		src := ingest.FileKey(m.file.Rel)
 		if u.scope >= 0 {
 			src = r.key(m, m.byQual[m.facts.defs[u.scope].qual])
@@ -374,6 +381,9 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		}
 		return tsTarget{}
 	}
+	if v, ok := r.callbackVal(m, root); ok {
+		return r.walkValue(r.value(m, scope, v), chain[1:])
+	}
 	for s := scope; s >= 0; s = defs[s].parent {
 		if m.facts.locals[s][root] {
 			// A local value: what its declaration says it is, else
@@ -406,6 +416,24 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	return r.walk(t, chain[1:])
 }
 
+// callbackVal is the value of name as a parameter of the innermost
+// function passed as an argument around the use being resolved.
+func (r *tsResolver) callbackVal(m *tsMod, name string) (tsVal, bool) {
+	best, found := -1, false
+	if m != r.atMod {
+		return tsVal{}, false
+	}
+	for i, c := range m.facts.cbvals {
+		if c.name == name && c.start < r.at && r.at < c.end && (!found || c.start >= m.facts.cbvals[best].start) {
+			best, found = i, true
+		}
+	}
+	if !found {
+		return tsVal{}, false
+	}
+	return m.facts.cbvals[best].v, true
+}
+
 // value is what a declared value (of a name in def scope of m) is: an
 // instance of the class or interface its type names, of the class it
 // news, or of what the function it calls declares it returns.
@@ -429,6 +457,8 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 		t = r.chain(m, scope, v.chain)
 	case 'c', 'w':
 		return r.returned(r.chain(m, scope, v.chain), v.how == 'w')
+	case 'p', 'q':
+		return r.passed(r.chain(m, scope, v.chain), v)
 	}
 	if t.kind != tsTSymbol {
 		return tsTarget{}
@@ -442,6 +472,40 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 	case ingest.KindFunc:
 		if v.how == 'i' {
 			return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def} // new F(): a constructor function's instance
+		}
+	}
+	return tsTarget{}
+}
+
+// passed is what parameter v.param of a function passed as argument v.arg
+// of callee receives (of callee's constructor for new): the type the
+// callee declares for it, as for (s: Subscriber<T>) => void.
+func (r *tsResolver) passed(callee tsTarget, v tsVal) tsTarget {
+	if callee.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	if v.how == 'q' {
+		if callee.mod.facts.defs[callee.def].kind != ingest.KindClass {
+			return tsTarget{}
+		}
+		if callee = r.member(callee.mod, callee.def, "constructor", 0); callee.kind != tsTSymbol {
+			return tsTarget{}
+		}
+	}
+	d := &callee.mod.facts.defs[callee.def]
+	if d.kind != ingest.KindFunc && d.kind != ingest.KindMethod {
+		return tsTarget{}
+	}
+	types := d.cbParams[v.arg]
+	if v.param >= len(types) || types[v.param] == nil || r.typeParam(callee.mod, callee.def, types[v.param][0]) {
+		return tsTarget{}
+	}
+	ty := types[v.param]
+	t := r.walk(r.lookup(callee.mod, ty[0]), ty[1:])
+	if t.kind == tsTSymbol {
+		switch t.mod.facts.defs[t.def].kind {
+		case ingest.KindClass, ingest.KindInterface:
+			return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
 		}
 	}
 	return tsTarget{}
