@@ -166,11 +166,11 @@ type tsDef struct {
 	// cbParams: for a parameter of function type, by its position, the
 	// types its own parameters are declared with (nil: not a class or
 	// interface name): what a function passed there receives.
-	cbParams map[int][][]string
-	line0, line1  int
-	exported      bool
-	heritage      [][]string // extends and implements, as name chains
-	extends       [][]string // those of heritage that extends names: where members are inherited from
+	cbParams     map[int][][]string
+	line0, line1 int
+	exported     bool
+	heritage     [][]string // extends and implements, as name chains
+	extends      [][]string // those of heritage that extends names: where members are inherited from
 	// sig: an overload signature or a declaration without a body; the
 	// implementation, when there is one, describes the symbol instead.
 	sig bool
