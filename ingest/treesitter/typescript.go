@@ -111,8 +111,8 @@ type tsFile struct {
 	// else its initializer's, and no assignment can change it.
 	vtypes map[int]map[string]tsVal
 	// cbvals are the parameters of functions passed as arguments, by
-	// range: innermost first wins.
-	cbvals []tsCallbackVal
+	// name: the innermost range holding a use wins.
+	cbvals map[string][]tsCallbackVal
 	// ftypes are the declared values of the fields of classes and
 	// interfaces, by def and name: annotated fields and constructor
 	// parameter properties, fields initialised, or assigned in the
@@ -211,7 +211,6 @@ type tsUse struct {
 // bind otherwise elsewhere).
 type tsCallbackVal struct {
 	start, end uint
-	name       string
 	v          tsVal
 }
 
@@ -925,7 +924,10 @@ func (f *tsFile) callback(s *src, fn *sitter.Node, scope int) {
 			}
 		}
 		if s.kind(name) == "identifier" {
-			f.cbvals = append(f.cbvals, tsCallbackVal{start: fn.StartByte(), end: fn.EndByte(), name: s.text(name), v: v})
+			if f.cbvals == nil {
+				f.cbvals = make(map[string][]tsCallbackVal)
+			}
+			f.cbvals[s.text(name)] = append(f.cbvals[s.text(name)], tsCallbackVal{start: fn.StartByte(), end: fn.EndByte(), v: v})
 		}
 	}
 }

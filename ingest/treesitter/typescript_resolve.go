@@ -419,19 +419,19 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 // callbackVal is the value of name as a parameter of the innermost
 // function passed as an argument around the use being resolved.
 func (r *tsResolver) callbackVal(m *tsMod, name string) (tsVal, bool) {
-	best, found := -1, false
 	if m != r.atMod {
 		return tsVal{}, false
 	}
-	for i, c := range m.facts.cbvals {
-		if c.name == name && c.start < r.at && r.at < c.end && (!found || c.start >= m.facts.cbvals[best].start) {
-			best, found = i, true
+	var best *tsCallbackVal
+	for i, c := range m.facts.cbvals[name] {
+		if c.start < r.at && r.at < c.end && (best == nil || c.start >= best.start) {
+			best = &m.facts.cbvals[name][i]
 		}
 	}
-	if !found {
+	if best == nil {
 		return tsVal{}, false
 	}
-	return m.facts.cbvals[best].v, true
+	return best.v, true
 }
 
 // value is what a declared value (of a name in def scope of m) is: an
