@@ -17,7 +17,7 @@ import (
 
 var python = language{
 	name:  ingest.LangPython,
-	rules: 2, // 2: typed values, nested functions, decorators, properties, unresolved counts
+	rules: 2, // 2: typed values (annotations, containers, generics, with, walrus), nested functions, decorators, properties, unresolved counts
 	grammars: []grammar{{name: "python", exts: []string{".py"},
 		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
 	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },

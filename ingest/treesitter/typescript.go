@@ -20,7 +20,7 @@ import (
 var (
 	typeScript = language{
 		name:  ingest.LangTypeScript,
-		rules: 2, // 2: constructor calls, CommonJS members, unresolved counts
+		rules: 2, // 2: constructor calls, CommonJS and object-literal members, typed values, call chains, callbacks, unresolved counts
 		grammars: []grammar{
 			{name: "typescript", exts: []string{".ts", ".mts", ".cts"},
 				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTypescript()) },
