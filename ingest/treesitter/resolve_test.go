@@ -882,7 +882,8 @@ export function keys(xs: Job[]) {
 
 // TypeScript calls on what calls return, hand-derived: make().where().run()
 // and r.q().where() follow return annotations; a call on what an import
-// from outside the tree returns leaves the tree (not counted). Negative:
+// from outside the tree returns leaves the tree (ext().run(), and e.run()
+// with e = ext(): not counted). Negative:
 // the result of an unknown function (nope().run(): both calls
 // unresolved) and of a function without a return annotation (bare().run()).
 func TestTypeScriptCallChains(t *testing.T) {
@@ -896,6 +897,8 @@ export function chains(r: Repo) {
 	make().where().run();
 	r.q().where();
 	ext().run();
+	const e = ext();
+	e.run();
 	nope().run();
 	bare().run();
 }

@@ -456,7 +456,11 @@ func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
 		}
 		t = r.chain(m, scope, v.chain)
 	case 'c', 'w':
-		return r.returned(r.chain(m, scope, v.chain), v.how == 'w')
+		fn := r.chain(m, scope, v.chain)
+		if fn.kind == tsTExternal {
+			return fn // what a function outside the tree returns
+		}
+		return r.returned(fn, v.how == 'w')
 	case 'p', 'q':
 		return r.passed(r.chain(m, scope, v.chain), v)
 	}
