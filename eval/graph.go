@@ -193,9 +193,11 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 	}
 
 	// Match every SCIP definition that can be a caller or a callee.
-	match := scip.Match(ix, cands) // SCIP symbol → memctl key
+	// A symbol defined more than once has each definition matched on its
+	// own (atDef); match holds its first.
+	match, atDef := scip.MatchDefs(ix, cands) // SCIP symbol → memctl key
 	matchedMem := make(map[string]bool)
-	for _, k := range match {
+	for _, k := range atDef {
 		matchedMem[k] = true
 	}
 	for _, sym := range scip.SortedSymbols(ix) {
@@ -221,11 +223,25 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		if r.Caller == "" {
 			return ingest.FileKey(r.Path), true
 		}
+		if d, ok := scip.Holding(ix.Defs[r.Caller], r); ok {
+			if k, ok := atDef[scip.DefAt{Path: d.Path, Name: d.Range}]; ok {
+				return k, true
+			}
+		}
 		k, ok := match[r.Caller]
 		if !ok {
 			return r.Caller, false
 		}
 		return k, true
+	}
+	calleeKey := func(r scip.Ref) (string, bool) {
+		if d, ok := scip.ScopeOf(ix.Defs[r.Symbol], ix.Defs[r.Caller], r); ok {
+			if k, ok := atDef[scip.DefAt{Path: d.Path, Name: d.Range}]; ok {
+				return k, true
+			}
+		}
+		k, ok := match[r.Symbol]
+		return k, ok
 	}
 	want := make(map[Pair]bool)
 	unmatched := make(map[Pair]bool)
@@ -235,7 +251,7 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 			continue
 		}
 		from, okFrom := callerKey(r)
-		to, okTo := match[r.Symbol]
+		to, okTo := calleeKey(r)
 		if !okTo {
 			to = r.Symbol
 		}
@@ -250,12 +266,18 @@ func Graph(s *lmdbstore.Store, o GraphOptions) (*GraphResult, error) {
 		}
 	}
 	got := make(map[Pair]bool)
-	for sym, to := range match {
+	for sym, ds := range ix.Defs {
 		if !scip.IsFuncSymbol(ix, sym) {
 			continue
 		}
-		for from := range memCalls[to] {
-			got[Pair{from, to}] = true
+		for _, d := range ds {
+			to, ok := atDef[scip.DefAt{Path: d.Path, Name: d.Range}]
+			if !ok {
+				continue
+			}
+			for from := range memCalls[to] {
+				got[Pair{from, to}] = true
+			}
 		}
 	}
 	// Module-level pairs (the file as caller) are scored apart: SCIP gives

@@ -187,10 +187,17 @@ func goToolchain(dir string, offline bool, env []string) string {
 	return strings.Join(strings.Fields(string(out)), " ")
 }
 
+// goRules is the version of Go's extraction rules, the first line of its
+// tree hash (SPEC.md §9.3): bump it whenever the graph built from the same
+// files changes, so `ingest go` reads the tree again. 2: function values
+// are references, var _ initialisers keep their calls, syntax-only types
+// from the module's declarations, unresolved counts.
+const goRules = 2
+
 // treeHash is the hash of everything extraction depends on.
 func treeHash(t *tree, opts GoOptions, toolchain string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "ingest-go 1\ntoolchain %s\nvendor %t testdata %t hidden %t syntax-only %t offline %t\n",
+	fmt.Fprintf(h, "ingest-go %d\ntoolchain %s\nvendor %t testdata %t hidden %t syntax-only %t offline %t\n", goRules,
 		toolchain, opts.IncludeVendor, opts.IncludeTestdata, opts.IncludeHidden, opts.SyntaxOnly, opts.Offline)
 	for _, fs := range [][]*srcFile{t.ModFiles, t.Files} {
 		for _, f := range fs {

@@ -270,3 +270,64 @@ func Use(f func() B) {
 		t.Errorf("g.go: %d unresolved calls, want 2", got)
 	}
 }
+
+// A type switch's variable has, in a clause listing exactly one type, that
+// type, and in any other clause the type of the guard (the Go spec):
+// hand-derived, and the same in the typed and the syntax-only graph.
+func TestExtractGoTypeSwitchVariable(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"go.mod": "module example.com/s\n\ngo 1.22\n",
+		"s.go": `package s
+
+type FSM interface{ Apply() }
+
+type Wrapping interface{ Underlying() FSM }
+
+type Impl struct{}
+
+func (Impl) Underlying() FSM { return nil }
+
+func (Impl) Apply() {}
+
+type Other struct{}
+
+func (Other) Apply() {}
+
+func Use(f FSM) {
+	switch v := f.(type) {
+	case Impl:
+		v.Underlying()
+	case Wrapping, nil:
+		v.Apply()
+	default:
+		v.Apply()
+	}
+	switch w := f.(type) {
+	case Other:
+		w.Apply()
+	}
+}
+`,
+	})
+	want := map[string][]string{"sym:example.com/s.Use": {
+		"calls sym:example.com/s.Impl.Underlying",
+		"calls sym:example.com/s.FSM.Apply",
+		"calls sym:example.com/s.Other.Apply",
+		"references sym:example.com/s.FSM",
+		"references sym:example.com/s.Impl",
+		"references sym:example.com/s.Wrapping",
+		"references sym:example.com/s.Other",
+	}}
+	for _, opts := range []GoOptions{{Offline: true}, {SyntaxOnly: true}} {
+		res, err := ExtractGo(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, callEdges(res.Graph, want), sortStrings); diff != "" {
+			t.Errorf("%s: calls and references (-want +got):\n%s", res.Mode, diff)
+		}
+		if got := fileUnresolved(t, res.Graph, "s.go"); got != 0 {
+			t.Errorf("%s: %d unresolved calls, want 0", res.Mode, got)
+		}
+	}
+}

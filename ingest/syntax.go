@@ -53,6 +53,9 @@ type declCtx struct {
 	tab     *table
 	imports map[string]string
 	top     map[any]bool
+	// switches maps the x := y.(type) of each type switch of the file
+	// to its switch: the declaration of x in every clause.
+	switches map[*ast.AssignStmt]*ast.TypeSwitchStmt
 }
 
 type ifaceDecl struct {
@@ -91,7 +94,7 @@ func (t *table) addDecls(f *ast.File, imports map[string]string, detail bool) *d
 	}
 	var ctx *declCtx
 	if detail {
-		ctx = &declCtx{tab: t, imports: imports, top: topLevelDecls(f)}
+		ctx = &declCtx{tab: t, imports: imports, top: topLevelDecls(f), switches: typeSwitches(f)}
 	}
 	first := func(k string) bool { // a symbol declared again keeps its first declaration
 		_, ok := t.sigs[k]
@@ -415,6 +418,23 @@ func topLevelDecls(f *ast.File) map[any]bool {
 		}
 	}
 	return top
+}
+
+// typeSwitches finds the type switches of f that declare a variable.
+func typeSwitches(f *ast.File) map[*ast.AssignStmt]*ast.TypeSwitchStmt {
+	var out map[*ast.AssignStmt]*ast.TypeSwitchStmt
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ts, ok := n.(*ast.TypeSwitchStmt); ok {
+			if a, ok := ts.Assign.(*ast.AssignStmt); ok {
+				if out == nil {
+					out = make(map[*ast.AssignStmt]*ast.TypeSwitchStmt)
+				}
+				out[a] = ts
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // syntaxResolver resolves names without type information: package-level
@@ -935,6 +955,9 @@ func (r *syntaxResolver) localType(id *ast.Ident, depth int) sType {
 			}
 		}
 	case *ast.AssignStmt:
+		if ts := r.switches[d]; ts != nil {
+			return r.switchVarType(ts, id, depth)
+		}
 		for i, l := range d.Lhs {
 			if lid, ok := l.(*ast.Ident); !ok || lid.Name != obj.Name {
 				continue
@@ -948,6 +971,27 @@ func (r *syntaxResolver) localType(id *ast.Ident, depth int) sType {
 			case len(d.Rhs) == 1:
 				return r.multi(d.Rhs[0], i, depth+1)
 			}
+		}
+	}
+	return sType{}
+}
+
+// switchVarType is the type of the variable of type switch ts where id
+// uses it, as the spec gives it: in a clause listing exactly one type,
+// that type; in any other, the type of the switch's guard expression.
+func (r *syntaxResolver) switchVarType(ts *ast.TypeSwitchStmt, id *ast.Ident, depth int) sType {
+	for _, s := range ts.Body.List {
+		c, ok := s.(*ast.CaseClause)
+		if !ok || id.Pos() < c.Colon || id.End() > c.End() {
+			continue
+		}
+		if len(c.List) == 1 {
+			if n, ok := c.List[0].(*ast.Ident); !ok || n.Name != "nil" {
+				return sType{expr: c.List[0], ctx: r.declCtx}
+			}
+		}
+		if ta, ok := ts.Assign.(*ast.AssignStmt).Rhs[0].(*ast.TypeAssertExpr); ok {
+			return r.exprType(ta.X, depth+1)
 		}
 	}
 	return sType{}

@@ -84,14 +84,86 @@ func (m *Matcher) Symbol(ix *Index, sym string) string {
 // Match maps every symbol the index defines that matches a candidate
 // onto the candidate's key.
 func Match(ix *Index, cands []Candidate) map[string]string {
+	bySym, _ := MatchDefs(ix, cands)
+	return bySym
+}
+
+// DefAt names one definition of a symbol: its file and the range of its
+// name.
+type DefAt struct {
+	Path string
+	Name Range
+}
+
+// MatchDefs is Match, and each definition matched on its own as well: a
+// symbol defined more than once (scip-python names same-named functions
+// nested in different methods of a class alike) maps to its first
+// matching definition's key in bySym, and every definition to its own in
+// byDef.
+func MatchDefs(ix *Index, cands []Candidate) (bySym map[string]string, byDef map[DefAt]string) {
 	m := NewMatcher(cands)
-	out := make(map[string]string)
+	bySym, byDef = make(map[string]string), make(map[DefAt]string)
 	for _, sym := range SortedSymbols(ix) {
-		if k := m.Symbol(ix, sym); k != "" {
-			out[sym] = k
+		for _, d := range ix.Defs[sym] {
+			if !d.Named() {
+				break
+			}
+			if k := m.Def(d); k != "" {
+				if _, ok := bySym[sym]; !ok {
+					bySym[sym] = k
+				}
+				byDef[DefAt{d.Path, d.Range}] = k
+			}
 		}
 	}
-	return out
+	return bySym, byDef
+}
+
+// Holding is the innermost of a symbol's definitions whose enclosing
+// range holds the reference, when the symbol has more than one.
+func Holding(defs []Def, r Ref) (Def, bool) {
+	if len(defs) < 2 {
+		return Def{}, false
+	}
+	best, ok := Def{}, false
+	for _, d := range defs {
+		if d.Path != r.Path || !d.HasEnclosing || !holds(d.Enclosing, r.Range) {
+			continue
+		}
+		if !ok || holds(best.Enclosing, d.Enclosing) {
+			best, ok = d, true
+		}
+	}
+	return best, ok
+}
+
+// ScopeOf is the definition a reference to a symbol defined more than
+// once means: the innermost one declared inside a definition of the
+// caller that holds the reference (a nested function called from the
+// function around it, as Python looks a name up); else none.
+func ScopeOf(defs, callers []Def, r Ref) (Def, bool) {
+	if len(defs) < 2 {
+		return Def{}, false
+	}
+	best, ok := Def{}, false
+	for _, d := range defs {
+		if d.Path != r.Path || !d.HasEnclosing {
+			continue
+		}
+		for _, c := range callers {
+			if c.Path == r.Path && c.HasEnclosing && holds(c.Enclosing, d.Enclosing) && holds(c.Enclosing, r.Range) &&
+				(!ok || holds(best.Enclosing, d.Enclosing)) {
+				best, ok = d, true
+			}
+		}
+	}
+	return best, ok
+}
+
+// holds reports whether range a holds range b.
+func holds(a, b Range) bool {
+	return (a.StartLine < b.StartLine || a.StartLine == b.StartLine && a.StartChar <= b.StartChar) &&
+		(b.EndLine < a.EndLine || b.EndLine == a.EndLine && b.EndChar <= a.EndChar)
 }
 
 // SortedSymbols lists the symbols the index defines, sorted.

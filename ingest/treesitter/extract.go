@@ -326,9 +326,9 @@ type runCtx struct {
 func (r *runCtx) treeHash(lang string, byLang map[string][]*parsedFile, config []walkFile) string {
 	h := sha256.New()
 	o := r.opts
-	fmt.Fprintf(h, "ingest-%s 1\nroot %s\nvendor %t testdata %t hidden %t\n", lang, filepath.Base(r.root),
-		o.IncludeVendor, o.IncludeTestdata, o.IncludeHidden)
 	l := languageNamed(lang)
+	fmt.Fprintf(h, "ingest-%s %d\nroot %s\nvendor %t testdata %t hidden %t\n", lang, l.rules, filepath.Base(r.root),
+		o.IncludeVendor, o.IncludeTestdata, o.IncludeHidden)
 	if l.hashNote != nil {
 		fmt.Fprintf(h, "%s\n", l.hashNote(r))
 	}

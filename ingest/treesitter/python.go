@@ -16,7 +16,8 @@ import (
 // worker pool), then names resolved across the tree (resolvePython).
 
 var python = language{
-	name: ingest.LangPython,
+	name:  ingest.LangPython,
+	rules: 2, // 2: typed values (annotations, containers, generics, with, walrus), nested functions, decorators, properties, unresolved counts
 	grammars: []grammar{{name: "python", exts: []string{".py"},
 		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
 	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },
@@ -68,6 +69,10 @@ const pyQuery = `
 (assignment left: (_) @bind)
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
+(for_statement left: (identifier) right: (_)) @for
+(for_in_clause left: (identifier) right: (_)) @for
+(with_item value: (as_pattern alias: (as_pattern_target (identifier)))) @with
+(named_expression name: (identifier) value: (_)) @walrus
 (for_in_clause left: (_) @bind)
 (as_pattern_target) @bind
 (named_expression name: (_) @bind)
@@ -97,6 +102,7 @@ type pyDef struct {
 	kind         string
 	line0, line1 int
 	bases        [][]string // classes: base expressions that are name chains
+	baseArgs     [][]string // classes: each base's type arguments (Base[A, B]), dotted ("" when not a name)
 	basesStart   uint       // classes: byte range of the bases' list
 	basesEnd     uint
 	static       bool                // @staticmethod: no self
@@ -177,6 +183,22 @@ func parsePython(w *worker, s *src, root *sitter.Node) *pyFile {
 			f.locals.bind(f.funcScope(scope), []string{s.text(n)})
 		case "assign":
 			f.assign(s, n, scope)
+		case "with":
+			// with cm as x: x is what cm.__enter__() returns.
+			as := s.field(n, "value")
+			if c := s.named(as); len(c) == 2 {
+				if ch := pyChain(s, &c[0]); ch != nil {
+					f.bindValue(scope, s.text(s.field(as, "alias")), pyValue{expr: append(ch, "__enter__()"), scope: scope})
+				}
+			}
+		case "walrus":
+			// (x := v): a value of x, in the scope around it.
+			f.bindValue(scope, s.text(s.field(n, "name")), pyValue{expr: pyValueChain(s, s.field(n, "value")), scope: scope})
+		case "for":
+			// for x in xs: x is an element of xs.
+			if ch := pyChain(s, s.field(n, "right")); ch != nil {
+				f.bindValue(scope, s.text(s.field(n, "left")), pyValue{expr: append(ch, pyIter), scope: scope})
+			}
 		case "bind":
 			f.locals.bind(f.funcScope(scope), pyBindNames(s, n))
 		case "global":
@@ -213,12 +235,7 @@ func (f *pyFile) assign(s *src, n *sitter.Node, scope int) {
 	}
 	switch s.kind(left) {
 	case "identifier":
-		// A def's scope is the body; a class body's names belong to the class.
-		if f.vars[scope] == nil {
-			f.vars[scope] = make(map[string][]pyValue)
-		}
-		name := s.text(left)
-		f.vars[scope][name] = append(f.vars[scope][name], v)
+		f.bindValue(scope, s.text(left), v)
 	case "attribute":
 		obj := s.field(left, "object")
 		if scope < 0 || s.kind(obj) != "identifier" {
@@ -234,6 +251,15 @@ func (f *pyFile) assign(s *src, n *sitter.Node, scope int) {
 		name := s.text(s.field(left, "attribute"))
 		f.attrs[d.parent][name] = append(f.attrs[d.parent][name], v)
 	}
+}
+
+// bindValue records a value of a plain name: a def's scope is the body; a
+// class body's names belong to the class.
+func (f *pyFile) bindValue(scope int, name string, v pyValue) {
+	if f.vars[scope] == nil {
+		f.vars[scope] = make(map[string][]pyValue)
+	}
+	f.vars[scope][name] = append(f.vars[scope][name], v)
 }
 
 // stmts reads the declarations among the statements below n: module,
@@ -285,11 +311,16 @@ func (f *pyFile) def(s *src, n, outer *sitter.Node, parent int, decorators [][]s
 			d.basesStart, d.basesEnd = sc.StartByte(), sc.EndByte()
 		}
 		for _, b := range s.named(s.field(n, "superclasses")) {
+			var args []string
 			if s.kind(&b) == "subscript" { // a generic base: Base[T]
+				for _, a := range s.named(&b)[1:] {
+					args = append(args, strings.Join(pyAnnotation(s, &a), "."))
+				}
 				b = *s.field(&b, "value")
 			}
 			if ch := pyChain(s, &b); len(ch) > 0 {
 				d.bases = append(d.bases, ch)
+				d.baseArgs = append(d.baseArgs, args)
 			}
 		}
 		f.defs = append(f.defs, d)
@@ -308,6 +339,17 @@ func (f *pyFile) def(s *src, n, outer *sitter.Node, parent int, decorators [][]s
 		}
 	}
 	d.ret = pyAnnotation(s, s.field(n, "return_type"))
+	for _, dec := range decorators {
+		if last := dec[len(dec)-1]; (last == "contextmanager" || last == "asynccontextmanager") &&
+			len(d.ret) >= 3 && d.ret[0] == pyContainerMarker {
+			// A generator made a context manager: with f() as x gives
+			// x what it yields (Iterator[T], Generator[T, …]).
+			switch b := d.ret[1]; b[strings.LastIndexByte(b, '.')+1:] {
+			case "Iterator", "Generator", "AsyncIterator", "AsyncGenerator":
+				d.ret = []string{pyContainerMarker, "", d.ret[2]}
+			}
+		}
+	}
 	for i, p := range s.named(s.field(n, "parameters")) {
 		names := pyBindNames(s, &p)
 		if len(names) == 0 {
@@ -348,13 +390,27 @@ func (f *pyFile) funcScope(scope int) int {
 	return -1
 }
 
+// Chain segments that are not names: a subscript (x[k]) and an element of
+// an iteration (for v in x: v is x followed by pyIter).
+const (
+	pySub  = "[]"
+	pyIter = "[*]"
+)
+
 // pyChain turns a callee into a name chain, nil when it is not one. A
 // call inside the chain is its callee's last name with "()" added
-// (Engine("x").run: ["Engine()", "run"]; super().m: ["super()", "m"]).
+// (Engine("x").run: ["Engine()", "run"]; super().m: ["super()", "m"]); a
+// subscript is a segment pySub (self.tags[k].m: ["self", "tags", "[]",
+// "m"]).
 func pyChain(s *src, n *sitter.Node) []string {
 	switch s.kind(n) {
 	case "identifier":
 		return []string{s.text(n)}
+	case "subscript":
+		if v := pyChain(s, s.field(n, "value")); v != nil {
+			return append(v, pySub)
+		}
+		return nil
 	case "attribute":
 		obj := pyChain(s, s.field(n, "object"))
 		if obj == nil {
@@ -457,9 +513,90 @@ func pyAnnotation(s *src, n *sitter.Node) []string {
 			}
 			return nil
 		}
+		if c := pyContainerAnnotation(s, base, args); c != nil {
+			return c
+		}
 		return base
 	}
 	return nil
+}
+
+// pyContainerMarker heads the annotation of a standard container:
+// [pyContainerMarker, base, type arguments…], each a dotted chain (""
+// when not a name; base "" for what a @contextmanager function returns).
+const pyContainerMarker = "container[]"
+
+// pyContainer describes a standard generic container (of builtins,
+// typing, collections, collections.abc, contextvars, queue): the type
+// argument iterating it gives, the one subscripting it gives (-1: none),
+// and the ones its methods return, as typeshed declares them.
+type pyContainer struct {
+	iter, sub int
+	methods   map[string]int
+}
+
+// pyContainers are the standard generic containers by name.
+var pyContainers = func() map[string]pyContainer {
+	m := make(map[string]pyContainer)
+	for _, n := range strings.Fields(`list List MutableSequence deque Deque`) {
+		m[n] = pyContainer{0, 0, map[string]int{"pop": 0, "popleft": 0}}
+	}
+	for _, n := range strings.Fields(`Sequence tuple Tuple`) { // tuple[T, ...]
+		m[n] = pyContainer{0, 0, nil}
+	}
+	for _, n := range strings.Fields(`set Set MutableSet`) {
+		m[n] = pyContainer{0, -1, map[string]int{"pop": 0}}
+	}
+	for _, n := range strings.Fields(`frozenset FrozenSet AbstractSet Iterable Iterator Collection Reversible
+		Generator KeysView ValuesView`) {
+		m[n] = pyContainer{0, -1, nil}
+	}
+	for _, n := range strings.Fields(`dict Dict MutableMapping OrderedDict DefaultDict defaultdict ChainMap`) {
+		m[n] = pyContainer{0, 1, map[string]int{"get": 1, "pop": 1, "setdefault": 1}}
+	}
+	m["Mapping"] = pyContainer{0, 1, map[string]int{"get": 1}}
+	m["ContextVar"] = pyContainer{-1, -1, map[string]int{"get": 0}}
+	for _, n := range strings.Fields(`ContextManager AbstractContextManager AsyncContextManager
+		AbstractAsyncContextManager`) {
+		m[n] = pyContainer{-1, -1, map[string]int{"__enter__": 0, "__aenter__": 0}}
+	}
+	// What a @contextmanager function returns (base ""): a context
+	// manager of what it yields.
+	m[""] = m["ContextManager"]
+	for _, n := range strings.Fields(`AsyncIterator AsyncGenerator`) {
+		m[n] = pyContainer{-1, -1, nil} // async for: not followed
+	}
+	for _, n := range strings.Fields(`Queue SimpleQueue LifoQueue PriorityQueue`) {
+		m[n] = pyContainer{-1, -1, map[string]int{"get": 0, "get_nowait": 0}}
+	}
+	return m
+}()
+
+// pyContainerAnnotation reads base[args] as a standard container's
+// annotation, nil when it is not one (a tuple only as tuple[T, ...]).
+func pyContainerAnnotation(s *src, base []string, args []sitter.Node) []string {
+	name := base[len(base)-1]
+	if _, ok := pyContainers[name]; !ok {
+		return nil
+	}
+	if name == "tuple" || name == "Tuple" {
+		if len(args) != 2 || strings.TrimSpace(s.text(&args[1])) != "..." {
+			return nil
+		}
+		args = args[:1]
+	}
+	out := []string{pyContainerMarker, strings.Join(base, ".")}
+	for i := range args {
+		a := pyAnnotation(s, &args[i])
+		for _, seg := range a {
+			if !pyIdent(seg) {
+				a = nil // a nested container, None, type[…]: not followed
+				break
+			}
+		}
+		out = append(out, strings.Join(a, "."))
+	}
+	return out
 }
 
 // pyOptional is the one of two annotations that is not None, when the

@@ -2,6 +2,7 @@ package treesitter
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -25,15 +26,20 @@ type pyTarget struct {
 	mod  *pyMod
 	def  int    // pyTSymbol: index in mod.facts.defs
 	ext  string // pyTExternal: top-level module name
+	// pyTContainer: the container's name (in ext) and its type
+	// arguments, dotted annotations ("" when unknown) joined by NUL, read
+	// in scope def of mod.
+	args string
 }
 
 const (
-	pyTUnknown  = iota // bound to something resolution cannot follow
-	pyTModule          // a module of the tree
-	pyTSymbol          // a class or function of the tree
-	pyTExternal        // outside the tree (import of another package, builtin)
-	pyTInstance        // an instance of a class of the tree (def: the class)
-	pyTSuper           // super() in a method of class def: its bases
+	pyTUnknown   = iota // bound to something resolution cannot follow
+	pyTModule           // a module of the tree
+	pyTSymbol           // a class or function of the tree
+	pyTExternal         // outside the tree (import of another package, builtin)
+	pyTInstance         // an instance of a class of the tree (def: the class)
+	pyTSuper            // super() in a method of class def: its bases
+	pyTContainer        // a standard container (list[T], dict[K, V], …): ext, args
 )
 
 type pyResolver struct {
@@ -524,14 +530,21 @@ func (r *pyResolver) walk(m *pyMod, scope int, chain []string) pyTarget {
 	defer func() { r.depth-- }()
 	root, call := cutCall(chain[0])
 	t := r.name(m, scope, root)
-	recv := pyTarget{}
 	if call {
-		t = r.callResult(t, recv)
+		t = r.callResult(t, pyTarget{})
 	}
 	for _, seg := range chain[1:] {
 		t = r.valueOf(t)
+		if seg == pySub || seg == pyIter {
+			t = r.element(t, seg == pyIter)
+			continue
+		}
 		name, call := cutCall(seg)
-		recv = t
+		if pos, ok := pyContainers[t.ext].methods[name]; ok && call && t.kind == pyTContainer {
+			t = r.typeArgOf(t, pos) // d.get(k): a value
+			continue
+		}
+		recv := t
 		t = r.attr(t, name)
 		if call {
 			t = r.callResult(t, recv)
@@ -650,6 +663,12 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 	if len(ann) == 1 && ann[0] == "None" {
 		return pyTarget{}
 	}
+	if ann[0] == pyContainerMarker {
+		if base := strings.Split(ann[1], "."); ann[1] == "" || r.walk(m, scope, base).kind == pyTExternal {
+			return pyTarget{kind: pyTContainer, mod: m, def: scope, ext: base[len(base)-1], args: strings.Join(ann[2:], "\x00")}
+		}
+		ann = strings.Split(ann[1], ".") // a class of the tree of that name
+	}
 	class := ann[0] == "type[]" // type[C]: the class itself
 	if class {
 		ann = ann[1:]
@@ -664,6 +683,40 @@ func (r *pyResolver) annotation(m *pyMod, scope int, ann []string) pyTarget {
 		return t
 	}
 	return pyTarget{}
+}
+
+// element is what iterating (iter) or subscripting t gives: an element of
+// a standard container as its annotation declares, else what the class's
+// __iter__ (an Iterator[T] or other container) or __getitem__ returns,
+// else unknown.
+func (r *pyResolver) element(t pyTarget, iter bool) pyTarget {
+	switch t.kind {
+	case pyTContainer:
+		pos := pyContainers[t.ext].sub
+		if iter {
+			pos = pyContainers[t.ext].iter
+		}
+		return r.typeArgOf(t, pos)
+	case pyTInstance:
+		if !iter {
+			return r.callResult(r.member(t.mod, t.def, "__getitem__", 0), t)
+		}
+		if it := r.callResult(r.member(t.mod, t.def, "__iter__", 0), t); it.kind == pyTContainer {
+			return r.element(it, true)
+		}
+	}
+	// An element of a value outside the tree (a tuple, os.environ) may be
+	// anything, a value of the tree too: unknown.
+	return pyTarget{}
+}
+
+// typeArgOf is the value type argument pos of container t declares.
+func (r *pyResolver) typeArgOf(t pyTarget, pos int) pyTarget {
+	args := strings.Split(t.args, "\x00")
+	if pos < 0 || pos >= len(args) || args[pos] == "" {
+		return pyTarget{}
+	}
+	return r.annotation(t.mod, t.def, strings.Split(args[pos], "."))
 }
 
 // valueOf is the value a name denotes when it is read: a property's
@@ -689,7 +742,7 @@ func (r *pyResolver) callResult(t, recv pyTarget) pyTarget {
 		switch {
 		case d.ret == nil:
 			return pyTarget{}
-		case d.ret[len(d.ret)-1] == "Self":
+		case d.ret[len(d.ret)-1] == "Self" && d.ret[0] != pyContainerMarker:
 			if recv.kind == pyTInstance {
 				return recv
 			}
@@ -698,7 +751,75 @@ func (r *pyResolver) callResult(t, recv pyTarget) pyTarget {
 			}
 			return pyTarget{}
 		}
+		if len(d.ret) == 1 && d.parent >= 0 && r.isTypeVar(t.mod, d.ret[0]) {
+			// -> T of a generic class: the type argument the receiver's
+			// class gives T (class P(Proxy[App]): App).
+			if i := slices.Index(r.typeParams(t.mod, d.parent), d.ret[0]); i >= 0 && recv.kind == pyTInstance {
+				return r.typeArg(recv.mod, recv.def, t.mod, d.parent, i, 0)
+			}
+			return pyTarget{}
+		}
 		return r.annotation(t.mod, d.parent, d.ret)
+	}
+	return pyTarget{}
+}
+
+// isTypeVar reports whether name is a TypeVar of module m (T =
+// TypeVar("T") at module level).
+func (r *pyResolver) isTypeVar(m *pyMod, name string) bool {
+	for _, v := range m.facts.vars[-1][name] {
+		if n := len(v.expr); n > 0 && v.expr[n-1] == "TypeVar()" {
+			return true
+		}
+	}
+	return false
+}
+
+// typeParams are the type parameters of class i of m: the arguments of
+// its Generic[…] or Protocol[…] base, else the type variables its bases'
+// arguments name, in order.
+func (r *pyResolver) typeParams(m *pyMod, i int) []string {
+	d := &m.facts.defs[i]
+	var out []string
+	for k, b := range d.bases {
+		if last := b[len(b)-1]; last == "Generic" || last == "Protocol" {
+			return d.baseArgs[k]
+		}
+	}
+	for _, args := range d.baseArgs {
+		for _, a := range args {
+			if r.isTypeVar(m, a) && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// typeArg is the value of type parameter idx of generic class gi of gm as
+// class i of m (or a class it extends) binds it in its bases; unknown
+// when a class between passes a type variable on.
+func (r *pyResolver) typeArg(m *pyMod, i int, gm *pyMod, gi, idx, depth int) pyTarget {
+	d := &m.facts.defs[i]
+	if depth > 8 || d.kind != ingest.KindClass {
+		return pyTarget{}
+	}
+	for k, chain := range d.bases {
+		b := r.walk(m, d.parent, chain)
+		if b.kind != pyTSymbol || b.mod.facts.defs[b.def].kind != ingest.KindClass {
+			continue
+		}
+		if b.mod == gm && b.def == gi {
+			if idx < len(d.baseArgs[k]) {
+				if a := d.baseArgs[k][idx]; a != "" && !r.isTypeVar(m, a) {
+					return r.annotation(m, d.parent, strings.Split(a, "."))
+				}
+			}
+			return pyTarget{}
+		}
+		if t := r.typeArg(b.mod, b.def, gm, gi, idx, depth+1); t.kind != pyTUnknown {
+			return t
+		}
 	}
 	return pyTarget{}
 }
@@ -722,6 +843,8 @@ func (r *pyResolver) attr(t pyTarget, name string) pyTarget {
 		return r.inBases(t.mod, t.def, name, 0)
 	case pyTExternal:
 		return t
+	case pyTContainer:
+		return pyTarget{kind: pyTExternal, ext: "builtins"} // list.append, dict.get, …
 	}
 	return pyTarget{}
 }
@@ -745,9 +868,10 @@ func (r *pyResolver) hasLocalImport(m *pyMod, fn int, name string) bool {
 // attribute annotated there (x: T in the body, self.x: T = … in a
 // method), else the value every assignment to it there agrees on. A base
 // outside the tree (other than object and the typing markers) may declare
-// any name: a name not found before it is unknown.
+// any name: a name not found in the classes before it is unknown (an
+// attribute the class itself declares is found: it comes first).
 func (r *pyResolver) member(m *pyMod, i int, name string, depth int) pyTarget {
-	if t, done := r.memberDef(m, i, name, depth); done {
+	if t, done := r.memberDef(m, i, name, depth); done && t.kind != pyTUnknown {
 		return t
 	}
 	if t := r.memberAttr(m, i, name, true, depth); t.kind != pyTUnknown {
@@ -800,9 +924,14 @@ func (r *pyResolver) memberAttr(m *pyMod, i int, name string, annotated bool, de
 		return pyTarget{}
 	}
 	for _, b := range r.bases(m, i) {
-		if b.kind == pyTSymbol {
+		switch b.kind {
+		case pyTSymbol:
 			if t := r.memberAttr(b.mod, b.def, name, annotated, depth+1); t.kind != pyTUnknown {
 				return t
+			}
+		case pyTExternal:
+			if !pyInertBases[b.ext] {
+				return pyTarget{} // the base may declare it
 			}
 		}
 	}

@@ -37,6 +37,11 @@ import (
 // parser pool and Extract select by language.
 type language struct {
 	name string // ingest.LangPython, …
+	// rules is the version of the language's extraction rules, the
+	// first line of its tree hash (SPEC.md §9.3): bump it whenever the
+	// graph built from the same files changes, so an incremental ingest
+	// reads the language again instead of keeping the old graph.
+	rules int
 	// grammars parse the language's files: a file is parsed with the
 	// grammar that lists its extension. The language's files are those
 	// with one of these extensions.

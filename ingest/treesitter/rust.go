@@ -13,7 +13,8 @@ import (
 // crates' module trees and names resolved (resolveRust).
 
 var rust = language{
-	name: ingest.LangRust,
+	name:  ingest.LangRust,
+	rules: 2, // 2: unresolved counts in file payloads
 	grammars: []grammar{{name: "rust", exts: []string{".rs"},
 		lang: func() *sitter.Language { return sitter.NewLanguage(rsgrammar.Language()) }, query: rsQuery}},
 	configs: []string{"Cargo.toml"},

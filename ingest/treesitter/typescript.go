@@ -19,7 +19,8 @@ import (
 // other, so they are resolved (and extracted) together.
 var (
 	typeScript = language{
-		name: ingest.LangTypeScript,
+		name:  ingest.LangTypeScript,
+		rules: 2, // 2: constructor calls, CommonJS and object-literal members, typed values, call chains, callbacks, unresolved counts
 		grammars: []grammar{
 			{name: "typescript", exts: []string{".ts", ".mts", ".cts"},
 				lang:  func() *sitter.Language { return sitter.NewLanguage(tsgrammar.LanguageTypescript()) },
@@ -34,7 +35,8 @@ var (
 		resolve: resolveTS,
 	}
 	javaScript = language{
-		name: ingest.LangJavaScript,
+		name:  ingest.LangJavaScript,
+		rules: 2, // as TypeScript's: the family shares one resolver
 		grammars: []grammar{{name: "javascript", exts: []string{".js", ".jsx", ".mjs", ".cjs"},
 			lang:  func() *sitter.Language { return sitter.NewLanguage(jsgrammar.Language()) },
 			query: tsQuery + jsParamQuery}},
@@ -46,12 +48,19 @@ var (
 	}
 )
 
+// tsElem is the chain segment of an element of an array: x[i].
+const tsElem = "[]"
+
 // tsQuery captures what a file uses, in both grammars.
 const tsQuery = `
 (call_expression function: (_) @callee)
 (new_expression constructor: (_) @new)
 (variable_declarator name: (_) @bind)
-(variable_declarator name: (identifier) value: (new_expression)) @decl
+(variable_declarator name: (identifier)) @decl
+(assignment_expression left: (member_expression object: (this)) right: (new_expression)) @thisnew
+(for_in_statement left: (identifier) right: (_)) @forof
+(arguments (arrow_function) @callback)
+(arguments (function_expression) @callback)
 (arrow_function parameter: (identifier) @bind)
 (catch_clause parameter: (_) @bind)
 (for_in_statement left: (_) @bind)
@@ -72,6 +81,8 @@ const tsQuery = `
 const tsTypeQuery = `
 (required_parameter pattern: (_) @bind)
 (optional_parameter pattern: (_) @bind)
+(required_parameter pattern: (identifier) type: (type_annotation)) @param
+(optional_parameter pattern: (identifier) type: (type_annotation)) @param
 (type_identifier) @type
 (nested_type_identifier) @type
 (type_parameter name: (type_identifier) @typebind)
@@ -94,10 +105,19 @@ type tsFile struct {
 	uses    []tsUse
 	locals  scopeNames // def → names bound inside it
 	tlocals scopeNames // def → type parameters
-	// vtypes are the classes of variables declared with new C(…), by
-	// def and name (nil when two declarations disagree): a variable's
-	// type is its initializer's, and no assignment can change it.
-	vtypes map[int]map[string][]string
+	// vtypes are the declared values of variables and parameters, by
+	// def and name (chain nil when two declarations disagree or one says
+	// nothing syntax can follow): a variable's type is its annotation's,
+	// else its initializer's, and no assignment can change it.
+	vtypes map[int]map[string]tsVal
+	// cbvals are the parameters of functions passed as arguments, by
+	// name: the innermost range holding a use wins.
+	cbvals map[string][]tsCallbackVal
+	// ftypes are the declared values of the fields of classes and
+	// interfaces, by def and name: annotated fields and constructor
+	// parameter properties, fields initialised, or assigned in the
+	// constructor, with new C(…).
+	ftypes map[int]map[string]tsVal
 	// testCalls: top-level describe/it/test calls with a name.
 	testCalls  bool
 	esm        bool      // has import or export statements
@@ -111,13 +131,46 @@ type tsFile struct {
 	holders map[string]bool
 }
 
+// tsVal is what syntax says a value is: an instance of the type a chain
+// names (how 'i': an annotation, new C(…)), an array (or set, iterable)
+// of them (how 'a': T[], Array<T>), or what a call of the chain returns
+// (how 'c'), or that awaited (how 'w'), or an element of the chain's
+// value (how 'o': for (const x of xs)).
+type tsVal struct {
+	chain []string
+	how   byte
+	// how 'p' (a call of chain) and 'q' (new chain(…)): the value is
+	// parameter param of the function passed as argument arg.
+	arg, param int
+}
+
+// setVal records v as the value of name in table t under def k: a second
+// declaration that disagrees makes it unknown.
+func setVal(t map[int]map[string]tsVal, k int, name string, v tsVal) {
+	if t[k] == nil {
+		t[k] = make(map[string]tsVal)
+	}
+	if old, ok := t[k][name]; ok && (old.how != v.how || old.arg != v.arg || old.param != v.param || !slices.Equal(old.chain, v.chain)) {
+		v = tsVal{}
+	}
+	t[k][name] = v
+}
+
 type tsDef struct {
 	extent
-	name, qual   string // qual: "Class.method", "Namespace.fn"
-	kind         string
+	name, qual string // qual: "Class.method", "Namespace.fn"
+	kind       string
+	// ret is the type a function's return annotation names; retAwait
+	// the type awaiting its result gives (T of Promise<T>, else ret).
+	ret, retAwait []string
+	// cbParams: for a parameter of function type, by its position, the
+	// types its own parameters are declared with (nil: not a class or
+	// interface name): what a function passed there receives.
+	cbParams     map[int][][]string
 	line0, line1 int
 	exported     bool
 	heritage     [][]string // extends and implements, as name chains
+	extends      [][]string // those of heritage that extends names: where members are inherited from
 	// sig: an overload signature or a declaration without a body; the
 	// implementation, when there is one, describes the symbol instead.
 	sig bool
@@ -150,10 +203,20 @@ type tsUse struct {
 	chain []string
 	kind  byte // 'c' call, 'n' new, 't' type, 's' super(…), 'r' a value named (not called)
 	line  int
+	at    uint // byte offset: which callback's parameters it sees
+}
+
+// tsCallbackVal is a parameter of a function passed as an argument: its
+// value inside the function's byte range (a name the enclosing def may
+// bind otherwise elsewhere).
+type tsCallbackVal struct {
+	start, end uint
+	v          tsVal
 }
 
 func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
-	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string][]string),
+	f := &tsFile{locals: make(scopeNames), tlocals: make(scopeNames), vtypes: make(map[int]map[string]tsVal),
+		ftypes:  make(map[int]map[string]tsVal),
 		holders: make(map[string]bool)}
 	f.findHolders(s, root)
 	f.stmts(s, root, -1, false)
@@ -173,10 +236,10 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 			f.callee(s, n, scope)
 		case "vref":
 			if ch := tsChain(s, n); ch != nil && f.thisOK(s, n, ch, scope) {
-				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'r', line: startLine(n)})
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'r', line: startLine(n), at: n.StartByte()})
 			}
 		case "new":
-			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n)})
+			f.uses = append(f.uses, tsUse{scope: scope, chain: tsChain(s, n), kind: 'n', line: startLine(n), at: n.StartByte()})
 		case "type":
 			// A name in an implements or extends clause is an implements
 			// edge, not a reference; the names inside a.b.C are part of it.
@@ -188,23 +251,35 @@ func parseTS(w *worker, s *src, root *sitter.Node) *tsFile {
 				nestedEnd = n.EndByte()
 			}
 			if ch := tsChain(s, n); ch != nil {
-				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n)})
+				f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 't', line: startLine(n), at: n.StartByte()})
 			}
 		case "bind":
 			f.locals.bind(scope, tsBindNames(s, n))
 		case "decl":
-			if s.field(n, "type") != nil {
-				return // declared otherwise
+			setVal(f.vtypes, scope, s.text(s.field(n, "name")), declaredVal(s, s.field(n, "type"), s.field(n, "value")))
+		case "param":
+			setVal(f.vtypes, scope, s.text(s.field(n, "pattern")), declaredVal(s, s.field(n, "type"), nil))
+		case "callback":
+			f.callback(s, n, scope)
+		case "forof":
+			// for (const x of xs): x is an element of xs (for … in gives
+			// keys: strings).
+			v := tsVal{}
+			for i := uint(0); i < n.ChildCount(); i++ {
+				if c := n.Child(i); s.kind(c) == "of" {
+					if ch := tsChain(s, s.field(n, "right")); ch != nil {
+						v = tsVal{chain: ch, how: 'o'}
+					}
+				}
 			}
-			name := s.text(s.field(n, "name"))
-			ch := tsChain(s, s.field(s.field(n, "value"), "constructor"))
-			if f.vtypes[scope] == nil {
-				f.vtypes[scope] = make(map[string][]string)
+			setVal(f.vtypes, scope, s.text(s.field(n, "left")), v)
+		case "thisnew":
+			// this.x = new C(…) in a class's constructor: the field's type.
+			if scope >= 0 && f.defs[scope].name == "constructor" && f.defs[scope].parent >= 0 && f.thisOK(s, n, []string{"this"}, scope) {
+				if prop := s.field(s.field(n, "left"), "property"); prop != nil {
+					setVal(f.ftypes, f.defs[scope].parent, s.text(prop), declaredVal(s, nil, s.field(n, "right")))
+				}
 			}
-			if old, ok := f.vtypes[scope][name]; ok && !slices.Equal(old, ch) {
-				ch = nil
-			}
-			f.vtypes[scope][name] = ch
 		case "typebind":
 			f.tlocals.bind(scope, []string{s.text(n)})
 		case "localdef":
@@ -260,14 +335,14 @@ func (f *tsFile) callee(s *src, n *sitter.Node, scope int) {
 	case k == "super":
 		// super(…): the base class's constructor ('s': uncounted when
 		// the base has none in the tree).
-		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n)})
+		f.uses = append(f.uses, tsUse{scope: scope, chain: []string{"super", "constructor"}, kind: 's', line: startLine(n), at: n.StartByte()})
 		return
 	}
 	ch := tsChain(s, n)
 	if !f.thisOK(s, n, ch, scope) {
 		ch = nil
 	}
-	f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'c', line: startLine(n)})
+	f.uses = append(f.uses, tsUse{scope: scope, chain: ch, kind: 'c', line: startLine(n), at: n.StartByte()})
 }
 
 // thisOK reports whether a chain not starting with this, or whose this is
@@ -563,6 +638,7 @@ func (f *tsFile) cjsMain(s *src, v *sitter.Node, declName string) {
 			f.defs[i].fnStart = v.StartByte()
 		}
 	case s.kind(v) == "object":
+		f.objectMembers(s, v, -1, false)
 		for _, p := range s.named(v) {
 			switch s.kind(&p) {
 			case "shorthand_property_identifier":
@@ -582,9 +658,19 @@ func (f *tsFile) cjsMain(s *src, v *sitter.Node, declName string) {
 // protoObject reads X.prototype = {m: function…, n() {…}}: members of
 // X's instances.
 func (f *tsFile) protoObject(s *src, obj *sitter.Node, holder string) {
-	p := f.topDef(holder)
-	if p < 0 {
-		return
+	if p := f.topDef(holder); p >= 0 {
+		f.objectMembers(s, obj, p, true)
+	}
+}
+
+// objectMembers reads the functions of an object literal ({m: function…,
+// n() {…}, o: () => …}): members of def parent (of its instances when
+// proto), or, for parent -1 (module.exports = {…}), exported functions
+// of the file.
+func (f *tsFile) objectMembers(s *src, obj *sitter.Node, parent int, proto bool) {
+	kind := ingest.KindMethod
+	if parent < 0 {
+		kind = ingest.KindFunc
 	}
 	for _, c := range s.named(obj) {
 		var name, fn *sitter.Node
@@ -599,11 +685,21 @@ func (f *tsFile) protoObject(s *src, obj *sitter.Node, holder string) {
 		if s.kind(name) != "property_identifier" {
 			continue
 		}
-		if i := f.addDef(s, &c, name, s.text(name), ingest.KindMethod, p, true); i >= 0 {
-			f.defs[i].proto = true
+		if i := f.addDef(s, &c, name, s.text(name), kind, parent, true); i >= 0 {
+			f.defs[i].proto = proto
 			f.defs[i].fnStart = fn.StartByte()
 		}
 	}
+}
+
+// hasFuncMembers reports whether an object literal has a function member.
+func hasFuncMembers(s *src, obj *sitter.Node) bool {
+	for _, c := range s.named(obj) {
+		if s.kind(&c) == "method_definition" || s.kind(&c) == "pair" && isFunc(s, s.field(&c, "value")) {
+			return true
+		}
+	}
+	return false
 }
 
 // topDef is the index of the top-level def named name (-1: none).
@@ -645,7 +741,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		}
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "class_heritage" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+				f.addHeritage(idx, s, &c)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -653,7 +749,7 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 		idx := f.addDef(s, n, s.field(n, "name"), name(), ingest.KindInterface, parent, exported)
 		for _, c := range s.named(n) {
 			if s.kind(&c) == "extends_type_clause" {
-				f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+				f.addHeritage(idx, s, &c)
 			}
 		}
 		f.members(s, s.field(n, "body"), idx)
@@ -693,10 +789,18 @@ func (f *tsFile) decl(s *src, n *sitter.Node, parent int, exported, isDefault bo
 				idx := f.addDef(s, &d, nm, s.text(nm), ingest.KindClass, parent, exported)
 				for _, c := range s.named(v) {
 					if s.kind(&c) == "class_heritage" {
-						f.defs[idx].heritage = append(f.defs[idx].heritage, f.heritage(s, &c)...)
+						f.addHeritage(idx, s, &c)
 					}
 				}
 				f.members(s, s.field(v, "body"), idx)
+			case "object":
+				// var obj = {f: function…, g() {…}}: its functions are
+				// members of obj.
+				if exported || parent < 0 && (f.holders[s.text(nm)] || hasFuncMembers(s, v)) {
+					if i := f.addDef(s, &d, nm, s.text(nm), kind, parent, exported); i >= 0 && parent < 0 {
+						f.objectMembers(s, v, i, false)
+					}
+				}
 			default:
 				if exported || parent < 0 && f.holders[s.text(nm)] {
 					f.addDef(s, &d, nm, s.text(nm), kind, parent, exported)
@@ -713,7 +817,14 @@ func (f *tsFile) members(s *src, body *sitter.Node, class int) {
 		switch s.kind(&m) {
 		case "method_definition", "method_signature", "abstract_method_signature":
 			nameNode = s.field(&m, "name")
+		case "property_signature":
+			if nm := s.field(&m, "name"); nm != nil {
+				setVal(f.ftypes, class, s.text(nm), declaredVal(s, s.field(&m, "type"), nil))
+			}
 		case "public_field_definition", "field_definition":
+			if nm := s.field(&m, "name"); nm != nil && !isFunc(s, s.field(&m, "value")) {
+				setVal(f.ftypes, class, s.text(nm), declaredVal(s, s.field(&m, "type"), s.field(&m, "value")))
+			}
 			switch s.kind(s.field(&m, "value")) {
 			case "arrow_function", "function_expression", "function":
 				nameNode = s.field(&m, "name")
@@ -726,7 +837,225 @@ func (f *tsFile) members(s *src, body *sitter.Node, class int) {
 		case "property_identifier", "private_property_identifier", "identifier":
 			f.addDef(s, &m, nameNode, s.text(nameNode), ingest.KindMethod, class, !isPrivateMember(s, &m, nameNode))
 		}
+		if s.kind(&m) == "method_definition" && s.text(nameNode) == "constructor" {
+			f.paramProperties(s, s.field(&m, "parameters"), class)
+		}
 	}
+}
+
+// params are the parameters of a formal_parameters list without a this
+// parameter (this: T declares this, not an argument).
+func params(s *src, list *sitter.Node) []sitter.Node {
+	var out []sitter.Node
+	for _, p := range s.named(list) {
+		switch s.kind(&p) {
+		case "required_parameter", "optional_parameter":
+			if s.kind(s.field(&p, "pattern")) == "this" {
+				continue
+			}
+		case "comment":
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// callbackParams reads, for each parameter of function type ((s:
+// Subscriber<T>) => void), the types of that function's parameters.
+func callbackParams(s *src, list *sitter.Node) map[int][][]string {
+	var out map[int][][]string
+	for k, p := range params(s, list) {
+		ft := s.field(&p, "type")
+		if c := s.named(ft); s.kind(ft) == "type_annotation" && len(c) == 1 {
+			ft = &c[0]
+		}
+		if s.kind(ft) != "function_type" {
+			continue
+		}
+		var types [][]string
+		for _, q := range params(s, s.field(ft, "parameters")) {
+			ch, _ := tsTypeChain(s, s.field(&q, "type"))
+			types = append(types, ch)
+		}
+		if out == nil {
+			out = make(map[int][][]string)
+		}
+		out[k] = types
+	}
+	return out
+}
+
+// callback records the parameters of a function passed as an argument
+// (f((a, b) => …), new C(function (s) {…})) without annotations: each is
+// what the callee declares its function parameter receives there.
+func (f *tsFile) callback(s *src, fn *sitter.Node, scope int) {
+	args := fn.Parent()
+	call := args.Parent()
+	var callee []string
+	how := byte('p')
+	switch s.kind(call) {
+	case "call_expression":
+		callee = tsChain(s, s.field(call, "function"))
+	case "new_expression":
+		callee, how = tsChain(s, s.field(call, "constructor")), 'q'
+	}
+	if callee == nil {
+		return
+	}
+	arg := -1
+	for k, a := range s.named(args) {
+		if a.StartByte() == fn.StartByte() {
+			arg = k
+		}
+	}
+	var ps []sitter.Node
+	if p := s.field(fn, "parameter"); p != nil {
+		ps = []sitter.Node{*p}
+	} else {
+		ps = params(s, s.field(fn, "parameters"))
+	}
+	for j, p := range ps {
+		name, v := &p, tsVal{chain: callee, how: how, arg: arg, param: j}
+		if k := s.kind(&p); k == "required_parameter" || k == "optional_parameter" {
+			name = s.field(&p, "pattern")
+			if ann := s.field(&p, "type"); ann != nil {
+				v = declaredVal(s, ann, nil) // annotated: its own type
+			}
+		}
+		if s.kind(name) == "identifier" {
+			if f.cbvals == nil {
+				f.cbvals = make(map[string][]tsCallbackVal)
+			}
+			f.cbvals[s.text(name)] = append(f.cbvals[s.text(name)], tsCallbackVal{start: fn.StartByte(), end: fn.EndByte(), v: v})
+		}
+	}
+}
+
+// paramProperties reads a constructor's parameter properties
+// (constructor(private readonly http: Http)): fields of the class.
+func (f *tsFile) paramProperties(s *src, params *sitter.Node, class int) {
+	for _, p := range s.named(params) {
+		switch s.kind(&p) {
+		case "required_parameter", "optional_parameter":
+		default:
+			continue
+		}
+		prop := false
+		for _, c := range s.named(&p) {
+			if k := s.kind(&c); k == "accessibility_modifier" || k == "override_modifier" || k == "readonly" {
+				prop = true
+			}
+		}
+		for i := uint(0); i < p.ChildCount(); i++ {
+			if s.text(p.Child(i)) == "readonly" {
+				prop = true
+			}
+		}
+		if pat := s.field(&p, "pattern"); prop && s.kind(pat) == "identifier" {
+			setVal(f.ftypes, class, s.text(pat), declaredVal(s, s.field(&p, "type"), nil))
+		}
+	}
+}
+
+// declaredVal is the value a declaration gives a name: its type
+// annotation's type, else its initializer's (new C(…), a call, an awaited
+// call); tsVal{} when neither says.
+func declaredVal(s *src, ann, value *sitter.Node) tsVal {
+	if ann != nil {
+		if ch := tsElemChain(s, ann); ch != nil {
+			return tsVal{chain: ch, how: 'a'}
+		}
+		if ch, _ := tsTypeChain(s, ann); ch != nil {
+			return tsVal{chain: ch, how: 'i'}
+		}
+		return tsVal{}
+	}
+	how := byte('c')
+	if s.kind(value) == "await_expression" {
+		if c := s.named(value); len(c) == 1 {
+			value, how = &c[0], 'w'
+		}
+	}
+	switch s.kind(value) {
+	case "new_expression":
+		if ch := tsChain(s, s.field(value, "constructor")); ch != nil && how == 'c' {
+			return tsVal{chain: ch, how: 'i'}
+		}
+	case "call_expression":
+		if ch := tsChain(s, s.field(value, "function")); ch != nil {
+			return tsVal{chain: ch, how: how}
+		}
+	}
+	return tsVal{}
+}
+
+// tsElemChain is the element type's chain of an array type (T[],
+// Array<T>, ReadonlyArray<T>, Set<T>, ReadonlySet<T>, Iterable<T>), nil
+// for any other type.
+func tsElemChain(s *src, n *sitter.Node) []string {
+	switch s.kind(n) {
+	case "type_annotation", "parenthesized_type", "readonly_type":
+		if c := s.named(n); len(c) == 1 {
+			return tsElemChain(s, &c[0])
+		}
+	case "array_type":
+		if c := s.named(n); len(c) == 1 {
+			ch, _ := tsTypeChain(s, &c[0])
+			return ch
+		}
+	case "generic_type":
+		switch s.text(s.field(n, "name")) {
+		case "Array", "ReadonlyArray", "Set", "ReadonlySet", "Iterable", "IterableIterator":
+			if args := s.named(s.field(n, "type_arguments")); len(args) == 1 {
+				ch, _ := tsTypeChain(s, &args[0])
+				return ch
+			}
+		}
+	}
+	return nil
+}
+
+// tsTypeChain is the name chain of the class or interface a type (or type
+// annotation) names: T, a.T, T<…>, T | null | undefined; awaited is T
+// of Promise<T> (else the type itself). nil for any other type.
+func tsTypeChain(s *src, n *sitter.Node) (ch, awaited []string) {
+	switch s.kind(n) {
+	case "type_annotation", "parenthesized_type":
+		if c := s.named(n); len(c) == 1 {
+			return tsTypeChain(s, &c[0])
+		}
+	case "type_identifier", "nested_type_identifier":
+		ch = tsChain(s, n)
+		return ch, ch
+	case "generic_type":
+		ch = tsChain(s, s.field(n, "name"))
+		awaited = ch
+		if slices.Equal(ch, []string{"Promise"}) {
+			awaited = nil
+			if args := s.named(s.field(n, "type_arguments")); len(args) == 1 {
+				awaited, _ = tsTypeChain(s, &args[0])
+			}
+		}
+		return ch, awaited
+	case "union_type":
+		// T | null | undefined: T.
+		var one *sitter.Node
+		for _, c := range s.named(n) {
+			switch {
+			case s.kind(&c) == "literal_type" && s.text(&c) == "null",
+				s.kind(&c) == "predefined_type" && (s.text(&c) == "undefined" || s.text(&c) == "null"):
+			case one != nil:
+				return nil, nil
+			default:
+				one = &c
+			}
+		}
+		if one != nil {
+			return tsTypeChain(s, one)
+		}
+	}
+	return nil, nil
 }
 
 func isPrivateMember(s *src, m, name *sitter.Node) bool {
@@ -761,26 +1090,44 @@ func (f *tsFile) addDef(s *src, n, nameNode *sitter.Node, name, kind string, par
 		"generator_function", "method_definition":
 		d.fnStart = n.StartByte()
 	}
+	if kind == ingest.KindFunc || kind == ingest.KindMethod {
+		fn := n
+		switch s.kind(n) {
+		case "variable_declarator", "public_field_definition", "field_definition", "pair":
+			fn = s.field(n, "value")
+		}
+		d.ret, d.retAwait = tsTypeChain(s, s.field(fn, "return_type"))
+		d.cbParams = callbackParams(s, s.field(fn, "parameters"))
+	}
 	f.defs = append(f.defs, d)
 	return len(f.defs) - 1
 }
 
-// heritage lists the names a class_heritage or extends_type_clause names.
-func (f *tsFile) heritage(s *src, n *sitter.Node) [][]string {
+// addHeritage records what a class_heritage or extends_type_clause names
+// as def i's heritage, and what it extends (not implements) apart.
+func (f *tsFile) addHeritage(i int, s *src, n *sitter.Node) {
 	f.heritageAt = append(f.heritageAt, [2]uint{n.StartByte(), n.EndByte()})
-	var out [][]string
-	for _, c := range s.named(n) {
-		switch s.kind(&c) {
-		case "extends_clause", "implements_clause", "extends_type_clause":
-			out = append(out, f.heritage(s, &c)...)
-		case "type_arguments":
-		default:
-			if ch := tsChain(s, &c); ch != nil {
-				out = append(out, ch)
+	d := &f.defs[i]
+	var walk func(n *sitter.Node, ext bool)
+	walk = func(n *sitter.Node, ext bool) {
+		for _, c := range s.named(n) {
+			switch s.kind(&c) {
+			case "extends_clause", "extends_type_clause":
+				walk(&c, true)
+			case "implements_clause":
+				walk(&c, false)
+			case "type_arguments":
+			default:
+				if ch := tsChain(s, &c); ch != nil {
+					d.heritage = append(d.heritage, ch)
+					if ext {
+						d.extends = append(d.extends, ch)
+					}
+				}
 			}
 		}
 	}
-	return out
+	walk(n, s.kind(n) == "extends_type_clause")
 }
 
 // inHeritage reports whether a byte offset is inside an implements or
@@ -823,6 +1170,24 @@ func tsChain(s *src, n *sitter.Node) []string {
 		return out
 	case "generic_type":
 		return tsChain(s, s.field(n, "name"))
+	case "call_expression":
+		// a.b().c: the call is its callee's last name with "()" added.
+		ch := tsChain(s, s.field(n, "function"))
+		if len(ch) == 0 || ch[len(ch)-1] == "super" {
+			return nil
+		}
+		ch[len(ch)-1] += "()"
+		return ch
+	case "subscript_expression":
+		// x[i]: an element (segment "[]"); x["name"]: the property.
+		obj := tsChain(s, s.field(n, "object"))
+		if obj == nil {
+			return nil
+		}
+		if idx := s.field(n, "index"); s.kind(idx) == "string" {
+			return append(obj, stringValue(s, idx))
+		}
+		return append(obj, tsElem)
 	case "non_null_expression", "parenthesized_expression":
 		if c := s.named(n); len(c) == 1 {
 			return tsChain(s, &c[0])

@@ -31,6 +31,8 @@ const (
 	tsTModule   // a file of the tree, as a namespace
 	tsTSymbol   // a def of the tree
 	tsTExternal // a package outside the tree, or a global
+	tsTInstance // a value of class or interface def (of constructor function def: its instances)
+	tsTArray    // an array (set, iterable) of instances of class or interface def
 )
 
 type tsResolver struct {
@@ -43,6 +45,11 @@ type tsResolver struct {
 	// lead back to the class it starts from (interface A extends B, B
 	// extends A.C), which would otherwise recurse without end.
 	inMember map[tsMemberLookup]bool
+	depth    int // nesting of value lookups: a bound on chains through values
+	// at is the byte offset of the use being resolved in atMod (0:
+	// none): the parameters of the callbacks around it are in scope.
+	at    uint
+	atMod *tsMod
 }
 
 // tsMemberLookup is one member lookup: name in def of mod.
@@ -234,7 +241,10 @@ func (r *tsResolver) imports(m *tsMod) {
 
 // uses adds the calls and references edges of a file.
 func (r *tsResolver) uses(m *tsMod) {
+	r.atMod = m
+	defer func() { r.at, r.atMod = 0, nil }()
 	for _, u := range m.facts.uses {
+		r.at = u.at
 		src := ingest.FileKey(m.file.Rel)
 		if u.scope >= 0 {
 			src = r.key(m, m.byQual[m.facts.defs[u.scope].qual])
@@ -336,6 +346,10 @@ func (r *tsResolver) typeParam(m *tsMod, scope int, name string) bool {
 func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 	defs := m.facts.defs
 	root := chain[0]
+	if name, ok := strings.CutSuffix(root, "()"); ok {
+		// f().m: what f returns.
+		return r.walkValue(r.callResult(r.chain(m, scope, []string{name})), chain[1:])
+	}
 	if root == "this" && scope >= 0 && len(chain) == 2 {
 		// In a member of a function or object (X.m = function…, the
 		// parse checked this is the member's own), this is X, or an
@@ -354,32 +368,28 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		for cls >= 0 && defs[cls].kind != ingest.KindClass {
 			cls = defs[cls].parent
 		}
-		if cls < 0 || len(chain) != 2 {
+		if cls < 0 || len(chain) < 2 || root == "super" && len(chain) != 2 {
 			return tsTarget{}
 		}
 		if root == "this" {
-			return r.member(m, cls, chain[1], 0)
+			return r.walkValue(tsTarget{kind: tsTInstance, mod: m, def: cls}, chain[1:])
 		}
-		for _, h := range defs[cls].heritage {
+		for _, h := range defs[cls].extends {
 			if t := r.chain(m, -1, h); t.kind == tsTSymbol && t.mod.facts.defs[t.def].kind == ingest.KindClass {
 				return r.member(t.mod, t.def, chain[1], 0)
 			}
 		}
 		return tsTarget{}
 	}
+	if v, ok := r.callbackVal(m, root); ok {
+		return r.walkValue(r.value(m, scope, v), chain[1:])
+	}
 	for s := scope; s >= 0; s = defs[s].parent {
 		if m.facts.locals[s][root] {
-			// A local value: an instance of the class it was declared
-			// with (new C(…)), else unknown.
-			if ch := m.facts.vtypes[s][root]; ch != nil && len(chain) > 1 {
-				if t := r.chain(m, s, ch); t.kind == tsTSymbol {
-					switch t.mod.facts.defs[t.def].kind {
-					case ingest.KindClass:
-						return r.walk(r.member(t.mod, t.def, chain[1], 0), chain[2:])
-					case ingest.KindFunc:
-						return r.walk(r.ownMember(t.mod, t.def, chain[1], true), chain[2:])
-					}
-				}
+			// A local value: what its declaration says it is, else
+			// unknown.
+			if v, ok := m.facts.vtypes[s][root]; ok {
+				return r.walkValue(r.value(m, s, v), chain[1:])
 			}
 			return tsTarget{}
 		}
@@ -393,15 +403,213 @@ func (r *tsResolver) chain(m *tsMod, scope int, chain []string) tsTarget {
 		return r.walk(imp, chain[1:])
 	}
 	t := r.lookup(m, root)
-	if t.kind == tsTUnknown && jsGlobals[root] {
-		return tsTarget{kind: tsTExternal}
+	if t.kind == tsTUnknown {
+		// A name declared at top level (or in a callback there) is that
+		// binding, never a global of the same name.
+		if v, ok := m.facts.vtypes[-1][root]; ok {
+			return r.walkValue(r.value(m, -1, v), chain[1:])
+		}
+		if jsGlobals[root] {
+			return tsTarget{kind: tsTExternal}
+		}
 	}
 	return r.walk(t, chain[1:])
 }
 
+// callbackVal is the value of name as a parameter of the innermost
+// function passed as an argument around the use being resolved.
+func (r *tsResolver) callbackVal(m *tsMod, name string) (tsVal, bool) {
+	if m != r.atMod {
+		return tsVal{}, false
+	}
+	var best *tsCallbackVal
+	for i, c := range m.facts.cbvals[name] {
+		if c.start < r.at && r.at < c.end && (best == nil || c.start >= best.start) {
+			best = &m.facts.cbvals[name][i]
+		}
+	}
+	if best == nil {
+		return tsVal{}, false
+	}
+	return best.v, true
+}
+
+// value is what a declared value (of a name in def scope of m) is: an
+// instance of the class or interface its type names, of the class it
+// news, or of what the function it calls declares it returns.
+func (r *tsResolver) value(m *tsMod, scope int, v tsVal) tsTarget {
+	if v.chain == nil || r.depth > 16 {
+		return tsTarget{}
+	}
+	r.depth++
+	defer func() { r.depth-- }()
+	var t tsTarget
+	switch v.how {
+	case 'o':
+		if xs := r.chain(m, scope, v.chain); xs.kind == tsTArray {
+			return tsTarget{kind: tsTInstance, mod: xs.mod, def: xs.def}
+		}
+		return tsTarget{}
+	case 'i', 'a':
+		if r.typeParam(m, scope, v.chain[0]) {
+			return tsTarget{}
+		}
+		t = r.chain(m, scope, v.chain)
+	case 'c', 'w':
+		fn := r.chain(m, scope, v.chain)
+		if fn.kind == tsTExternal {
+			return fn // what a function outside the tree returns
+		}
+		return r.returned(fn, v.how == 'w')
+	case 'p', 'q':
+		return r.passed(r.chain(m, scope, v.chain), v)
+	}
+	if t.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	switch t.mod.facts.defs[t.def].kind {
+	case ingest.KindClass, ingest.KindInterface:
+		if v.how == 'a' {
+			return tsTarget{kind: tsTArray, mod: t.mod, def: t.def}
+		}
+		return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
+	case ingest.KindFunc:
+		if v.how == 'i' {
+			return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def} // new F(): a constructor function's instance
+		}
+	}
+	return tsTarget{}
+}
+
+// passed is what parameter v.param of a function passed as argument v.arg
+// of callee receives (of callee's constructor for new): the type the
+// callee declares for it, as for (s: Subscriber<T>) => void.
+func (r *tsResolver) passed(callee tsTarget, v tsVal) tsTarget {
+	if callee.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	if v.how == 'q' {
+		if callee.mod.facts.defs[callee.def].kind != ingest.KindClass {
+			return tsTarget{}
+		}
+		if callee = r.member(callee.mod, callee.def, "constructor", 0); callee.kind != tsTSymbol {
+			return tsTarget{}
+		}
+	}
+	d := &callee.mod.facts.defs[callee.def]
+	if d.kind != ingest.KindFunc && d.kind != ingest.KindMethod {
+		return tsTarget{}
+	}
+	types := d.cbParams[v.arg]
+	if v.param >= len(types) || types[v.param] == nil || r.typeParam(callee.mod, callee.def, types[v.param][0]) {
+		return tsTarget{}
+	}
+	ty := types[v.param]
+	t := r.walk(r.lookup(callee.mod, ty[0]), ty[1:])
+	if t.kind == tsTSymbol {
+		switch t.mod.facts.defs[t.def].kind {
+		case ingest.KindClass, ingest.KindInterface:
+			return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
+		}
+	}
+	return tsTarget{}
+}
+
+// callResult is what calling t returns: an instance of the class or
+// interface its return annotation names; outside the tree for a call
+// outside it; else unknown.
+func (r *tsResolver) callResult(t tsTarget) tsTarget {
+	if t.kind == tsTExternal {
+		return t
+	}
+	return r.returned(t, false)
+}
+
+// returned is the value a call of function or method fn returns, as its
+// return annotation declares it (awaited: T of Promise<T>).
+func (r *tsResolver) returned(fn tsTarget, awaited bool) tsTarget {
+	if fn.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	d := &fn.mod.facts.defs[fn.def]
+	ret := d.ret
+	if awaited {
+		ret = d.retAwait
+	}
+	if ret == nil || d.kind != ingest.KindFunc && d.kind != ingest.KindMethod || r.typeParam(fn.mod, fn.def, ret[0]) {
+		return tsTarget{}
+	}
+	t := r.walk(r.lookup(fn.mod, ret[0]), ret[1:])
+	if t.kind != tsTSymbol {
+		return tsTarget{}
+	}
+	switch t.mod.facts.defs[t.def].kind {
+	case ingest.KindClass, ingest.KindInterface:
+		return tsTarget{kind: tsTInstance, mod: t.mod, def: t.def}
+	}
+	return tsTarget{}
+}
+
+// walkValue follows a chain of member names (and calls, "m()") from a
+// value: methods of its class (or interface, or what they extend), and
+// fields whose declared value is known.
+func (r *tsResolver) walkValue(t tsTarget, rest []string) tsTarget {
+	for i, seg := range rest {
+		name, call := strings.CutSuffix(seg, "()")
+		if t.kind == tsTArray {
+			if seg != tsElem {
+				return tsTarget{kind: tsTExternal} // xs.push(), xs.map(): the array's own methods
+			}
+			t.kind = tsTInstance
+			continue
+		}
+		if t.kind != tsTInstance {
+			return r.walk(t, rest[i:])
+		}
+		var mt tsTarget
+		if t.mod.facts.defs[t.def].kind == ingest.KindFunc {
+			mt = r.ownMember(t.mod, t.def, name, true)
+		} else if mt = r.member(t.mod, t.def, name, 0); mt.kind != tsTSymbol {
+			if call {
+				return tsTarget{} // a field's function value: not followed
+			}
+			t = r.field(t.mod, t.def, name, 0)
+			continue
+		}
+		if call {
+			t = r.callResult(mt)
+			continue
+		}
+		return r.walk(mt, rest[i+1:])
+	}
+	return t
+}
+
+// field is the declared value of field name of class or interface i of
+// m, or of what it extends.
+func (r *tsResolver) field(m *tsMod, i int, name string, depth int) tsTarget {
+	if v, ok := m.facts.ftypes[i][name]; ok {
+		return r.value(m, i, v)
+	}
+	if depth > 16 {
+		return tsTarget{}
+	}
+	for _, h := range m.facts.defs[i].extends {
+		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
+			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
+				if ft := r.field(t.mod, t.def, name, depth+1); ft.kind != tsTUnknown {
+					return ft
+				}
+			}
+		}
+	}
+	return tsTarget{}
+}
+
 // walk follows the rest of a chain from a resolved root.
 func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
-	for _, name := range rest {
+	for i, seg := range rest {
+		name, call := strings.CutSuffix(seg, "()")
 		switch t.kind {
 		case tsTModule:
 			t = r.export(t.mod, name, 0)
@@ -416,15 +624,31 @@ func (r *tsResolver) walk(t tsTarget, rest []string) tsTarget {
 					return tsTarget{}
 				}
 				t = tsTarget{kind: tsTSymbol, mod: t.mod, def: j}
-			case ingest.KindFunc, ingest.KindVar, ingest.KindConst:
+			case ingest.KindFunc:
 				t = r.ownMember(t.mod, t.def, name, false)
+			case ingest.KindVar, ingest.KindConst:
+				// An object's own member, else a member of the value
+				// its declaration gives it.
+				if om := r.ownMember(t.mod, t.def, name, false); om.kind == tsTSymbol {
+					t = om
+				} else if v, ok := t.mod.facts.vtypes[d.parent][d.name]; ok {
+					t = r.walkValue(r.value(t.mod, d.parent, v), []string{name})
+				} else {
+					return tsTarget{}
+				}
 			default:
 				return tsTarget{}
 			}
 		case tsTExternal:
 			return t
+		case tsTInstance, tsTArray:
+			return r.walkValue(t, rest[i:])
 		default:
 			return tsTarget{}
+		}
+		if call {
+			// m(): what m returns.
+			return r.walkValue(r.callResult(t), rest[i+1:])
 		}
 	}
 	return t
@@ -559,10 +783,14 @@ func (r *tsResolver) export(m *tsMod, name string, depth int) tsTarget {
 }
 
 // member finds a method of class (or interface) i of m, or of what it
-// extends.
+// extends (not what it implements: a class's members are its own or its
+// base's); a field of that name declared first hides any method.
 func (r *tsResolver) member(m *tsMod, i int, name string, depth int) tsTarget {
 	if j, ok := m.byQual[m.facts.defs[i].qual+"."+name]; ok {
 		return tsTarget{kind: tsTSymbol, mod: m, def: j}
+	}
+	if _, ok := m.facts.ftypes[i][name]; ok {
+		return tsTarget{}
 	}
 	lk := tsMemberLookup{m, i, name}
 	if depth > 16 || r.inMember[lk] {
@@ -570,7 +798,7 @@ func (r *tsResolver) member(m *tsMod, i int, name string, depth int) tsTarget {
 	}
 	r.inMember[lk] = true
 	defer delete(r.inMember, lk)
-	for _, h := range m.facts.defs[i].heritage {
+	for _, h := range m.facts.defs[i].extends {
 		if t := r.chain(m, -1, h); t.kind == tsTSymbol {
 			if k := t.mod.facts.defs[t.def].kind; k == ingest.KindClass || k == ingest.KindInterface {
 				if mt := r.member(t.mod, t.def, name, depth+1); mt.kind == tsTSymbol {

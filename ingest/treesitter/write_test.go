@@ -1,6 +1,8 @@
 package treesitter
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,5 +172,29 @@ func TestLanguagesShareTheStore(t *testing.T) {
 		if !slices.Contains(keys, k) {
 			t.Errorf("%s deleted by ingest python", k)
 		}
+	}
+}
+
+// The tree hash follows SPEC §9.3's formula, rules version first, so a
+// change of the extraction rules makes an incremental ingest read the
+// language again. The expected value is computed from the SPEC's text.
+func TestTreeHashFormula(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	src := []byte("def f():\n    pass\n")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "m.py"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Extract(dir, []string{ingest.LangPython}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := sha256.Sum256(src)
+	want := sha256.Sum256([]byte("ingest-python 2\nroot proj\nvendor false testdata false hidden false\nprefix \nfamily python\n" +
+		"m.py\x00sha256:" + hex.EncodeToString(file[:]) + "\n"))
+	if got := res.Lang(ingest.LangPython).TreeHash; got != "sha256:"+hex.EncodeToString(want[:]) {
+		t.Errorf("tree hash %s, want sha256:%x", got, want)
 	}
 }
