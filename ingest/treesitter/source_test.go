@@ -7,7 +7,7 @@ func TestLangOf(t *testing.T) {
 		"main.go": "go", "pkg/x/a_test.go": "go", "src/flask/app.py": "python",
 		"web/a.ts": "typescript", "web/a.tsx": "typescript", "a.mts": "typescript", "d/a.d.ts": "typescript",
 		"index.js": "javascript", "a.cjs": "javascript", "a.mjs": "javascript", "a.jsx": "javascript",
-		"src/lib.rs": "rust",
+		"src/lib.rs":     "rust",
 		"dist/ky.min.js": "", "README.md": "", "go.mod": "", "package.json": "", "Makefile": "", "a.go.txt": "",
 	} {
 		if got := LangOf(name); got != want {
