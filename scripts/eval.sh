@@ -15,8 +15,8 @@
 # bootstrap intervals over commits (SPEC.md §11).
 # Clones and eval stores are kept in $EVAL_WORK (default
 # ${TMPDIR:-/tmp}/memctl-eval), so a second run ingests only what differs.
-# Takes 4 to 6 minutes on two cores the first time (less when the eval
-# stores are kept).
+# Takes several minutes on two cores the first time (21 minutes at a load
+# of about 15; less when the eval stores are kept).
 set -euo pipefail
 
 MEMCTL=${1:-bin/memctl}
