@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/memctl/memctl/eval"
+	"github.com/memctl/memctl/ingest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -67,6 +68,9 @@ type evalImpactJSON struct {
 	Unmatched   *int        `json:"unmatched,omitempty"`
 	Dependents  *int        `json:"dependents,omitempty"`
 	InGraph     *[3]float64 `json:"in_graph,omitempty"`
+	// Fallbacks are the Go packages read from syntax although
+	// type-checking was asked for (as ingest go --json prints them).
+	Fallbacks []ingest.Fallback `json:"fallbacks"`
 }
 
 func runEvalImpact(k *call) error {
@@ -109,7 +113,11 @@ func runEvalImpact(k *call) error {
 	if k.out.json {
 		j := evalImpactJSON{Eval: "impact", Dir: dir, Symbols: res.Symbols, MinDependents: res.MinDependents,
 			Precision: res.Mean, Min: res.Min, Perfect: res.Perfect, Worst: res.Worst, Activate: res.ActivateMean, Nodes: res.Nodes, Edges: res.Edges, Seconds: res.Seconds, Truth: res.Truth,
-			PrecisionInterval: [2]float64{res.Precision.Lo, res.Precision.Hi}, ActivateInterval: [2]float64{res.Activate.Lo, res.Activate.Hi}}
+			PrecisionInterval: [2]float64{res.Precision.Lo, res.Precision.Hi}, ActivateInterval: [2]float64{res.Activate.Lo, res.Activate.Hi},
+			Fallbacks: res.Fallbacks}
+		if j.Fallbacks == nil {
+			j.Fallbacks = []ingest.Fallback{} // [] in JSON, as ingest prints it
+		}
 		if index != "" {
 			j.Index, j.Tool, j.ToolVersion = index, res.Tool, res.ToolVersion
 			j.Unmatched, j.Dependents = &res.Unmatched, &res.Dependents
@@ -117,5 +125,14 @@ func runEvalImpact(k *call) error {
 		}
 		return k.out.record(j)
 	}
-	return k.out.textf("%s\n", res.Text())
+	if err := k.out.textf("%s\n", res.Text()); err != nil {
+		return err
+	}
+	// Go read from syntax alone resolves fewer calls: say so (SPEC.md §9.6).
+	for _, l := range fallbackLines(res.Fallbacks) {
+		if err := k.out.textf("%s\n", l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

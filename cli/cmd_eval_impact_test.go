@@ -45,3 +45,39 @@ func TestEvalImpactCommand(t *testing.T) {
 	wantFailure(t, memctl(t, "eval", "impact", tree, "--scip", filepath.Join(tree, "go.mod")), ExitUsage, "eval impact", "not a SCIP index")
 	wantFailure(t, memctl(t, "eval", "impact", tree, "--scip", index, "--min-dependents", "9"), ExitNotFound, "no symbol has enough")
 }
+
+// eval impact names the Go packages it read from syntax although
+// type-checking was asked for, as ingest go does: here win, whose only
+// file is built for Windows alone (nothing built on this platform), in the
+// text's syntax-only line and in --json's fallbacks; a tree that loads
+// whole has none ([] in JSON).
+func TestEvalImpactFallbacks(t *testing.T) {
+	tree := t.TempDir()
+	for name, src := range map[string]string{
+		"go.mod":           "module example.com/m\n\ngo 1.21\n",
+		"a.go":             "package m\n\nfunc A() { B() }\n\nfunc B() {}\n\nfunc C() { A(); B() }\n",
+		"win/w_windows.go": "//go:build windows\n\npackage win\n\nfunc W() {}\n",
+	} {
+		p := filepath.Join(tree, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := ok(t, "eval", "impact", tree, "--min-dependents", "1")
+	if !regexp.MustCompile(`(?m)^syntax-only: 1 packages? \(example\.com/m/win\)`).MatchString(out) {
+		t.Errorf("text lacks the syntax-only line for example.com/m/win: %q", out)
+	}
+	js := ok(t, "--json", "eval", "impact", tree, "--min-dependents", "1")
+	if !regexp.MustCompile(`"fallbacks":\[\{[^\]]*"package":"example\.com/m/win"`).MatchString(js) {
+		t.Errorf("--json lacks the fallback of example.com/m/win: %s", js)
+	}
+	if err := os.RemoveAll(filepath.Join(tree, "win")); err != nil {
+		t.Fatal(err)
+	}
+	if js := ok(t, "--json", "eval", "impact", tree, "--min-dependents", "1"); !regexp.MustCompile(`"fallbacks":\[\]`).MatchString(js) {
+		t.Errorf("a tree that loads whole: want \"fallbacks\":[], got %s", js)
+	}
+}

@@ -71,6 +71,10 @@ type ImpactResult struct {
 	// graph's recall, whatever the ranking).
 	Unmatched, Dependents int
 	InGraph               Interval
+	// Fallbacks are the Go packages read from syntax although
+	// type-checking was asked for (ingest go's syntax-only lines, §9.6):
+	// their calls through methods may be missing from the graph scored.
+	Fallbacks []ingest.Fallback
 
 	shares, acts []float64 // per symbol scored, for the intervals
 }
@@ -91,7 +95,7 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 			return ImpactResult{}, err
 		}
 	}
-	g, err := BuildCode(dir, codetree.Options{Walk: opts.Walk, Progress: opts.Progress, Precise: opts.Precise})
+	g, fallbacks, err := BuildCode(dir, codetree.Options{Walk: opts.Walk, Progress: opts.Progress, Precise: opts.Precise})
 	if err != nil {
 		return ImpactResult{}, err
 	}
@@ -102,7 +106,7 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 		res, err = ImpactPrecision(g, opts.MinDependents, opts.Progress)
 		res.Precision, res.Activate = BootstrapMean(res.shares, opts.Bootstrap), BootstrapMean(res.acts, opts.Bootstrap)
 	}
-	res.Dir = dir
+	res.Dir, res.Fallbacks = dir, fallbacks
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
 }

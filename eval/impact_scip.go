@@ -24,15 +24,20 @@ import (
 // BuildCode ingests the tree dir as `ingest code` does (every language;
 // Go type-checked where it loads; o says how, its Langs, WithGo and Meta
 // are set here) into a temporary store and returns the graph of its
-// snapshot (held in memory; the store is removed).
-func BuildCode(dir string, o codetree.Options) (*csr.Graph, error) {
+// snapshot (held in memory; the store is removed) and the Go packages read
+// from syntax although type-checking was asked for.
+func BuildCode(dir string, o codetree.Options) (*csr.Graph, []ingest.Fallback, error) {
 	o.Langs, o.WithGo, o.Meta = treesitter.TreeSitterLanguages, true, lmdbstore.WriteMeta{RunID: "eval"}
-	return buildGraph(func(s *lmdbstore.Store) error {
-		if _, _, err := codetree.Ingest(s, dir, o); err != nil {
+	var fallbacks []ingest.Fallback
+	g, err := buildGraph(func(s *lmdbstore.Store) error {
+		sum, _, err := codetree.Ingest(s, dir, o)
+		if err != nil {
 			return fmt.Errorf("ingest code %s: %w", dir, err)
 		}
+		fallbacks = sum.Fallbacks
 		return nil
 	})
+	return g, fallbacks, err
 }
 
 // candidates are the graph's symbols as scip.Matcher reads them.

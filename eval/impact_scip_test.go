@@ -87,7 +87,7 @@ func baseIndex() *scippb.Index {
 // graph holds 3 of Base's 5 dependents directly, 0.6, and none of
 // Ghost's.
 func TestImpactAgainstSCIP(t *testing.T) {
-	g, err := BuildCode(writeTree(t, baseTree), codetree.Options{})
+	g, _, err := BuildCode(writeTree(t, baseTree), codetree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
