@@ -290,12 +290,31 @@ func (b *Bulk) Commit() (Commit, error) {
 	}
 	s := b.s
 	var tx *WriteTxn
-	aborted, err := s.update(func(txn *lmdb.Txn) error {
-		var err error
-		tx, err = s.beginWrite(txn, b.meta)
+	var aborted bool
+	err := s.retryBehind(func() (err error) {
+		aborted, err = s.update(func(txn *lmdb.Txn) error { return b.commitIn(txn, &tx) })
+		return err
+	})
+	if err != nil {
+		return Commit{}, err
+	}
+	if aborted {
+		return Commit{}, nil
+	}
+	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
+	s.emitWrites(tx)
+	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: b.red.n}, nil
+}
+
+// commitIn is one attempt of Commit inside txn.
+func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
+	s := b.s
+	{
+		tx, err := s.beginWrite(txn, b.meta)
 		if err != nil {
 			return err
 		}
+		*txp = tx
 		defer tx.close()
 		if err := b.addRelations(tx); err != nil {
 			return err
@@ -326,16 +345,7 @@ func (b *Bulk) Commit() (Commit, error) {
 			return tx.finishLog(<-b.logValue)
 		}
 		return tx.finish()
-	})
-	if err != nil {
-		return Commit{}, err
 	}
-	if aborted {
-		return Commit{}, nil
-	}
-	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
-	s.emitWrites(tx)
-	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: b.red.n}, nil
 }
 
 // storeEmpty reports whether no node or edge was ever written (so ids, n,
