@@ -213,16 +213,17 @@ func (r *ReadTxn) LogRecord(rev Revision) ([]byte, error) {
 // commit time and provenance. A revision at or below the store's latest
 // must equal the stored record (another process applied it) and is
 // skipped; the next one must be latest+1, decode, hold its crc and replay
-// to the very operations it lists; the first that does not fails the
-// whole call with ErrDiverged naming it, and nothing is applied. It
-// returns how many revisions were applied.
+// to the very operations it lists; the first that does not is refused
+// with ErrDiverged naming it: it and the ones after it are not applied,
+// the ones before it are. It returns how many revisions were applied.
 func (s *Store) ApplyReplicated(recs []Replicated) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
 	var txs []*WriteTxn
+	var refused error // the first revision refused: the ones before it commit
 	_, err := s.update(func(txn *lmdb.Txn) error {
-		txs = txs[:0]
+		txs, refused = txs[:0], nil
 		for _, rc := range recs {
 			last, err := getU64(txn, s.db.meta, metaRev)
 			if err != nil {
@@ -241,11 +242,26 @@ func (s *Store) ApplyReplicated(recs []Replicated) (int, error) {
 			if rc.Rev != Revision(last)+1 {
 				return fmt.Errorf("%w: remote position %d holds revision %d, the next is %d", ErrDiverged, rc.Pos, rc.Rev, last+1)
 			}
-			tx, err := s.replayOne(txn, rc)
+			// A nested transaction per revision: a refused one leaves no
+			// trace, and the ones before it still commit.
+			var tx *WriteTxn
+			err = txn.Sub(func(sub *lmdb.Txn) error {
+				sub.RawRead = true
+				var err error
+				tx, err = s.replayOne(sub, rc)
+				return err
+			})
+			if errors.Is(err, ErrDiverged) {
+				refused = err
+				break
+			}
 			if err != nil {
 				return err
 			}
 			txs = append(txs, tx)
+		}
+		if len(txs) == 0 && refused != nil {
+			return refused
 		}
 		if len(txs) == 0 {
 			return errAbort
@@ -259,7 +275,7 @@ func (s *Store) ApplyReplicated(recs []Replicated) (int, error) {
 		s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 		s.emitWrites(tx)
 	}
-	return len(txs), nil
+	return len(txs), refused
 }
 
 // replayOne applies one remote revision inside txn.

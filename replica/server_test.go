@@ -77,3 +77,5 @@ func (ts *testServer) addr(t *testing.T, stream string) replica.Address {
 	}
 	return a
 }
+
+func (ts *testServer) timeout() time.Duration { return 5 * time.Second }
