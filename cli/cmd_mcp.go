@@ -62,7 +62,8 @@ func runMCP(k *call) error {
 	if err := s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
 		return err
 	}
-	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh"), Tools: tools})
+	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh"), Tools: tools,
+		BeforeCall: k.beforeCall(s)})
 	logger.Info("memctl mcp serving", "db", k.dbPath(), "rev", rev)
 	return srv.Serve(ctx, k.stdin(), k.env.Stdout)
 }

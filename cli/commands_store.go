@@ -25,6 +25,7 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/replica"
 	"github.com/memctl/memctl/secretscan"
 	"github.com/urfave/cli/v2"
 )
@@ -77,6 +78,9 @@ func storeCommands(env Env) []*cli.Command {
 		checkCommand(env),
 		statsCommand(env),
 		orphansCommand(env),
+		remoteCommand(env),
+		syncCommand(env),
+		statusCommand(env),
 	}
 }
 
@@ -231,6 +235,11 @@ type call struct {
 	// derivedWrites: the command writes only what memctl derives from code
 	// (ingest), so its writes skip secret scanning.
 	derivedWrites bool
+	// remotes are the connections the call dialed (a bound store's
+	// remote, commands_replica.go); closed with the call.
+	remotes []*replica.Remote
+	// noCatchUp: open a bound store without catching up first (status).
+	noCatchUp bool
 }
 
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
@@ -352,7 +361,16 @@ func (k *call) open(readOnly bool) (*lmdbstore.Store, error) {
 		return nil, err
 	}
 	path := k.dbPath()
-	s, err := lmdbstore.Open(path, opts)
+	addr, bound, err := replica.ReadBinding(path)
+	if err != nil {
+		return nil, err
+	}
+	var s *lmdbstore.Store
+	if bound {
+		s, err = k.openBound(path, addr, readOnly, opts)
+	} else {
+		s, err = lmdbstore.Open(path, opts)
+	}
 	if err != nil {
 		if errors.Is(err, lmdbstore.ErrNotExist) {
 			return nil, fmt.Errorf("%w %s (create one with: memctl --db %s init)", lmdbstore.ErrNotExist, path, path)
@@ -369,6 +387,7 @@ func (k *call) close() error {
 		err = k.store.Close()
 		k.store = nil
 	}
+	k.closeRemotes()
 	if k.tele != nil {
 		if cerr := k.tele.Close(); err == nil {
 			err = cerr

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"syscall"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -75,7 +76,7 @@ func ParseAddress(s string) (Address, error) {
 // ReadBinding reads dir's binding file; ok is false when there is none.
 func ReadBinding(dir string) (a Address, ok bool, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, BindingFile))
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return Address{}, false, nil
 	}
 	if err != nil {

@@ -27,6 +27,10 @@ type Options struct {
 	// ApplyBatch is how many revisions one local transaction applies while
 	// catching up (0: 256).
 	ApplyBatch int
+	// Reconnect keeps reconnecting after the connection drops (a
+	// long-lived process: memctl mcp). Publishes are never buffered while
+	// disconnected: a write then fails at once, with nothing sent later.
+	Reconnect bool
 }
 
 // Remote is a bound stream. It is safe for concurrent use.
@@ -54,7 +58,12 @@ func Dial(addr Address, creds Credentials, opts Options) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	copts = append(copts, nats.Name("memctl"), nats.Timeout(opts.Timeout), nats.NoReconnect())
+	copts = append(copts, nats.Name("memctl"), nats.Timeout(opts.Timeout), nats.ReconnectBufSize(-1))
+	if opts.Reconnect {
+		copts = append(copts, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	} else {
+		copts = append(copts, nats.NoReconnect())
+	}
 	nc, err := nats.Connect(addr.ServerURL(), copts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cannot reach %s: %v", lmdbstore.ErrRemote, addr, err)
@@ -218,22 +227,37 @@ func wrongLast(err error) bool {
 // holds reports whether the n messages after pos are exactly revision
 // rev's record.
 func (r *Remote) holds(pos uint64, rev lmdbstore.Revision, record []byte, n int) (bool, error) {
-	a := assembler{next: rev}
-	var got lmdbstore.Replicated
-	done := false
-	err := r.scan(pos+1, pos+uint64(n), func(m *jetstream.RawStreamMsg) error {
+	found := false
+	err := r.revisions(pos, rev, pos+uint64(n), func(rc lmdbstore.Replicated) error {
+		found = rc.Pos == pos+uint64(n) && string(rc.Record) == string(record)
+		return nil
+	})
+	return found, err
+}
+
+// errStop ends a revisions walk early without error.
+var errStop = errors.New("stop")
+
+// revisions calls fn for every complete revision in the stream messages
+// after position pos up to last, in order; the first must be revision
+// next. fn may return errStop.
+func (r *Remote) revisions(pos uint64, next lmdbstore.Revision, last uint64, fn func(lmdbstore.Replicated) error) error {
+	a := assembler{next: next}
+	err := r.scan(pos+1, last, func(m *jetstream.RawStreamMsg) error {
 		p, err := decodePart(m)
 		if err != nil {
 			return err
 		}
 		rc, ok, err := a.add(p)
-		got, done = rc, ok
-		return err
+		if err != nil || !ok {
+			return err
+		}
+		return fn(rc)
 	})
-	if err != nil {
-		return false, err
+	if errors.Is(err, errStop) {
+		return nil
 	}
-	return done && got.Pos == pos+uint64(n) && string(got.Record) == string(record), nil
+	return err
 }
 
 // scan calls fn for every stream message from first to last, in order.
@@ -302,7 +326,6 @@ func (r *Remote) Sync(s *lmdbstore.Store) (int, error) {
 	if last <= b.Pos {
 		return 0, nil
 	}
-	a := assembler{next: b.Rev + 1}
 	var pending []lmdbstore.Replicated
 	size, applied := 0, 0
 	flush := func() error {
@@ -311,15 +334,7 @@ func (r *Remote) Sync(s *lmdbstore.Store) (int, error) {
 		pending, size = pending[:0], 0
 		return err
 	}
-	err = r.scan(b.Pos+1, last, func(m *jetstream.RawStreamMsg) error {
-		p, err := decodePart(m)
-		if err != nil {
-			return err
-		}
-		rc, ok, err := a.add(p)
-		if err != nil || !ok {
-			return err
-		}
+	err = r.revisions(b.Pos, b.Rev+1, last, func(rc lmdbstore.Replicated) error {
 		pending = append(pending, rc)
 		size += len(rc.Record)
 		if len(pending) >= r.opts.ApplyBatch || size >= 64<<20 {

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memctl/memctl/replica/natstest"
+)
+
+// TestRemoteTeam: two stores bound to one stream through the CLI (remote
+// add publishing one's history and applying it to the other), writes on
+// either seen by reads on the other, status and sync, a store with another
+// history refused, the server down (writes exit 5 changing nothing, reads
+// answer with a warning), remote remove.
+func TestRemoteTeam(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	url := srv.URL("team")
+	a, b, c := newStore(t), newStore(t), newStore(t)
+	ok(t, "--db", a, "put-node", "decision:errors", "--payload", `{"rule":"wrap"}`)
+	ok(t, "--db", a, "put-kv", "repo", "ops", "deploy", `{"how":"make"}`)
+
+	if got := ok(t, "--db", a, "remote", "add", url); !strings.Contains(got, "revision 2 (0 revisions matched the stream, 2 published, 0 applied)") {
+		t.Fatalf("remote add a: %q", got)
+	}
+	if got := ok(t, "--db", b, "remote", "add", url); !strings.Contains(got, "revision 2 (0 revisions matched the stream, 0 published, 2 applied)") {
+		t.Fatalf("remote add b: %q", got)
+	}
+	if fingerprint(t, a) != fingerprint(t, b) {
+		t.Fatal("after remote add, b's history differs from a's")
+	}
+	// A write on b; a read on a catches up first.
+	if got := ok(t, "--db", b, "put-edge", "decision:errors", "constrains", "file:cli/app.go"); revOf(t, got) != 3 {
+		t.Fatalf("write on b: %q", got)
+	}
+	if got := ok(t, "--db", a, "get-in", "file:cli/app.go"); !strings.Contains(got, "decision:errors") {
+		t.Fatalf("read on a does not see b's write: %q", got)
+	}
+	// Another write on b: a's status shows the lag without catching up.
+	ok(t, "--db", b, "put-node", "decision:tests")
+	st := ok(t, "--db", a, "status")
+	for _, line := range []string{"revision 3 (remote position 3)", "remote: " + url, "stream: revision 4 (position 4)", "lag: 1 revisions"} {
+		if !containsLine(st, line) {
+			t.Fatalf("status lacks %q:\n%s", line, st)
+		}
+	}
+	if got := ok(t, "--db", a, "sync"); !strings.Contains(got, "applied 1 revisions") {
+		t.Fatalf("sync: %q", got)
+	}
+	if got := ok(t, "--db", a, "--json", "status"); !strings.Contains(got, `"lag":0`) || !strings.Contains(got, `"stream_rev":4`) {
+		t.Fatalf("status --json after sync: %q", got)
+	}
+	if fingerprint(t, a) != fingerprint(t, b) {
+		t.Fatal("after sync, a's history differs from b's")
+	}
+
+	// c has a history of its own: refused, nothing published, not bound.
+	ok(t, "--db", c, "put-node", "decision:other")
+	before := fingerprint(t, c)
+	wantFailure(t, memctl(t, "--db", c, "remote", "add", url), ExitCorrupt, "revision 1", "not a prefix")
+	if fingerprint(t, c) != before {
+		t.Fatal("a refused remote add changed the store")
+	}
+	if _, err := os.Stat(filepath.Join(c, "remote.json")); !os.IsNotExist(err) {
+		t.Fatalf("a refused remote add left remote.json: %v", err)
+	}
+	if got := ok(t, "--db", a, "status"); !strings.Contains(got, "stream: revision 4") {
+		t.Fatalf("the refused store published something: %q", got)
+	}
+
+	// Credentials are never part of the address.
+	wantFailure(t, memctl(t, "--db", c, "remote", "add", strings.Replace(url, "nats://", "nats://u:p@", 1)), ExitUsage, "credentials are never part of the address")
+
+	// The server down: writes fail with one line, exit 5, no change;
+	// reads answer from the local replica and say so.
+	srv.Stop()
+	local := func(db string) string { return ok(t, "--db", db, "--local", "--json", "diff-since", "0") }
+	before = local(a)
+	wantFailure(t, memctl(t, "--db", a, "put-node", "decision:offline"), ExitUnexpected, "cannot reach")
+	if local(a) != before {
+		t.Fatal("a failed write changed the store")
+	}
+	r := memctl(t, "--db", a, "get-node", "decision:tests")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "may be behind") || !strings.Contains(r.Stdout, "decision:tests") {
+		t.Fatalf("read with the server down: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := memctl(t, "--db", a, "--local", "get-node", "decision:tests"); r.Code != 0 || r.Stderr != "" {
+		t.Fatalf("--local read: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if got := ok(t, "--db", a, "status"); !strings.Contains(got, "stream: unreachable") {
+		t.Fatalf("status with the server down: %q", got)
+	}
+	srv.Restart()
+	if got := ok(t, "--db", a, "put-node", "decision:online"); revOf(t, got) != 5 {
+		t.Fatalf("write after restart: %q", got)
+	}
+
+	// A bound store without its binding file refuses writes.
+	if err := os.Remove(filepath.Join(b, "remote.json")); err != nil {
+		t.Fatal(err)
+	}
+	wantFailure(t, memctl(t, "--db", b, "put-node", "decision:lost"), ExitUsage, "bound to a remote", "remote remove")
+	// remote remove: a single-machine store again.
+	if got := ok(t, "--db", b, "remote", "remove"); !strings.Contains(got, "unbound") {
+		t.Fatalf("remote remove: %q", got)
+	}
+	if got := ok(t, "--db", b, "put-node", "decision:local"); revOf(t, got) != 5 {
+		t.Fatalf("write after remote remove: %q", got)
+	}
+	if got := ok(t, "--db", b, "status"); !strings.Contains(got, "remote: none") {
+		t.Fatalf("status after remote remove: %q", got)
+	}
+}
