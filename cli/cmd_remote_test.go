@@ -112,3 +112,37 @@ func TestRemoteTeam(t *testing.T) {
 		t.Fatalf("status after remote remove: %q", got)
 	}
 }
+
+// TestCloneCLI: publish-snapshot, then clone: the clone starts from the
+// snapshot's revision and ends with the writer's history.
+func TestCloneCLI(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	url := srv.URL("boot")
+	a := newStore(t)
+	ok(t, "--db", a, "remote", "add", url)
+	for _, k := range []string{"decision:a", "decision:b", "decision:c"} {
+		ok(t, "--db", a, "put-node", k)
+	}
+	if got := ok(t, "--db", a, "publish-snapshot"); !strings.Contains(got, "published a snapshot of revision 3") {
+		t.Fatalf("publish-snapshot: %q", got)
+	}
+	ok(t, "--db", a, "put-node", "decision:d")
+	dir := filepath.Join(t.TempDir(), "clone")
+	if got := ok(t, "clone", url, dir); !strings.Contains(got, "snapshot of revision 3") || !strings.Contains(got, "then revisions 4 to 4") {
+		t.Fatalf("clone: %q", got)
+	}
+	if fingerprint(t, a) != fingerprint(t, dir) {
+		t.Fatal("the clone's history differs")
+	}
+	if got := ok(t, "--db", dir, "put-node", "decision:from-clone"); revOf(t, got) != 5 {
+		t.Fatalf("write on the clone: %q", got)
+	}
+	if got := ok(t, "--db", a, "get-node", "decision:from-clone"); !strings.Contains(got, "decision:from-clone") {
+		t.Fatalf("the writer does not see the clone's write: %q", got)
+	}
+	wantFailure(t, memctl(t, "clone", url, dir), ExitUsage, "already exists")
+	wantFailure(t, memctl(t, "--db", newStore(t), "publish-snapshot"), ExitUsage, "not bound")
+	if r := memctl(t, "--db", dir, "check"); r.Code != 0 {
+		t.Fatalf("check of the clone: %d %s", r.Code, r.Stderr)
+	}
+}

@@ -81,6 +81,8 @@ func storeCommands(env Env) []*cli.Command {
 		remoteCommand(env),
 		syncCommand(env),
 		statusCommand(env),
+		cloneCommand(env),
+		publishSnapshotCommand(env),
 	}
 }
 
