@@ -34,14 +34,19 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// Start starts a single JetStream server storing under dir; it stops
-// with the test.
-func Start(t testing.TB, dir string) *Server {
+// Start starts a single JetStream server storing under dir, with a 64 KiB
+// max payload (so tests meet multi-message revisions); it stops with the
+// test.
+func Start(t testing.TB, dir string) *Server { return StartPayload(t, dir, 64<<10) }
+
+// StartPayload is Start with max payload n bytes (0: the server's default,
+// 1 MiB).
+func StartPayload(t testing.TB, dir string, n int32) *Server {
 	t.Helper()
 	s := &Server{t: t, Opts: &server.Options{
 		ServerName: "s1", Host: "127.0.0.1", Port: FreePort(t),
 		JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		NoLog: true, NoSigs: true, MaxPayload: 64 << 10,
+		NoLog: true, NoSigs: true, MaxPayload: n,
 	}}
 	s.Restart()
 	t.Cleanup(s.Stop)
