@@ -20,7 +20,6 @@ import (
 
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/replica/natstest"
-	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 )
 
@@ -249,15 +248,7 @@ func TestReplicatedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		for rev := lmdbstore.Revision(1); rev <= lmdbstore.Revision(len(logs[i])); rev++ {
-			b, err := storesnap.ExportBytes(s, lmdbstore.AtRevision(rev), snapshot.WriterOptions{Logical: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := snapshot.FromBytes(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := f.LogicalHash()
+			h, err := storesnap.LogicalHash(s, lmdbstore.AtRevision(rev))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,11 +82,7 @@ func runRemoteAdd(k *call) error {
 		return fmt.Errorf("remote add: writing %s: %w", replica.BindingFile, err)
 	}
 	// From here on the store is bound: its writes go through the remote.
-	applied, err := r.Sync(s)
-	if err != nil {
-		return err
-	}
-	b, err := s.Binding()
+	applied, b, err := syncBinding(r, s)
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,7 @@ func runSync(k *call) error {
 	if err != nil {
 		return err
 	}
-	n, err := k.remotes[len(k.remotes)-1].Sync(s)
-	if err != nil {
-		return err
-	}
-	b, err := s.Binding()
+	n, b, err := syncBinding(k.remotes[len(k.remotes)-1], s)
 	if err != nil {
 		return err
 	}

@@ -142,6 +142,17 @@ func (k *call) beforeCall(s *lmdbstore.Store) func() error {
 	return func() error { return r.CatchUp(s) }
 }
 
+// syncBinding catches s up through r and returns how many revisions it
+// applied and the binding it ends at.
+func syncBinding(r *replica.Remote, s *lmdbstore.Store) (int, lmdbstore.Binding, error) {
+	n, err := r.Sync(s)
+	if err != nil {
+		return n, lmdbstore.Binding{}, err
+	}
+	b, err := s.Binding()
+	return n, b, err
+}
+
 // closeRemotes closes the call's connections.
 func (k *call) closeRemotes() {
 	for _, r := range k.remotes {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/replica"
-	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 )
 
@@ -56,15 +55,7 @@ func (m *machine) rev(t *testing.T) lmdbstore.Revision {
 // logicalHash is the logical snapshot hash of s at rev.
 func logicalHash(t *testing.T, s *lmdbstore.Store, rev lmdbstore.Revision) [32]byte {
 	t.Helper()
-	b, err := storesnap.ExportBytes(s, lmdbstore.AtRevision(rev), snapshot.WriterOptions{Logical: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := snapshot.FromBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := f.LogicalHash()
+	h, err := storesnap.LogicalHash(s, lmdbstore.AtRevision(rev))
 	if err != nil {
 		t.Fatal(err)
 	}
