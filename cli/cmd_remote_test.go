@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,62 @@ func TestCloneCLI(t *testing.T) {
 	if r := memctl(t, "--db", dir, "check"); r.Code != 0 {
 		t.Fatalf("check of the clone: %d %s", r.Code, r.Stderr)
 	}
+}
+
+// TestMCPCatchesUp: a memctl mcp server on a bound store answers each
+// tool call after catching up: a write made on another machine after the
+// server started is seen by its next call.
+func TestMCPCatchesUp(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	url := srv.URL("mcp")
+	a, b := newStore(t), newStore(t)
+	ok(t, "--db", a, "remote", "add", url)
+	ok(t, "--db", b, "remote", "add", url)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_node","arguments":{"key":"decision:from-b"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"put_node","arguments":{"key":"decision:from-a-mcp"}}}
+`
+	// The server reads its input only after it opened (and caught up)
+	// the store: b writes at that first read.
+	var out, errb strings.Builder
+	code := Run([]string{"memctl", "--db", a, "mcp"}, Env{
+		Stdin: &firstReadHook{r: strings.NewReader(in), hook: func() {
+			ok(t, "--db", b, "put-node", "decision:from-b", "--payload", `{"by":"b"}`)
+		}},
+		Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string {
+			if k == envNoSync {
+				return "1"
+			}
+			return ""
+		},
+	})
+	r := result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{`\"payload\":{\"by\":\"b\"}`, `{\"rev\":2,`} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("output lacks %s:\n%s", want, r.Stdout)
+		}
+	}
+	if got := ok(t, "--db", b, "get-node", "decision:from-a-mcp"); !strings.Contains(got, "decision:from-a-mcp") {
+		t.Fatalf("b does not see the mcp server's write: %q", got)
+	}
+}
+
+// firstReadHook runs hook once, at the first Read, then reads r.
+type firstReadHook struct {
+	r    io.Reader
+	hook func()
+	done bool
+}
+
+func (f *firstReadHook) Read(p []byte) (int, error) {
+	if !f.done {
+		f.done = true
+		f.hook()
+	}
+	return f.r.Read(p)
 }
