@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/memctl/memctl/replica"
@@ -53,8 +54,11 @@ func runClone(k *call) error {
 	if k.out.json {
 		return k.out.record(cloneJSON{Remote: addr.String(), Dir: dir, SnapshotRev: uint64(info.Rev), SnapshotSize: info.Bytes, Rev: uint64(b.Rev)})
 	}
-	return k.out.textf("cloned %s into %s: snapshot of revision %d (%d bytes), then revisions %d to %d\n",
-		addr, dir, info.Rev, info.Bytes, info.Rev+1, b.Rev)
+	after := "no revision after it"
+	if b.Rev > info.Rev {
+		after = fmt.Sprintf("then revisions %d to %d", info.Rev+1, b.Rev)
+	}
+	return k.out.textf("cloned %s into %s: snapshot of revision %d (%d bytes), %s\n", addr, dir, info.Rev, info.Bytes, after)
 }
 
 func publishSnapshotCommand(env Env) *cli.Command {
