@@ -262,6 +262,7 @@ func (r *Remote) revisions(pos uint64, next lmdbstore.Revision, last uint64, fn 
 
 // scan calls fn for every stream message from first to last, in order.
 func (r *Remote) scan(first, last uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	empty := 0 // answers in a row without the message asked for
 	for seq := first; seq <= last; {
 		ctx, cancel := r.ctx()
 		msgs, err := jetstreamext.GetBatch(ctx, r.js, r.addr.Stream, int(min(last-seq+1, 256)),
@@ -294,9 +295,17 @@ func (r *Remote) scan(first, last uint64, fn func(*jetstream.RawStreamMsg) error
 			}
 		}
 		cancel()
-		if got == 0 {
-			return &MessageError{Seq: seq, Msg: "missing"}
+		if got > 0 {
+			empty = 0
+			continue
 		}
+		// A replica that answers direct gets may lag the leader that
+		// reported last: wait for it a little, then give up (a retry
+		// later may succeed; it is not damage).
+		if empty++; empty > 40 {
+			return fmt.Errorf("%w: %s: stream message %d is not available (a lagging replica?)", lmdbstore.ErrRemote, r.addr, seq)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
 }
