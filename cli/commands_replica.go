@@ -81,6 +81,9 @@ func (k *call) localOnly() bool {
 // read open first catches up through a write open when it can, and says
 // on stderr that its answers may be behind when it cannot.
 func (k *call) openBound(path string, addr replica.Address, readOnly bool, opts lmdbstore.Options) (*lmdbstore.Store, error) {
+	if k.offline {
+		return lmdbstore.Open(path, opts)
+	}
 	if readOnly {
 		if k.localOnly() || k.noCatchUp {
 			return lmdbstore.Open(path, opts)

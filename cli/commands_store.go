@@ -242,6 +242,9 @@ type call struct {
 	remotes []*replica.Remote
 	// noCatchUp: open a bound store without catching up first (status).
 	noCatchUp bool
+	// offline: open a bound store without its remote at all (compact,
+	// which writes no revision; a revision written so is refused).
+	offline bool
 }
 
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
