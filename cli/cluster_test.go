@@ -50,7 +50,12 @@ func TestReplicatedCluster(t *testing.T) {
 		// Leader election takes a few seconds: retry with short tries.
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			out, err := run("--db", m, "remote", "add", nodes[i].URL("team"), "--replicas", "3")
+			url := nodes[i].URL("team")
+			if i == 2 { // machine c lists the three servers: any live one will do
+				url = "nats://" + strings.TrimPrefix(nodes[0].ServerURL(), "nats://") + "," +
+					strings.TrimPrefix(nodes[1].ServerURL(), "nats://") + "," + strings.TrimPrefix(nodes[2].ServerURL(), "nats://") + "/team"
+			}
+			out, err := run("--db", m, "remote", "add", url, "--replicas", "3")
 			if err == nil {
 				break
 			}

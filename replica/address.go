@@ -3,6 +3,7 @@ package replica
 // The address of a remote and the binding file (SPEC.md §13.1):
 //
 //	nats://HOST:PORT/STREAM       (tls://HOST:PORT/STREAM for TLS)
+//	nats://HOST:PORT,HOST:PORT,.../STREAM   (a cluster's servers: any one will do)
 //
 // remote.json in the store directory, written by memctl remote add and
 // clone, read by every command that opens the store:
@@ -16,10 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -37,8 +40,16 @@ type Address struct {
 
 func (a Address) String() string { return a.URL + "/" + a.Stream }
 
-// ServerURL is the server part.
-func (a Address) ServerURL() string { return a.URL }
+// ServerURL is the server part as the NATS client takes it: one URL per
+// listed server, comma-separated.
+func (a Address) ServerURL() string {
+	scheme, hosts, _ := strings.Cut(a.URL, "://")
+	parts := strings.Split(hosts, ",")
+	for i, h := range parts {
+		parts[i] = scheme + "://" + h
+	}
+	return strings.Join(parts, ",")
+}
 
 var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -57,8 +68,14 @@ func ParseAddress(s string) (Address, error) {
 	if u.User != nil {
 		return bad("credentials are never part of the address (use --nats-user/--nats-password, --nats-token, --nats-creds, --nats-nkey or their NATS_* variables)")
 	}
-	if u.Host == "" || u.Port() == "" {
+	if u.Host == "" {
 		return bad("no HOST:PORT")
+	}
+	// A cluster's servers may be listed: HOST:PORT,HOST:PORT,...
+	for _, hp := range strings.Split(u.Host, ",") {
+		if h, p, err := net.SplitHostPort(hp); err != nil || h == "" || p == "" {
+			return bad(fmt.Sprintf("%q is not HOST:PORT", hp))
+		}
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return bad("no query or fragment allowed")
