@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/memctl/memctl/replica/natstest"
 )
@@ -206,4 +209,82 @@ func (f *firstReadHook) Read(p []byte) (int, error) {
 		f.hook()
 	}
 	return f.r.Read(p)
+}
+
+// TestRemoteCredentials: a server that wants a password; the credentials
+// come from flags or NATS_* variables and end up in no file of the store,
+// no telemetry event and no output.
+func TestRemoteCredentials(t *testing.T) {
+	const user, secret = "agent", "s3cret-pw-41f7"
+	srv := natstest.StartAuth(t, t.TempDir(), user, secret)
+	url := srv.URL("auth")
+	a := newStore(t)
+	tele := filepath.Join(t.TempDir(), "tele.jsonl")
+	wantFailure(t, memctl(t, "--db", a, "remote", "add", url), ExitUnexpected, "cannot reach", "uthorization")
+	env := map[string]string{"NATS_USER": user, "NATS_PASSWORD": secret, envTelemetry: tele}
+	for _, args := range [][]string{
+		{"--db", a, "remote", "add", url},
+		{"--db", a, "put-node", "decision:x"},
+		{"--db", a, "get-node", "decision:x"},
+		{"--db", a, "--json", "status"},
+		{"--db", a, "--json", "diff-since", "0"},
+	} {
+		r := runEnv(t, "", env, args...)
+		if r.Code != 0 || strings.Contains(r.Stdout+r.Stderr, secret) {
+			t.Fatalf("%v: exit %d, %q %q", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// Flags work as well as the environment.
+	if r := memctl(t, "--db", a, "--nats-user", user, "--nats-password", secret, "put-node", "decision:y"); r.Code != 0 {
+		t.Fatalf("flags: %d %s", r.Code, r.Stderr)
+	}
+	// Without credentials a write fails and a read answers locally.
+	wantFailure(t, memctl(t, "--db", a, "put-node", "decision:z"), ExitUnexpected, "uthorization")
+	files, _ := filepath.Glob(filepath.Join(a, "*"))
+	files = append(files, tele)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Fatalf("%s holds the password", f)
+		}
+	}
+	if len(files) < 4 {
+		t.Fatalf("expected the store's files and telemetry, got %v", files)
+	}
+}
+
+// TestRemoteHostileMessage: a message on the stream's subject that is not
+// the next revision stops sync and writes with exit 3 naming its sequence,
+// and changes nothing; reads still answer, with the warning.
+func TestRemoteHostileMessage(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	url := srv.URL("hostile")
+	a := newStore(t)
+	ok(t, "--db", a, "remote", "add", url)
+	ok(t, "--db", a, "put-node", "decision:good")
+	nc, err := nats.Connect(srv.ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	m := nats.NewMsg("memctl.hostile.log")
+	m.Header.Set("Memctl-Format", "1")
+	m.Header.Set("Memctl-Rev", "2")
+	m.Data = []byte("garbage")
+	if _, err := nc.RequestMsg(m, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	local := func() string { return ok(t, "--db", a, "--local", "--json", "diff-since", "0") }
+	before := local()
+	wantFailure(t, memctl(t, "--db", a, "sync"), ExitCorrupt, "remote position 2")
+	wantFailure(t, memctl(t, "--db", a, "put-node", "decision:next"), ExitCorrupt, "remote position 2")
+	if local() != before {
+		t.Fatal("a refused message changed the store")
+	}
+	if r := memctl(t, "--db", a, "get-node", "decision:good"); r.Code != 0 || !strings.Contains(r.Stderr, "may be behind") {
+		t.Fatalf("read: exit %d, stderr %q", r.Code, r.Stderr)
+	}
 }

@@ -63,7 +63,7 @@ type MessageError struct {
 }
 
 func (e *MessageError) Error() string {
-	return fmt.Sprintf("stream message %d refused: %s (nothing applied)", e.Seq, e.Msg)
+	return fmt.Sprintf("remote position %d refused: %s (nothing applied)", e.Seq, e.Msg)
 }
 
 // Is makes a refused message an lmdbstore.ErrDiverged.

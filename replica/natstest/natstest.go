@@ -53,6 +53,20 @@ func StartPayload(t testing.TB, dir string, n int32) *Server {
 	return s
 }
 
+// StartAuth is Start with one user and password required.
+func StartAuth(t testing.TB, dir, user, password string) *Server {
+	t.Helper()
+	s := &Server{t: t, Opts: &server.Options{
+		ServerName: "s1", Host: "127.0.0.1", Port: FreePort(t),
+		JetStream: true, StoreDir: filepath.Join(dir, "js"),
+		NoLog: true, NoSigs: true, MaxPayload: 64 << 10,
+		Username: user, Password: password,
+	}}
+	s.Restart()
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // StartCluster starts three clustered JetStream servers.
 func StartCluster(t testing.TB, dir string) []*Server {
 	t.Helper()
