@@ -288,3 +288,34 @@ func TestRemoteHostileMessage(t *testing.T) {
 		t.Fatalf("read: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// TestMCPRemoteDown: memctl mcp on a bound store starts with its remote
+// down: reads answer from the local replica, a write is a tool error that
+// names the remote and changes nothing.
+func TestMCPRemoteDown(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	a := newStore(t)
+	ok(t, "--db", a, "remote", "add", srv.URL("down"))
+	ok(t, "--db", a, "put-node", "decision:kept")
+	srv.Stop()
+	before := ok(t, "--db", a, "--local", "--json", "diff-since", "0")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_node","arguments":{"key":"decision:kept"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"put_node","arguments":{"key":"decision:offline"}}}
+`
+	r := runEnv(t, in, nil, "--db", a, "mcp")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, `"id":2,"result":{"content":[{"type":"text","text":"{\"key\":\"decision:kept\"`) {
+		t.Errorf("the read did not answer from the local replica:\n%s", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, `"id":3,"result":{"content":[{"type":"text","text":"remote unavailable`) || !strings.Contains(r.Stdout, `"isError":true`) {
+		t.Errorf("the write is not a tool error naming the remote:\n%s", r.Stdout)
+	}
+	if got := ok(t, "--db", a, "--local", "--json", "diff-since", "0"); got != before {
+		t.Fatal("a failed write changed the store")
+	}
+	srv.Restart()
+}

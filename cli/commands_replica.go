@@ -100,19 +100,28 @@ func (k *call) openBound(path string, addr replica.Address, readOnly bool, opts 
 		}
 		return lmdbstore.Open(path, opts)
 	}
-	r, err := k.dialStream(addr)
+	r, err := k.dial(addr)
 	if err != nil {
 		return nil, err
 	}
 	opts.Replicator = r
+	// memctl mcp starts with its remote down: it reconnects in the
+	// background, answers reads from the local replica and fails writes
+	// until the remote is back. A command fails at once.
+	serving := k.name == "mcp"
+	if err := r.Open(); err != nil && !serving {
+		return nil, err
+	}
 	s, err := lmdbstore.Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	if !k.noCatchUp {
-		if err := r.CatchUp(s); err != nil {
+		if err := r.CatchUp(s); err != nil && !serving {
 			s.Close()
 			return nil, err
+		} else if err != nil {
+			fmt.Fprintf(k.env.Stderr, "memctl: warning: %s; serving the local replica until the remote is back\n", oneLine(err.Error()))
 		}
 	}
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,11 +36,13 @@ type Options struct {
 
 // Remote is a bound stream. It is safe for concurrent use.
 type Remote struct {
-	addr   Address
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	opts   Options
+	addr Address
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	opts Options
+
+	mu     sync.Mutex
+	stream jetstream.Stream // nil until Open succeeds (stream opens it on demand)
 }
 
 // headerRoom is what a message's headers may take beside its data.
@@ -60,7 +63,8 @@ func Dial(addr Address, creds Credentials, opts Options) (*Remote, error) {
 	}
 	copts = append(copts, nats.Name("memctl"), nats.Timeout(opts.Timeout), nats.ReconnectBufSize(-1))
 	if opts.Reconnect {
-		copts = append(copts, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+		// A server down when the process starts is one it waits for.
+		copts = append(copts, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true))
 	} else {
 		copts = append(copts, nats.NoReconnect())
 	}
@@ -109,8 +113,26 @@ func (r *Remote) Open() error {
 		}
 		return r.remoteErr("opening stream", err)
 	}
+	r.mu.Lock()
 	r.stream = st
+	r.mu.Unlock()
 	return nil
+}
+
+// openStream is the stream, opened now if Open has not succeeded yet.
+func (r *Remote) openStream() (jetstream.Stream, error) {
+	r.mu.Lock()
+	st := r.stream
+	r.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	if err := r.Open(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stream, nil
 }
 
 // Create opens the stream, creating it with replicas copies when it does
@@ -139,15 +161,21 @@ func (r *Remote) Create(replicas int) error {
 	if err != nil {
 		return r.Open()
 	}
+	r.mu.Lock()
 	r.stream = st
+	r.mu.Unlock()
 	return nil
 }
 
 // LastSeq is the stream's last sequence.
 func (r *Remote) LastSeq() (uint64, error) {
+	st, err := r.openStream()
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := r.ctx()
 	defer cancel()
-	info, err := r.stream.Info(ctx)
+	info, err := st.Info(ctx)
 	if err != nil {
 		return 0, r.remoteErr("reading stream", err)
 	}
@@ -160,9 +188,13 @@ func (r *Remote) LastRev(last uint64) (lmdbstore.Revision, error) {
 	if last == 0 {
 		return 0, nil
 	}
+	st, err := r.openStream()
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := r.ctx()
 	defer cancel()
-	m, err := r.stream.GetMsg(ctx, last)
+	m, err := st.GetMsg(ctx, last)
 	if err != nil {
 		return 0, r.remoteErr("reading stream", err)
 	}

@@ -48,8 +48,10 @@ func (r *Remote) objectStore(ctx context.Context, create bool) (jetstream.Object
 		return obs, err
 	}
 	replicas := 1
-	if info, ierr := r.stream.Info(ctx); ierr == nil {
-		replicas = info.Config.Replicas
+	if st, serr := r.openStream(); serr == nil {
+		if info, ierr := st.Info(ctx); ierr == nil {
+			replicas = info.Config.Replicas
+		}
 	}
 	return r.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket: snapshotBucket(r.addr.Stream), Replicas: replicas, Storage: jetstream.FileStorage,
@@ -226,9 +228,13 @@ func (r *Remote) checkSnapshot(s *lmdbstore.Store, info SnapshotInfo) error {
 	}); err != nil {
 		return err
 	}
+	st, err := r.openStream()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := r.ctx()
 	defer cancel()
-	m, err := r.stream.GetMsg(ctx, info.Pos)
+	m, err := st.GetMsg(ctx, info.Pos)
 	if err != nil {
 		return r.remoteErr("reading stream", err)
 	}
