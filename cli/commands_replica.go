@@ -37,12 +37,7 @@ func replicaFlags() []cli.Flag {
 
 // credentials reads the credential flags, else the environment.
 func (k *call) credentials() replica.Credentials {
-	pick := func(flag, env string) string {
-		if v := k.ctx.String(flag); v != "" {
-			return v
-		}
-		return k.env.Getenv(env)
-	}
+	pick := k.flagOrEnv
 	return replica.Credentials{
 		User: pick("nats-user", "NATS_USER"), Password: pick("nats-password", "NATS_PASSWORD"),
 		Token: pick("nats-token", "NATS_TOKEN"), NKeyFile: pick("nats-nkey", "NATS_NKEY"),

@@ -456,17 +456,19 @@ func (k *call) view(fn func(r *lmdbstore.ReadTxn, at lmdbstore.At) error) error 
 // where the command has them, else $MEMCTL_SCOPE/$MEMCTL_RUN/$MEMCTL_TASK, so
 // a harness can tag every call of a run (writes and read telemetry alike).
 func (k *call) meta() lmdbstore.WriteMeta {
-	pick := func(flag, env string) string {
-		if v := k.ctx.String(flag); v != "" {
-			return v
-		}
-		return k.env.Getenv(env)
-	}
 	return lmdbstore.WriteMeta{
-		Scope:  pick("scope", envScope),
-		RunID:  pick("run", envRun),
-		TaskID: pick("task", envTask),
+		Scope:  k.flagOrEnv("scope", envScope),
+		RunID:  k.flagOrEnv("run", envRun),
+		TaskID: k.flagOrEnv("task", envTask),
 	}
+}
+
+// flagOrEnv is flag's value, else the variable env's (a flag wins).
+func (k *call) flagOrEnv(flag, env string) string {
+	if v := k.ctx.String(flag); v != "" {
+		return v
+	}
+	return k.env.Getenv(env)
 }
 
 // update runs fn as one write transaction.
