@@ -309,43 +309,41 @@ func (b *Bulk) Commit() (Commit, error) {
 // commitIn is one attempt of Commit inside txn.
 func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 	s := b.s
-	{
-		tx, err := s.beginWrite(txn, b.meta)
-		if err != nil {
-			return err
-		}
-		*txp = tx
-		defer tx.close()
-		if err := b.addRelations(tx); err != nil {
-			return err
-		}
-		fast := s.opts.Telemetry == nil && !b.valid
-		if fast {
-			fast, err = b.storeEmpty(txn)
-			if err != nil {
-				return err
-			}
-		}
-		b.Appended = fast
-		if fast {
-			err = b.write(tx)
-		} else {
-			err = b.replay(tx)
-		}
-		if err != nil {
-			return err
-		}
-		if tx.err != nil {
-			return tx.err
-		}
-		if tx.nops == 0 {
-			return errAbort
-		}
-		if fast {
-			return tx.finishLog(<-b.logValue)
-		}
-		return tx.finish()
+	tx, err := s.beginWrite(txn, b.meta)
+	if err != nil {
+		return err
 	}
+	*txp = tx
+	defer tx.close()
+	if err := b.addRelations(tx); err != nil {
+		return err
+	}
+	fast := s.opts.Telemetry == nil && !b.valid
+	if fast {
+		fast, err = b.storeEmpty(txn)
+		if err != nil {
+			return err
+		}
+	}
+	b.Appended = fast
+	if fast {
+		err = b.write(tx)
+	} else {
+		err = b.replay(tx)
+	}
+	if err != nil {
+		return err
+	}
+	if tx.err != nil {
+		return tx.err
+	}
+	if tx.nops == 0 {
+		return errAbort
+	}
+	if fast {
+		return tx.finishLog(<-b.logValue)
+	}
+	return tx.finish()
 }
 
 // storeEmpty reports whether no node or edge was ever written (so ids, n,
