@@ -319,3 +319,34 @@ func TestMCPRemoteDown(t *testing.T) {
 	}
 	srv.Restart()
 }
+
+// TestMCPSnapshotEvery: memctl mcp --snapshot-every 2 publishes a
+// bootstrap snapshot once the store is two revisions past the published
+// one (none here); a clone then starts from it.
+func TestMCPSnapshotEvery(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	url := srv.URL("every")
+	a := newStore(t)
+	ok(t, "--db", a, "remote", "add", url)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"put_node","arguments":{"key":"decision:a"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"put_node","arguments":{"key":"decision:b"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"put_node","arguments":{"key":"decision:c"}}}
+`
+	if r := runEnv(t, in, nil, "--db", a, "mcp", "--snapshot-every", "2"); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	var c struct {
+		SnapshotRev uint64 `json:"snapshot_rev"`
+		Rev         uint64 `json:"rev"`
+	}
+	if err := jsonUnmarshal(ok(t, "--json", "clone", url, dir), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.SnapshotRev < 2 || c.Rev != 3 {
+		t.Fatalf("clone: snapshot of revision %d, at %d; want a snapshot of 2 or 3, at 3", c.SnapshotRev, c.Rev)
+	}
+	wantFailure(t, memctl(t, "--db", a, "mcp", "--snapshot-every", "-1"), ExitUsage, "--snapshot-every")
+}

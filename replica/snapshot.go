@@ -166,6 +166,32 @@ func (r *Remote) Clone(dir string, opts lmdbstore.Options) (*lmdbstore.Store, Sn
 	return s, info, nil
 }
 
+// SnapshotRev is the revision of the stream's published snapshot (0
+// when there is none).
+func (r *Remote) SnapshotRev() (lmdbstore.Revision, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	obs, err := r.objectStore(ctx, false)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, r.remoteErr("opening the object store of", err)
+	}
+	meta, err := obs.GetInfo(ctx, snapshotObject)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, r.remoteErr("reading the snapshot of", err)
+	}
+	rev, err := strconv.ParseUint(meta.Metadata["memctl-rev"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: the snapshot of %s: bad memctl-rev", lmdbstore.ErrDiverged, r.addr)
+	}
+	return lmdbstore.Revision(rev), nil
+}
+
 // fetchSnapshot downloads the snapshot into dir/data.mdb; no snapshot is
 // SnapshotInfo{} and no file.
 func (r *Remote) fetchSnapshot(dir string) (SnapshotInfo, error) {
