@@ -156,7 +156,7 @@ func newApp(env Env) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
-		Flags:  append(globalFlags(env), versionFlag()),
+		Flags:  append(append(globalFlags(env), replicaFlags()...), versionFlag()),
 		Action: unknownCommand,
 	}
 	app.Commands = append(app.Commands, storeCommands(env)...)

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/mcpserver"
+	"github.com/memctl/memctl/replica"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,6 +32,7 @@ func mcpCommand(env Env) *cli.Command {
 			&cli.StringFlag{Name: "tools", Value: mcpserver.DefaultTools, Usage: "the tools offered: `SETS` core, memory, analysis, reference or all, and +TOOL / -TOOL, comma-separated"},
 			&cli.BoolFlag{Name: "init", Usage: "create the store at --db when there is none"},
 			noRefreshFlag(),
+			&cli.IntFlag{Name: "snapshot-every", Usage: "on a store bound to a remote: publish a bootstrap snapshot (as publish-snapshot) once the store is `N` revisions past the published one (0: never)"},
 		),
 		Run: runMCP,
 	})
@@ -62,10 +65,89 @@ func runMCP(k *call) error {
 	if err := s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
 		return err
 	}
-	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh"), Tools: tools})
+	every := k.ctx.Int("snapshot-every")
+	if every < 0 {
+		return usageErr("mcp: --snapshot-every must be ≥ 0, got %d", every)
+	}
+	before := k.beforeCall(s)
+	var snaps *snapshotter
+	if every > 0 && before != nil {
+		snaps = newSnapshotter(k.remotes[len(k.remotes)-1], s, lmdbstore.Revision(every), logger)
+		catchUp := before
+		before = func() error {
+			err := catchUp()
+			snaps.maybe()
+			return err
+		}
+	}
+	srv := mcpserver.New(s, mcpserver.Options{Defaults: k.meta(), Logger: logger, NoRefresh: k.ctx.Bool("no-refresh"), Tools: tools,
+		BeforeCall: before})
 	logger.Info("memctl mcp serving", "db", k.dbPath(), "rev", rev)
-	return srv.Serve(ctx, k.stdin(), k.env.Stdout)
+	err = srv.Serve(ctx, k.stdin(), k.env.Stdout)
+	if snaps != nil {
+		snaps.maybe() // the last calls' writes too
+		snaps.wait()  // before the store closes
+	}
+	return err
 }
+
+// snapshotter publishes a bootstrap snapshot from memctl mcp once the
+// store is `every` revisions past the published one (SPEC.md §13.6), one
+// upload at a time, in the background.
+type snapshotter struct {
+	r     *replica.Remote
+	s     *lmdbstore.Store
+	every lmdbstore.Revision
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	last    lmdbstore.Revision // the published snapshot's revision
+	known   bool               // last has been read from the remote
+	running bool
+	wg      sync.WaitGroup
+}
+
+func newSnapshotter(r *replica.Remote, s *lmdbstore.Store, every lmdbstore.Revision, log *slog.Logger) *snapshotter {
+	return &snapshotter{r: r, s: s, every: every, log: log}
+}
+
+// maybe starts an upload when one is due and none is running.
+func (p *snapshotter) maybe() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		return
+	}
+	if !p.known {
+		rev, err := p.r.SnapshotRev()
+		if err != nil {
+			p.log.Warn("cannot read the published snapshot's revision", "err", err)
+			return
+		}
+		p.last, p.known = rev, true
+	}
+	var rev lmdbstore.Revision
+	if p.s.View(func(r *lmdbstore.ReadTxn) error { rev = r.Revision(); return nil }) != nil || rev < p.last+p.every {
+		return
+	}
+	p.running = true
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		info, err := p.r.PublishSnapshot(p.s, os.TempDir())
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.running = false
+		if err != nil {
+			p.log.Warn("publishing a snapshot failed", "err", err)
+			return
+		}
+		p.last = info.Rev
+		p.log.Info("published a snapshot", "rev", info.Rev, "bytes", info.Bytes)
+	}()
+}
+
+func (p *snapshotter) wait() { p.wg.Wait() }
 
 // openForMCP opens the store; with --init it creates a missing one (a
 // server started at the same moment may create it first: then it opens).

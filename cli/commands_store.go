@@ -25,6 +25,7 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
 	"github.com/memctl/memctl/records"
+	"github.com/memctl/memctl/replica"
 	"github.com/memctl/memctl/secretscan"
 	"github.com/urfave/cli/v2"
 )
@@ -77,6 +78,11 @@ func storeCommands(env Env) []*cli.Command {
 		checkCommand(env),
 		statsCommand(env),
 		orphansCommand(env),
+		remoteCommand(env),
+		syncCommand(env),
+		statusCommand(env),
+		cloneCommand(env),
+		publishSnapshotCommand(env),
 	}
 }
 
@@ -231,6 +237,14 @@ type call struct {
 	// derivedWrites: the command writes only what memctl derives from code
 	// (ingest), so its writes skip secret scanning.
 	derivedWrites bool
+	// remotes are the connections the call dialed (a bound store's
+	// remote, commands_replica.go); closed with the call.
+	remotes []*replica.Remote
+	// noCatchUp: open a bound store without catching up first (status).
+	noCatchUp bool
+	// offline: open a bound store without its remote at all (compact,
+	// which writes no revision; a revision written so is refused).
+	offline bool
 }
 
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
@@ -352,7 +366,16 @@ func (k *call) open(readOnly bool) (*lmdbstore.Store, error) {
 		return nil, err
 	}
 	path := k.dbPath()
-	s, err := lmdbstore.Open(path, opts)
+	addr, bound, err := replica.ReadBinding(path)
+	if err != nil {
+		return nil, err
+	}
+	var s *lmdbstore.Store
+	if bound {
+		s, err = k.openBound(path, addr, readOnly, opts)
+	} else {
+		s, err = lmdbstore.Open(path, opts)
+	}
 	if err != nil {
 		if errors.Is(err, lmdbstore.ErrNotExist) {
 			return nil, fmt.Errorf("%w %s (create one with: memctl --db %s init)", lmdbstore.ErrNotExist, path, path)
@@ -369,6 +392,7 @@ func (k *call) close() error {
 		err = k.store.Close()
 		k.store = nil
 	}
+	k.closeRemotes()
 	if k.tele != nil {
 		if cerr := k.tele.Close(); err == nil {
 			err = cerr
@@ -432,17 +456,19 @@ func (k *call) view(fn func(r *lmdbstore.ReadTxn, at lmdbstore.At) error) error 
 // where the command has them, else $MEMCTL_SCOPE/$MEMCTL_RUN/$MEMCTL_TASK, so
 // a harness can tag every call of a run (writes and read telemetry alike).
 func (k *call) meta() lmdbstore.WriteMeta {
-	pick := func(flag, env string) string {
-		if v := k.ctx.String(flag); v != "" {
-			return v
-		}
-		return k.env.Getenv(env)
-	}
 	return lmdbstore.WriteMeta{
-		Scope:  pick("scope", envScope),
-		RunID:  pick("run", envRun),
-		TaskID: pick("task", envTask),
+		Scope:  k.flagOrEnv("scope", envScope),
+		RunID:  k.flagOrEnv("run", envRun),
+		TaskID: k.flagOrEnv("task", envTask),
 	}
+}
+
+// flagOrEnv is flag's value, else the variable env's (a flag wins).
+func (k *call) flagOrEnv(flag, env string) string {
+	if v := k.ctx.String(flag); v != "" {
+		return v
+	}
+	return k.env.Getenv(env)
 }
 
 // update runs fn as one write transaction.

@@ -63,6 +63,7 @@ func exitCode(err error) int {
 // classifiers map the typed errors of each layer to exit codes. Each
 // command group registers its own in its file (init-free: listed here).
 var classifiers = []func(error) (int, bool){
+	classifyReplicaError,
 	classifyStoreError,
 	classifySnapshotError,
 	classifyOpsError,

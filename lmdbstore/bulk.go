@@ -290,42 +290,10 @@ func (b *Bulk) Commit() (Commit, error) {
 	}
 	s := b.s
 	var tx *WriteTxn
-	aborted, err := s.update(func(txn *lmdb.Txn) error {
-		var err error
-		tx, err = s.beginWrite(txn, b.meta)
-		if err != nil {
-			return err
-		}
-		defer tx.close()
-		if err := b.addRelations(tx); err != nil {
-			return err
-		}
-		fast := s.opts.Telemetry == nil && !b.valid
-		if fast {
-			fast, err = b.storeEmpty(txn)
-			if err != nil {
-				return err
-			}
-		}
-		b.Appended = fast
-		if fast {
-			err = b.write(tx)
-		} else {
-			err = b.replay(tx)
-		}
-		if err != nil {
-			return err
-		}
-		if tx.err != nil {
-			return tx.err
-		}
-		if tx.nops == 0 {
-			return errAbort
-		}
-		if fast {
-			return tx.finishLog(<-b.logValue)
-		}
-		return tx.finish()
+	var aborted bool
+	err := s.retryBehind(func() (err error) {
+		aborted, err = s.update(func(txn *lmdb.Txn) error { return b.commitIn(txn, &tx) })
+		return err
 	})
 	if err != nil {
 		return Commit{}, err
@@ -336,6 +304,46 @@ func (b *Bulk) Commit() (Commit, error) {
 	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
 	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: b.red.n}, nil
+}
+
+// commitIn is one attempt of Commit inside txn.
+func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
+	s := b.s
+	tx, err := s.beginWrite(txn, b.meta)
+	if err != nil {
+		return err
+	}
+	*txp = tx
+	defer tx.close()
+	if err := b.addRelations(tx); err != nil {
+		return err
+	}
+	fast := s.opts.Telemetry == nil && !b.valid
+	if fast {
+		fast, err = b.storeEmpty(txn)
+		if err != nil {
+			return err
+		}
+	}
+	b.Appended = fast
+	if fast {
+		err = b.write(tx)
+	} else {
+		err = b.replay(tx)
+	}
+	if err != nil {
+		return err
+	}
+	if tx.err != nil {
+		return tx.err
+	}
+	if tx.nops == 0 {
+		return errAbort
+	}
+	if fast {
+		return tx.finishLog(<-b.logValue)
+	}
+	return tx.finish()
 }
 
 // storeEmpty reports whether no node or edge was ever written (so ids, n,

@@ -129,10 +129,10 @@ type checker struct {
 	stopped bool
 	missing map[uint64]bool
 
-	rev, ts, horizon, nextRel uint64
-	logMeta                   map[uint64]revMeta // rev → time and provenance of its log record
-	liveNodes                 map[NodeID]bool
-	out, in                   []adjTuple
+	rev, ts, horizon, nextRel, replRev uint64
+	logMeta                            map[uint64]revMeta // rev → time and provenance of its log record
+	liveNodes                          map[NodeID]bool
+	out, in                            []adjTuple
 }
 
 func (c *checker) problem(err error) {
@@ -219,7 +219,8 @@ func (c *checker) run() error {
 
 func (c *checker) meta() error {
 	known := map[string]*uint64{metaSchema: nil, metaCreated: nil, metaRev: &c.rev, metaTS: &c.ts,
-		metaRetain: nil, metaHorizon: &c.horizon, metaNextRel: &c.nextRel}
+		metaRetain: nil, metaHorizon: &c.horizon, metaNextRel: &c.nextRel, metaReplPos: nil, metaReplRev: &c.replRev}
+	optional := map[string]bool{metaReplPos: true, metaReplRev: true} // a bound store's (replica.go)
 	seen := map[string]bool{}
 	err := c.each(c.s.db.meta, func(k, v []byte) {
 		dst, ok := known[string(k)]
@@ -238,9 +239,15 @@ func (c *checker) meta() error {
 		}
 	})
 	for k := range known {
-		if !seen[k] {
+		if !seen[k] && !optional[k] {
 			c.corrupt(dbMeta, []byte(k), "missing")
 		}
+	}
+	if seen[metaReplPos] != seen[metaReplRev] {
+		c.corrupt(dbMeta, []byte(metaReplRev), "repl_pos and repl_rev must be present together")
+	}
+	if c.replRev > c.rev {
+		c.corrupt(dbMeta, []byte(metaReplRev), "replicated revision %d beyond revision %d", c.replRev, c.rev)
 	}
 	if c.horizon > c.rev+1 {
 		c.corrupt(dbMeta, []byte(metaHorizon), "horizon %d beyond revision %d", c.horizon, c.rev)

@@ -49,6 +49,11 @@
 //     the process's LMDB locks); multi-process tests use subprocesses.
 //   - After Close, View fails with ErrClosed; no View or Update may be
 //     running when Close is called.
+//   - A store bound to a remote (replica.go, SPEC.md §13) calls its
+//     Options.Replicator inside the write transaction, holding the
+//     writer lock for the publish round trip: the revision commits only
+//     if the remote took it. This package never imports the remote's
+//     client.
 //
 // Where things go:
 //   - A keyspace is a file named after it (node.go, edge.go, adj.go,

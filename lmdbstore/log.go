@@ -14,6 +14,7 @@ package lmdbstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -88,6 +89,42 @@ type logRecord struct {
 	ts              uint64
 	scope, run, tsk string
 	ops             []Op
+	relFlags        map[int]byte // add_rel ops by index: the relation's flags byte (encodeRel)
+}
+
+// openLog checks a log value's crc and returns its header, its op count
+// and its operations' bytes (decompressed). The record's rev is left 0.
+func (s *Store) openLog(v []byte) (logRecord, uint64, []byte, error) {
+	v, err := unsealValue(v)
+	if err != nil {
+		return logRecord{}, 0, nil, err
+	}
+	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
+		return logRecord{}, 0, nil, errors.New("bad header")
+	}
+	rec := logRecord{ts: binary.BigEndian.Uint64(v[1:9])}
+	d := decoder{b: v, off: 9}
+	rec.scope, rec.run, rec.tsk = d.str(), d.str(), d.str()
+	nops := d.uvarint()
+	if d.err != nil {
+		return logRecord{}, 0, nil, d.err
+	}
+	opsBytes := v[d.off:]
+	if v[0] == fmtZstd {
+		n, w := binary.Uvarint(opsBytes)
+		if w <= 0 || n > 1<<30 {
+			return logRecord{}, 0, nil, errors.New("bad compressed length")
+		}
+		body, err := s.unzstd(opsBytes[w:], n)
+		if err != nil {
+			return logRecord{}, 0, nil, fmt.Errorf("bad compressed ops: %v", err)
+		}
+		opsBytes = body
+	}
+	if nops > uint64(len(opsBytes)) {
+		return logRecord{}, 0, nil, errors.New("op count exceeds value")
+	}
+	return rec, nops, opsBytes, nil
 }
 
 func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
@@ -95,35 +132,11 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 	if len(k) != 8 {
 		return logRecord{}, bad("key is not 8 bytes")
 	}
-	v, err := unsealValue(v)
+	rec, nops, opsBytes, err := s.openLog(v)
 	if err != nil {
 		return logRecord{}, bad(err.Error())
 	}
-	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
-		return logRecord{}, bad("bad header")
-	}
-	rec := logRecord{rev: Revision(binary.BigEndian.Uint64(k)), ts: binary.BigEndian.Uint64(v[1:9])}
-	d := decoder{b: v, off: 9}
-	rec.scope, rec.run, rec.tsk = d.str(), d.str(), d.str()
-	nops := d.uvarint()
-	if d.err != nil {
-		return logRecord{}, bad(d.err.Error())
-	}
-	opsBytes := v[d.off:]
-	if v[0] == fmtZstd {
-		n, w := binary.Uvarint(opsBytes)
-		if w <= 0 || n > 1<<30 {
-			return logRecord{}, bad("bad compressed length")
-		}
-		body, err := s.unzstd(opsBytes[w:], n)
-		if err != nil {
-			return logRecord{}, bad(fmt.Sprintf("bad compressed ops: %v", err))
-		}
-		opsBytes = body
-	}
-	if nops > uint64(len(opsBytes)) {
-		return logRecord{}, bad("op count exceeds value")
-	}
+	rec.rev = Revision(binary.BigEndian.Uint64(k))
 	od := decoder{b: opsBytes}
 	ts := nsTime(rec.ts)
 	// Every op takes at least minOpBytes (kind byte and three string
@@ -161,7 +174,10 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 		case OpAddRel:
 			op.Rel = od.str()
 			od.u32be()
-			od.u8()
+			if rec.relFlags == nil {
+				rec.relFlags = map[int]byte{}
+			}
+			rec.relFlags[len(rec.ops)] = od.u8()
 			op.Weight = od.f32()
 		default:
 			return logRecord{}, bad(fmt.Sprintf("unknown op kind %d", op.Kind))
@@ -216,7 +232,7 @@ func (tx *WriteTxn) logValue() []byte {
 }
 
 // finishLog writes the log record v (logValue), the time index and the
-// meta counters.
+// meta counters, and publishes v if the store is bound to a remote.
 func (tx *WriteTxn) finishLog(v []byte) error {
 	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
@@ -241,5 +257,9 @@ func (tx *WriteTxn) finishLog(v []byte) error {
 			return err
 		}
 	}
-	return tx.txn.Put(tx.s.db.meta, []byte(metaTS), u64Value(tx.ts), 0)
+	if err := tx.txn.Put(tx.s.db.meta, []byte(metaTS), u64Value(tx.ts), 0); err != nil {
+		return err
+	}
+	// Last: a bound store commits only what the remote accepted (replica.go).
+	return tx.publish(v)
 }

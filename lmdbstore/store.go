@@ -52,6 +52,10 @@ type Options struct {
 	// before anything of the write reaches LMDB, the log or telemetry (secret
 	// redaction, SPEC §2 "Secrets"); Commit.Redacted counts its findings.
 	Redactor Redactor
+	// Replicator, when non-nil, publishes every revision of a bound store
+	// before it commits (replica.go, SPEC.md §13). A bound store refuses
+	// writes without one; nil changes nothing for an unbound store.
+	Replicator Replicator
 }
 
 // Redactor replaces secrets in text (secretscan.Scanner through an

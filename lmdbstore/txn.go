@@ -154,6 +154,8 @@ type WriteTxn struct {
 	horizon Revision
 	nextRel RelID
 
+	replay *Replicated // the remote revision this transaction applies (nil: a local write)
+
 	ops    []byte // encoded operations for the log record
 	nops   int
 	red    redaction // secret redaction of every key, payload and provenance
@@ -373,23 +375,12 @@ func (s *Store) viewWith(run func(*lmdb.Txn) error) error {
 // so it must not have side effects outside tx).
 func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, error) {
 	var tx *WriteTxn
-	aborted, err := s.update(func(txn *lmdb.Txn) error {
-		var err error
-		tx, err = s.beginWrite(txn, meta)
-		if err != nil {
-			return err
-		}
-		defer tx.close()
-		if err := fn(tx); err != nil {
-			return err
-		}
-		if tx.err != nil {
-			return tx.err
-		}
-		if tx.nops == 0 {
-			return errAbort
-		}
-		return tx.finish()
+	var aborted bool
+	err := s.retryBehind(func() (err error) {
+		aborted, err = s.update(func(txn *lmdb.Txn) error {
+			return s.runWrite(txn, meta, fn, &tx)
+		})
+		return err
 	})
 	if err != nil {
 		return Commit{}, err
@@ -400,6 +391,26 @@ func (s *Store) Update(meta WriteMeta, fn func(tx *WriteTxn) error) (Commit, err
 	s.ids.addCommitted(tx.verifiedIDs, tx.knownIDs)
 	s.emitWrites(tx)
 	return Commit{Rev: tx.rev, Time: nsTime(tx.ts), Ops: tx.nops, Redacted: tx.red.n}, nil
+}
+
+// runWrite is one attempt of Update inside txn.
+func (s *Store) runWrite(txn *lmdb.Txn, meta WriteMeta, fn func(tx *WriteTxn) error, txp **WriteTxn) error {
+	tx, err := s.beginWrite(txn, meta)
+	if err != nil {
+		return err
+	}
+	*txp = tx
+	defer tx.close()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if tx.err != nil {
+		return tx.err
+	}
+	if tx.nops == 0 {
+		return errAbort
+	}
+	return tx.finish()
 }
 
 // View runs fn in one read transaction: every read inside sees the same

@@ -44,6 +44,10 @@ type Options struct {
 	// Tools is the tool set offered (`memctl mcp --tools`, ParseTools);
 	// the zero value is DefaultTools.
 	Tools ToolSelection
+	// BeforeCall, when non-nil, runs before every tool call: a store bound
+	// to a remote catches up there (`memctl mcp`; SPEC.md §13.5). Its
+	// error is logged and the call goes on.
+	BeforeCall func() error
 }
 
 // Server is memctl's MCP server over one open store. It is safe for

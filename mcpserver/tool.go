@@ -206,6 +206,13 @@ func addTool[In, Out any](s *Server, d toolDef, h func(ctx context.Context, in *
 				s.log.Debug("tool call: unknown arguments ignored", "tool", d.name, "detail", err)
 			}
 		}
+		if s.opts.BeforeCall != nil {
+			// A bound store catches up first (SPEC.md §13.5); when it
+			// cannot, reads answer from the local replica.
+			if err := s.opts.BeforeCall(); err != nil {
+				s.log.Warn("answering from the local replica, which may be behind", "tool", d.name, "err", err)
+			}
+		}
 		out, err := h(ctx, &in)
 		if err != nil {
 			s.log.Debug("tool error", "tool", d.name, "err", err, "took", time.Since(start))

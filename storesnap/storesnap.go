@@ -105,6 +105,22 @@ func ExportBytesFiltered(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.Status
 	return out.Bytes, err
 }
 
+// LogicalHash is the logical snapshot hash (SPEC.md §7.12, `memctl
+// snapshot hash` of an `export --logical`) of s at at: equal on two stores
+// exactly when their logical state there is equal (replicas compare it at
+// every revision).
+func LogicalHash(s *lmdbstore.Store, at lmdbstore.At) ([32]byte, error) {
+	b, err := ExportBytes(s, at, snapshot.WriterOptions{Logical: true})
+	if err != nil {
+		return [32]byte{}, err
+	}
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return f.LogicalHash()
+}
+
 // withIndex appends the search sections to what opts.Extra adds.
 func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 	extra := opts.Extra
