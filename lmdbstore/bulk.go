@@ -152,13 +152,13 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 	if err != nil {
 		return err
 	}
-	rel, weight, err := checkEdgePut(p, b.relation)
+	rel, weight, explicit, err := checkEdgePut(p, b.relation)
 	if err != nil {
 		return err
 	}
 	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
 	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, payload: p.Payload, weight: weight, rel: rel.ID,
-		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: p.Weight != 0})
+		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
 	return nil
 }
 
