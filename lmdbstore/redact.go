@@ -22,19 +22,44 @@ type JSONRedactor interface {
 }
 
 // redaction applies the store's Redactor to one write and counts what it
-// replaced.
+// replaced. The Redactor is a pure function of the text, so the answers
+// for short texts (keys, types, provenance: a load names each node key
+// about 16 times as an edge endpoint) are kept for the write's lifetime
+// and not scanned again.
 type redaction struct {
-	r Redactor
-	n int
+	r    Redactor
+	n    int
+	memo map[string]redacted
 }
+
+// redacted is one text's answer: the text with its secrets replaced and
+// how many.
+type redacted struct {
+	out string
+	n   int
+}
+
+// memoMax is the longest text whose answer is kept (keys are at most a few
+// hundred bytes; payloads are not kept).
+const memoMax = 512
 
 // text is s with its secrets replaced.
 func (d *redaction) text(s string) string {
 	if d.r == nil || s == "" {
 		return s
 	}
+	if a, ok := d.memo[s]; ok {
+		d.n += a.n
+		return a.out
+	}
 	out, n := d.r.Redact(s)
 	d.n += n
+	if len(s) <= memoMax {
+		if d.memo == nil {
+			d.memo = make(map[string]redacted)
+		}
+		d.memo[s] = redacted{out, n}
+	}
 	return out
 }
 
@@ -80,7 +105,9 @@ func (d *redaction) relName(name string) error {
 	if d.r == nil || name == "" {
 		return nil
 	}
-	if out, n := d.r.Redact(name); n > 0 {
+	n0 := d.n
+	if out := d.text(name); d.n > n0 {
+		d.n = n0 // refused, not redacted
 		return fmt.Errorf("%w: relation name holds a secret (%s); relation names are not redacted, choose another name", ErrInvalid, out)
 	}
 	return nil
