@@ -80,17 +80,32 @@ func (d *redaction) payload(p json.RawMessage) json.RawMessage {
 	return json.RawMessage(d.text(string(p)))
 }
 
-// nodePut is p with every field redacted (WriteTxn.PutNode, Bulk.PutNode).
+// nodePut is p with every field redacted (WriteTxn.PutNode).
 func (d *redaction) nodePut(p NodePut) NodePut {
-	p.Key, p.Type, p.Payload = d.text(p.Key), d.text(p.Type), d.payload(p.Payload)
+	p = d.nodeFields(p)
+	p.Payload = d.payload(p.Payload)
+	return p
+}
+
+// nodeFields is p with every field but the payload redacted (Bulk.PutNode:
+// a bulk load redacts payloads at Commit, on every core).
+func (d *redaction) nodeFields(p NodePut) NodePut {
+	p.Key, p.Type = d.text(p.Key), d.text(p.Type)
 	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
 	return p
 }
 
 // edgePut is p with every field redacted, or an error when its relation
-// name holds a secret (WriteTxn.PutEdge, Bulk.PutEdge).
+// name holds a secret (WriteTxn.PutEdge).
 func (d *redaction) edgePut(p EdgePut) (EdgePut, error) {
-	p.Src, p.Dst, p.Payload = d.text(p.Src), d.text(p.Dst), d.payload(p.Payload)
+	p, err := d.edgeFields(p)
+	p.Payload = d.payload(p.Payload)
+	return p, err
+}
+
+// edgeFields is edgePut but for the payload (Bulk.PutEdge, as nodeFields).
+func (d *redaction) edgeFields(p EdgePut) (EdgePut, error) {
+	p.Src, p.Dst = d.text(p.Src), d.text(p.Dst)
 	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
 	return p, d.relName(p.Rel)
 }
