@@ -51,7 +51,7 @@ func writeJSONL(path string, g *gen.Graph, payloads [][]byte, weights bool) {
 		Op      string          `json:"op"`
 		Key     string          `json:"key"`
 		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload"`
+		Payload json.RawMessage `json:"payload,omitempty"`
 	}
 	type edge struct {
 		Op     string   `json:"op"`

@@ -34,6 +34,7 @@ func main() {
 		dir      = flag.String("dir", "", "scratch directory (default: a temporary one, removed)")
 		bin      = flag.String("memctl", "", "a memctl binary: also time `memctl import` and `memctl batch --bulk` (needs -ordinary)")
 		weights  = flag.Bool("weights", false, "the JSON Lines spell out every edge's weight (the relation's default)")
+		withPay  = flag.Bool("payloads", true, "nodes carry the generator's JSON payloads (false: none)")
 		reuse    = flag.Bool("reuse", false, "with -dir and -memctl: take the ordinary store an earlier run left in -dir, time only the CLI loads")
 		phase    = flag.String("profile", "bulk", "what -cpuprofile profiles: bulk, import or batch (the last two in process)")
 	)
@@ -49,7 +50,9 @@ func main() {
 	// Payloads are generated up front: the load is timed, not the generator.
 	payloads := make([][]byte, len(g.Nodes))
 	for i := range g.Nodes {
-		payloads[i] = g.Payload(uint32(i), nil)
+		if *withPay {
+			payloads[i] = g.Payload(uint32(i), nil)
+		}
 	}
 	opts := lmdbstore.Options{NoSync: *nosync}
 	meta := lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"}
