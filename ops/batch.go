@@ -295,7 +295,7 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 		}()
 	}
 	wg.Wait()
-	ops = make([]CheckedOp, 0, len(raw))
+	ops = parsed[:0] // compacted in place: a large batch's ops are held once
 	lines = make([]int, 0, len(raw))
 	for i := range parsed {
 		if errs[i] != nil {
