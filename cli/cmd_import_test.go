@@ -32,6 +32,27 @@ func TestImportRoundTrip(t *testing.T) {
 	if d := ok(t, "snapshot", "diff", first, exportTo(t, db2)); d != "nodes: 0 added, 0 removed, 0 changed; edges: 0 added, 0 removed, 0 changed\n" {
 		t.Errorf("diff after import: %q", d)
 	}
+	// A snapshot holds every edge's weight; only the one that is not its
+	// relation's default (uses 0.25) is stored explicitly, with an e record
+	// (defines and calls keep implicit records, SPEC §2).
+	var st struct {
+		Keyspaces []struct {
+			Name    string `json:"name"`
+			Entries int    `json:"entries"`
+		} `json:"keyspaces"`
+	}
+	if err := jsonUnmarshal(ok(t, "--db", db2, "--json", "stats"), &st); err != nil {
+		t.Fatal(err)
+	}
+	eRecords := -1
+	for _, k := range st.Keyspaces {
+		if k.Name == "e" {
+			eRecords = k.Entries
+		}
+	}
+	if eRecords != 1 {
+		t.Errorf("imported store: %d e records, want 1", eRecords)
+	}
 	// The store must be new.
 	wantFailure(t, memctl(t, "--db", db2, "import", first), ExitUsage)
 	// A damaged file is refused before anything is created.

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/memctl/memctl/ingest"
@@ -39,6 +41,9 @@ type ingestGitJSON struct {
 	EdgesPut       int     `json:"edges_put"`
 	EdgesDeleted   int     `json:"edges_deleted"`
 	Seconds        float64 `json:"seconds"`
+	// NoRenameCommits counts the commits read without rename detection
+	// (git could not read their objects; a warning names them).
+	NoRenameCommits int `json:"no_rename_commits"`
 }
 
 func runIngestGit(k *call) error {
@@ -70,16 +75,35 @@ func runIngestGit(k *call) error {
 		return err
 	}
 	bar.done()
+	if n := len(res.NoRenameCommits); n > 0 {
+		fmt.Fprintf(k.env.Stderr, "memctl: warning: ingest git: %d commits read without rename detection (git could not read the files they delete and add: a partial clone, or objects missing); their renamed files count as deleted and added: %s\n",
+			n, firstHashes(res.NoRenameCommits, 3))
+	}
 	out := ingestGitJSON{
 		Dir: dir, Commits: res.Commits, SkippedCommits: res.SkippedCommits, Files: res.Files,
 		Nodes: res.Graph.NumNodes(), Edges: res.Graph.NumEdges(), Rev: uint64(stats.Commit.Rev),
 		NodesPut: stats.NodesPut, NodesDeleted: stats.NodesDeleted,
 		EdgesPut: stats.EdgesPut, EdgesDeleted: stats.EdgesDeleted,
-		Seconds: time.Since(start).Seconds(),
+		Seconds:         time.Since(start).Seconds(),
+		NoRenameCommits: len(res.NoRenameCommits),
 	}
 	if k.out.json {
 		return k.out.record(out)
 	}
 	return k.out.textf("ingest git %s: %d commits (%d above --max-commit-files), %d files with history, %d co_changed edges; %s; %.2fs\n",
 		dir, out.Commits, out.SkippedCommits, out.Nodes, out.Edges, writeText(stats), out.Seconds)
+}
+
+// firstHashes lists the first n commits, abbreviated, then "…" when there
+// are more.
+func firstHashes(commits []string, n int) string {
+	var short []string
+	for i, c := range commits {
+		if i == n {
+			short = append(short, "…")
+			break
+		}
+		short = append(short, c[:min(12, len(c))])
+	}
+	return strings.Join(short, ", ")
 }

@@ -143,6 +143,65 @@ func TestIngestGitCommand(t *testing.T) {
 	}
 }
 
+// A clone missing the blobs rename detection reads (a partial clone whose
+// remote is gone) ingests with a warning naming the commit, not exit 5.
+func TestIngestGitPartialClone(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	src := t.TempDir()
+	git := func(dir string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("a line that moves with its file\n", 30)
+	git(src, "init", "-q")
+	write("a.txt", long)
+	write("b.txt", "b\n")
+	git(src, "add", ".")
+	git(src, "commit", "-q", "-m", "one")
+	git(src, "mv", "a.txt", "c.txt")
+	write("c.txt", long+"edited\n")
+	write("b.txt", "b2\n")
+	git(src, "commit", "-q", "-a", "-m", "two")
+	renamed := git(src, "rev-parse", "HEAD")
+	git(src, "config", "uploadpack.allowFilter", "true")
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(src, "clone", "-q", "--filter=blob:none", "file://"+src, clone)
+	if err := os.RemoveAll(src); err != nil {
+		t.Fatal(err)
+	}
+
+	db := newStore(t)
+	r := memctl(t, "--db", db, "--json", "ingest", "git", clone)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	warn := "memctl: warning: ingest git: 1 commits read without rename detection (git could not read the files they delete and add: a partial clone, or objects missing); their renamed files count as deleted and added: " + renamed[:12] + "\n"
+	if r.Stderr != warn {
+		t.Errorf("stderr %q, want %q", r.Stderr, warn)
+	}
+	var got ingestGitJSON
+	if err := jsonUnmarshal(r.Stdout, &got); err != nil {
+		t.Fatal(err)
+	}
+	// Two commits; files b.txt and c.txt; one pair (both changed by "two").
+	if got.Commits != 2 || got.Nodes != 2 || got.Edges != 1 || got.NoRenameCommits != 1 {
+		t.Errorf("ingest git --json: %s", r.Stdout)
+	}
+}
+
 func TestIngestProgressBar(t *testing.T) {
 	db := newStore(t)
 	dir := copyIngestTree(t, "basic")

@@ -42,7 +42,12 @@ type GitResult struct {
 	Commits        int // commits read (merges excluded)
 	SkippedCommits int // commits above MaxCommitFiles
 	Files          int // tracked files in the tree
-	Elapsed        time.Duration
+	// NoRenameCommits: commits read without rename detection because git
+	// could not read the objects it compares (a partial clone, a clone
+	// missing blobs), newest first. Their renamed files count as deleted
+	// and added.
+	NoRenameCommits []string
+	Elapsed         time.Duration
 }
 
 // ExtractGit reads the history of the git work tree at root.
@@ -79,46 +84,15 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 		tracked[rel] = true
 	}
 
-	cmd := exec.Command("git", "-c", "core.quotePath=false", "log", "--no-merges", "--name-only", "-z",
-		"--relative", "--format=%x1e%H %ct", "--", ".")
-	cmd.Dir = root
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
 	res := &GitResult{Graph: NewGraph(), Files: len(tracked)}
 	hist := make(map[string]*GitPayload)
 	first := make(map[string]int64)
 	last := make(map[string]int64)
 	pairs := make(map[[2]string]int)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	sc.Split(SplitAt(0x1e))
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), "\x00")
-		head := strings.Fields(fields[0])
-		if len(head) != 2 {
-			continue
-		}
-		hash := head[0]
-		ct, err := strconv.ParseInt(head[1], 10, 64)
-		if err != nil {
-			continue
-		}
+	noRenames, err := readHistory(root, func(c gitCommit) {
 		res.Commits++
 		var files []string
-		changed := 0
-		for _, f := range fields[1:] {
-			f = strings.TrimLeft(f, "\n")
-			if f == "" {
-				continue
-			}
-			changed++
+		for _, f := range c.files {
 			if tracked[f] {
 				files = append(files, f)
 			}
@@ -128,19 +102,22 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 			if h == nil {
 				h = &GitPayload{}
 				hist[f] = h
-				first[f], last[f] = ct, ct
-				h.LastCommit = hash
+				first[f], last[f] = c.time, c.time
+				h.LastCommit = c.hash
 			}
 			h.Changes++
-			if ct > last[f] {
-				last[f] = ct
-				h.LastCommit = hash
+			if c.time > last[f] {
+				last[f] = c.time
+				h.LastCommit = c.hash
 			}
-			first[f] = min(first[f], ct)
+			first[f] = min(first[f], c.time)
 		}
-		if changed > opts.MaxCommitFiles {
+		if opts.Progress != nil && res.Commits%1000 == 0 {
+			opts.Progress(Progress{Phase: "reading", Done: res.Commits})
+		}
+		if len(c.files) > opts.MaxCommitFiles {
 			res.SkippedCommits++
-			continue
+			return
 		}
 		slices.Sort(files)
 		files = slices.Compact(files)
@@ -149,21 +126,11 @@ func ExtractGit(root string, opts GitOptions) (*GitResult, error) {
 				pairs[[2]string{a, b}]++
 			}
 		}
-		if opts.Progress != nil && res.Commits%1000 == 0 {
-			opts.Progress(Progress{Phase: "reading", Done: res.Commits})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		cmd.Wait()
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Wait(); err != nil {
-		if strings.Contains(stderr.String(), "does not have any commits") {
-			hist = nil // an empty repository has no history
-		} else {
-			return nil, fmt.Errorf("git log: %v: %s", err, firstLine(stderr.String()))
-		}
-	}
+	res.NoRenameCommits = noRenames
 	for f, h := range hist {
 		h.FirstChange = unixRFC3339(first[f])
 		h.LastChange = unixRFC3339(last[f])

@@ -239,3 +239,89 @@ func TestGitForgetsEdgesBetweenRemovedFiles(t *testing.T) {
 		t.Errorf("co_changed edges after removing a.go and b.go (-want +got):\n%s", diff)
 	}
 }
+
+// historyRepo builds a repository whose history holds what rename
+// detection looks at: an edited rename, an exact rename, a deletion, a
+// subdirectory, and a file with a space in its name. detect names the
+// commits that delete one file and add another of different content, whose
+// rename detection reads both (newest first).
+func historyRepo(t *testing.T) (r *gitRepo, detect []string) {
+	r = newGitRepo(t)
+	long := strings.Repeat("line of a file that moves\n", 40)
+	r.commit(map[string]string{"a.txt": long, "b.txt": "b\n", "sub/x.go": "package sub\n", "sub/old name.txt": "exact\n"})
+	r.git("mv", "a.txt", "c.txt")
+	r.git("mv", "sub/old name.txt", "sub/new name.txt")
+	renamed := r.commit(map[string]string{"c.txt": long + "one more line\n", "b.txt": "b2\n"})
+	deleted := r.commit(map[string]string{"b.txt": "", "sub/x.go": "package sub // 3\n", "d.txt": "d\n"})
+	return r, []string{deleted, renamed}
+}
+
+// readHistory reads what git log reads: the same commits, times and
+// changed files, compared with git log's own output of the same history.
+func TestReadHistoryMatchesGitLog(t *testing.T) {
+	r, _ := historyRepo(t)
+	for _, dir := range []string{r.dir, filepath.Join(r.dir, "sub")} {
+		cmd := exec.Command("git", "-c", "core.quotePath=false", "log", "-M", "--no-merges", "--name-only", "-z",
+			"--relative", "--format=%x1e%H %ct", "--", ".")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, rec := range strings.Split(string(out), "\x1e")[1:] {
+			c, ok, err := parseCommit([]byte("\x1e" + rec))
+			if err != nil || !ok {
+				t.Fatalf("git log record %q: %v", rec, err)
+			}
+			want = append(want, fmt.Sprint(c))
+		}
+		var got []string
+		noRenames, err := readHistory(dir, func(c gitCommit) { got = append(got, fmt.Sprint(c)) })
+		if err != nil || len(noRenames) != 0 {
+			t.Fatalf("readHistory(%s): %v, no renames %v", dir, err, noRenames)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: history (-git log +readHistory):\n%s", dir, diff)
+		}
+	}
+}
+
+// A partial clone (blobs fetched on demand) whose remote is gone cannot
+// read the old content rename detection compares: the commits that delete
+// and add files are read without it and named, the rest as usual. The
+// graph is the full repository's: the deleted paths are not in the tree.
+func TestExtractGitPartialClone(t *testing.T) {
+	r, detect := historyRepo(t)
+	full, err := ExtractGit(r.dir, GitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.git("config", "uploadpack.allowFilter", "true")
+	clone := filepath.Join(t.TempDir(), "clone")
+	r.git("clone", "-q", "--filter=blob:none", "file://"+r.dir, clone)
+	if err := os.Rename(r.dir, r.dir+".gone"); err != nil { // no remote to fetch from
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(r.dir+".gone", r.dir) })
+	// The clone really lacks blobs: git log's rename detection fails.
+	cmd := exec.Command("git", "log", "-M", "--name-only", "--format=%H")
+	cmd.Dir = clone
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("git log in the partial clone succeeded:\n%s", out)
+	}
+
+	part, err := ExtractGit(clone, GitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(detect, part.NoRenameCommits); diff != "" {
+		t.Errorf("commits read without renames (-want +got):\n%s", diff)
+	}
+	if part.Commits != full.Commits || part.Files != full.Files {
+		t.Errorf("partial clone: %d commits, %d files; full: %d, %d", part.Commits, part.Files, full.Commits, full.Files)
+	}
+	if diff := cmp.Diff(renderGraph(full.Graph), renderGraph(part.Graph)); diff != "" {
+		t.Errorf("partial clone's graph (-full +partial):\n%s", diff)
+	}
+}

@@ -129,7 +129,7 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
-	p = b.red.nodePut(p)
+	p = b.red.nodeFields(p) // the payload at Commit (canonicalise)
 	typ, err := checkNodePut(p)
 	if err != nil {
 		return err
@@ -148,17 +148,17 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
-	p, err := b.red.edgePut(p)
+	p, err := b.red.edgeFields(p) // the payload at Commit (canonicalise)
 	if err != nil {
 		return err
 	}
-	rel, weight, err := checkEdgePut(p, b.relation)
+	rel, weight, explicit, err := checkEdgePut(p, b.relation)
 	if err != nil {
 		return err
 	}
 	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
 	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, payload: p.Payload, weight: weight, rel: rel.ID,
-		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: p.Weight != 0})
+		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
 	return nil
 }
 
@@ -240,12 +240,14 @@ func (b *Bulk) relation(name string) (Relation, error) {
 	return rel, nil
 }
 
-// canonicalise turns every raw payload into its stored form, on every
-// core; the first failure (in operation order) is returned.
+// canonicalise redacts every raw payload (the store's Redactor, as
+// WriteTxn does before it canonicalises) and turns it into its stored
+// form, on every core; the first failure (in operation order) is returned.
 func (b *Bulk) canonicalise() error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	errs := make([]error, workers)
 	bad := make([]int, workers)
+	found := make([]int, workers) // secrets redacted, per worker
 	var wg sync.WaitGroup
 	n := len(b.seq)
 	for w := range workers {
@@ -253,15 +255,17 @@ func (b *Bulk) canonicalise() error {
 		go func() {
 			defer wg.Done()
 			bad[w] = -1
+			red := redaction{r: b.red.r}
+			defer func() { found[w] = red.n }()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
 				x := b.seq[i]
 				var err error
 				if x&bulkEdgeBit != 0 {
 					e := &b.edges[x&^bulkEdgeBit]
-					e.payload, err = canonicalPayload(e.payload, false)
+					e.payload, err = canonicalPayload(red.payload(e.payload), false)
 				} else {
 					nd := &b.nodes[x]
-					nd.payload, err = canonicalPayload(nd.payload, false)
+					nd.payload, err = canonicalPayload(red.payload(nd.payload), false)
 				}
 				if err != nil {
 					errs[w], bad[w] = err, i
@@ -275,6 +279,9 @@ func (b *Bulk) canonicalise() error {
 		if errs[w] != nil {
 			return &BulkOpError{Op: bad[w], Err: errs[w]}
 		}
+	}
+	for _, f := range found {
+		b.red.n += f
 	}
 	return nil
 }

@@ -219,29 +219,32 @@ func (r *ReadTxn) GetEdge(src, rel, dst string, at At) (EdgeRecord, error) {
 // checkEdgePut is the validation WriteTxn.PutEdge and Bulk.PutEdge share:
 // both endpoints, no supersedes or contradicts edge from an item to itself,
 // the relation (resolved by relation: the two differ in where relations
-// come from) and the weight. It returns the relation and the effective
-// weight (the relation's default when the put gives none).
-func checkEdgePut(p EdgePut, relation func(name string) (Relation, error)) (Relation, float32, error) {
+// come from) and the weight. It returns the relation, the effective
+// weight (the relation's default when the put gives none) and whether the
+// weight is explicit: given and not the relation's default (a weight equal
+// to the default is stored as if not given, SPEC §2, so a load that
+// spells every weight out keeps its edges' records implicit).
+func checkEdgePut(p EdgePut, relation func(name string) (Relation, error)) (rel Relation, weight float32, explicit bool, err error) {
 	if err := validEndpoint("source key", p.Src); err != nil {
-		return Relation{}, 0, err
+		return Relation{}, 0, false, err
 	}
 	if err := validEndpoint("destination key", p.Dst); err != nil {
-		return Relation{}, 0, err
+		return Relation{}, 0, false, err
 	}
 	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
-		return Relation{}, 0, fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
+		return Relation{}, 0, false, fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
 	}
-	rel, err := relation(p.Rel)
+	rel, err = relation(p.Rel)
 	if err != nil {
-		return Relation{}, 0, err
+		return Relation{}, 0, false, err
 	}
-	weight := p.Weight
+	weight = p.Weight
 	if weight == 0 {
 		weight = rel.DefaultWeight
 	} else if err := validWeight(weight); err != nil {
-		return Relation{}, 0, err
+		return Relation{}, 0, false, err
 	}
-	return rel, weight, nil
+	return rel, weight, weight != rel.DefaultWeight, nil
 }
 
 // putRelation resolves the relation of an edge put: contradicts is
@@ -269,7 +272,7 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	if err != nil {
 		return err
 	}
-	rel, weight, err := checkEdgePut(p, tx.putRelation)
+	rel, weight, explicit, err := checkEdgePut(p, tx.putRelation)
 	if err != nil {
 		return err
 	}
@@ -293,7 +296,7 @@ func (tx *WriteTxn) PutEdge(p EdgePut) error {
 	}
 	rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
 		weight: weight, scope: scope, run: run, task: task, payload: payload}
-	if p.Weight != 0 {
+	if explicit {
 		rec.flags |= recWeight
 	}
 	overwrite, stored := false, false

@@ -156,7 +156,8 @@ func TestImplicitEdgeRecords(t *testing.T) {
 }
 
 // TestBulkImplicitEdges: a bulk load stores the records the ordinary path
-// stores (implicit for plain edges, explicit for the others).
+// stores (implicit for plain edges, explicit for the others). A weight
+// equal to the relation's default (calls: 1) is stored as if not given.
 func TestBulkImplicitEdges(t *testing.T) {
 	for _, bulk := range []bool{false, true} {
 		s := newStore(t, Options{})
@@ -165,6 +166,7 @@ func TestBulkImplicitEdges(t *testing.T) {
 			{Src: "a", Rel: "calls", Dst: "c", Weight: 0.5},
 			{Src: "b", Rel: "calls", Dst: "c", Payload: json.RawMessage(`{"x":1}`)},
 			{Src: "c", Rel: "calls", Dst: "a", RunID: "own"},
+			{Src: "b", Rel: "calls", Dst: "a", Weight: 1},
 		}
 		if bulk {
 			bl := s.NewBulk(WriteMeta{RunID: "load"})
@@ -193,7 +195,7 @@ func TestBulkImplicitEdges(t *testing.T) {
 		for _, e := range edges {
 			got = append(got, hasERecord(t, s, e.Src, e.Rel, e.Dst))
 		}
-		if d := cmp.Diff([]bool{false, true, true, true}, got); d != "" {
+		if d := cmp.Diff([]bool{false, true, true, true, false}, got); d != "" {
 			t.Errorf("bulk %v: e records (-want +got):\n%s", bulk, d)
 		}
 	}

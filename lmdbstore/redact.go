@@ -22,19 +22,44 @@ type JSONRedactor interface {
 }
 
 // redaction applies the store's Redactor to one write and counts what it
-// replaced.
+// replaced. The Redactor is a pure function of the text, so the answers
+// for short texts (keys, types, provenance: a load names each node key
+// about 16 times as an edge endpoint) are kept for the write's lifetime
+// and not scanned again.
 type redaction struct {
-	r Redactor
-	n int
+	r    Redactor
+	n    int
+	memo map[string]redacted
 }
+
+// redacted is one text's answer: the text with its secrets replaced and
+// how many.
+type redacted struct {
+	out string
+	n   int
+}
+
+// memoMax is the longest text whose answer is kept (keys are at most a few
+// hundred bytes; payloads are not kept).
+const memoMax = 512
 
 // text is s with its secrets replaced.
 func (d *redaction) text(s string) string {
 	if d.r == nil || s == "" {
 		return s
 	}
+	if a, ok := d.memo[s]; ok {
+		d.n += a.n
+		return a.out
+	}
 	out, n := d.r.Redact(s)
 	d.n += n
+	if len(s) <= memoMax {
+		if d.memo == nil {
+			d.memo = make(map[string]redacted)
+		}
+		d.memo[s] = redacted{out, n}
+	}
 	return out
 }
 
@@ -55,17 +80,32 @@ func (d *redaction) payload(p json.RawMessage) json.RawMessage {
 	return json.RawMessage(d.text(string(p)))
 }
 
-// nodePut is p with every field redacted (WriteTxn.PutNode, Bulk.PutNode).
+// nodePut is p with every field redacted (WriteTxn.PutNode).
 func (d *redaction) nodePut(p NodePut) NodePut {
-	p.Key, p.Type, p.Payload = d.text(p.Key), d.text(p.Type), d.payload(p.Payload)
+	p = d.nodeFields(p)
+	p.Payload = d.payload(p.Payload)
+	return p
+}
+
+// nodeFields is p with every field but the payload redacted (Bulk.PutNode:
+// a bulk load redacts payloads at Commit, on every core).
+func (d *redaction) nodeFields(p NodePut) NodePut {
+	p.Key, p.Type = d.text(p.Key), d.text(p.Type)
 	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
 	return p
 }
 
 // edgePut is p with every field redacted, or an error when its relation
-// name holds a secret (WriteTxn.PutEdge, Bulk.PutEdge).
+// name holds a secret (WriteTxn.PutEdge).
 func (d *redaction) edgePut(p EdgePut) (EdgePut, error) {
-	p.Src, p.Dst, p.Payload = d.text(p.Src), d.text(p.Dst), d.payload(p.Payload)
+	p, err := d.edgeFields(p)
+	p.Payload = d.payload(p.Payload)
+	return p, err
+}
+
+// edgeFields is edgePut but for the payload (Bulk.PutEdge, as nodeFields).
+func (d *redaction) edgeFields(p EdgePut) (EdgePut, error) {
+	p.Src, p.Dst = d.text(p.Src), d.text(p.Dst)
 	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
 	return p, d.relName(p.Rel)
 }
@@ -80,7 +120,9 @@ func (d *redaction) relName(name string) error {
 	if d.r == nil || name == "" {
 		return nil
 	}
-	if out, n := d.r.Redact(name); n > 0 {
+	n0 := d.n
+	if out := d.text(name); d.n > n0 {
+		d.n = n0 // refused, not redacted
 		return fmt.Errorf("%w: relation name holds a secret (%s); relation names are not redacted, choose another name", ErrInvalid, out)
 	}
 	return nil

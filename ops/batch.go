@@ -272,7 +272,8 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 			return nil, nil, fmt.Errorf("batch: reading input: %w", err)
 		}
 	}
-	parsed := make([]*CheckedOp, len(raw))
+	parsed := make([]CheckedOp, len(raw))
+	blank := make([]bool, len(raw))
 	errs := make([]error, len(raw))
 	workers := 1
 	if len(raw) >= 4096 {
@@ -283,8 +284,9 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var p lineParser
 			for i := w * len(raw) / workers; i < (w+1)*len(raw)/workers; i++ {
-				parsed[i], errs[i] = parseBatchLine(raw[i].line)
+				blank[i], errs[i] = p.parse(raw[i].line, &parsed[i])
 				if errs[i] != nil {
 					errs[i] = &LineError{raw[i].n, errs[i]}
 					return // later lines of this share cannot be the first bad one
@@ -293,29 +295,95 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 		}()
 	}
 	wg.Wait()
-	ops = make([]CheckedOp, 0, len(raw))
+	ops = parsed[:0] // compacted in place: a large batch's ops are held once
 	lines = make([]int, 0, len(raw))
-	for i, op := range parsed {
+	for i := range parsed {
 		if errs[i] != nil {
 			return nil, nil, errs[i]
 		}
-		if op != nil {
-			ops = append(ops, *op)
+		if !blank[i] {
+			ops = append(ops, parsed[i])
 			lines = append(lines, raw[i].n)
 		}
 	}
 	return ops, lines, nil
 }
 
-// parseBatchLine parses and checks one line; nil for a blank one.
-func parseBatchLine(line []byte) (*CheckedOp, error) {
+// lineParser parses lines on one goroutine. Which members a line of a
+// given op may and must carry depends on the op and the set of members
+// alone, so the shape check's answer (and the presence map, read-only once
+// made) is kept per pair.
+type lineParser struct {
+	shapes map[shapeKey]shapeAnswer
+}
+
+type shapeKey struct {
+	op  string
+	set fieldSet
+}
+
+type shapeAnswer struct {
+	present map[string]bool
+	err     error
+}
+
+// parse parses and checks one line into c; blank for a blank one.
+func (p *lineParser) parse(line []byte, c *CheckedOp) (blank bool, err error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, nil
+		return true, nil
 	}
 	if !utf8.Valid(line) {
-		return nil, invalidf("not valid UTF-8")
+		return false, invalidf("not valid UTF-8")
 	}
+	if json.Valid(line) {
+		var op BatchOp
+		var weight float64
+		if set, err := decodeBatchLine(line, &op, &weight); err == nil && op.Op != "" {
+			if op.Weight != nil {
+				op.Weight = new(float64) // one per op: the ops outlive this call
+				*op.Weight = weight
+			}
+			shape, err := p.shape(op.Op, set)
+			if err != nil {
+				return false, err
+			}
+			op.present = shape
+			*c, err = op.checkValues()
+			return false, err
+		}
+	}
+	op, err := parseBatchLineSlow(line)
+	if err != nil {
+		return false, err
+	}
+	*c = *op
+	return false, nil
+}
+
+// shape is checkShape's answer for an op of that name carrying set.
+func (p *lineParser) shape(op string, set fieldSet) (map[string]bool, error) {
+	k := shapeKey{op, set}
+	if a, ok := p.shapes[k]; ok {
+		return a.present, a.err
+	}
+	present := make(map[string]bool)
+	for f := range numBatchFields {
+		if set&(1<<f) != 0 {
+			present[batchFieldNames[f]] = true
+		}
+	}
+	err := BatchOp{Op: op, present: present}.checkShape()
+	if p.shapes == nil {
+		p.shapes = make(map[shapeKey]shapeAnswer)
+	}
+	p.shapes[k] = shapeAnswer{present, err}
+	return present, err
+}
+
+// parseBatchLineSlow parses and checks one non-blank line with
+// encoding/json: the lines decodeBatchLine leaves to it, and the errors.
+func parseBatchLineSlow(line []byte) (*CheckedOp, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return nil, invalidf("not a JSON object: %v", err)

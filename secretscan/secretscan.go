@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
 	"github.com/spf13/viper"
@@ -39,6 +40,13 @@ type Finding struct {
 // Scanner redacts secrets. Make one with New and share it.
 type Scanner struct {
 	d *detect.Detector
+	// keywords finds the rules' keywords in lower-cased text, as the
+	// detector's own prefilter does (same keywords, same library): text
+	// where it finds none makes no rule run, so it is not handed to the
+	// detector, whose per-call cost (a walk over every rule and its
+	// keywords) is most of a scan. nil when some rule runs without a
+	// keyword or the detector decodes text (then every text is scanned).
+	keywords *ahocorasick.Trie
 }
 
 // New builds a scanner with gitleaks' default rules and memctl's own. It
@@ -76,7 +84,46 @@ func New() (*Scanner, error) {
 	log.Logger = zerolog.Nop()
 	logging.Logger = zerolog.Nop()
 	d := detect.NewDetector(cfg)
-	return &Scanner{d: d}, nil
+	sc := &Scanner{d: d}
+	if prefilterExact(cfg, d) {
+		kws := make([]string, 0, len(cfg.Keywords))
+		for k := range cfg.Keywords {
+			kws = append(kws, k)
+		}
+		sc.keywords = ahocorasick.NewTrieBuilder().AddStrings(kws).Build()
+	}
+	return sc, nil
+}
+
+// prefilterExact reports whether the detector finds nothing in text that
+// holds none of cfg's keywords: every rule with a pattern has keywords (a
+// rule without, other than one matching file paths, runs on every text)
+// and the detector does not decode text (a decoded segment is scanned
+// again, and could hold a keyword the text does not).
+func prefilterExact(cfg config.Config, d *detect.Detector) bool {
+	if d.MaxDecodeDepth != 0 {
+		return false
+	}
+	for _, r := range cfg.Rules {
+		if len(r.Keywords) == 0 && r.Regex != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// mayHold reports whether text holds one of the rules' keywords (or the
+// prefilter is off).
+func (s *Scanner) mayHold(text string) bool {
+	if s.keywords == nil {
+		return true
+	}
+	found := false
+	s.keywords.Walk([]byte(strings.ToLower(text)), func(end, n, pattern int64) bool {
+		found = true
+		return false
+	})
+	return found
 }
 
 // Redact returns text with every secret replaced by [REDACTED:<kind>], and
@@ -139,6 +186,9 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 // occurrence of a secret counts, not only the one reported: the same token
 // pasted twice is redacted twice.
 func (s *Scanner) find(text string, spans []Finding) []Finding {
+	if !s.mayHold(text) {
+		return spans
+	}
 	for _, f := range s.d.DetectString(text) {
 		secret := f.Secret
 		if secret == "" {

@@ -127,3 +127,36 @@ func TestRedactKeepsCleanTextAndJSON(t *testing.T) {
 		t.Errorf("Redact(%q) = %q, %v", in, out, f)
 	}
 }
+
+// TestKeywordPrefilterIsExact: skipping the detector for text without any
+// rule's keyword finds exactly what the detector finds on every text: the
+// corpus (secrets and near misses) in every context, upper-cased, and
+// clean text, compared with a scanner whose prefilter is off.
+func TestKeywordPrefilterIsExact(t *testing.T) {
+	s := testScanner(t)
+	if s.keywords == nil {
+		t.Fatal("the prefilter is off for gitleaks' default rules")
+	}
+	plain := &Scanner{d: s.d} // no prefilter: every text goes to the detector
+	texts := []string{"", "a plain sentence about handlers.", "sym:pkg/handler.Server", "file:internal/utils.go"}
+	for _, e := range readCorpus(t) {
+		for _, c := range contexts {
+			texts = append(texts, c.place(e.Text), strings.ToUpper(c.place(e.Text)))
+		}
+	}
+	skipped := 0
+	for _, text := range texts {
+		if !s.mayHold(text) {
+			skipped++
+		}
+		want, wantF := plain.Redact(text)
+		got, gotF := s.Redact(text)
+		if got != want || len(gotF) != len(wantF) {
+			t.Errorf("%q: with the prefilter %q (%d findings), without %q (%d)", text, got, len(gotF), want, len(wantF))
+		}
+	}
+	if skipped == 0 {
+		t.Error("the prefilter skipped no text")
+	}
+	t.Logf("%d texts, %d skipped by the prefilter", len(texts), skipped)
+}

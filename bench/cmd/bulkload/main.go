@@ -2,9 +2,12 @@
 // import and batch --bulk use) on the peers workload, against the ordinary
 // path (one Update per -batch operations) on the same graph in the same
 // run, and prints wall-clock and CPU figures with the store's space per
-// keyspace.
+// keyspace. With -memctl BIN it also writes the workload as a snapshot
+// (exported from the ordinary store) and as JSON Lines, times `BIN import`
+// and `BIN batch --bulk` of them as processes (wall, CPU, peak RSS), and
+// checks each store's logical hash against the ordinary path's.
 //
-//	go run ./cmd/bulkload -nodes 100000 [-nosync] [-ordinary=false]
+//	go run ./cmd/bulkload -nodes 100000 [-nosync] [-ordinary=false] [-memctl BIN] [-weights]
 package main
 
 import (
@@ -29,6 +32,11 @@ func main() {
 		batch    = flag.Int("batch", 10000, "operations per ordinary transaction")
 		profile  = flag.String("cpuprofile", "", "CPU profile of the bulk load")
 		dir      = flag.String("dir", "", "scratch directory (default: a temporary one, removed)")
+		bin      = flag.String("memctl", "", "a memctl binary: also time `memctl import` and `memctl batch --bulk` (needs -ordinary)")
+		weights  = flag.Bool("weights", false, "the JSON Lines spell out every edge's weight (the relation's default)")
+		withPay  = flag.Bool("payloads", true, "nodes carry the generator's JSON payloads (false: none)")
+		reuse    = flag.Bool("reuse", false, "with -dir and -memctl: take the ordinary store an earlier run left in -dir, time only the CLI loads")
+		phase    = flag.String("profile", "bulk", "what -cpuprofile profiles: bulk, import or batch (the last two in process)")
 	)
 	flag.Parse()
 	g, err := gen.Generate(gen.Config{Nodes: *nodes, EdgesPerNode: 8, Seed: *seed})
@@ -42,14 +50,23 @@ func main() {
 	// Payloads are generated up front: the load is timed, not the generator.
 	payloads := make([][]byte, len(g.Nodes))
 	for i := range g.Nodes {
-		payloads[i] = g.Payload(uint32(i), nil)
+		if *withPay {
+			payloads[i] = g.Payload(uint32(i), nil)
+		}
 	}
 	opts := lmdbstore.Options{NoSync: *nosync}
 	meta := lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"}
+	if *reuse {
+		for _, old := range []string{"cli-import", "cli-batch", "inproc-import", "inproc-batch"} {
+			check(os.RemoveAll(filepath.Join(*dir, old)))
+		}
+		cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+		return
+	}
 
 	st, err := lmdbstore.Init(filepath.Join(*dir, "bulk"), opts)
 	check(err)
-	if *profile != "" {
+	if *profile != "" && *phase == "bulk" {
 		f, err := os.Create(*profile)
 		check(err)
 		check(pprof.StartCPUProfile(f))
@@ -65,7 +82,7 @@ func main() {
 	}
 	c, err := b.Commit()
 	wall, cpuUsed := time.Since(t0), cpu()-c0
-	if *profile != "" {
+	if *profile != "" && *phase == "bulk" {
 		pprof.StopCPUProfile()
 	}
 	check(err)
@@ -108,6 +125,9 @@ func main() {
 	report("ordinary", len(g.Edges), time.Since(t0), cpu()-c0, fmt.Sprintf("%d transactions of %d operations", revs, *batch))
 	space(st, len(g.Edges))
 	check(st.Close())
+	if *bin != "" {
+		cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+	}
 }
 
 func report(name string, edges int, wall, cpuUsed time.Duration, note string) {
