@@ -13,6 +13,7 @@ import (
 	"github.com/memctl/memctl/bpe"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/enginesnap"
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/lmdbstore"
 )
 
@@ -98,6 +99,9 @@ type Assembler struct {
 
 	headersMu sync.Mutex
 	headers   map[lmdbstore.Revision]lmdbstore.LogHeader // log headers read so far (they never change)
+
+	orphansMu sync.Mutex
+	orphanAt  map[lmdbstore.Revision][]freshness.Orphan // orphans by view revision (orphans.go)
 }
 
 // header is the log header of rev (commit time, scope, run, task), read
@@ -265,7 +269,11 @@ func (c *call) run() (*Pack, error) {
 	if p.Targets, err = c.resolveTargets(); err != nil {
 		return nil, err
 	}
-	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.req.All)
+	orphans, err := c.a.orphans(c.r, c.view)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.req.All, orphans)
 	if err != nil {
 		return nil, err
 	}

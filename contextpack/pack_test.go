@@ -688,3 +688,50 @@ func TestRelatedListsCurrentItems(t *testing.T) {
 		t.Errorf("%d snapshot builds, want 1 (the writes are not ranking writes)", n)
 	}
 }
+
+// TestOrphansFollowTheView: a long-lived Assembler keeps the orphans it
+// found per view revision; a deletion after a call makes a new revision,
+// whose pack lists the new orphan exactly as a fresh Assembler's does,
+// while the old revision still answers as before. Hand-derived from the
+// fixture: decision:new-retry constrains sym Open (rev 3); deleting Open
+// (rev 6) orphans it, and its nearest live enclosing key is Open's file,
+// lmdbstore/store.go, the target.
+func TestOrphansFollowTheView(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	orphaned := func(p *contextpack.Pack) []string {
+		var keys []string
+		for _, x := range p.Applies {
+			if x.Via == "orphaned" {
+				keys = append(keys, x.Key+" "+x.Anchor)
+			}
+		}
+		return keys
+	}
+	before := assemble(t, a, req)
+	if got := orphaned(before); len(got) != 0 {
+		t.Fatalf("orphans before the deletion: %v", got)
+	}
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.DeleteNode("sym:example.com/m/lmdbstore.Open")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after := assemble(t, a, req)
+	want := []string{"decision:new-retry constrains sym:example.com/m/lmdbstore.Open, deleted at rev 6"}
+	if diff := cmp.Diff(want, orphaned(after)); diff != "" {
+		t.Errorf("orphans after the deletion (-want +got):\n%s", diff)
+	}
+	fresh := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer fresh.Close()
+	if diff := cmp.Diff(assemble(t, fresh, req).Applies, after.Applies); diff != "" {
+		t.Errorf("long-lived and fresh Applies differ (-fresh +long-lived):\n%s", diff)
+	}
+	old := req
+	old.At = lmdbstore.AtRevision(before.Rev)
+	if diff := cmp.Diff(before.Applies, assemble(t, a, old).Applies); diff != "" {
+		t.Errorf("the old revision's Applies changed (-before +now):\n%s", diff)
+	}
+}
