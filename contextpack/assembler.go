@@ -102,6 +102,8 @@ type Assembler struct {
 
 	orphansMu sync.Mutex
 	orphanAt  map[lmdbstore.Revision][]freshness.Orphan // orphans by view revision (orphans.go)
+
+	related relatedMemo // the related walk's rankings of the current snapshot
 }
 
 // header is the log header of rev (commit time, scope, run, task), read
