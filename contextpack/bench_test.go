@@ -2,6 +2,8 @@ package contextpack
 
 import (
 	"os"
+	"path"
+	"strings"
 	"testing"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -93,4 +95,67 @@ func BenchmarkGetOutBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAssembleStoreDistinct is BenchmarkAssembleStore over a new
+// target each call: the files of the target's directory in turn (a fresh
+// Assembler per pass over them, so no call finds its walk ranked before),
+// the cost of a long-lived server asked about files it has not seen.
+func BenchmarkAssembleStoreDistinct(b *testing.B) {
+	db := os.Getenv("MEMCTL_CONTEXT_BENCH_DB")
+	if db == "" {
+		b.Skip("MEMCTL_CONTEXT_BENCH_DB not set")
+	}
+	target := os.Getenv("MEMCTL_CONTEXT_BENCH_TARGET")
+	if target == "" {
+		target = "net/http/server.go"
+	}
+	s, err := lmdbstore.Open(db, lmdbstore.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var files []string
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		es, err := r.GetOut("dir:"+path.Dir(target), "contains", lmdbstore.At{})
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			k, err := r.KeyOf(e.Dst)
+			if err != nil {
+				return err
+			}
+			if p, ok := strings.CutPrefix(k, "file:"); ok {
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(files) == 0 {
+		b.Fatalf("files of %s: %v (%d)", path.Dir(target), err, len(files))
+	}
+	a := New(s, Options{})
+	if _, err := a.Assemble(Request{Targets: []string{target}}); err != nil { // the snapshot built or mapped
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if i == len(files) {
+			b.StopTimer()
+			a.Close()
+			a = New(s, Options{})
+			if _, err := a.Assemble(Request{Targets: []string{target}}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			i = 0
+		}
+		if _, err := a.Assemble(Request{Targets: []string{files[i]}}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	a.Close()
 }
