@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/roles"
 )
 
 // randomRepo writes a random repository's memory into a new store: dirs
@@ -29,13 +28,8 @@ func randomRepo(t *testing.T, rng *rand.Rand) (s *lmdbstore.Store, files, constr
 	t.Cleanup(func() { s.Close() })
 	var syms []string
 	_, err = s.Update(lmdbstore.WriteMeta{RunID: "r1"}, func(tx *lmdbstore.WriteTxn) error {
-		for _, r := range []lmdbstore.Relation{
-			{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-			{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-		} {
-			if _, err := tx.AddRelation(r); err != nil {
-				return err
-			}
+		if err := addIngestRelations(tx); err != nil {
+			return err
 		}
 		put := func(key, payload string) error {
 			return tx.PutNode(lmdbstore.NodePut{Key: key, Payload: json.RawMessage(payload)})

@@ -95,14 +95,8 @@ func fixture(t *testing.T) *lmdbstore.Store {
 		}
 	}
 	update("r1", "index", func(tx *lmdbstore.WriteTxn) error {
-		// The relations ingest registers.
-		for _, r := range []lmdbstore.Relation{
-			{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-			{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-		} {
-			if _, err := tx.AddRelation(r); err != nil {
-				t.Fatal(err)
-			}
+		if err := addIngestRelations(tx); err != nil {
+			t.Fatal(err)
 		}
 		for _, d := range []string{"dir:.", "dir:lmdbstore", "dir:cli"} {
 			node(tx, d, "")
@@ -164,6 +158,20 @@ func fixture(t *testing.T) *lmdbstore.Store {
 		return nil
 	})
 	return s
+}
+
+// addIngestRelations registers the relations ingest adds besides the
+// built-ins.
+func addIngestRelations(tx *lmdbstore.WriteTxn) error {
+	for _, r := range []lmdbstore.Relation{
+		{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
+		{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
+	} {
+		if _, err := tx.AddRelation(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func assemble(t *testing.T, a *contextpack.Assembler, req contextpack.Request) *contextpack.Pack {
@@ -521,13 +529,8 @@ func TestRelatedFilesFuseVocabulary(t *testing.T) {
 			return lmdbstore.NodePut{Key: "file:" + path, Payload: json.RawMessage(p + "}")}
 		}
 		_, err = s.Update(lmdbstore.WriteMeta{RunID: "r1"}, func(tx *lmdbstore.WriteTxn) error {
-			for _, r := range []lmdbstore.Relation{
-				{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-				{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-			} {
-				if _, err := tx.AddRelation(r); err != nil {
-					return err
-				}
+			if err := addIngestRelations(tx); err != nil {
+				return err
 			}
 			for _, n := range []lmdbstore.NodePut{
 				{Key: "dir:a"}, {Key: "dir:b"},
