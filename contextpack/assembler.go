@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,8 +101,10 @@ type Assembler struct {
 	headersMu sync.Mutex
 	headers   map[lmdbstore.Revision]lmdbstore.LogHeader // log headers read so far (they never change)
 
-	orphansMu sync.Mutex
-	orphanAt  map[lmdbstore.Revision][]freshness.Orphan // orphans by view revision (orphans.go)
+	orphansMu   sync.Mutex
+	orphanAt    map[lmdbstore.Revision][]freshness.Orphan // orphans by view revision (orphans.go)
+	orphansPath string                                    // the orphans file ("": none)
+	orphanScans atomic.Int64                              // scans made (tests)
 
 	related relatedMemo // the related walk's rankings of the current snapshot
 }
@@ -149,14 +152,17 @@ func New(s *lmdbstore.Store, opts Options) *Assembler {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
+	path := opts.SnapshotPath
+	switch path {
+	case "":
+		path = filepath.Join(s.Path(), SnapshotFile)
+	case "-":
+		path = ""
+	}
+	if path != "" {
+		a.orphansPath = path + OrphansSuffix
+	}
 	if a.snaps == nil {
-		path := opts.SnapshotPath
-		switch path {
-		case "":
-			path = filepath.Join(s.Path(), SnapshotFile)
-		case "-":
-			path = ""
-		}
 		a.snaps = enginesnap.New(s, enginesnap.Options{Path: path, Clock: a.clock, Logf: opts.Logf})
 		a.ownSnaps = true
 	}

@@ -3,6 +3,7 @@ package contextpack_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -737,4 +738,50 @@ func TestOrphansFollowTheView(t *testing.T) {
 	if diff := cmp.Diff(before.Applies, assemble(t, a, old).Applies); diff != "" {
 		t.Errorf("the old revision's Applies changed (-before +now):\n%s", diff)
 	}
+}
+
+// TestOrphansFile: the orphans of the latest revision are written beside
+// the engine snapshot and read by the next Assembler instead of scanning;
+// a file of another revision, or a damaged one, is scanned past (and the
+// latest rewritten); every pack equals the one of an Assembler that keeps
+// no file.
+func TestOrphansFile(t *testing.T) {
+	s := fixture(t)
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	path := filepath.Join(s.Path(), contextpack.SnapshotFile+contextpack.OrphansSuffix)
+	step := func(what string, r contextpack.Request, wantScans int) {
+		t.Helper()
+		a := contextpack.New(s, contextpack.Options{})
+		defer a.Close()
+		got := assemble(t, a, r)
+		if n := a.OrphanScans(); n != wantScans {
+			t.Errorf("%s: %d orphan scans, want %d", what, n, wantScans)
+		}
+		none := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+		defer none.Close()
+		if diff := cmp.Diff(assemble(t, none, r).Applies, got.Applies); diff != "" {
+			t.Errorf("%s: Applies (-no file +file):\n%s", what, diff)
+		}
+	}
+	step("the first call", req, 1)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no orphans file after the first call: %v", err)
+	}
+	step("a second process", req, 0)
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.DeleteNode("sym:example.com/m/lmdbstore.Open") // orphans decision:new-retry
+	}); err != nil {
+		t.Fatal(err)
+	}
+	step("after a deletion", req, 1)
+	step("the next process", req, 0)
+	old := req
+	old.At = lmdbstore.AtRevision(5)
+	step("an older revision", old, 1)
+	step("the latest again (the file was not replaced)", req, 0)
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("a damaged file", req, 1)
+	step("rewritten", req, 0)
 }
