@@ -192,23 +192,42 @@ func (it *Iterator) Len() int { return it.count }
 
 // uvarintAt decodes the uvarint at b[off:] and returns the offset after it
 // (-1 on error). With 8 bytes available it decodes values of up to 8 bytes
-// branch-free from one 64-bit load; the rest goes through binary.Uvarint.
+// branch-free from one 64-bit load, and 9- and 10-byte ones (a hashed
+// 64-bit node id, or the delta between two, is usually one of those) from
+// that load and one or two more bytes; the rest goes through
+// binary.Uvarint.
 func uvarintAt(b []byte, off int) (uint64, int) {
 	if off >= 0 && off+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[off:])
 		if x&0x80 == 0 {
 			return x & 0x7f, off + 1
 		}
-		if m := ^x & 0x8080808080808080; m != 0 {
+		m := ^x & 0x8080808080808080
+		if m != 0 {
 			n := bits.TrailingZeros64(m)/8 + 1
 			if x>>(8*(n-1))&0xff == 0 {
 				return 0, -1 // overlong: a final byte of 0 adds nothing
 			}
 			x &= ^uint64(0) >> (64 - 8*n)
-			v := x&0x7f | (x>>1)&(0x7f<<7) | (x>>2)&(0x7f<<14) | (x>>3)&(0x7f<<21) |
-				(x>>4)&(0x7f<<28) | (x>>5)&(0x7f<<35) | (x>>6)&(0x7f<<42) | (x>>7)&(0x7f<<49)
-			return v, off + n
+			return compact7(x), off + n
 		}
+		// All eight bytes continue: 56 bits, then one or two more bytes.
+		v := compact7(x)
+		if off+8 < len(b) {
+			if c := b[off+8]; c < 0x80 {
+				if c == 0 {
+					return 0, -1 // overlong
+				}
+				return v | uint64(c)<<56, off + 9
+			} else if off+9 < len(b) {
+				c2 := b[off+9]
+				if c2 == 0 || c2 > 1 {
+					return 0, -1 // overlong, or overflows 64 bits
+				}
+				return v | uint64(c&0x7f)<<56 | uint64(c2)<<63, off + 10
+			}
+		}
+		return 0, -1 // truncated
 	}
 	if off < 0 || off >= len(b) {
 		return 0, -1
@@ -218,6 +237,12 @@ func uvarintAt(b []byte, off int) (uint64, int) {
 		return 0, -1 // malformed or overlong
 	}
 	return v, off + n
+}
+
+// compact7 joins the low 7 bits of each byte of x (little-endian).
+func compact7(x uint64) uint64 {
+	return x&0x7f | (x>>1)&(0x7f<<7) | (x>>2)&(0x7f<<14) | (x>>3)&(0x7f<<21) |
+		(x>>4)&(0x7f<<28) | (x>>5)&(0x7f<<35) | (x>>6)&(0x7f<<42) | (x>>7)&(0x7f<<49)
 }
 
 // Next decodes the next entry; it returns false at the end or on error.

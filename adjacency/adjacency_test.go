@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -329,10 +330,59 @@ func TestUvarintAtMatchesStdlib(t *testing.T) {
 			t.Fatalf("%x: got %d,%d want %d,%d", b, got, off, want, n)
 		}
 	}
-	// overlong and truncated encodings fail like binary.Uvarint
-	for _, b := range [][]byte{{0x80}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, {}} {
+	// Every length from 1 to 10 bytes, at the edges of each, followed by
+	// 0 to 10 bytes (so both the one-load path and the byte-wise one see
+	// each length).
+	for n := 1; n <= 10; n++ {
+		lo := uint64(1) << (7 * (n - 1))
+		hi := uint64(1)<<(7*n) - 1
+		if n == 1 {
+			lo = 0
+		}
+		if n == 10 {
+			hi = math.MaxUint64
+		}
+		for _, v := range []uint64{lo, lo + 1, hi - 1, hi} {
+			for pad := range 11 {
+				b := append(binary.AppendUvarint(nil, v), make([]byte, pad)...)
+				for i := len(b) - pad; i < len(b); i++ {
+					b[i] = 0xff
+				}
+				if got, off := uvarintAt(b, 0); got != v || off != n {
+					t.Fatalf("%x: got %d,%d want %d,%d", b, got, off, v, n)
+				}
+			}
+		}
+	}
+	// overlong, overflowing and truncated encodings fail (binary.Uvarint
+	// fails on the last two and accepts overlong ones, which are not
+	// canonical), whatever follows them
+	cont8 := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	bad := func(b []byte, what string) {
+		t.Helper()
 		if _, off := uvarintAt(b, 0); off != -1 {
-			t.Errorf("%x decoded", b)
+			t.Errorf("%s %x decoded", what, b)
+		}
+	}
+	for _, b := range [][]byte{{}, {0x80}, {0xff, 0xff}, slices.Clone(cont8), append(slices.Clone(cont8), 0x80)} {
+		bad(b, "truncated")
+	}
+	for _, b := range [][]byte{
+		{0x80, 0x00}, {0xff, 0x80, 0x00},
+		append(slices.Clone(cont8), 0x00),       // 9 bytes
+		append(slices.Clone(cont8), 0x80, 0x00), // 10 bytes
+	} {
+		for pad := range 9 { // whatever follows
+			bad(append(slices.Clone(b), bytes.Repeat([]byte{0x05}, pad)...), "overlong")
+		}
+	}
+	for _, b := range [][]byte{
+		append(slices.Clone(cont8), 0x80, 0x02),
+		append(slices.Clone(cont8), 0xff, 0x81, 0x01), // continues past 10 bytes
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+	} {
+		for pad := range 9 {
+			bad(append(slices.Clone(b), bytes.Repeat([]byte{0x05}, pad)...), "overflowing")
 		}
 	}
 }

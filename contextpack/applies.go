@@ -73,8 +73,9 @@ func (h *hiddenCounts) add(p Policy) {
 	(*m)[p.Kind]++
 }
 
-// applies gathers the policies that apply to the targets.
-func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt time.Time, all bool) (appliesResult, error) {
+// applies gathers the policies that apply to the targets; orphans are the
+// store's orphans at the view (freshness.Orphans).
+func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt time.Time, all bool, orphans []freshness.Orphan) (appliesResult, error) {
 	found := map[string]*Policy{}
 	offer := func(p Policy) {
 		if old, ok := found[p.Key]; ok && old.Rank <= p.Rank {
@@ -111,7 +112,7 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 	// Orphaned memory (SPEC.md §9.8, §12.2): an item whose target was
 	// deleted is listed under the nearest enclosing target that still
 	// exists, never silently dropped.
-	if err := offerOrphans(r, targets, at, offer); err != nil {
+	if err := offerOrphans(r, orphans, targets, at, offer); err != nil {
 		return appliesResult{}, err
 	}
 	// kv policies.
@@ -205,11 +206,7 @@ func applies(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, validAt ti
 // offerOrphans offers every orphan whose nearest live enclosing key is an
 // anchor of a target, as "orphaned": what it applied to and when that was
 // deleted.
-func offerOrphans(r *lmdbstore.ReadTxn, targets []Target, at lmdbstore.At, offer func(Policy)) error {
-	orphans, err := freshness.Orphans(r, at)
-	if err != nil {
-		return err
-	}
+func offerOrphans(r *lmdbstore.ReadTxn, orphans []freshness.Orphan, targets []Target, at lmdbstore.At, offer func(Policy)) error {
 	for _, o := range orphans {
 		if o.DeletedRev == 0 || o.Nearest == "" {
 			continue // never existed: a missing node, not an orphan

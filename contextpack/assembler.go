@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/bpe"
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/enginesnap"
+	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/lmdbstore"
 )
 
@@ -98,6 +100,13 @@ type Assembler struct {
 
 	headersMu sync.Mutex
 	headers   map[lmdbstore.Revision]lmdbstore.LogHeader // log headers read so far (they never change)
+
+	orphansMu   sync.Mutex
+	orphanAt    map[lmdbstore.Revision][]freshness.Orphan // orphans by view revision (orphans.go)
+	orphansPath string                                    // the orphans file ("": none)
+	orphanScans atomic.Int64                              // scans made (tests)
+
+	related relatedMemo // the related walk's rankings of the current snapshot
 }
 
 // header is the log header of rev (commit time, scope, run, task), read
@@ -143,14 +152,17 @@ func New(s *lmdbstore.Store, opts Options) *Assembler {
 	if a.clock == nil {
 		a.clock = time.Now
 	}
+	path := opts.SnapshotPath
+	switch path {
+	case "":
+		path = filepath.Join(s.Path(), SnapshotFile)
+	case "-":
+		path = ""
+	}
+	if path != "" {
+		a.orphansPath = path + OrphansSuffix
+	}
 	if a.snaps == nil {
-		path := opts.SnapshotPath
-		switch path {
-		case "":
-			path = filepath.Join(s.Path(), SnapshotFile)
-		case "-":
-			path = ""
-		}
 		a.snaps = enginesnap.New(s, enginesnap.Options{Path: path, Clock: a.clock, Logf: opts.Logf})
 		a.ownSnaps = true
 	}
@@ -265,7 +277,11 @@ func (c *call) run() (*Pack, error) {
 	if p.Targets, err = c.resolveTargets(); err != nil {
 		return nil, err
 	}
-	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.req.All)
+	orphans, err := c.a.orphans(c.r, c.view)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := applies(c.r, p.Targets, c.at, c.validAt, c.req.All, orphans)
 	if err != nil {
 		return nil, err
 	}

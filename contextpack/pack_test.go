@@ -3,6 +3,7 @@ package contextpack_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -95,14 +96,8 @@ func fixture(t *testing.T) *lmdbstore.Store {
 		}
 	}
 	update("r1", "index", func(tx *lmdbstore.WriteTxn) error {
-		// The relations ingest registers.
-		for _, r := range []lmdbstore.Relation{
-			{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-			{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-		} {
-			if _, err := tx.AddRelation(r); err != nil {
-				t.Fatal(err)
-			}
+		if err := addIngestRelations(tx); err != nil {
+			t.Fatal(err)
 		}
 		for _, d := range []string{"dir:.", "dir:lmdbstore", "dir:cli"} {
 			node(tx, d, "")
@@ -164,6 +159,20 @@ func fixture(t *testing.T) *lmdbstore.Store {
 		return nil
 	})
 	return s
+}
+
+// addIngestRelations registers the relations ingest adds besides the
+// built-ins.
+func addIngestRelations(tx *lmdbstore.WriteTxn) error {
+	for _, r := range []lmdbstore.Relation{
+		{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
+		{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
+	} {
+		if _, err := tx.AddRelation(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func assemble(t *testing.T, a *contextpack.Assembler, req contextpack.Request) *contextpack.Pack {
@@ -521,13 +530,8 @@ func TestRelatedFilesFuseVocabulary(t *testing.T) {
 			return lmdbstore.NodePut{Key: "file:" + path, Payload: json.RawMessage(p + "}")}
 		}
 		_, err = s.Update(lmdbstore.WriteMeta{RunID: "r1"}, func(tx *lmdbstore.WriteTxn) error {
-			for _, r := range []lmdbstore.Relation{
-				{Name: "contains", DefaultWeight: 1, Bidirectional: true, Role: roles.Structure},
-				{Name: "co_changed", DefaultWeight: 1, Bidirectional: true, Role: roles.History},
-			} {
-				if _, err := tx.AddRelation(r); err != nil {
-					return err
-				}
+			if err := addIngestRelations(tx); err != nil {
+				return err
 			}
 			for _, n := range []lmdbstore.NodePut{
 				{Key: "dir:a"}, {Key: "dir:b"},
@@ -687,4 +691,97 @@ func TestRelatedListsCurrentItems(t *testing.T) {
 	if n := a.SnapshotBuilds(); n != 1 {
 		t.Errorf("%d snapshot builds, want 1 (the writes are not ranking writes)", n)
 	}
+}
+
+// TestOrphansFollowTheView: a long-lived Assembler keeps the orphans it
+// found per view revision; a deletion after a call makes a new revision,
+// whose pack lists the new orphan exactly as a fresh Assembler's does,
+// while the old revision still answers as before. Hand-derived from the
+// fixture: decision:new-retry constrains sym Open (rev 3); deleting Open
+// (rev 6) orphans it, and its nearest live enclosing key is Open's file,
+// lmdbstore/store.go, the target.
+func TestOrphansFollowTheView(t *testing.T) {
+	s := fixture(t)
+	a := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer a.Close()
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	orphaned := func(p *contextpack.Pack) []string {
+		var keys []string
+		for _, x := range p.Applies {
+			if x.Via == "orphaned" {
+				keys = append(keys, x.Key+" "+x.Anchor)
+			}
+		}
+		return keys
+	}
+	before := assemble(t, a, req)
+	if got := orphaned(before); len(got) != 0 {
+		t.Fatalf("orphans before the deletion: %v", got)
+	}
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.DeleteNode("sym:example.com/m/lmdbstore.Open")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after := assemble(t, a, req)
+	want := []string{"decision:new-retry constrains sym:example.com/m/lmdbstore.Open, deleted at rev 6"}
+	if diff := cmp.Diff(want, orphaned(after)); diff != "" {
+		t.Errorf("orphans after the deletion (-want +got):\n%s", diff)
+	}
+	fresh := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+	defer fresh.Close()
+	if diff := cmp.Diff(assemble(t, fresh, req).Applies, after.Applies); diff != "" {
+		t.Errorf("long-lived and fresh Applies differ (-fresh +long-lived):\n%s", diff)
+	}
+	old := req
+	old.At = lmdbstore.AtRevision(before.Rev)
+	if diff := cmp.Diff(before.Applies, assemble(t, a, old).Applies); diff != "" {
+		t.Errorf("the old revision's Applies changed (-before +now):\n%s", diff)
+	}
+}
+
+// TestOrphansFile: the orphans of the latest revision are written beside
+// the engine snapshot and read by the next Assembler instead of scanning;
+// a file of another revision, or a damaged one, is scanned past (and the
+// latest rewritten); every pack equals the one of an Assembler that keeps
+// no file.
+func TestOrphansFile(t *testing.T) {
+	s := fixture(t)
+	req := contextpack.Request{Targets: []string{"lmdbstore/store.go"}}
+	path := filepath.Join(s.Path(), contextpack.SnapshotFile+contextpack.OrphansSuffix)
+	step := func(what string, r contextpack.Request, wantScans int) {
+		t.Helper()
+		a := contextpack.New(s, contextpack.Options{})
+		defer a.Close()
+		got := assemble(t, a, r)
+		if n := a.OrphanScans(); n != wantScans {
+			t.Errorf("%s: %d orphan scans, want %d", what, n, wantScans)
+		}
+		none := contextpack.New(s, contextpack.Options{SnapshotPath: "-"})
+		defer none.Close()
+		if diff := cmp.Diff(assemble(t, none, r).Applies, got.Applies); diff != "" {
+			t.Errorf("%s: Applies (-no file +file):\n%s", what, diff)
+		}
+	}
+	step("the first call", req, 1)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no orphans file after the first call: %v", err)
+	}
+	step("a second process", req, 0)
+	if _, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+		return tx.DeleteNode("sym:example.com/m/lmdbstore.Open") // orphans decision:new-retry
+	}); err != nil {
+		t.Fatal(err)
+	}
+	step("after a deletion", req, 1)
+	step("the next process", req, 0)
+	old := req
+	old.At = lmdbstore.AtRevision(5)
+	step("an older revision", old, 1)
+	step("the latest again (the file was not replaced)", req, 0)
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("a damaged file", req, 1)
+	step("rewritten", req, 0)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
+	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/ops"
@@ -78,7 +79,7 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 			return nil, err
 		}
 	}
-	views, err := e.Engine.RelatedViews(seeds, p, "", "file")
+	views, err := c.relatedViews(e, seeds, p)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +131,25 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 		}
 	}
 	return out, nil
+}
+
+// relatedViews is the walk's mixed and files-only rankings, from the
+// Assembler's memo when the same walk was ranked over the same snapshot
+// (and the request reads no feedback overlay, which depends on the view).
+func (c *call) relatedViews(e *enginesnap.Snap, seeds []engines.Seed, p engines.RelatedParams) ([][]engines.Scored, error) {
+	if c.req.Feedback {
+		return e.Engine.RelatedViews(seeds, p, "", "file")
+	}
+	key := memoKey(seeds, p.TopK)
+	if views, ok := c.a.related.get(e, key); ok {
+		return views, nil
+	}
+	views, err := e.Engine.RelatedViews(seeds, p, "", "file")
+	if err != nil {
+		return nil, err
+	}
+	c.a.related.put(e, key, views)
+	return views, nil
 }
 
 // neighbour is the Related item of node n, without its score (the

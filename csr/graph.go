@@ -266,8 +266,7 @@ func (g *Graph) NodeID(n NodeIndex) (uint64, error) {
 func (g *Graph) Key(n NodeIndex) (string, error) { return g.f.Key(n) }
 
 func (g *Graph) Type(n NodeIndex) (string, error) {
-	typ, _, _, _, err := g.f.NodeStrings(n)
-	return typ, err
+	return g.f.NodeType(n)
 }
 
 // Node is every attribute of one node. Strings are zero-copy.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,6 +102,13 @@ func TestDamagedSnapshotTypedError(t *testing.T) {
 			}
 			if !errors.Is(err, snapshot.ErrCorrupt) {
 				t.Fatalf("err = %v, want one matching snapshot.ErrCorrupt", err)
+			}
+			// A list found damaged is not remembered as checked: the
+			// same engine fails again.
+			if e != nil {
+				if err := runAll(e); !errors.Is(err, snapshot.ErrCorrupt) {
+					t.Fatalf("second run: err = %v, want one matching snapshot.ErrCorrupt", err)
+				}
 			}
 		})
 	}
@@ -202,6 +210,33 @@ func TestConcurrentQueriesAgree(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestCheckedListsStayChecked: node 0's out-list with a peer beyond the
+// nodes fails on every read (a failed check is not remembered as passed),
+// and an undamaged list reads the same before and after it was checked.
+func TestCheckedListsStayChecked(t *testing.T) {
+	g := randomGraph(rand.New(rand.NewPCG(5, 6)), 12, 40)
+	g.edges = append(g.edges, testEdge{0, 11, 1, 1})
+	good := snapshotBytes(t, g, snapshot.WriterOptions{})
+	e := mustEngine(t, good)
+	first, _, _, err := e.out(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, _, err := e.out(0)
+	if err != nil || !slices.Equal(first, again) {
+		t.Fatalf("second read of a checked list: %v, %v (first %v)", again, err, first)
+	}
+	b := append([]byte(nil), good...)
+	off, n := section(t, b, snapshot.KindFwdTargets)
+	binary.LittleEndian.PutUint32(b[off:off+n], 1<<30) // node 0's first out-edge
+	d := mustEngine(t, b)
+	for i := range 3 {
+		if _, _, _, err := d.out(0); !errors.Is(err, snapshot.ErrCorrupt) {
+			t.Fatalf("read %d of the damaged list: err = %v, want ErrCorrupt", i+1, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/roles"
@@ -51,6 +52,11 @@ type Engine struct {
 	relNames map[string]uint32
 	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
 	pool     sync.Pool // *scratch
+	// checked has bit 2n (out) and 2n+1 (in) set once node n's edge list
+	// in that direction passed checkEdges: the arrays are immutable, so a
+	// list is checked once per engine, not on every read (a related walk
+	// and its ranking read the same lists many times).
+	checked []atomic.Uint32
 
 	// info reads node types, payloads and the stored PageRank (nil in
 	// algorithm-core tests: no temporal term, no kind filter).
@@ -123,6 +129,7 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 	}
 	n := e.numNodes
 	e.pool.New = func() any { return &scratch{n: n} }
+	e.checked = make([]atomic.Uint32, (2*n+31)/32)
 	return e, nil
 }
 
@@ -171,7 +178,7 @@ func (e *Engine) out(n uint32) ([]uint32, []uint32, []float32, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return t, r, w, e.checkEdges(n, "out", t, r, w)
+	return t, r, w, e.checkEdges(n, false, t, r, w)
 }
 
 func (e *Engine) in(n uint32) ([]uint32, []uint32, []float32, error) {
@@ -179,12 +186,24 @@ func (e *Engine) in(n uint32) ([]uint32, []uint32, []float32, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return s, r, w, e.checkEdges(n, "in", s, r, w)
+	return s, r, w, e.checkEdges(n, true, s, r, w)
 }
 
-func (e *Engine) checkEdges(n uint32, dir string, nodes, rels []uint32, weights []float32) error {
+// checkEdges checks node n's out- (or in-) edge list: arrays of equal
+// length, every peer a node, every relation known. A list that passed is
+// not checked again (Engine.checked); one that failed fails every time.
+func (e *Engine) checkEdges(n uint32, in bool, nodes, rels []uint32, weights []float32) error {
+	dir := "out"
+	bit := 2 * uint64(n)
+	if in {
+		dir, bit = "in", bit+1
+	}
 	if len(rels) != len(nodes) || len(weights) != len(nodes) {
 		return corruptf("node %d: %s-edge arrays of unequal length", n, dir)
+	}
+	word, mask := bit/32, uint32(1)<<(bit%32)
+	if word < uint64(len(e.checked)) && e.checked[word].Load()&mask != 0 {
+		return nil
 	}
 	limit := uint32(e.numNodes)
 	for i, t := range nodes {
@@ -194,6 +213,9 @@ func (e *Engine) checkEdges(n uint32, dir string, nodes, rels []uint32, weights 
 		if int(rels[i]) >= len(e.relFlags) || e.relFlags[rels[i]]&relKnown == 0 {
 			return corruptf("node %d: %s-edge %d has unknown relation %d", n, dir, i, rels[i])
 		}
+	}
+	if word < uint64(len(e.checked)) {
+		e.checked[word].Or(mask)
 	}
 	return nil
 }

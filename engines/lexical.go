@@ -32,6 +32,15 @@ type Lexicon struct {
 	a      *snapshot.Lexicon
 	nodes  int // nodes with a non-empty vector
 	mapped bool
+	// sims holds Similar's accumulators (*simScratch), reused across calls.
+	sims sync.Pool
+}
+
+// simScratch is Similar's dense accumulator: acc[v] for every node index,
+// zero outside touched (the nodes set by the current call).
+type simScratch struct {
+	acc     []float64
+	touched []uint32
 }
 
 type lexiconOnce struct {
@@ -219,10 +228,18 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 	if l.Len() == 0 {
 		return nil
 	}
-	acc := map[uint32]float64{}
-	isSeed := map[uint32]bool{}
+	// A dense accumulator (a node's sum is built in the same order of
+	// additions as with a map, so the same bits), reused across calls.
+	sc, _ := l.sims.Get().(*simScratch)
+	if sc == nil {
+		sc = &simScratch{}
+	}
+	defer l.sims.Put(sc)
+	if n := len(l.a.VecOffsets) - 1; len(sc.acc) < n {
+		sc.acc = make([]float64, n)
+	}
+	acc, touched := sc.acc, sc.touched[:0]
 	for _, sd := range seeds {
-		isSeed[sd.Node] = true
 		if !(sd.Score > 0) || !finite(sd.Score) {
 			continue
 		}
@@ -230,16 +247,22 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 		for i, t := range terms {
 			ns, pws, _ := l.a.Postings(t)
 			for j, v := range ns {
+				if acc[v] == 0 {
+					touched = append(touched, v)
+				}
 				acc[v] += sd.Score * ws[i] * pws[j]
 			}
 		}
 	}
-	out := make([]Scored, 0, len(acc))
-	for v, s := range acc {
-		if s > 0 && !isSeed[v] {
+	out := make([]Scored, 0, len(touched))
+	for _, v := range touched {
+		s := acc[v]
+		acc[v] = 0
+		if s > 0 && !slices.ContainsFunc(seeds, func(sd Seed) bool { return sd.Node == v }) {
 			out = append(out, Scored{Node: v, Score: s})
 		}
 	}
+	sc.touched = touched
 	slices.SortFunc(out, func(a, b Scored) int {
 		if a.Score != b.Score {
 			return cmp.Compare(b.Score, a.Score)

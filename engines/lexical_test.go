@@ -1,12 +1,16 @@
 package engines
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // lexGraph: files F, A, B, C, D with vocabularies; F co-changed with A
@@ -74,7 +78,7 @@ func TestLexiconHandComputed(t *testing.T) {
 	}
 	got := byKey(t, e, lex.Similar([]Seed{{node(t, e, "F"), 1}}))
 	want := []keyed{{"C", tfidfCosine(lexTerms, "F", "C")}, {"B", tfidfCosine(lexTerms, "F", "B")}}
-	if d := cmp.Diff(want, got, approx); d != "" {
+	if d := gocmp.Diff(want, got, approx); d != "" {
 		t.Errorf("Similar(F) (-want +got):\n%s", d)
 	}
 	if !(want[0].Score > want[1].Score && want[1].Score > 0) {
@@ -83,7 +87,7 @@ func TestLexiconHandComputed(t *testing.T) {
 	// Two seeds: their vectors add up, scaled by the seed scores.
 	got = byKey(t, e, lex.Similar([]Seed{{node(t, e, "F"), 1}, {node(t, e, "A"), 0.5}}))
 	want = []keyed{{"C", tfidfCosine(lexTerms, "F", "C")}, {"B", tfidfCosine(lexTerms, "F", "B")}}
-	if d := cmp.Diff(want, got, approx); d != "" {
+	if d := gocmp.Diff(want, got, approx); d != "" {
 		t.Errorf("Similar(F, A/2) (-want +got):\n%s", d)
 	}
 }
@@ -99,7 +103,7 @@ func TestRelatedFusesLexicalSimilarity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysOf(t, e, graph); !cmp.Equal(got, []string{"F", "A", "B"}) {
+	if got := keysOf(t, e, graph); !gocmp.Equal(got, []string{"F", "A", "B"}) {
 		t.Fatalf("graph ranking %v, want F A B", got)
 	}
 	// Fused with k = 60: activation ranks F 1, A 2, B 3; lexical ranks C 1,
@@ -111,11 +115,11 @@ func TestRelatedFusesLexicalSimilarity(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []keyed{{"B", 1.0/63 + 1.0/62}, {"F", 1.0 / 61}, {"C", 1.0 / 61}, {"A", 1.0 / 62}}
-	if d := cmp.Diff(want, byKey(t, e, fused), approx); d != "" {
+	if d := gocmp.Diff(want, byKey(t, e, fused), approx); d != "" {
 		t.Errorf("fused ranking (-want +got):\n%s", d)
 	}
 	p.TopK = 2
-	if top, err := e.Related([]Seed{{F, 1}}, p); err != nil || !cmp.Equal(keysOf(t, e, top), []string{"B", "F"}) {
+	if top, err := e.Related([]Seed{{F, 1}}, p); err != nil || !gocmp.Equal(keysOf(t, e, top), []string{"B", "F"}) {
 		t.Errorf("fused top 2: %v, %v", keysOf(t, e, top), err)
 	}
 	// Without the file filter the ranking is the graph's (no fusion).
@@ -124,7 +128,7 @@ func TestRelatedFusesLexicalSimilarity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysOf(t, e, mixed); !cmp.Equal(got, []string{"F", "A", "B"}) {
+	if got := keysOf(t, e, mixed); !gocmp.Equal(got, []string{"F", "A", "B"}) {
 		t.Errorf("mixed kinds %v, want the graph's F A B", got)
 	}
 	p.Kind, p.LexicalK = "file", 0
@@ -181,12 +185,88 @@ func TestRelatedViews(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(want, views[i]); d != "" {
+			if d := gocmp.Diff(want, views[i]); d != "" {
 				t.Errorf("graph %d, kind %q (-Related +view):\n%s", gi, kind, d)
 			}
 		}
 		if gi == 0 && len(views[1]) > 0 && keyOf(t, e, views[1][0].Node) != "B" {
 			t.Errorf("the file view is not fused: %v", keysOf(t, e, views[1]))
+		}
+	}
+}
+
+// similarByMap is Similar as first written, over maps: the reference the
+// dense accumulator must equal bit for bit.
+func similarByMap(l *Lexicon, seeds []Seed) []Scored {
+	acc := map[uint32]float64{}
+	isSeed := map[uint32]bool{}
+	for _, sd := range seeds {
+		isSeed[sd.Node] = true
+		if !(sd.Score > 0) || math.IsInf(sd.Score, 0) {
+			continue
+		}
+		terms, ws, _ := l.a.Vector(sd.Node)
+		for i, t := range terms {
+			ns, pws, _ := l.a.Postings(t)
+			for j, v := range ns {
+				acc[v] += sd.Score * ws[i] * pws[j]
+			}
+		}
+	}
+	var out []Scored
+	for v, s := range acc {
+		if s > 0 && !isSeed[v] {
+			out = append(out, Scored{Node: v, Score: s})
+		}
+	}
+	slices.SortFunc(out, func(a, b Scored) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
+		}
+		return cmp.Compare(a.Node, b.Node)
+	})
+	return out
+}
+
+// TestSimilarEqualsMapSums: on random vocabularies, Similar (one reused
+// dense accumulator) equals the map-based reference exactly, call after
+// call, for one seed, several, repeated and zero-scored ones.
+func TestSimilarEqualsMapSums(t *testing.T) {
+	words := []string{"store", "page", "cursor", "flag", "cobra", "zeta", "tree", "node", "edge", "hash", "lock", "map"}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 2 + rng.IntN(40)
+		g := testGraph{rels: roleRels, types: map[int]string{}, payloads: map[int]string{}}
+		for i := range n {
+			g.keys = append(g.keys, fmt.Sprintf("f%d", i))
+			terms := map[string]int{}
+			for range rng.IntN(6) {
+				terms[words[rng.IntN(len(words))]] = 1 + rng.IntN(4)
+			}
+			g.types[i] = "file"
+			b, _ := json.Marshal(map[string]any{"path": g.keys[i] + ".go", "terms": terms})
+			g.payloads[i] = string(b)
+		}
+		e := buildEngine(t, g)
+		lex, err := e.Lexicon()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compared := 0
+		for range 10 {
+			var seeds []Seed
+			for range 1 + rng.IntN(3) {
+				seeds = append(seeds, Seed{Node: uint32(rng.IntN(n)), Score: []float64{1, 0.5, 0, 2}[rng.IntN(4)]})
+			}
+			want := similarByMap(lex, seeds)
+			got := lex.Similar(seeds)
+			if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("seed %d, seeds %v (-map +dense):\n%s", seed, seeds, diff)
+			}
+			compared += len(want)
+		}
+		if seed == 0 && compared == 0 {
+			t.Fatal("nothing compared")
 		}
 	}
 }

@@ -5,12 +5,16 @@ package enginesnap
 // name, sync, rename) and mapped in place, and ValidityFile beside it,
 // the JSON range of revisions it is known to serve:
 //
-//	{"rev":R,"commit_time":NS,"lo":LO,"hi":HI}
+//	{"rev":R,"commit_time":NS,"lo":LO,"hi":HI,"valid_at":VA,"valid_until":VU}
 //
 // R and NS name the export (its header's revision and commit time); the
 // range is used only when both match the mapped file and LO ≤ R ≤ HI ≤
 // the store's revision. Anything else is ignored: the range starts again
-// at [R, R] and is widened by reading the log.
+// at [R, R] and is widened by reading the log. VA and VU (unix ns; VU 0:
+// none; both absent in files of older writers) are the export's valid-time
+// window (storesnap.Window): with them, the file also serves Exact
+// snapshots (an analysis tool's first call maps it instead of exporting),
+// under Exact's rules from [R, R].
 
 import (
 	"encoding/json"
@@ -37,6 +41,25 @@ type validity struct {
 	CommitTime int64  `json:"commit_time"`
 	Lo         uint64 `json:"lo"`
 	Hi         uint64 `json:"hi"`
+	ValidAt    int64  `json:"valid_at,omitempty"`
+	ValidUntil int64  `json:"valid_until,omitempty"`
+}
+
+// matches reports whether v was written for s's export.
+func (v validity) matches(s *Snap) bool {
+	return v.Rev == uint64(s.Rev) && v.CommitTime == s.CommitTime
+}
+
+// window sets s's valid-time window from v; false when v has none.
+func (v validity) window(s *Snap) bool {
+	if v.ValidAt == 0 {
+		return false
+	}
+	s.validAt = time.Unix(0, v.ValidAt)
+	if v.ValidUntil != 0 {
+		s.until = time.Unix(0, v.ValidUntil)
+	}
+	return true
 }
 
 // fileState is what a provider knows of the file.
@@ -60,12 +83,53 @@ func (p *Provider) openFile(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
 	if sl.cur != nil && sl.cur.Path != "" && fi.ModTime().Equal(sl.file.mod) {
 		return nil, nil // already mapped: only a newer file is worth opening
 	}
+	s, err := p.mapFile(r, Ranking)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	sl.file.mod = fi.ModTime()
+	if v, ok := p.loadValidity(); ok && v.matches(s) &&
+		v.Lo <= v.Hi && v.Lo <= uint64(s.Rev) && uint64(s.Rev) <= v.Hi && v.Hi <= uint64(r.Revision()) {
+		s.lo, s.hi = lmdbstore.Revision(v.Lo), lmdbstore.Revision(v.Hi)
+		v.window(s)
+	}
+	return s, nil
+}
+
+// openExact maps the file as an Exact snapshot of its own revision when
+// the validity file gives the export's valid-time window; nil when it
+// does not, or the file is absent or not of this history.
+func (p *Provider) openExact(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
+	fi, err := os.Stat(p.path)
+	if err != nil || fi.ModTime().Equal(sl.file.mod) {
+		return nil, nil // absent, or tried already as it is
+	}
+	sl.file.mod = fi.ModTime()
+	v, ok := p.loadValidity()
+	if !ok {
+		return nil, nil
+	}
+	s, err := p.mapFile(r, Exact)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	if !v.matches(s) || !v.window(s) {
+		s.Release()
+		return nil, nil
+	}
+	return s, nil // lo = hi = its revision: Exact's rules widen it
+}
+
+// mapFile maps the file as a snapshot of kind k when the reader accepts
+// it, it carries the sections every export writes, and it belongs to this
+// store's history; nil otherwise (the next export replaces it).
+func (p *Provider) mapFile(r *lmdbstore.ReadTxn, k Kind) (*Snap, error) {
 	g, err := csr.Open(p.path)
 	if err != nil {
 		p.logf("context: ignoring %s: %v", p.path, err)
 		return nil, nil
 	}
-	s, err := newSnap(g, Ranking, p.path)
+	s, err := newSnap(g, k, p.path)
 	if err != nil {
 		p.logf("context: ignoring %s: %v", p.path, err)
 		return nil, nil
@@ -83,11 +147,6 @@ func (p *Provider) openFile(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
 	if err != nil || !same {
 		s.Release()
 		return nil, err
-	}
-	sl.file.mod = fi.ModTime()
-	if v, ok := p.loadValidity(); ok && v.Rev == uint64(s.Rev) && v.CommitTime == s.CommitTime &&
-		v.Lo <= v.Hi && v.Lo <= uint64(s.Rev) && uint64(s.Rev) <= v.Hi && v.Hi <= uint64(r.Revision()) {
-		s.lo, s.hi = lmdbstore.Revision(v.Lo), lmdbstore.Revision(v.Hi)
 	}
 	return s, nil
 }
@@ -111,7 +170,8 @@ func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
 
 // exportFile exports view to the file and maps it.
 func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	if _, _, err := storesnap.ExportFiltered(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions()); err != nil {
+	w, err := storesnap.ExportFileWindow(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+	if err != nil {
 		return nil, err
 	}
 	fi, err := os.Stat(p.path)
@@ -126,7 +186,7 @@ func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	s.validAt = now
+	s.validAt, s.until = w.ValidAt, w.ValidUntil
 	sl.file.mod = fi.ModTime()
 	return s, nil
 }
@@ -146,11 +206,17 @@ func (p *Provider) loadValidity() (validity, bool) {
 // saveValidity records s's range beside the file when it widened (best
 // effort: a lost update only costs a later process one more log read).
 func (p *Provider) saveValidity(sl *slots, s *Snap) {
-	if s.Path == "" {
-		return
+	if s.Path == "" || s.kind != Ranking {
+		return // the file's range is judged by Ranking's rules only
 	}
 	s.mu.Lock()
 	v := validity{Rev: uint64(s.Rev), CommitTime: s.CommitTime, Lo: uint64(s.lo), Hi: uint64(s.hi)}
+	if !s.validAt.IsZero() {
+		v.ValidAt = s.validAt.UnixNano()
+		if !s.until.IsZero() {
+			v.ValidUntil = s.until.UnixNano()
+		}
+	}
 	s.mu.Unlock()
 	if v == sl.file.saved {
 		return

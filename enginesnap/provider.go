@@ -221,6 +221,27 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 			}
 		}
 	}
+	if k == Exact && p.path != "" && newest {
+		// The Ranking file holds the same export; with its valid-time
+		// window recorded it serves Exact's rules too (a fresh process's
+		// first analysis call maps it instead of exporting).
+		s, err := p.openExact(r, sl)
+		if err != nil {
+			return nil, false, err
+		}
+		if s != nil {
+			ok, err := s.serves(r, view, now)
+			if err == nil && ok {
+				replace(&sl.cur, s)
+				s.acquire()
+				return s, false, nil
+			}
+			s.Release()
+			if err != nil {
+				return nil, false, err
+			}
+		}
+	}
 	// Export: the latest view to the file (when it can be written), any
 	// other into memory.
 	var s *Snap

@@ -425,3 +425,69 @@ func TestMemorySnapshotOutlivesRelease(t *testing.T) {
 		t.Errorf("the replaced snapshot's payload: %.40s… %v", got, err)
 	}
 }
+
+// TestExactFromFile: a provider's first Exact call maps the Ranking file
+// when the validity file gives the export's valid-time window and Exact's
+// rules keep it to the view, answering as a fresh export; past the
+// window's end, after a write Exact does not keep, or with a validity
+// file of an older writer (no window), it exports anew.
+func TestExactFromFile(t *testing.T) {
+	s := newStore(t)
+	c := &clock{t: base.Add(time.Hour)}
+	path := filepath.Join(s.Path(), enginesnap.SnapshotFile)
+	open := func() *enginesnap.Provider {
+		p := enginesnap.New(s, enginesnap.Options{Path: path, Clock: c.now})
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	soon := c.now().Add(time.Minute)
+	update(t, s, func(tx *lmdbstore.WriteTxn) error {
+		for _, f := range []func(*lmdbstore.WriteTxn) error{edge("f:a", "calls", "f:b"), edge("f:b", "calls", "f:c"),
+			node("f:c", lmdbstore.Validity{Until: soon}, "")} {
+			if err := f(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	sameAsFresh(t, s, open(), enginesnap.Ranking, c.now(), "f:a", "the file written")
+	b, err := os.ReadFile(filepath.Join(s.Path(), enginesnap.ValidityFile))
+	if err != nil || !strings.Contains(string(b), fmt.Sprintf(`"valid_at":%d,"valid_until":%d`, c.now().UnixNano(), soon.UnixNano())) {
+		t.Fatalf("%s: %s %v; want the export's window", enginesnap.ValidityFile, b, err)
+	}
+	exact := func(what string, wantBuilds int) {
+		t.Helper()
+		p := open()
+		sn := sameAsFresh(t, s, p, enginesnap.Exact, c.now(), "f:a", what)
+		if got := p.Builds(enginesnap.Exact); got != wantBuilds || (wantBuilds == 0) != (sn.Path == path) {
+			t.Errorf("%s: %d Exact builds, path %q; want %d", what, got, sn.Path, wantBuilds)
+		}
+	}
+	exact("a fresh provider", 0)
+	update(t, s, kv("decisions", "d", lmdbstore.Validity{}))
+	exact("after a kv write Exact keeps", 0)
+	c.add(2 * time.Minute)
+	exact("past the end of f:c's valid time", 1)
+	c.add(-2 * time.Minute)
+	exact("back inside the window", 0)
+	if err := os.WriteFile(filepath.Join(s.Path(), enginesnap.ValidityFile), fmt.Appendf(nil, `{"rev":1,"commit_time":%d,"lo":1,"hi":2}`, must64(t, s)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exact("a validity file without the window", 1)
+	update(t, s, edge("f:a", "calls", "f:d"))
+	exact("after an edge write", 1)
+}
+
+// must64 is the commit time of revision 1 of s, in unix ns.
+func must64(t *testing.T, s *lmdbstore.Store) int64 {
+	t.Helper()
+	var ns int64
+	if err := s.View(func(r *lmdbstore.ReadTxn) error {
+		ct, err := r.CommitTime(1)
+		ns = ct.UnixNano()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}

@@ -26,7 +26,9 @@ const (
 	// valid time, as an export judged at the clock would hold them. Kept
 	// only across kv writes and payload-only node puts (type and git
 	// history unchanged) that leave every item exactly as valid now as it
-	// was, and only until the first valid-time bound. Held in memory only.
+	// was, and only until the first valid-time bound. Exported in memory;
+	// a provider's first one may be the Ranking file (the same export),
+	// when its validity file records the export's valid-time window.
 	Exact
 	numKinds
 )

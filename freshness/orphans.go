@@ -35,9 +35,11 @@ func Orphans(r *lmdbstore.ReadTxn, at lmdbstore.At) ([]Orphan, error) {
 		return nil, err
 	}
 	memory := map[lmdbstore.RelID]string{}
+	var memoryIDs []lmdbstore.RelID
 	for _, rel := range rels {
 		if rel.Role == roles.Memory {
 			memory[rel.ID] = rel.Name
+			memoryIDs = append(memoryIDs, rel.ID)
 		}
 	}
 	var out []Orphan
@@ -56,11 +58,8 @@ func Orphans(r *lmdbstore.ReadTxn, at lmdbstore.At) ([]Orphan, error) {
 		out = append(out, o)
 		return nil
 	}
-	err = r.ScanEdges(at, func(e lmdbstore.Edge) error {
-		name, ok := memory[e.Rel]
-		if !ok {
-			return nil
-		}
+	err = r.ScanEdgesOf(at, memoryIDs, func(e lmdbstore.Edge) error {
+		name := memory[e.Rel]
 		src, err := r.KeyOf(e.Src)
 		if err != nil {
 			return err

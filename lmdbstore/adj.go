@@ -76,7 +76,11 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 		return err
 	}
 	defer done()
-	var start [20]byte
+	// The seek key lives in the transaction: a local array would escape
+	// through cgo (one allocation per scan). Only the seek below reads it,
+	// so a scan nested in fn may reuse it.
+	start := &r.seek
+	*start = [20]byte{}
 	binary.BigEndian.PutUint64(start[:], uint64(node))
 	binary.BigEndian.PutUint32(start[8:], uint32(rel))
 	k, v, err := cur.Get(start[:], nil, lmdb.SetRange)

@@ -17,13 +17,81 @@ import (
 // never written again, and a string keeps its arena alive after the cache
 // has moved on to a new one, so they are safe to keep.
 //
+// The index is an open-addressing table with linear probing (idTable):
+// node ids are hashes of keys, so an id's low bits are already spread and
+// a lookup is one probe into one cache line, where a Go map costs about
+// twice as much per neighbour on a hub's in-list (BENCHMARKS.md, Peers).
+//
 // The cache is bounded: when an insert would pass maxCachedIDs entries or
 // maxArenaBytes, it starts over empty.
 type keyCache struct {
 	mu    sync.RWMutex
-	index map[NodeID]uint64 // offset << 16 | length (keys are at most maxNodeKeyLen < 1<<16 bytes)
+	index idTable
 	arena []byte
 }
+
+// idSlot is one slot of an idTable: x is offset << 16 | length (keys are
+// at most maxNodeKeyLen < 1<<16 bytes, and never empty, so x == 0 marks a
+// free slot).
+type idSlot struct {
+	id NodeID
+	x  uint64
+}
+
+// idTable maps ids to arena positions: a power-of-two array of slots,
+// at most half full, probed linearly from the id's mixed bits.
+type idTable struct {
+	slots []idSlot
+	n     int
+}
+
+// home is the first slot probed for id.
+func (t *idTable) home(id NodeID) int {
+	// Ids are hashes already; the multiply guards against ids that are
+	// not (tests, crafted stores) clustering in the low bits.
+	return int((uint64(id) * 0x9e3779b97f4a7c15 >> 32) & uint64(len(t.slots)-1))
+}
+
+func (t *idTable) get(id NodeID) (uint64, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(id); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.x == 0 {
+			return 0, false
+		}
+		if s.id == id {
+			return s.x, true
+		}
+	}
+}
+
+// set adds id (not present) with position x, growing the table first when
+// it would pass half full.
+func (t *idTable) set(id NodeID, x uint64) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]idSlot, max(1024, 2*len(old)))
+		t.n = 0
+		for _, s := range old {
+			if s.x != 0 {
+				t.set(s.id, s.x)
+			}
+		}
+	}
+	mask := len(t.slots) - 1
+	i := t.home(id)
+	for t.slots[i].x != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = idSlot{id, x}
+	t.n++
+}
+
+// len is the number of ids held.
+func (t *idTable) len() int { return t.n }
 
 const (
 	maxCachedIDs  = 1 << 21
@@ -33,7 +101,7 @@ const (
 // get returns id's cached key.
 func (c *keyCache) get(id NodeID) (string, bool) {
 	c.mu.RLock()
-	x, ok := c.index[id]
+	x, ok := c.index.get(id)
 	arena := c.arena
 	c.mu.RUnlock()
 	if !ok {
@@ -57,7 +125,7 @@ func (c *keyCache) getMany(refs []EdgeRef, keys []string, hit []bool) int {
 	c.mu.RLock()
 	arena := c.arena
 	for i := range refs {
-		x, ok := c.index[refs[i].Peer]
+		x, ok := c.index.get(refs[i].Peer)
 		hit[i] = ok
 		if ok {
 			keys[i] = arenaString(arena, x)
@@ -84,20 +152,20 @@ func (c *keyCache) put(id NodeID, key []byte) string {
 }
 
 func (c *keyCache) putLocked(id NodeID, key []byte) string {
-	if x, ok := c.index[id]; ok {
+	if x, ok := c.index.get(id); ok {
 		return arenaString(c.arena, x)
 	}
-	if len(key) >= 1<<16 {
-		return string(key) // never: keys are at most maxNodeKeyLen
+	if len(key) == 0 || len(key) >= 1<<16 {
+		return string(key) // never: keys are 1 to maxNodeKeyLen bytes
 	}
-	if c.index == nil || len(c.index) >= maxCachedIDs || len(c.arena)+len(key) > maxArenaBytes {
-		c.index = make(map[NodeID]uint64, 1024)
+	if c.arena == nil || c.index.len() >= maxCachedIDs || len(c.arena)+len(key) > maxArenaBytes {
+		c.index = idTable{}
 		c.arena = make([]byte, 0, 64<<10)
 	}
 	off := len(c.arena)
 	c.arena = append(c.arena, key...)
 	x := uint64(off)<<16 | uint64(len(key))
-	c.index[id] = x
+	c.index.set(id, x)
 	return arenaString(c.arena, x)
 }
 

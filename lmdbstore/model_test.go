@@ -651,6 +651,30 @@ func compareAt(t *testing.T, r *ReadTxn, st mState, times []time.Time, at At, wh
 	if diff := cmp.Diff(all, readEdges(t, r, scanned), cmpOpts...); diff != "" {
 		t.Fatalf("%s: ScanEdges (-model +store):\n%s", where, diff)
 	}
+	// ScanEdgesOf: the model's edges of each relation alone, and of none
+	rels, err := r.Relations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range append(rels, Relation{}) {
+		var of []Edge
+		ids := []RelID{rel.ID}
+		if rel.ID == 0 {
+			ids = nil
+		}
+		if err := r.ScanEdgesOf(at, ids, func(e Edge) error { of = append(of, e); return nil }); err != nil {
+			t.Fatalf("%s: ScanEdgesOf(%s): %v", where, rel.Name, err)
+		}
+		var want []simpleEdge
+		for _, e := range all {
+			if rel.ID != 0 && e.Rel == rel.Name {
+				want = append(want, e)
+			}
+		}
+		if diff := cmp.Diff(want, readEdges(t, r, of), cmpOpts...); diff != "" {
+			t.Fatalf("%s: ScanEdgesOf(%s) (-model +store):\n%s", where, rel.Name, diff)
+		}
+	}
 	var nodes []string
 	if err := r.ScanNodes(at, func(n Node) error { nodes = append(nodes, n.Key); return nil }); err != nil {
 		t.Fatalf("%s: ScanNodes: %v", where, err)

@@ -102,8 +102,8 @@ func TestKeyCacheStartsOver(t *testing.T) {
 			handed = append(handed, got)
 		}
 	}
-	if len(c.index) != n-maxCachedIDs {
-		t.Errorf("after %d puts the cache holds %d ids, want %d (started over once)", n, len(c.index), n-maxCachedIDs)
+	if c.index.len() != n-maxCachedIDs {
+		t.Errorf("after %d puts the cache holds %d ids, want %d (started over once)", n, c.index.len(), n-maxCachedIDs)
 	}
 	if _, ok := c.get(0); ok {
 		t.Error("id 0 still cached after the cache started over")

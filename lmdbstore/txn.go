@@ -38,6 +38,7 @@ type ReadTxn struct {
 	pooled        *pooledRead       // the pooled transaction (nil: none); owns the scan cursors
 	nb            *neighbourScratch // Neighbours' scratch when not pooled
 	revMemo       revMemo           // the last revs entry read (revs.go)
+	seek          [20]byte          // scanAdj's seek key
 }
 
 func (r *ReadTxn) close() {

@@ -108,6 +108,19 @@ func (f *File) NodeStrings(i uint32) (typ, scope, run, task string, err error) {
 	return out[0], out[1], out[2], out[3], nil
 }
 
+// NodeType is node i's type alone (NodeStrings' first string, without
+// reading the other three): the engines filter every activated node by it.
+func (f *File) NodeType(i uint32) (string, error) {
+	if err := f.checkNode(i); err != nil {
+		return "", err
+	}
+	id := f.nodes[i].Type
+	if uint64(id) >= uint64(f.NumStrings()) {
+		return "", f.sectionErr(KindNodes, uint64(i), nodeRowSize, "node %d: string id %d not in [0, %d)", i, id, f.NumStrings())
+	}
+	return f.String(id)
+}
+
 // Lookup finds the node index of id in the sorted id array, building
 // nothing at open. Node ids are hashes of keys, spread uniformly, so one
 // interpolation guess lands within about sqrt(n) positions of the answer; a

@@ -492,3 +492,26 @@ func TestOpenAllocatesNothingThatGrows(t *testing.T) {
 		t.Fatalf("Open allocates %v times", allocs[50])
 	}
 }
+
+// TestNodeTypeIsNodeStringsType: NodeType answers NodeStrings' first
+// string for every node of the tiny state, and the same error past the
+// last node.
+func TestNodeTypeIsNodeStringsType(t *testing.T) {
+	f, err := snapshot.FromBytes(mustWrite(t, tinyState(), snapshot.WriterOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint32(f.Header().NodeCount)
+	types := map[string]bool{}
+	for i := range n + 2 {
+		want, _, _, _, werr := f.NodeStrings(i)
+		got, gerr := f.NodeType(i)
+		if got != want || (werr == nil) != (gerr == nil) {
+			t.Errorf("node %d: NodeType %q, %v; NodeStrings %q, %v", i, got, gerr, want, werr)
+		}
+		types[got] = true
+	}
+	if len(types) < 3 { // two types and "" past the end
+		t.Errorf("the tiny state has too few node types to tell them apart: %v", types)
+	}
+}

@@ -49,18 +49,39 @@ func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.Writ
 
 // ExportFiltered is Export with the items f selects (ValidAt zero: now).
 func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
+	stats, w, err := exportFile(s, path, at, f, opts)
+	return stats, w.Rev, err
+}
+
+// Window is the revision an export read and the valid-at times it holds
+// for, as InMemory's fields say.
+type Window struct {
+	Rev                 lmdbstore.Revision
+	ValidAt, ValidUntil time.Time
+}
+
+// ExportFileWindow is ExportFiltered returning the export's Window.
+func ExportFileWindow(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (Window, error) {
+	_, w, err := exportFile(s, path, at, f, opts)
+	return w, err
+}
+
+func exportFile(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, Window, error) {
 	var stats snapshot.WriteStats
-	var rev lmdbstore.Revision
+	var w Window
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
 		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
 			return err
 		}
-		rev = lmdbstore.Revision(st.Revision())
-		stats, err = snapshot.WriteFile(path, st, st.withIndex(opts))
+		w.Rev, w.ValidAt = lmdbstore.Revision(st.Revision()), st.filter.ValidAt
+		if stats, err = snapshot.WriteFile(path, st, st.withIndex(opts)); err != nil {
+			return err
+		}
+		w.ValidUntil, err = st.ValidUntil() // found while writing
 		return err
 	})
-	return stats, rev, err
+	return stats, w, err
 }
 
 // InMemory is an export held in memory, with the range of valid-at times
