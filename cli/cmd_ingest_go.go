@@ -56,6 +56,7 @@ func runIngestGo(k *call) error {
 	start := time.Now()
 	dir := k.args[0]
 	k.derivedWrites = true // code structure, not free text: no secret scan (SPEC §2)
+	defer startMemGovernor(k.env.Getenv, ingestMemoryFloor)()
 	s, err := k.open(false)
 	if err != nil {
 		return err
