@@ -16,8 +16,9 @@ const ingestMemoryFloor = 768 << 20
 
 // memGovernor is a soft memory limit (debug.SetMemoryLimit) that follows
 // the live heap: after every collection the limit becomes the larger of
-// its floor and 1.25× the live heap, so a tree whose live heap outgrows
-// the floor is collected more often instead of continuously.
+// its floor and 1.5× the live heap (the default pacing allows 2×), so a
+// tree whose live heap outgrows the floor is collected more often (about
+// twice as often as by default), never continuously.
 type memGovernor struct {
 	floor   int64
 	prev    int64
@@ -63,7 +64,7 @@ func (g *memGovernor) afterGC() {
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() == metrics.KindUint64 {
 		live := int64(g.sample[0].Value.Uint64())
-		debug.SetMemoryLimit(max(g.floor, live+live/4))
+		debug.SetMemoryLimit(max(g.floor, live+live/2))
 	}
 	g.arm()
 }
