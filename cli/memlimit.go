@@ -31,7 +31,8 @@ type memGovernor struct {
 type gcSentinel struct{ _ *byte } // holds a pointer: not a tiny allocation
 
 // startMemGovernor applies the governor until the returned stop is called
-// (which restores the previous limit). A user's GOMEMLIMIT or GOGC wins:
+// (which restores the previous limit). The limit is the process's: one
+// governed command at a time (memctl runs one command per process). A user's GOMEMLIMIT or GOGC wins:
 // then nothing is changed.
 func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
 	if getenv != nil && (getenv("GOMEMLIMIT") != "" || getenv("GOGC") != "") {
