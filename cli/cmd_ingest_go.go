@@ -56,6 +56,7 @@ func runIngestGo(k *call) error {
 	start := time.Now()
 	dir := k.args[0]
 	k.derivedWrites = true // code structure, not free text: no secret scan (SPEC §2)
+	defer startMemGovernor(k.env.Getenv, ingestMemoryFloor)()
 	s, err := k.open(false)
 	if err != nil {
 		return err
@@ -90,11 +91,15 @@ func runIngestGo(k *call) error {
 		out.Fallbacks = []ingest.Fallback{}
 	}
 	if !res.Unchanged {
-		stats, err = ingest.WriteGo(s, res.Graph, k.meta(), bar.update)
+		// The write is the graph's last use: with no reference left here,
+		// the collector may free it while the store commits.
+		g := res.Graph
+		res.Graph = nil
+		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
+		stats, err = ingest.WriteGo(s, g, k.meta(), bar.update)
 		if err != nil {
 			return err
 		}
-		out.Nodes, out.Edges = res.Graph.NumNodes(), res.Graph.NumEdges()
 	}
 	bar.done()
 	out.Rev = uint64(stats.Commit.Rev)

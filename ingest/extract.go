@@ -130,12 +130,15 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		}
 		// What type-checking kept for the modules to come goes now.
 		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
+		debugHeap("after type-checking")
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
 	x.extractSyntax()
+	debugHeap("after syntax")
 	x.finish()
 	debugf("syntax and finish in %v", time.Since(t0))
+	debugHeap("after finish")
 	res.Graph = x.g
 	res.Packages = len(x.pkgModes)
 	for _, m := range x.pkgModes {

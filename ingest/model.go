@@ -168,9 +168,24 @@ func (g *Graph) AddEdge(e Edge) {
 		e.Weight = RelationWeights[e.Rel]
 	}
 	k := edgeKey{e.Src, e.Rel, e.Dst}
-	if w, ok := g.edges[k]; !ok || e.Weight > w {
+	w, ok := g.edges[k]
+	if !ok {
+		// A new edge keeps its endpoints' node keys rather than its own
+		// copies when the nodes are there: most endpoints are, and the
+		// graph of a large tree then holds each key once.
+		k.src, k.dst = g.intern(k.src), g.intern(k.dst)
+	}
+	if !ok || e.Weight > w {
 		g.edges[k] = e.Weight
 	}
+}
+
+// intern returns the graph's own copy of key when key is a node of g.
+func (g *Graph) intern(key string) string {
+	if n, ok := g.nodes[key]; ok {
+		return n.Key
+	}
+	return key
 }
 
 // NumNodes and NumEdges count the graph.

@@ -733,3 +733,17 @@ func debugf(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, format+"\n", args...)
 	}
 }
+
+// debugHeap reports, with MEMCTL_INGEST_DEBUG=2, the live heap after a
+// collection and the heap the process has taken from the system so far.
+func debugHeap(at string) {
+	if os.Getenv("MEMCTL_INGEST_DEBUG") != "2" {
+		return
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapInuse
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(os.Stderr, "heap %s: in use %d MB before GC, live %d MB, heap sys %d MB\n", at, before>>20, ms.HeapAlloc>>20, ms.HeapSys>>20)
+}

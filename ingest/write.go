@@ -513,6 +513,7 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 		rels[name] = add
 	}
 	nodes, edges := g.Nodes(), g.Edges()
+	debugHeap("write: graph sorted")
 	b.Grow(len(nodes), len(edges))
 	total := len(nodes) + len(edges)
 	tick := func(done int) {
@@ -540,12 +541,15 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 		}
 		tick(len(nodes) + i + 1)
 	}
+	debugHeap("write: bulk filled")
 	c, err := b.Commit()
 	stats.Commit = c
 	if err != nil || c.Rev == 0 {
 		return WriteStats{Commit: c}, err
 	}
-	debugf("write: bulk load of %d nodes, %d edges (appended %v)", len(nodes), len(edges), b.Appended)
+	// Not len(edges): the sorted copy is dead once the bulk holds the
+	// edges, so that the collector can free it during Commit.
+	debugf("write: bulk load of %d nodes, %d edges (appended %v)", stats.NodesPut, stats.EdgesPut, b.Appended)
 	return stats, nil
 }
 

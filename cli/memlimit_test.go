@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The governor sets its floor, raises the limit to 1.5× a live heap
+// larger than the floor after a collection, and restores the previous
+// limit when stopped; a user's GOMEMLIMIT or GOGC leaves the limit alone.
+func TestMemGovernorFollowsLiveHeap(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	const floor = 8 << 20
+	stop := startMemGovernor(func(string) string { return "" }, floor)
+	if got := debug.SetMemoryLimit(-1); got != floor {
+		t.Errorf("limit after start %d, want the floor %d", got, floor)
+	}
+	hold := make([][]byte, 64)
+	for i := range hold {
+		hold[i] = make([]byte, 1<<20) // 64 MB live, 8× the floor
+	}
+	var got int64
+	for range 100 {
+		runtime.GC()
+		if got = debug.SetMemoryLimit(-1); got >= 64<<20+32<<20 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got < 64<<20+32<<20 || got > 4*64<<20 {
+		t.Errorf("limit with 64 MB live %d, want about 1.5× the live heap", got)
+	}
+	runtime.KeepAlive(hold)
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
+	}
+	for _, env := range []string{"GOMEMLIMIT", "GOGC"} {
+		stop := startMemGovernor(func(k string) string {
+			if k == env {
+				return "1"
+			}
+			return ""
+		}, floor)
+		if got := debug.SetMemoryLimit(-1); got != prev {
+			t.Errorf("with %s set the limit became %d, want it unchanged (%d)", env, got, prev)
+		}
+		stop()
+	}
+}
+
+// `ingest go` under its memory governor builds the store it builds
+// without one (GOGC set turns the governor off): same logical snapshot.
+func TestIngestGoSameStoreUnderMemoryLimit(t *testing.T) {
+	dir := copyIngestTree(t, "basic")
+	hash := func(environ map[string]string) string {
+		db := newStore(t)
+		if r := runEnv(t, "", environ, "--db", db, "ingest", "go", dir); r.Code != 0 {
+			t.Fatalf("ingest: exit %d, stderr %q", r.Code, r.Stderr)
+		}
+		snap := filepath.Join(t.TempDir(), "s.snap")
+		ok(t, "--db", db, "export", "--out", snap)
+		return strings.Fields(ok(t, "snapshot", "hash", snap))[0]
+	}
+	governed, plain := hash(nil), hash(map[string]string{"GOGC": "100"})
+	if governed == "" || governed != plain {
+		t.Errorf("logical hash under the governor %q, without %q", governed, plain)
+	}
+}
