@@ -9,6 +9,7 @@ import (
 	"github.com/memctl/memctl/freshness"
 	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/ingest/codetree"
+	"github.com/memctl/memctl/ingest/precise"
 	"github.com/memctl/memctl/ingest/treesitter"
 )
 
@@ -21,6 +22,7 @@ type IngestArgs struct {
 	IncludeVendor   bool     `json:"include_vendor,omitempty"`
 	IncludeTestdata bool     `json:"include_testdata,omitempty"`
 	IncludeHidden   bool     `json:"include_hidden,omitempty"`
+	Precise         bool     `json:"precise,omitempty" jsonschema:"run the SCIP indexers installed (scip-go, scip-python, scip-typescript, rust-analyzer: PATH or MEMCTL_SCIP_* of the server) and let their indexes decide calls, references and implements; languages without one stay on syntax and are named"`
 	ProvenanceArgs
 }
 
@@ -36,6 +38,11 @@ func (s *Server) ingest(_ context.Context, a *IngestArgs) (IngestResult, error) 
 	o := codetree.Options{Langs: treesitter.TreeSitterLanguages, WithGo: true, Force: a.Force, SyntaxOnly: a.SyntaxOnly,
 		Walk: ingest.WalkOptions{IncludeVendor: a.IncludeVendor, IncludeTestdata: a.IncludeTestdata, IncludeHidden: a.IncludeHidden},
 		Meta: s.meta(a.ProvenanceArgs)}
+	if a.Precise {
+		// Indexers are found as `ingest code --precise` finds them without
+		// --indexer: MEMCTL_SCIP_* then PATH, of the server's environment.
+		o.Precise = &precise.Options{}
+	}
 	if len(a.Languages) > 0 {
 		o.Langs, o.WithGo = nil, false
 		for _, l := range a.Languages {

@@ -789,3 +789,84 @@ func TestSemanticsTools(t *testing.T) {
 		t.Errorf("valid_from after a replay: %v, source %v", b, a)
 	}
 }
+
+// TestIngestToolPrecise: ingest with precise runs the SCIP indexers as
+// `memctl ingest code --precise` does, found on the server's PATH: a
+// scip-go that writes testdata/scip/go.scip (an index of the tree below)
+// gives the store and the precise summary the CLI gives; without
+// precise the summary names no indexer. A failing indexer leaves the
+// language on syntax, with the reason in the summary.
+func TestIngestToolPrecise(t *testing.T) {
+	index, err := filepath.Abs(filepath.Join("..", "testdata", "scip", "go.scip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	// scip-go --quiet -o OUT ./...: copy the index to OUT.
+	fake := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then cp '" + index + "' \"$2\"; exit 0; fi; shift; done\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "scip-go"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tree := t.TempDir()
+	for name, src := range map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.21\n",
+		"a.go":   "package m\n\nimport \"fmt\"\n\nfunc A() {\n\tB()\n\tfmt.Println()\n}\n\ntype T struct{}\nfunc (T) M() {\n\tA()\n}\n",
+		"b.go":   "package m\n\nfunc B() {\n\tT{}.M()\n\tB()\n}\n\ntype I interface{ M() }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(tree, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	viaCLI := newStore(t)
+	want := cliJSON(t, viaCLI, "ingest", "code", tree, "--precise")[0]
+	db := newStore(t)
+	s := startServer(t, db)
+	b, _ := s.call("ingest", map[string]any{"dir": tree, "precise": true})
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []map[string]any{got, want} {
+		delete(m, "seconds")
+		if ps, ok := m["precise"].([]any); ok {
+			for _, p := range ps {
+				delete(p.(map[string]any), "seconds")
+			}
+		}
+	}
+	diff(t, "ingest summary with precise", []map[string]any{got}, []map[string]any{want})
+	ps, _ := got["precise"].([]any)
+	if len(ps) != 1 || ps[0].(map[string]any)["indexer"] != "scip-go" || ps[0].(map[string]any)["fallback"] != nil {
+		t.Errorf("precise summary %v: want Go read by scip-go", got["precise"])
+	}
+	logical := func(db string) []byte {
+		snap := filepath.Join(t.TempDir(), "l.snap")
+		runCLI(t, "", "--db", db, "export", "--logical", "--out", snap)
+		b, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if !slices.Equal(logical(db), logical(viaCLI)) {
+		t.Error("the ingest tool's precise store differs from memctl ingest code --precise's (logical snapshots)")
+	}
+
+	// A plain ingest of another store names no indexer.
+	plain := startServer(t, newStore(t))
+	b, _ = plain.call("ingest", map[string]any{"dir": tree})
+	if strings.Contains(string(b), `"indexer"`) {
+		t.Errorf("ingest without precise names an indexer: %s", b)
+	}
+
+	// An indexer that fails: Go stays on syntax, and the summary says why.
+	if err := os.WriteFile(filepath.Join(bin, "scip-go"), []byte("#!/bin/sh\necho 'no go.work' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	failing := startServer(t, newStore(t))
+	b, _ = failing.call("ingest", map[string]any{"dir": tree, "precise": true})
+	if !strings.Contains(string(b), `"fallback":"scip-go: exited with status 3: no go.work"`) {
+		t.Errorf("a failing indexer: want its fallback in the summary: %s", b)
+	}
+}
