@@ -75,8 +75,6 @@ type ImpactResult struct {
 	// type-checking was asked for (ingest go's syntax-only lines, §9.6):
 	// their calls through methods may be missing from the graph scored.
 	Fallbacks []ingest.Fallback
-
-	shares, acts []float64 // per symbol scored, for the intervals
 }
 
 // ErrNothingToScore: the tree has no symbol with enough dependents.
@@ -103,8 +101,7 @@ func Impact(dir string, opts ImpactOptions) (ImpactResult, error) {
 	if ix != nil {
 		res, err = ImpactAgainstSCIP(g, ix, opts.MinDependents, opts.Bootstrap, opts.Progress)
 	} else {
-		res, err = ImpactPrecision(g, opts.MinDependents, opts.Progress)
-		res.Precision, res.Activate = BootstrapMean(res.shares, opts.Bootstrap), BootstrapMean(res.acts, opts.Bootstrap)
+		res, err = ImpactPrecision(g, opts.MinDependents, opts.Bootstrap, opts.Progress)
 	}
 	res.Dir, res.Fallbacks = dir, fallbacks
 	res.Seconds = time.Since(start).Seconds()
@@ -182,7 +179,7 @@ func DirectDependents(g *csr.Graph, usage map[uint32]bool, n csr.NodeIndex) (map
 // least minDeps direct usage dependents, the share of impact's top k
 // (default parameters, k = its number of direct dependents) that are direct
 // dependents.
-func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) (ImpactResult, error) {
+func ImpactPrecision(g *csr.Graph, minDeps, bootstrap int, progress func(ingest.Progress)) (ImpactResult, error) {
 	if minDeps <= 0 {
 		minDeps = DefaultMinDependents
 	}
@@ -203,7 +200,7 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 	if err != nil {
 		return res, err
 	}
-	sum, actSum := 0.0, 0.0
+	var shares, actShares []float64
 	for i := lo; i < hi; i++ {
 		if progress != nil && (i-lo)%256 == 0 {
 			progress(ingest.Progress{Phase: "scoring", Done: i - lo, Total: hi - lo})
@@ -229,7 +226,6 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 			}
 		}
 		share := float64(hit) / float64(len(deps))
-		sum += share
 		ap := engines.DefaultActivationParams()
 		ap.TopK = len(deps) + 1
 		acts, err := e.Activate([]engines.Seed{{Node: n, Score: 1}}, ap)
@@ -246,29 +242,45 @@ func ImpactPrecision(g *csr.Graph, minDeps int, progress func(ingest.Progress)) 
 				actHit++
 			}
 		}
-		actSum += float64(actHit) / float64(len(deps))
-		res.shares, res.acts = append(res.shares, share), append(res.acts, float64(actHit)/float64(len(deps)))
-		res.Symbols++
-		if share == 1 {
-			res.Perfect++
-		}
-		if share < res.Min {
-			res.Min = share
-			if res.Worst, err = g.Key(n); err != nil {
-				return res, err
-			}
+		shares, actShares = append(shares, share), append(actShares, float64(actHit)/float64(len(deps)))
+		if err := res.scored(share, func() (string, error) { return g.Key(n) }); err != nil {
+			return res, err
 		}
 	}
 	if progress != nil {
 		progress(ingest.Progress{Phase: "scoring", Done: hi - lo, Total: hi - lo})
 	}
-	if res.Symbols == 0 {
-		res.Min = 0
-		return res, ErrNothingToScore
+	return res, res.finish(shares, actShares, bootstrap)
+}
+
+// scored counts one scored symbol's share towards Perfect and Min; worst
+// names the symbol, asked only when it is the lowest so far.
+func (r *ImpactResult) scored(share float64, worst func() (string, error)) error {
+	if share == 1 {
+		r.Perfect++
 	}
-	res.Mean = sum / float64(res.Symbols)
-	res.ActivateMean = actSum / float64(res.Symbols)
-	return res, nil
+	if share < r.Min {
+		key, err := worst()
+		if err != nil {
+			return err
+		}
+		r.Min, r.Worst = share, key
+	}
+	return nil
+}
+
+// finish sets Symbols, the means and their bootstrap intervals (bootstrap
+// resamples, 0: DefaultBootstrap) from the scored symbols' shares of
+// impact and of the activation baseline, or says nothing was scored.
+func (r *ImpactResult) finish(shares, actShares []float64, bootstrap int) error {
+	r.Symbols = len(shares)
+	if r.Symbols == 0 {
+		r.Min = 0
+		return ErrNothingToScore
+	}
+	r.Precision, r.Activate = BootstrapMean(shares, bootstrap), BootstrapMean(actShares, bootstrap)
+	r.Mean, r.ActivateMean = r.Precision.Mean, r.Activate.Mean
+	return nil
 }
 
 // Text is the summary of r: one line and the note on the truth.

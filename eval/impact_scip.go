@@ -7,6 +7,7 @@ package eval
 // the indexers mark import statements as plain references of the file.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -203,26 +204,17 @@ func ImpactAgainstSCIP(g *csr.Graph, ix *scip.Index, minDeps, bootstrap int, pro
 			direct = float64(found) / float64(k)
 		}
 		shares, acts, inGraph = append(shares, share), append(acts, act), append(inGraph, direct)
-		if share == 1 {
-			res.Perfect++
-		}
-		if share < res.Min {
-			res.Min, res.Worst = share, sym
-			if key, ok := match[sym]; ok {
-				res.Worst = key
-			}
+		if err := res.scored(share, func() (string, error) { return cmp.Or(match[sym], sym), nil }); err != nil {
+			return res, err
 		}
 	}
 	if progress != nil {
 		progress(ingest.Progress{Phase: "scoring", Done: len(syms), Total: len(syms)})
 	}
-	res.Symbols = len(shares)
-	if res.Symbols == 0 {
-		res.Min = 0
-		return res, ErrNothingToScore
+	if err := res.finish(shares, acts, bootstrap); err != nil {
+		return res, err
 	}
-	res.Precision, res.Activate, res.InGraph = BootstrapMean(shares, bootstrap), BootstrapMean(acts, bootstrap), BootstrapMean(inGraph, bootstrap)
-	res.Mean, res.ActivateMean = res.Precision.Mean, res.Activate.Mean
+	res.InGraph = BootstrapMean(inGraph, bootstrap)
 	return res, nil
 }
 

@@ -115,7 +115,7 @@ func TestImpactAgainstSCIP(t *testing.T) {
 	}
 	// The self-referential score of the same graph is perfect: the truth
 	// matters.
-	self, err := ImpactPrecision(g, 3, nil)
+	self, err := ImpactPrecision(g, 3, 0, nil)
 	if err != nil || self.Mean != 1 || self.Truth != "graph" {
 		t.Errorf("self-referential: %+v, %v", self, err)
 	}

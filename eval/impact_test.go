@@ -138,7 +138,7 @@ func TestImpactOfInterfaceOnIngestedTree(t *testing.T) {
 
 	// The evaluation on the same tree: Shape is the one symbol with ≥ 5
 	// direct usage dependents (7), all of them first.
-	res, err := ImpactPrecision(g, 0, nil)
+	res, err := ImpactPrecision(g, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestImpactOfInterfaceOnIngestedTree(t *testing.T) {
 	}
 	// With a threshold of 1, the siblings Helper1/Helper2 (one dependent
 	// each) are scored too, and still perfect.
-	res, err = ImpactPrecision(g, 1, nil)
+	res, err = ImpactPrecision(g, 1, 0, nil)
 	if err != nil || res.Symbols < 3 || res.Mean != 1 {
 		t.Errorf("ImpactPrecision(min 1) = %+v, %v", res, err)
 	}
