@@ -525,3 +525,19 @@ func (tx *WriteTxn) DeleteEdge(src, rel, dst string) error {
 	tx.event("delete", "e:"+src+":"+r.Name+":"+dst, "edge", scope, run, task, func(e *event) { e.Rel = r.Name })
 	return nil
 }
+
+// EdgeKeys names an edge of a scan or an adjacency read: its source key,
+// relation name and destination key.
+func (r *ReadTxn) EdgeKeys(e Edge) (src, rel, dst string, err error) {
+	if src, err = r.KeyOf(e.Src); err != nil {
+		return "", "", "", err
+	}
+	if dst, err = r.KeyOf(e.Dst); err != nil {
+		return "", "", "", err
+	}
+	relation, err := r.RelationByID(e.Rel)
+	if err != nil {
+		return "", "", "", err
+	}
+	return src, relation.Name, dst, nil
+}

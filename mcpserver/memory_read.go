@@ -198,26 +198,18 @@ func (s *Server) wholeGraph(r *lmdbstore.ReadTxn, at lmdbstore.At, scope string)
 	}
 	var rels []GraphRelationRecord
 	err = r.ScanEdges(at, func(e lmdbstore.Edge) error {
-		src, err := r.KeyOf(e.Src)
+		src, rel, dst, err := r.EdgeKeys(e)
 		if err != nil {
 			return err
 		}
-		dst, err := r.KeyOf(e.Dst)
-		if err != nil {
-			return err
-		}
-		rel, err := r.RelationByID(e.Rel)
-		if err != nil {
-			return err
-		}
-		full, err := r.GetEdge(src, rel.Name, dst, at)
+		full, err := r.GetEdge(src, rel, dst, at)
 		if err != nil {
 			return err
 		}
 		if scope != "" && full.Scope != scope && !listed[src] && !listed[dst] {
 			return nil
 		}
-		rels = append(rels, relationRecord(src, rel.Name, dst, full))
+		rels = append(rels, relationRecord(src, rel, dst, full))
 		return nil
 	})
 	if err != nil {

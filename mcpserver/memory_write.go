@@ -270,20 +270,12 @@ func deleteEdgesOf(tx *lmdbstore.WriteTxn, key string) error {
 		return err
 	}
 	for _, e := range append(out, in...) {
-		src, err := r.KeyOf(e.Src)
-		if err != nil {
-			return err
-		}
-		dst, err := r.KeyOf(e.Dst)
-		if err != nil {
-			return err
-		}
-		rel, err := r.RelationByID(e.Rel)
+		src, rel, dst, err := r.EdgeKeys(e)
 		if err != nil {
 			return err
 		}
 		// A self-loop is in both lists: the second delete finds it gone.
-		if err := tx.DeleteEdge(src, rel.Name, dst); err != nil && !errors.Is(err, lmdbstore.ErrNotFound) {
+		if err := tx.DeleteEdge(src, rel, dst); err != nil && !errors.Is(err, lmdbstore.ErrNotFound) {
 			return err
 		}
 	}

@@ -123,15 +123,7 @@ func ListEdges(r *lmdbstore.ReadTxn, req EdgesRequest) (EdgeList, error) {
 
 // edgeRecord is e without its payload; times memoises commit times.
 func edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge, times map[lmdbstore.Revision]string) (records.Edge, error) {
-	src, err := r.KeyOf(e.Src)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	dst, err := r.KeyOf(e.Dst)
-	if err != nil {
-		return records.Edge{}, err
-	}
-	rel, err := r.RelationByID(e.Rel)
+	src, rel, dst, err := r.EdgeKeys(e)
 	if err != nil {
 		return records.Edge{}, err
 	}
@@ -144,5 +136,5 @@ func edgeRecord(r *lmdbstore.ReadTxn, e lmdbstore.Edge, times map[lmdbstore.Revi
 		ts = records.Time(t)
 		times[e.Rev] = ts
 	}
-	return records.Edge{Src: src, Rel: rel.Name, Dst: dst, Rev: uint64(e.Rev), TS: ts, Weight: records.Weight(e.Weight)}, nil
+	return records.Edge{Src: src, Rel: rel, Dst: dst, Rev: uint64(e.Rev), TS: ts, Weight: records.Weight(e.Weight)}, nil
 }
