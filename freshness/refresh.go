@@ -52,6 +52,10 @@ type Options struct {
 	// refresh that finds a change re-reads the languages whose tree hash
 	// changed and runs git.
 	Cache *Cache
+	// CachePath is the refresh cache file a refresh without Cache reads
+	// and writes (diskcache.go; default: CacheFile beside the stat file,
+	// NoCacheFile for none).
+	CachePath string
 }
 
 // Result says what a refresh did and what the store's code graph is as of.
@@ -123,7 +127,11 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	if st != nil && (st.Dir != abs || st.Config != o.config()) {
 		st = nil
 	}
+	o, save := o.diskCache()
 	res, err := refreshFull(s, abs, o, st)
+	if err == nil && res.Summary != nil {
+		save(*res.Summary)
+	}
 	if err != nil {
 		stale, serr := staleFiles(s, abs, o)
 		if serr == nil {

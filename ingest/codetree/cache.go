@@ -6,8 +6,9 @@ package codetree
 // last wrote. The next ingest then reads only the files whose stat
 // changed, parses only contents it has not seen, resolves every file (the
 // graph is the one a fresh ingest builds) and compares with the store only
-// the nodes whose payload or out-edges differ from the last graph. It is
-// memory only: a process that starts builds it with a full ingest.
+// the nodes whose payload or out-edges differ from the last graph. A
+// process that starts builds it with a full ingest, or reads what the last
+// one saved (cachefile.go).
 
 import (
 	"fmt"
@@ -36,10 +37,11 @@ type Cache struct {
 
 // cachedGraph is the tree-sitter share of the store as one ingest wrote it.
 type cachedGraph struct {
-	config string            // dir and options it was read with
-	graph  *ingest.Graph     // every tree-sitter language's graph, with the directories of every file
-	hashes map[string]string // the stored tree hashes (storedHashes) after the write
-	others []string          // paths of the file nodes of the other languages (Go)
+	config string             // dir and options it was read with
+	graph  *ingest.Graph      // every tree-sitter language's graph, with the directories of every file
+	hashes map[string]string  // the stored tree hashes (storedHashes) after the write
+	others []string           // paths of the file nodes of the other languages (Go)
+	rev    lmdbstore.Revision // the revision of the write
 }
 
 // NewCache returns an empty cache.
@@ -70,11 +72,26 @@ func (c *Cache) usable(config string, hashes map[string]string) *cachedGraph {
 	return c.last
 }
 
-// remember records the graph written (g after the write: directories of
-// every file added) with the stored hashes after it; others are the
-// paths of the stored files of the languages g does not own (Go).
-func (c *Cache) remember(config string, g *ingest.Graph, others []string, hashes map[string]string) {
-	c.last = &cachedGraph{config: config, graph: g, hashes: hashes, others: others}
+// forgetIfEdited drops the last graph when a revision after its write,
+// up to the latest r sees, wrote a code key (a hand edit the graph does
+// not know: only a full comparison repairs it) or cannot be read.
+func (c *Cache) forgetIfEdited(r *lmdbstore.ReadTxn) error {
+	if c == nil || c.last == nil {
+		return nil
+	}
+	edited, err := codeWrittenSince(r, c.last.rev, r.Revision())
+	if edited {
+		c.last = nil
+	}
+	return err
+}
+
+// remember records the graph written at rev (g after the write:
+// directories of every file added) with the stored hashes after it;
+// others are the paths of the stored files of the languages g does not
+// own (Go).
+func (c *Cache) remember(config string, g *ingest.Graph, others []string, hashes map[string]string, rev lmdbstore.Revision) {
+	c.last = &cachedGraph{config: config, graph: g, hashes: hashes, others: others, rev: rev}
 }
 
 // otherFiles are the paths of the files of g and of stored (the stored

@@ -155,8 +155,13 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	var written []string
 
 	var hashes, modes map[string]string
+	var viewRev lmdbstore.Revision
 	if err := s.View(func(r *lmdbstore.ReadTxn) (err error) {
 		if hashes, err = storedHashes(r); err != nil {
+			return err
+		}
+		viewRev = r.Revision()
+		if err := o.Cache.forgetIfEdited(r); err != nil {
 			return err
 		}
 		modes, err = storedPrecise(r)
@@ -265,6 +270,11 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			if nowModes, err := storedPrecise(tx.Reader()); err != nil || !maps.Equal(nowModes, modes) {
 				return cmp.Or(err, errRaced)
 			}
+			if delta { // a hand edit of a code key since the read: compare it all
+				if edited, err := codeWrittenSince(tx.Reader(), viewRev, tx.Revision()-1); err != nil || edited {
+					return cmp.Or(err, errRaced)
+				}
+			}
 			var prev ingest.GitState
 			if hasGit {
 				if prev, _, err = StoredGitState(tx.Reader(), lmdbstore.At{}); err != nil {
@@ -315,7 +325,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			} else {
 				others = otherFiles(g, stats.OtherFiles)
 			}
-			o.Cache.remember(config, g, others, after)
+			o.Cache.remember(config, g, others, after, stats.Commit.Rev)
 		}
 	}
 	out.Rev = uint64(stats.Commit.Rev)

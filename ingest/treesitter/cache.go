@@ -48,6 +48,9 @@ type cachedFile struct {
 	terms        map[string]int
 	parseErr     string
 	facts        any
+	// raw is the entry's encoding when it was read from a cache file
+	// (AppendParses copies it instead of encoding again).
+	raw []byte
 }
 
 // CacheMaxBytes bounds the source bytes of a tree whose parses a Cache

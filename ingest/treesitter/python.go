@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"unicode"
 
@@ -21,6 +22,7 @@ var python = language{
 	grammars: []grammar{{name: "python", exts: []string{".py"},
 		lang: func() *sitter.Language { return sitter.NewLanguage(pygrammar.Language()) }, query: pyQuery}},
 	parse:   func(w *worker, s *src, root *sitter.Node) any { return parsePython(w, s, root) },
+	facts:   reflect.TypeFor[*pyFile](),
 	resolve: resolvePython,
 	// A root that is itself a package names its modules below the
 	// packages above it.

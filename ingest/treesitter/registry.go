@@ -27,6 +27,7 @@ package treesitter
 
 import (
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -59,6 +60,9 @@ type language struct {
 	// parse extracts one file's facts from its syntax tree (on the
 	// worker pool: only the file's own bytes).
 	parse func(w *worker, s *src, root *sitter.Node) any
+	// facts is the type parse returns: the parse cache file encodes it
+	// (cachefile.go).
+	facts reflect.Type
 	// resolve resolves names across the files of the language's family
 	// (in the order of languages) and adds them to the graph.
 	resolve func(b *builder, run *runCtx, files []*parsedFile)

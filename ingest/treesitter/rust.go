@@ -1,6 +1,7 @@
 package treesitter
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -19,6 +20,7 @@ var rust = language{
 		lang: func() *sitter.Language { return sitter.NewLanguage(rsgrammar.Language()) }, query: rsQuery}},
 	configs: []string{"Cargo.toml"},
 	parse:   func(w *worker, s *src, root *sitter.Node) any { return parseRust(w, s, root) },
+	facts:   reflect.TypeFor[*rsFile](),
 	resolve: resolveRust,
 }
 

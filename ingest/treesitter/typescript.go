@@ -2,6 +2,7 @@ package treesitter
 
 import (
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -32,6 +33,7 @@ var (
 		configs: []string{"tsconfig.json"},
 		family:  "ts",
 		parse:   func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		facts:   reflect.TypeFor[*tsFile](),
 		resolve: resolveTS,
 	}
 	javaScript = language{
@@ -44,6 +46,7 @@ var (
 		configs:  []string{"jsconfig.json", "package.json"},
 		family:   "ts",
 		parse:    func(w *worker, s *src, root *sitter.Node) any { return parseTS(w, s, root) },
+		facts:    reflect.TypeFor[*tsFile](),
 		resolve:  resolveTS,
 	}
 )

@@ -1,0 +1,44 @@
+package freshness
+
+// The refresh cache file of one-shot processes (SPEC.md §9.10): a refresh
+// without a process Cache (the CLI) reads the codetree cache the last
+// refresh of the store saved in the store directory, ingests through it
+// (parsing only contents it does not hold, comparing with the store only
+// what changed since the graph it holds, when that graph is still the
+// store's), then saves it again. The file is a cache: missing, damaged or
+// stale, it is ignored and the refresh costs what it did without it.
+
+import (
+	"path/filepath"
+
+	"github.com/memctl/memctl/ingest/codetree"
+)
+
+// CacheFile is the refresh cache file's name in the store directory.
+const CacheFile = "fresh.cache"
+
+// NoCacheFile as Options.CachePath: no refresh cache file is read or
+// written.
+const NoCacheFile = "-"
+
+// diskCache gives a refresh without a process cache the cache file's
+// codetree cache and returns what saves it once the ingest succeeded.
+// With a process cache, or NoCacheFile, it does nothing. (An explicit
+// ingest, Ingest, uses none: it compares everything with the store and
+// reports the languages it found unchanged.)
+func (o Options) diskCache() (Options, func(codetree.Summary)) {
+	if o.Cache != nil || o.CachePath == NoCacheFile {
+		return o, func(codetree.Summary) {}
+	}
+	path := o.CachePath
+	if path == "" {
+		path = filepath.Join(filepath.Dir(o.StatePath), CacheFile)
+	}
+	c, _ := codetree.LoadCache(path) // unusable: an empty cache, as in a new process
+	o.Ingest.Cache = c
+	return o, func(sum codetree.Summary) {
+		if !sum.Unchanged {
+			_ = c.Save(path) // a file that cannot be written costs speed, not correctness
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package codetree
+
+// The refresh cache file (SPEC.md §9.10 "fresh.cache"): what a Cache holds,
+// written beside the store so that the next process — a one-shot
+// `memctl context`, `impact`… — starts where the last one stopped instead
+// of parsing every file and comparing the whole tree-sitter share.
+//
+//	magic "MEMCTLRC" (8) ‖ version u8 ‖ str build ‖ str layout ‖ body
+//	‖ crc u32 LE (CRC-32C of everything before)
+//	body = str config ‖ uvarint rev ‖ hashes ‖ nodes ‖ edges ‖ others
+//	       ‖ parses (treesitter.AppendParses)
+//
+// body is in plaincodec's encoding: hashes map[string]string (the stored
+// tree hashes after the write, by language), nodes []ingest.Node and
+// edges []ingest.Edge (the graph written, directories included), others
+// []string (the paths of the other languages' file nodes). rev is the
+// revision of that write, 0 with no graph (nodes, edges, others nil).
+// build names the binary (Go version, executable path, size and mtime):
+// a parse depends on the parser's code, which no version number follows
+// exactly. layout names the encodings (plaincodec shapes and every
+// tree-sitter language's rules version).
+//
+// A file is a cache, never the truth: one that is missing, short,
+// damaged, of another version, build, layout or config is ignored (the
+// process starts empty); a graph it holds is used only while the store's
+// tree hashes are those of the file and no revision since rev wrote a
+// code key (usable, codeWrittenSince). Written by a temporary file and a
+// rename, never synced: a torn file fails its checksum.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/ingest/treesitter"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/plaincodec"
+)
+
+const (
+	cacheMagic = "MEMCTLRC"
+	// cacheVersion 1: the layout above.
+	cacheVersion = 1
+)
+
+// ErrCacheFile: the refresh cache file cannot be used (see the error's
+// text); the cache starts empty.
+var ErrCacheFile = errors.New("codetree: refresh cache file not usable")
+
+// fileGraph is the graph part of the body.
+type fileGraph struct {
+	Config string
+	Rev    uint64
+	Hashes map[string]string
+	Nodes  []ingest.Node
+	Edges  []ingest.Edge
+	Others []string
+}
+
+var (
+	graphCodec  = plaincodec.MustNew(reflect.TypeFor[fileGraph]())
+	cacheLayout = graphCodec.Shape() + " " + treesitter.ParsesLayout()
+	castagnoli  = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// buildID names the running binary: its Go version and the path, size
+// and mtime of its executable ("" when unknown: no file is then read or
+// written).
+func buildID() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d %d", runtime.Version(), exe, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// encodeFile is the cache file of c (held under c.mu).
+func (c *Cache) encodeFile(build string) []byte {
+	var fg fileGraph
+	if l := c.last; l != nil {
+		fg = fileGraph{Config: l.config, Rev: uint64(l.rev), Hashes: l.hashes, Others: l.others,
+			Nodes: make([]ingest.Node, 0, l.graph.NumNodes()), Edges: make([]ingest.Edge, 0, l.graph.NumEdges())}
+		l.graph.EachNode(func(n ingest.Node) { fg.Nodes = append(fg.Nodes, n) })
+		l.graph.EachEdge(func(e ingest.Edge) { fg.Edges = append(fg.Edges, e) })
+	}
+	b := append([]byte(cacheMagic), cacheVersion)
+	b = plaincodec.AppendString(b, build)
+	b = plaincodec.AppendString(b, cacheLayout)
+	b = graphCodec.Append(b, fg)
+	b = c.parses.AppendParses(b)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// decodeCacheFile reads a cache file written by a binary named build.
+func decodeCacheFile(b []byte, build string) (*Cache, error) {
+	if len(b) < len(cacheMagic)+1+4 || string(b[:len(cacheMagic)]) != cacheMagic {
+		return nil, fmt.Errorf("%w: bad magic", ErrCacheFile)
+	}
+	if v := b[len(cacheMagic)]; v != cacheVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCacheFile, v, cacheVersion)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCacheFile)
+	}
+	d := plaincodec.NewDecoder(body[len(cacheMagic)+1:])
+	if got := d.String(); got != build {
+		return nil, fmt.Errorf("%w: written by another build (%q)", ErrCacheFile, got)
+	}
+	if got := d.String(); got != cacheLayout {
+		return nil, fmt.Errorf("%w: layout %q, want %q", ErrCacheFile, got, cacheLayout)
+	}
+	var fg fileGraph
+	graphCodec.DecodeInto(d, &fg)
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("%w: graph: %v", ErrCacheFile, err)
+	}
+	parses, err := treesitter.DecodeParses(d)
+	if err == nil {
+		err = d.Finish()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: parses: %v", ErrCacheFile, err)
+	}
+	c := &Cache{parses: parses}
+	if fg.Rev != 0 {
+		g := ingest.NewGraph()
+		for _, n := range fg.Nodes {
+			g.AddNode(n)
+		}
+		for _, e := range fg.Edges {
+			g.AddEdge(e)
+		}
+		c.last = &cachedGraph{config: fg.Config, graph: g, hashes: fg.Hashes, others: fg.Others,
+			rev: lmdbstore.Revision(fg.Rev)}
+	}
+	return c, nil
+}
+
+// LoadCache returns the cache the file holds, or — with an error wrapping
+// ErrCacheFile (or the read's) saying why — an empty one when it is
+// missing or not usable by this binary. Either way the cache is usable.
+func LoadCache(file string) (*Cache, error) {
+	build := buildID()
+	if build == "" {
+		return NewCache(), fmt.Errorf("%w: executable unknown", ErrCacheFile)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return NewCache(), err
+	}
+	c, err := decodeCacheFile(b, build)
+	if err != nil {
+		return NewCache(), err
+	}
+	return c, nil
+}
+
+// Save writes c to file atomically (a temporary file beside it, then a
+// rename): a reader sees the old file or the new one, whole.
+func (c *Cache) Save(file string) error {
+	build := buildID()
+	if build == "" {
+		return fmt.Errorf("%w: executable unknown", ErrCacheFile)
+	}
+	c.mu.Lock()
+	b := c.encodeFile(build)
+	c.mu.Unlock()
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(b)
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// maxRevisionScan bounds the revisions codeWrittenSince reads: a graph
+// older than that is not used.
+const maxRevisionScan = 256
+
+// codeWrittenSince reports whether a revision after rev, up to the
+// latest one r sees, wrote a node or an out-edge of a code key (file:,
+// dir:, sym:, pkg:, ingest:) — a hand edit the graph of rev does not
+// know — or cannot be read (pruned history, a store behind rev, more
+// than maxRevisionScan revisions).
+func codeWrittenSince(r *lmdbstore.ReadTxn, rev, latest lmdbstore.Revision) (bool, error) {
+	if latest < rev || latest-rev > maxRevisionScan {
+		return true, nil
+	}
+	errCode := errors.New("code written")
+	for x := rev + 1; x <= latest; x++ {
+		err := r.RevisionOps(x, func(op lmdbstore.Op) error {
+			switch op.Kind {
+			case lmdbstore.OpPutNode, lmdbstore.OpDelNode:
+				if codeKey(op.NodeKey) {
+					return errCode
+				}
+			case lmdbstore.OpPutEdge, lmdbstore.OpDelEdge:
+				if codeKey(op.Src) {
+					return errCode
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, errCode) || errors.Is(err, lmdbstore.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// codeKey reports whether key may be a node of an ingest's share.
+func codeKey(key string) bool {
+	for _, p := range []string{"file:", "dir:", "sym:", "pkg:", "ingest:"} {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
