@@ -37,6 +37,9 @@ func (o Options) diskCache() (Options, func(codetree.Summary)) {
 	c, _ := codetree.LoadCache(path) // unusable: an empty cache, as in a new process
 	o.Ingest.Cache = c
 	return o, func(sum codetree.Summary) {
+		if o.cacheFileUsed != nil {
+			o.cacheFileUsed(c)
+		}
 		if !sum.Unchanged {
 			_ = c.Save(path) // a file that cannot be written costs speed, not correctness
 		}

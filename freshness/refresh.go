@@ -56,6 +56,9 @@ type Options struct {
 	// and writes (diskcache.go; default: CacheFile beside the stat file,
 	// NoCacheFile for none).
 	CachePath string
+	// cacheFileUsed, when set (tests), is called with the cache a refresh
+	// read from the cache file, after its ingest.
+	cacheFileUsed func(*codetree.Cache)
 }
 
 // Result says what a refresh did and what the store's code graph is as of.

@@ -1,0 +1,122 @@
+package codetree
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/plaincodec"
+)
+
+// ingested returns a cache holding the parses and the graph of an ingest
+// of the Python fixture into a new store.
+func ingested(t *testing.T) *Cache {
+	t.Helper()
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "store"), lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := NewCache()
+	if _, _, err := Ingest(s, "../../testdata/treesitter/python", Options{Langs: []string{ingest.LangPython}, Cache: c}); err != nil {
+		t.Fatal(err)
+	}
+	if c.last == nil || c.last.rev == 0 || c.Parses() == 0 {
+		t.Fatalf("the ingest left no graph or parses in the cache")
+	}
+	return c
+}
+
+// TestCacheFileRoundTrip: a saved cache loads back with the same graph
+// (every node and edge), revision, hashes, config, others and parses.
+func TestCacheFileRoundTrip(t *testing.T) {
+	c := ingested(t)
+	file := filepath.Join(t.TempDir(), "fresh.cache")
+	if err := c.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadCache(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, b := c.last, back.last
+	if b == nil || b.rev != l.rev || b.config != l.config || !reflect.DeepEqual(b.hashes, l.hashes) || !slices.Equal(b.others, l.others) {
+		t.Fatalf("graph header read back %+v, want %+v", b, l)
+	}
+	if !reflect.DeepEqual(b.graph.Nodes(), l.graph.Nodes()) || !reflect.DeepEqual(b.graph.Edges(), l.graph.Edges()) {
+		t.Fatal("graph read back differs")
+	}
+	if back.Parses() != c.Parses() {
+		t.Fatalf("%d parses read back, %d saved", back.Parses(), c.Parses())
+	}
+	// No temporary file is left beside it.
+	if m, _ := filepath.Glob(file + ".tmp*"); len(m) != 0 {
+		t.Fatalf("temporary files left: %v", m)
+	}
+}
+
+// reseal replaces the checksum of a file whose body was changed, so that
+// the check after it is the one that fails.
+func reseal(b []byte) []byte {
+	body := b[:len(b)-4]
+	return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+}
+
+// TestCacheFileRejected: each kind of unusable file fails with
+// ErrCacheFile for the reason its header check names, and LoadCache
+// then returns an empty, usable cache.
+func TestCacheFileRejected(t *testing.T) {
+	c := ingested(t)
+	build := buildID()
+	good := c.encodeFile(build)
+	if _, err := decodeCacheFile(good, build); err != nil {
+		t.Fatal(err)
+	}
+	with := func(build, layout string) []byte {
+		b := append([]byte(cacheMagic), cacheVersion)
+		b = plaincodec.AppendString(b, build)
+		b = plaincodec.AppendString(b, layout)
+		rest := plaincodec.NewDecoder(good[len(cacheMagic)+1:])
+		_, _ = rest.String(), rest.String() // the build and layout written
+		return reseal(append(append(b, rest.Rest()...), 0, 0, 0, 0))
+	}
+	cases := []struct {
+		what string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "bad magic"},
+		{"other magic", append([]byte("MEMCTLFS"), good[8:]...), "bad magic"},
+		{"other version", reseal(append(append([]byte(cacheMagic), cacheVersion+1), good[9:]...)), "version 2"},
+		{"a byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/2] ^= 1; return b }(), "checksum mismatch"},
+		{"truncated", good[:len(good)-10], "checksum mismatch"},
+		{"another build", with(build+"x", cacheLayout), "another build"},
+		{"another layout", with(build, cacheLayout+"x"), "layout"},
+		{"body cut short, checksum right", reseal(append(slices.Clone(good[:len(good)/2]), 0, 0, 0, 0)), "not usable"},
+	}
+	for _, tc := range cases {
+		_, err := decodeCacheFile(tc.b, build)
+		if !errors.Is(err, ErrCacheFile) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrCacheFile saying %q", tc.what, err, tc.want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "fresh.cache")
+	if err := os.WriteFile(file, cases[3].b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCache(file)
+	if !errors.Is(err, ErrCacheFile) || got == nil || got.last != nil || got.Parses() != 0 {
+		t.Fatalf("LoadCache of a damaged file: %v, %+v", err, got)
+	}
+	if got, err := LoadCache(file + ".missing"); !errors.Is(err, os.ErrNotExist) || got == nil {
+		t.Fatalf("LoadCache of no file: %v", err)
+	}
+}

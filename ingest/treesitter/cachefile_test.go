@@ -1,0 +1,89 @@
+package treesitter
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/memctl/memctl/plaincodec"
+)
+
+// TestParsesRoundTrip: the parses of the Python, TypeScript, JavaScript
+// and Rust fixtures, written and read back, are deeply equal to the
+// parses the extraction made (facts of every language, terms, parse
+// errors), and an extraction through the cache read back gives the graph
+// a fresh extraction gives.
+func TestParsesRoundTrip(t *testing.T) {
+	for _, name := range []string{"python", "typescript", "rust"} {
+		dir := fixtureDir + "/" + name
+		c := NewCache()
+		if _, err := Extract(dir, TreeSitterLanguages, Options{Cache: c}); err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() == 0 {
+			t.Fatalf("%s: no parses", name)
+		}
+		b := c.AppendParses(nil)
+		d := plaincodec.NewDecoder(b)
+		back, err := DecodeParses(d)
+		if err == nil {
+			err = d.Finish()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(back.files) != len(c.files) {
+			t.Fatalf("%s: %d parses read back, %d written", name, len(back.files), len(c.files))
+		}
+		for k, want := range c.files {
+			got := back.files[k]
+			if got == nil || got.raw == nil {
+				t.Fatalf("%s: parse %v not read back (or without its bytes)", name, k)
+			}
+			g := *got
+			g.raw = nil
+			if !reflect.DeepEqual(&g, want) {
+				t.Fatalf("%s: parse %v differs after a round trip:\n got %#v\nwant %#v", name, k, g.facts, want.facts)
+			}
+		}
+		// Written again from the bytes read: the same bytes, per parse.
+		if again := back.AppendParses(nil); len(again) != len(b) {
+			t.Fatalf("%s: rewritten parses are %d bytes, %d written", name, len(again), len(b))
+		}
+		fresh, err := Extract(dir, TreeSitterLanguages, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, err := Extract(dir, TreeSitterLanguages, Options{Cache: back})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(dumpGraph(fresh.Graph), dumpGraph(cached.Graph)) {
+			t.Fatalf("%s: extraction through the parses read back differs from a fresh one", name)
+		}
+	}
+}
+
+// TestParsesDamaged: every strict prefix of the parses, and a parse of an
+// unknown grammar, fail with plaincodec.ErrFormat.
+func TestParsesDamaged(t *testing.T) {
+	c := NewCache()
+	if _, err := Extract(fixtureDir+"/python", TreeSitterLanguages, Options{Cache: c}); err != nil {
+		t.Fatal(err)
+	}
+	b := c.AppendParses(nil)
+	for n := 0; n < len(b); n += 1 + n/50 {
+		d := plaincodec.NewDecoder(b[:n])
+		_, err := DecodeParses(d)
+		if err == nil {
+			err = d.Finish()
+		}
+		if !errors.Is(err, plaincodec.ErrFormat) {
+			t.Fatalf("prefix %d of %d: %v", n, len(b), err)
+		}
+	}
+	one := headCodec.Append([]byte{1}, parseHead{grammar: "cobol", hash: "sha256:x"})
+	if _, err := DecodeParses(plaincodec.NewDecoder(one)); !errors.Is(err, plaincodec.ErrFormat) {
+		t.Fatalf("unknown grammar: %v", err)
+	}
+}
