@@ -114,3 +114,27 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkGrammarLoad: compiling one grammar's query, which a process
+// pays on its first parse with the grammar (gram.load) — and a one-shot
+// refresh whose parses are all cached but the edited file's pays for
+// that file's grammar only.
+func BenchmarkGrammarLoad(b *testing.B) {
+	if _, err := loadGrammars(); err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range languages {
+		for i := range l.grammars {
+			d := &l.grammars[i]
+			b.Run(d.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					g := &gram{name: d.name, def: d}
+					if err := g.load(); err != nil {
+						b.Fatal(err)
+					}
+					g.query.Close()
+				}
+			})
+		}
+	}
+}

@@ -232,6 +232,10 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			pool[wi] = newWorker()
 		}
 		f := todo[i]
+		if err := gramOf(gs, f).load(); err != nil {
+			errs[i] = err
+			return
+		}
 		b, err := os.ReadFile(f.Abs)
 		if err != nil {
 			errs[i] = err

@@ -11,8 +11,16 @@ import (
 // gram is one tree-sitter grammar with its compiled query. A Language and
 // a Query are immutable and shared by every worker; parsers, trees and
 // query cursors are per worker and closed after use (they hold C memory).
+// The query is compiled on the first parse with the grammar (load): a
+// process that parses no file of a language — a refresh whose parses are
+// all cached — does not pay for it (tens of milliseconds for all of
+// them).
 type gram struct {
-	name   string
+	name string
+	def  *grammar
+	once sync.Once
+	err  error
+	// Set by load.
 	lang   *sitter.Language
 	kinds  []string // node kind by KindId
 	fields map[string]uint16
@@ -20,51 +28,49 @@ type gram struct {
 	caps   []string // capture names by index
 }
 
-func newGram(name string, ptr func() *sitter.Language, querySrc string) (*gram, error) {
-	lang := ptr()
-	g := &gram{name: name, lang: lang, fields: make(map[string]uint16)}
-	n := lang.NodeKindCount()
-	g.kinds = make([]string, n)
-	for i := uint32(0); i < n; i++ {
-		g.kinds[i] = lang.NodeKindForId(uint16(i))
-	}
-	for i := uint32(1); i <= lang.FieldCount(); i++ {
-		g.fields[lang.FieldNameForId(uint16(i))] = uint16(i)
-	}
-	q, qerr := sitter.NewQuery(lang, querySrc)
-	if qerr != nil {
-		return nil, fmt.Errorf("%s query: %v", name, qerr)
-	}
-	g.query = q
-	g.caps = q.CaptureNames()
-	return g, nil
+// load compiles the grammar's query once; safe for concurrent use.
+func (g *gram) load() error {
+	g.once.Do(func() {
+		lang := g.def.lang()
+		g.fields = make(map[string]uint16)
+		n := lang.NodeKindCount()
+		g.kinds = make([]string, n)
+		for i := uint32(0); i < n; i++ {
+			g.kinds[i] = lang.NodeKindForId(uint16(i))
+		}
+		for i := uint32(1); i <= lang.FieldCount(); i++ {
+			g.fields[lang.FieldNameForId(uint16(i))] = uint16(i)
+		}
+		q, qerr := sitter.NewQuery(lang, g.def.query)
+		if qerr != nil {
+			g.err = fmt.Errorf("%s query: %v", g.name, qerr)
+			return
+		}
+		g.lang, g.query, g.caps = lang, q, q.CaptureNames()
+	})
+	return g.err
 }
 
 var (
 	gramsOnce sync.Once
 	grams     map[string]*gram
-	gramsErr  error
 )
 
-// loadGrammars compiles the queries of every registered grammar once per
-// process, keyed by grammar name. Queries are never closed: they live as
-// long as the process, like the grammars.
+// loadGrammars returns every registered grammar, keyed by grammar name,
+// each compiled on its first use (gram.load). Queries are never closed:
+// they live as long as the process, like the grammars.
 func loadGrammars() (map[string]*gram, error) {
 	gramsOnce.Do(func() {
 		useLibcAllocator()
 		grams = make(map[string]*gram)
 		for _, l := range languages {
-			for _, d := range l.grammars {
-				g, err := newGram(d.name, d.lang, d.query)
-				if err != nil {
-					gramsErr = err
-					return
-				}
-				grams[d.name] = g
+			for i := range l.grammars {
+				d := &l.grammars[i]
+				grams[d.name] = &gram{name: d.name, def: d}
 			}
 		}
 	})
-	return grams, gramsErr
+	return grams, nil
 }
 
 // gramOf is the compiled grammar that parses f.
@@ -92,6 +98,9 @@ func (w *worker) close() {
 
 // parse parses src with g; the caller closes the tree.
 func (w *worker) parse(g *gram, src []byte) (*sitter.Tree, error) {
+	if err := g.load(); err != nil {
+		return nil, err
+	}
 	p, ok := w.parsers[g.name]
 	if !ok {
 		p = sitter.NewParser()
