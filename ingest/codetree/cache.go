@@ -33,6 +33,9 @@ type Cache struct {
 	last *cachedGraph
 	// deltas counts the ingests that compared only what changed.
 	deltas int
+	// fileSize is the size of the cache file last read or written (the
+	// next one's, nearly: its buffer is allocated once).
+	fileSize int
 }
 
 // cachedGraph is the tree-sitter share of the store as one ingest wrote it.

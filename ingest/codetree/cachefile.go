@@ -9,6 +9,7 @@ package codetree
 //	‖ crc u32 LE (CRC-32C of everything before)
 //	body = str config ‖ uvarint rev ‖ hashes ‖ nodes ‖ edges ‖ others
 //	       ‖ parses (treesitter.AppendParses)
+//	       ‖ payloads (treesitter.AppendPayloads: JSON from nodes)
 //
 // body is in plaincodec's encoding: hashes map[string]string (the stored
 // tree hashes after the write, by language), nodes []ingest.Node and
@@ -29,6 +30,7 @@ package codetree
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -94,11 +96,20 @@ func (c *Cache) encodeFile(build string) []byte {
 		l.graph.EachNode(func(n ingest.Node) { fg.Nodes = append(fg.Nodes, n) })
 		l.graph.EachEdge(func(e ingest.Edge) { fg.Edges = append(fg.Edges, e) })
 	}
-	b := append([]byte(cacheMagic), cacheVersion)
+	b := make([]byte, 0, c.fileSize+c.fileSize/8+4096)
+	b = append(b, cacheMagic...)
+	b = append(b, cacheVersion)
 	b = plaincodec.AppendString(b, build)
 	b = plaincodec.AppendString(b, cacheLayout)
 	b = graphCodec.Append(b, fg)
 	b = c.parses.AppendParses(b)
+	b = c.parses.AppendPayloads(b, func(key string) json.RawMessage {
+		if c.last == nil {
+			return nil
+		}
+		n, _ := c.last.graph.Node(key)
+		return n.Payload
+	})
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -127,15 +138,12 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 		return nil, fmt.Errorf("%w: graph: %v", ErrCacheFile, err)
 	}
 	parses, err := treesitter.DecodeParses(d)
-	if err == nil {
-		err = d.Finish()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: parses: %v", ErrCacheFile, err)
 	}
-	c := &Cache{parses: parses}
+	c := &Cache{parses: parses, fileSize: len(b)}
+	g := ingest.NewGraph()
 	if fg.Rev != 0 {
-		g := ingest.NewGraph()
 		for _, n := range fg.Nodes {
 			g.AddNode(n)
 		}
@@ -144,6 +152,16 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 		}
 		c.last = &cachedGraph{config: fg.Config, graph: g, hashes: fg.Hashes, others: fg.Others,
 			rev: lmdbstore.Revision(fg.Rev)}
+	}
+	err = parses.DecodePayloads(d, func(key string) (json.RawMessage, bool) {
+		n, ok := g.Node(key)
+		return n.Payload, ok
+	})
+	if err == nil {
+		err = d.Finish()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: payloads: %v", ErrCacheFile, err)
 	}
 	return c, nil
 }
@@ -176,6 +194,7 @@ func (c *Cache) Save(file string) error {
 	}
 	c.mu.Lock()
 	b := c.encodeFile(build)
+	c.fileSize = len(b)
 	c.mu.Unlock()
 	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp*")
 	if err != nil {

@@ -34,6 +34,9 @@ type Cache struct {
 type cachedPayload struct {
 	payload any
 	json    json.RawMessage
+	// raw is the entry's encoding when it was read from a cache file
+	// (AppendPayloads copies it instead of encoding again).
+	raw []byte
 }
 
 type cacheKey struct {
@@ -106,10 +109,10 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 	for _, f := range files {
 		k := cacheKey{gramOf(gs, f).name, f.Hash}
 		switch {
+		case c.files[k] != nil: // the same content: the parse it holds (with its bytes from a file)
+			next[k] = c.files[k]
 		case f.parsed:
 			next[k] = &cachedFile{bytes: f.Bytes, lines: f.Lines, terms: f.Terms, parseErr: f.ParseErr, facts: f.facts}
-		case c.files[k] != nil:
-			next[k] = c.files[k]
 		}
 	}
 	c.files = next
@@ -137,11 +140,20 @@ func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
 	if c == nil || c.Over() {
 		return
 	}
-	next := make(map[string]cachedPayload, len(nodes))
-	for i, p := range pending {
-		next[p.key] = cachedPayload{payload: p.payload, json: nodes[i].Payload}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	next := make(map[string]cachedPayload, len(nodes))
+	for i, p := range pending {
+		cp := cachedPayload{payload: p.payload, json: nodes[i].Payload}
+		if old, ok := c.payloads[p.key]; ok && sameBytes(old.json, cp.json) {
+			cp.raw = old.raw // flush reused the kept payload: an equal value
+		}
+		next[p.key] = cp
+	}
 	c.payloads = next
+}
+
+// sameBytes reports whether a and b are the same memory (not only equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -9,17 +9,31 @@ package treesitter
 //	         ‖ terms (map[string]int) ‖ str parse error ‖ facts
 //
 // in plaincodec's encoding, facts being the grammar's language's facts
-// type (language.facts). The layout (ParsesLayout) names every language's
-// rules version and the shape of its facts type: a reader of another
-// layout ignores the section.
+// type (language.facts). Then the payloads of the file and symbol nodes
+// the last extraction built, so that a payload equal to the one kept is
+// not marshalled again (builder.flush):
+//
+//	payloads = uvarint n ‖ n × payload
+//	payload  = str key ‖ kind u8 (0 file, 1 symbol)
+//	           ‖ ingest.FilePayload without terms | ingest.SymbolPayload
+//
+// A payload's JSON is not in the section: it is the payload of the node
+// of the same key in the graph written (the caller's), and only the
+// payloads whose JSON is that node's are written; a file payload's terms
+// are the parse's of the same content hash. The layout (ParsesLayout)
+// names every language's rules version and the shape of its facts type
+// and of the payloads: a reader of another layout ignores the section.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"reflect"
 
+	"github.com/memctl/memctl/ingest"
 	"github.com/memctl/memctl/plaincodec"
 )
 
@@ -32,7 +46,10 @@ type parseHead struct {
 }
 
 var (
-	headCodec = plaincodec.MustNew(reflect.TypeFor[parseHead]())
+	headCodec    = plaincodec.MustNew(reflect.TypeFor[parseHead]())
+	fileCodec    = plaincodec.MustNew(reflect.TypeFor[ingest.FilePayload]())
+	symbolCodec  = plaincodec.MustNew(reflect.TypeFor[ingest.SymbolPayload]())
+	payloadKinds = []*plaincodec.Codec{fileCodec, symbolCodec}
 	// factCodecs are the facts codecs by grammar name.
 	factCodecs = func() map[string]*plaincodec.Codec {
 		out := make(map[string]*plaincodec.Codec)
@@ -46,7 +63,7 @@ var (
 	}()
 	parsesLayout = func() string {
 		h := sha256.New()
-		fmt.Fprintf(h, "head %s\n", headCodec.Shape())
+		fmt.Fprintf(h, "head %s file %s symbol %s\n", headCodec.Shape(), fileCodec.Shape(), symbolCodec.Shape())
 		for _, l := range languages {
 			fmt.Fprintf(h, "%s rules %d facts %s", l.name, l.rules, plaincodec.MustNew(l.facts).Shape())
 			for _, g := range l.grammars {
@@ -109,4 +126,84 @@ func DecodeParses(d *plaincodec.Decoder) (*Cache, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// AppendPayloads appends the payloads kept whose JSON is the payload of
+// the node written (written(key); nil for none).
+func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessage) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type entry struct {
+		key string
+		p   cachedPayload
+	}
+	var keep []entry
+	for k, p := range c.payloads {
+		if w := written(k); w != nil && bytes.Equal(w, p.json) {
+			keep = append(keep, entry{k, p})
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(keep)))
+	for _, e := range keep {
+		if e.p.raw != nil {
+			b = append(b, e.p.raw...)
+			continue
+		}
+		b = plaincodec.AppendString(b, e.key)
+		switch p := e.p.payload.(type) {
+		case ingest.FilePayload:
+			p.Terms = nil
+			b = fileCodec.Append(append(b, 0), p)
+		case ingest.SymbolPayload:
+			b = symbolCodec.Append(append(b, 1), p)
+		default:
+			panic(fmt.Sprintf("treesitter: payload %T kept", e.p.payload))
+		}
+	}
+	return b
+}
+
+// DecodePayloads reads the payloads AppendPayloads wrote into c (whose
+// parses are read), each with the JSON written(key) of the node written;
+// a payload without a node, or a file payload without a parse of its
+// content, is left out. An error (wrapping plaincodec.ErrFormat) leaves
+// none.
+func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (json.RawMessage, bool)) error {
+	n := d.Uvarint()
+	if n > uint64(d.Len()) {
+		return fmt.Errorf("%w: %d payloads in %d bytes", plaincodec.ErrFormat, n, d.Len())
+	}
+	terms := make(map[string]map[string]int, len(c.files))
+	for k, f := range c.files {
+		terms[k.hash] = f.terms
+	}
+	out := make(map[string]cachedPayload, n)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		start := d.Rest()
+		key := d.String()
+		kind := d.Uvarint()
+		if kind >= uint64(len(payloadKinds)) {
+			return fmt.Errorf("%w: payload kind %d", plaincodec.ErrFormat, kind)
+		}
+		v := payloadKinds[kind].Decode(d)
+		raw := start[: len(start)-d.Len() : len(start)-d.Len()]
+		if fp, ok := v.(ingest.FilePayload); ok {
+			t, ok := terms[fp.Hash]
+			if !ok {
+				continue
+			}
+			fp.Terms = t
+			v = fp
+		}
+		if js, ok := written(key); ok {
+			out[key] = cachedPayload{payload: v, json: js, raw: raw}
+		}
+	}
+	if err := d.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.payloads = out
+	return nil
 }

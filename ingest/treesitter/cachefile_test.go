@@ -1,6 +1,8 @@
 package treesitter
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -17,15 +19,43 @@ func TestParsesRoundTrip(t *testing.T) {
 	for _, name := range []string{"python", "typescript", "rust"} {
 		dir := fixtureDir + "/" + name
 		c := NewCache()
-		if _, err := Extract(dir, TreeSitterLanguages, Options{Cache: c}); err != nil {
+		first, err := Extract(dir, TreeSitterLanguages, Options{Cache: c})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Len() == 0 {
-			t.Fatalf("%s: no parses", name)
+		if c.Len() == 0 || len(c.payloads) == 0 {
+			t.Fatalf("%s: no parses or payloads", name)
+		}
+		// The payloads go with the graph written; one whose node differs is
+		// left out.
+		written := func(key string) json.RawMessage {
+			n, _ := first.Graph.Node(key)
+			return n.Payload
+		}
+		var skipped string
+		for k := range c.payloads {
+			skipped = k
+			break
 		}
 		b := c.AppendParses(nil)
+		pb := c.AppendPayloads(nil, func(key string) json.RawMessage {
+			if key == skipped {
+				return json.RawMessage(`{"other":1}`)
+			}
+			return written(key)
+		})
 		d := plaincodec.NewDecoder(b)
 		back, err := DecodeParses(d)
+		if err == nil {
+			err = d.Finish()
+		}
+		if err == nil {
+			d = plaincodec.NewDecoder(pb)
+			err = back.DecodePayloads(d, func(key string) (json.RawMessage, bool) {
+				n, ok := first.Graph.Node(key)
+				return n.Payload, ok
+			})
+		}
 		if err == nil {
 			err = d.Finish()
 		}
@@ -44,6 +74,21 @@ func TestParsesRoundTrip(t *testing.T) {
 			g.raw = nil
 			if !reflect.DeepEqual(&g, want) {
 				t.Fatalf("%s: parse %v differs after a round trip:\n got %#v\nwant %#v", name, k, g.facts, want.facts)
+			}
+		}
+		if len(back.payloads) != len(c.payloads)-1 {
+			t.Fatalf("%s: %d payloads read back, want %d", name, len(back.payloads), len(c.payloads)-1)
+		}
+		for k, want := range c.payloads {
+			got, ok := back.payloads[k]
+			if k == skipped {
+				if ok {
+					t.Fatalf("%s: payload of %s written with another node's JSON", name, k)
+				}
+				continue
+			}
+			if !ok || got.raw == nil || !reflect.DeepEqual(got.payload, want.payload) || !bytes.Equal(got.json, want.json) {
+				t.Fatalf("%s: payload of %s read back %+v, want %+v", name, k, got, want)
 			}
 		}
 		// Written again from the bytes read: the same bytes, per parse.
