@@ -52,10 +52,14 @@ type Codec struct {
 	dec   decFn
 }
 
+// The compiled functions work on the memory of a value (a pointer to
+// it) rather than on reflect.Values: a field, element or map entry costs
+// an offset, not a reflective lookup. Decoding writes only memory it
+// allocated (reflect.New, reflect.MakeSlice) through typed pointers, so
+// the garbage collector sees every pointer stored.
 type (
-	encFn func(b []byte, v reflect.Value) []byte
-	// decFn decodes into v, which is settable.
-	decFn func(d *Decoder, v reflect.Value)
+	encFn func(b []byte, p unsafe.Pointer) []byte
+	decFn func(d *Decoder, p unsafe.Pointer)
 )
 
 // New compiles the codec of t. It fails for the kinds it cannot encode
@@ -93,28 +97,30 @@ func (c *Codec) Append(b []byte, v any) []byte {
 	if rv.Type() != c.t {
 		panic(fmt.Sprintf("plaincodec: Append of %s with the codec of %s", rv.Type(), c.t))
 	}
-	return c.enc(b, rv)
+	at := reflect.New(c.t)
+	at.Elem().Set(rv)
+	return c.enc(b, at.UnsafePointer())
 }
 
 // Decode decodes one value from d and returns it (as the codec's type);
 // on error (then also d.Err()) it returns the zero value.
 func (c *Codec) Decode(d *Decoder) any {
-	v := reflect.New(c.t).Elem()
-	c.dec(d, v)
+	v := reflect.New(c.t)
+	c.dec(d, v.UnsafePointer())
 	if d.err != nil {
 		return reflect.Zero(c.t).Interface()
 	}
-	return v.Interface()
+	return v.Elem().Interface()
 }
 
 // DecodeInto decodes one value from d into *ptr (ptr must be a pointer
-// to the codec's type).
+// to the codec's type, to a zero value).
 func (c *Codec) DecodeInto(d *Decoder, ptr any) {
 	v := reflect.ValueOf(ptr)
-	if v.Kind() != reflect.Pointer || v.Type().Elem() != c.t {
+	if v.Kind() != reflect.Pointer || v.Type().Elem() != c.t || v.IsNil() {
 		panic(fmt.Sprintf("plaincodec: DecodeInto %s with the codec of %s", v.Type(), c.t))
 	}
-	c.dec(d, v.Elem())
+	c.dec(d, v.UnsafePointer())
 }
 
 // Decoder reads encodings from a byte slice. Its error is sticky: once a
@@ -261,102 +267,83 @@ func writeShape(sb *strings.Builder, t reflect.Type, open map[reflect.Type]bool)
 	return nil
 }
 
-// settable returns v itself when it can be set, else (a field reached
-// through an unexported name) the same memory without the read-only flag.
-// Decoding fills only values it allocated.
-func settable(v reflect.Value) reflect.Value {
-	if v.CanSet() {
-		return v
-	}
-	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+// sliceHeader is the memory of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
 
 // compile builds the encoder and decoder of t (writeShape accepted t).
 func compile(t reflect.Type) (encFn, decFn) {
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(b []byte, v reflect.Value) []byte {
-				if v.Bool() {
+		return func(b []byte, p unsafe.Pointer) []byte {
+				if *(*bool)(p) {
 					return append(b, 1)
 				}
 				return append(b, 0)
-			}, func(d *Decoder, v reflect.Value) {
+			}, func(d *Decoder, p unsafe.Pointer) {
 				if len(d.b) == 0 || d.b[0] > 1 {
 					d.failf("bad bool")
 					return
 				}
-				v.SetBool(d.b[0] == 1)
+				*(*bool)(p) = d.b[0] == 1
 				d.b = d.b[1:]
 			}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		bits := t.Bits()
-		return func(b []byte, v reflect.Value) []byte { return binary.AppendVarint(b, v.Int()) },
-			func(d *Decoder, v reflect.Value) {
-				x := d.Varint()
-				if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
-					d.failf("%d overflows int%d", x, bits)
-					return
-				}
-				v.SetInt(x)
-			}
+		return compileInt(t.Size())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		bits := t.Bits()
-		return func(b []byte, v reflect.Value) []byte { return binary.AppendUvarint(b, v.Uint()) },
-			func(d *Decoder, v reflect.Value) {
-				x := d.Uvarint()
-				if bits < 64 && x >= 1<<bits {
-					d.failf("%d overflows uint%d", x, bits)
-					return
-				}
-				v.SetUint(x)
-			}
+		return compileUint(t.Size())
 	case reflect.Float32:
-		return func(b []byte, v reflect.Value) []byte {
-				return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v.Float())))
-			}, func(d *Decoder, v reflect.Value) {
+		return func(b []byte, p unsafe.Pointer) []byte {
+				return binary.LittleEndian.AppendUint32(b, math.Float32bits(*(*float32)(p)))
+			}, func(d *Decoder, p unsafe.Pointer) {
 				if len(d.b) < 4 {
 					d.failf("short float32")
 					return
 				}
-				v.SetFloat(float64(math.Float32frombits(binary.LittleEndian.Uint32(d.b))))
+				*(*float32)(p) = math.Float32frombits(binary.LittleEndian.Uint32(d.b))
 				d.b = d.b[4:]
 			}
 	case reflect.Float64:
-		return func(b []byte, v reflect.Value) []byte {
-				return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
-			}, func(d *Decoder, v reflect.Value) {
+		return func(b []byte, p unsafe.Pointer) []byte {
+				return binary.LittleEndian.AppendUint64(b, math.Float64bits(*(*float64)(p)))
+			}, func(d *Decoder, p unsafe.Pointer) {
 				if len(d.b) < 8 {
 					d.failf("short float64")
 					return
 				}
-				v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(d.b)))
+				*(*float64)(p) = math.Float64frombits(binary.LittleEndian.Uint64(d.b))
 				d.b = d.b[8:]
 			}
 	case reflect.String:
-		return func(b []byte, v reflect.Value) []byte { return AppendString(b, v.String()) },
-			func(d *Decoder, v reflect.Value) { v.SetString(d.String()) }
+		return func(b []byte, p unsafe.Pointer) []byte { return AppendString(b, *(*string)(p)) },
+			func(d *Decoder, p unsafe.Pointer) { *(*string)(p) = d.String() }
 	case reflect.Slice:
 		return compileSlice(t)
 	case reflect.Array:
 		ee, ed := compile(t.Elem())
-		return func(b []byte, v reflect.Value) []byte {
-				for i := 0; i < v.Len(); i++ {
-					b = ee(b, v.Index(i))
+		n, size := t.Len(), t.Elem().Size()
+		return func(b []byte, p unsafe.Pointer) []byte {
+				for i := 0; i < n; i++ {
+					b = ee(b, unsafe.Add(p, uintptr(i)*size))
 				}
 				return b
-			}, func(d *Decoder, v reflect.Value) {
-				for i := 0; i < v.Len() && d.err == nil; i++ {
-					ed(d, v.Index(i))
+			}, func(d *Decoder, p unsafe.Pointer) {
+				for i := 0; i < n && d.err == nil; i++ {
+					ed(d, unsafe.Add(p, uintptr(i)*size))
 				}
 			}
 	case reflect.Pointer:
 		ee, ed := compile(t.Elem())
-		return func(b []byte, v reflect.Value) []byte {
-				if v.IsNil() {
+		elem := t.Elem()
+		return func(b []byte, p unsafe.Pointer) []byte {
+				q := *(*unsafe.Pointer)(p)
+				if q == nil {
 					return append(b, 0)
 				}
-				return ee(append(b, 1), v.Elem())
-			}, func(d *Decoder, v reflect.Value) {
+				return ee(append(b, 1), q)
+			}, func(d *Decoder, p unsafe.Pointer) {
 				if len(d.b) == 0 || d.b[0] > 1 {
 					d.failf("bad pointer tag")
 					return
@@ -366,9 +353,9 @@ func compile(t reflect.Type) (encFn, decFn) {
 				if nilPtr {
 					return
 				}
-				p := reflect.New(t.Elem())
-				ed(d, p.Elem())
-				v.Set(p)
+				q := reflect.New(elem).UnsafePointer()
+				ed(d, q)
+				*(*unsafe.Pointer)(p) = q
 			}
 	case reflect.Map:
 		return compileMap(t)
@@ -378,98 +365,249 @@ func compile(t reflect.Type) (encFn, decFn) {
 	panic("plaincodec: compile of " + t.String()) // writeShape refused it
 }
 
+func compileInt(size uintptr) (encFn, decFn) {
+	bits := int(size * 8)
+	load := func(p unsafe.Pointer) int64 {
+		switch size {
+		case 1:
+			return int64(*(*int8)(p))
+		case 2:
+			return int64(*(*int16)(p))
+		case 4:
+			return int64(*(*int32)(p))
+		}
+		return *(*int64)(p)
+	}
+	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, load(p)) },
+		func(d *Decoder, p unsafe.Pointer) {
+			x := d.Varint()
+			if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
+				d.failf("%d overflows int%d", x, bits)
+				return
+			}
+			switch size {
+			case 1:
+				*(*int8)(p) = int8(x)
+			case 2:
+				*(*int16)(p) = int16(x)
+			case 4:
+				*(*int32)(p) = int32(x)
+			default:
+				*(*int64)(p) = x
+			}
+		}
+}
+
+func compileUint(size uintptr) (encFn, decFn) {
+	bits := int(size * 8)
+	load := func(p unsafe.Pointer) uint64 {
+		switch size {
+		case 1:
+			return uint64(*(*uint8)(p))
+		case 2:
+			return uint64(*(*uint16)(p))
+		case 4:
+			return uint64(*(*uint32)(p))
+		}
+		return *(*uint64)(p)
+	}
+	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, load(p)) },
+		func(d *Decoder, p unsafe.Pointer) {
+			x := d.Uvarint()
+			if bits < 64 && x >= 1<<bits {
+				d.failf("%d overflows uint%d", x, bits)
+				return
+			}
+			switch size {
+			case 1:
+				*(*uint8)(p) = uint8(x)
+			case 2:
+				*(*uint16)(p) = uint16(x)
+			case 4:
+				*(*uint32)(p) = uint32(x)
+			default:
+				*(*uint64)(p) = x
+			}
+		}
+}
+
 func compileSlice(t reflect.Type) (encFn, decFn) {
 	if t.Elem().Kind() == reflect.Uint8 {
-		return func(b []byte, v reflect.Value) []byte {
-				if v.IsNil() {
+		return func(b []byte, p unsafe.Pointer) []byte {
+				s := *(*[]byte)(p)
+				if s == nil {
 					return append(b, 0)
 				}
-				b = binary.AppendUvarint(b, uint64(v.Len())+1)
-				return append(b, v.Bytes()...)
-			}, func(d *Decoder, v reflect.Value) {
+				b = binary.AppendUvarint(b, uint64(len(s))+1)
+				return append(b, s...)
+			}, func(d *Decoder, p unsafe.Pointer) {
 				n := d.count()
 				if n < 0 {
 					return
 				}
 				buf := make([]byte, n)
 				copy(buf, d.b)
-				v.SetBytes(buf)
+				*(*[]byte)(p) = buf
 				d.b = d.b[n:]
 			}
 	}
 	ee, ed := compile(t.Elem())
-	return func(b []byte, v reflect.Value) []byte {
-			if v.IsNil() {
+	size := t.Elem().Size()
+	return func(b []byte, p unsafe.Pointer) []byte {
+			h := (*sliceHeader)(p)
+			if h.data == nil {
 				return append(b, 0)
 			}
-			b = binary.AppendUvarint(b, uint64(v.Len())+1)
-			for i := 0; i < v.Len(); i++ {
-				b = ee(b, v.Index(i))
+			b = binary.AppendUvarint(b, uint64(h.len)+1)
+			for i := 0; i < h.len; i++ {
+				b = ee(b, unsafe.Add(h.data, uintptr(i)*size))
 			}
 			return b
-		}, func(d *Decoder, v reflect.Value) {
+		}, func(d *Decoder, p unsafe.Pointer) {
 			n := d.count()
 			if n < 0 {
 				return
 			}
-			s := reflect.MakeSlice(t, n, n)
-			for i := 0; i < n && d.err == nil; i++ {
-				ed(d, s.Index(i))
+			data := reflect.MakeSlice(t, n, n).UnsafePointer()
+			if data == nil {
+				data = unsafe.Pointer(&zeroBase) // an empty slice that is not nil
 			}
-			v.Set(s)
+			for i := 0; i < n && d.err == nil; i++ {
+				ed(d, unsafe.Add(data, uintptr(i)*size))
+			}
+			*(*sliceHeader)(p) = sliceHeader{data: data, len: n, cap: n}
 		}
 }
 
+// zeroBase is where empty non-nil slices point (as the runtime's own
+// zero-size allocations do).
+var zeroBase [8]byte
+
+// compileMap goes through reflect for the map itself (no layout to lean
+// on), and through memory for keys and values — except for the maps of
+// plain keys and values that facts are full of, written in Go.
 func compileMap(t reflect.Type) (encFn, decFn) {
+	switch {
+	case t.Key() == reflect.TypeFor[string]() && t.Elem() == reflect.TypeFor[bool]():
+		return compileMapOf(AppendString, (*Decoder).String, appendBool, (*Decoder).bool)
+	case t.Key() == reflect.TypeFor[string]() && t.Elem() == reflect.TypeFor[int]():
+		return compileMapOf(AppendString, (*Decoder).String, appendInt, (*Decoder).int)
+	case t.Key() == reflect.TypeFor[int]() && t.Elem() == reflect.TypeFor[map[string]bool]():
+		e, d := compileMapOf(AppendString, (*Decoder).String, appendBool, (*Decoder).bool)
+		return compileMapOf(appendInt, (*Decoder).int,
+			func(b []byte, m map[string]bool) []byte { return e(b, unsafe.Pointer(&m)) },
+			func(dd *Decoder) (m map[string]bool) { d(dd, unsafe.Pointer(&m)); return m })
+	}
 	ke, kd := compile(t.Key())
 	ve, vd := compile(t.Elem())
-	return func(b []byte, v reflect.Value) []byte {
-			if v.IsNil() {
+	return func(b []byte, p unsafe.Pointer) []byte {
+			m := reflect.NewAt(t, p).Elem()
+			if m.IsNil() {
 				return append(b, 0)
 			}
-			b = binary.AppendUvarint(b, uint64(v.Len())+1)
-			it := v.MapRange()
+			b = binary.AppendUvarint(b, uint64(m.Len())+1)
+			k, v := reflect.New(t.Key()), reflect.New(t.Elem())
+			it := m.MapRange()
 			for it.Next() {
-				b = ke(b, it.Key())
-				b = ve(b, it.Value())
+				k.Elem().SetIterKey(it)
+				v.Elem().SetIterValue(it)
+				b = ke(b, k.UnsafePointer())
+				b = ve(b, v.UnsafePointer())
 			}
 			return b
-		}, func(d *Decoder, v reflect.Value) {
+		}, func(d *Decoder, p unsafe.Pointer) {
 			n := d.count()
 			if n < 0 {
 				return
 			}
 			m := reflect.MakeMapWithSize(t, n)
-			k, e := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
-			zk, ze := reflect.Zero(t.Key()), reflect.Zero(t.Elem())
+			k, v := reflect.New(t.Key()), reflect.New(t.Elem())
+			zk, zv := reflect.Zero(t.Key()), reflect.Zero(t.Elem())
 			for i := 0; i < n && d.err == nil; i++ {
-				k.Set(zk)
-				e.Set(ze)
-				kd(d, k)
-				vd(d, e)
-				m.SetMapIndex(k, e)
+				k.Elem().Set(zk)
+				v.Elem().Set(zv)
+				kd(d, k.UnsafePointer())
+				vd(d, v.UnsafePointer())
+				m.SetMapIndex(k.Elem(), v.Elem())
 			}
-			v.Set(m)
+			reflect.NewAt(t, p).Elem().Set(m)
 		}
 }
 
 func compileStruct(t reflect.Type) (encFn, decFn) {
 	n := t.NumField()
-	encs, decs := make([]encFn, n), make([]decFn, n)
+	encs, decs, offs := make([]encFn, n), make([]decFn, n), make([]uintptr, n)
 	for i := 0; i < n; i++ {
 		encs[i], decs[i] = compile(t.Field(i).Type)
+		offs[i] = t.Field(i).Offset
 	}
-	return func(b []byte, v reflect.Value) []byte {
+	return func(b []byte, p unsafe.Pointer) []byte {
 			for i, e := range encs {
-				b = e(b, v.Field(i))
+				b = e(b, unsafe.Add(p, offs[i]))
 			}
 			return b
-		}, func(d *Decoder, v reflect.Value) {
+		}, func(d *Decoder, p unsafe.Pointer) {
 			for i, dec := range decs {
 				if d.err != nil {
 					return
 				}
-				dec(d, settable(v.Field(i)))
+				dec(d, unsafe.Add(p, offs[i]))
 			}
 		}
+}
+
+// compileMapOf is the codec of a map[K]V (or a named type of it) with
+// the given codecs of K and V.
+func compileMapOf[K comparable, V any](ek func([]byte, K) []byte, dk func(*Decoder) K,
+	ev func([]byte, V) []byte, dv func(*Decoder) V) (encFn, decFn) {
+	return func(b []byte, p unsafe.Pointer) []byte {
+			m := *(*map[K]V)(p)
+			if m == nil {
+				return append(b, 0)
+			}
+			b = binary.AppendUvarint(b, uint64(len(m))+1)
+			for k, v := range m {
+				b = ev(ek(b, k), v)
+			}
+			return b
+		}, func(d *Decoder, p unsafe.Pointer) {
+			n := d.count()
+			if n < 0 {
+				return
+			}
+			m := make(map[K]V, n)
+			for i := 0; i < n && d.err == nil; i++ {
+				k := dk(d)
+				m[k] = dv(d)
+			}
+			*(*map[K]V)(p) = m
+		}
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func (d *Decoder) bool() bool {
+	if len(d.b) == 0 || d.b[0] > 1 {
+		d.failf("bad bool")
+		return false
+	}
+	v := d.b[0] == 1
+	d.b = d.b[1:]
+	return v
+}
+
+func appendInt(b []byte, v int) []byte { return binary.AppendVarint(b, int64(v)) }
+
+func (d *Decoder) int() int {
+	x := d.Varint()
+	if x != int64(int(x)) {
+		d.failf("%d overflows int", x)
+		return 0
+	}
+	return int(x)
 }

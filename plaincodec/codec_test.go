@@ -13,8 +13,14 @@ type inner struct {
 	start, end uint
 }
 
+// scopes is a named map type over a fast-path map.
+type scopes map[int]map[string]bool
+
 type sample struct {
 	inner
+	terms  map[string]int
+	set    map[string]bool
+	named  scopes
 	Name   string
 	tags   []string
 	empty  []string // non-nil, no elements
@@ -39,7 +45,9 @@ func full() *sample {
 		Name:  "x", tags: []string{"a", "", "ü"}, empty: []string{},
 		scopes: map[int]map[string]bool{-1: {"a": true, "b": false}, 7: {}, 8: nil},
 		vals:   map[string][]int8{"lo": {-128, 127}, "nil": nil},
-		flag:   true, b: 255, u16: 65535, f32: -1.5, f64: 1e300,
+		terms:  map[string]int{"a": -1, "b": 1 << 40}, set: map[string]bool{"x": true, "y": false},
+		named: scopes{1: {"q": true}, 2: nil, 3: {}},
+		flag:  true, b: 255, u16: 65535, f32: -1.5, f64: 1e300,
 		raw: json.RawMessage(`{"k":1}`), arr: [2][]string{nil, {"z"}},
 		ptr:   &inner{parent: 2},
 		pairs: []struct{ a, b string }{{"p", "q"}},
