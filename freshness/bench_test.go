@@ -2,7 +2,6 @@ package freshness
 
 import (
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -101,24 +100,11 @@ func BenchmarkRefreshOneFileEdit(b *testing.B) {
 // must take the per-file path.
 func BenchmarkRefreshOneFileEditOneShot(b *testing.B) {
 	dir, o := benchTree(b, 1000)
-	s := newStore(b)
-	if _, err := Refresh(s, dir, o); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := 0; i < b.N; i++ {
-		editPython(b, dir)(i)
-		res, err := Refresh(s, dir, o)
-		if err != nil || !res.Refreshed || res.Rev == 0 || res.Summary.Nodes != 0 && res.Stats.NodesPut > 10 {
-			b.Fatal(res, err)
-		}
-	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-	b.StopTimer()
-	c, err := codetree.LoadCache(filepath.Join(s.Path(), CacheFile))
-	if err != nil || c.Parses() < 1000 {
-		b.Fatalf("cache file after the refreshes: %d parses, %v", c.Parses(), err)
+	var used fileUse
+	o.cacheFileUsed = func(c *codetree.Cache) { used.deltas += c.Deltas() }
+	benchRefreshes(b, dir, o, editPython(b, dir))
+	if used.deltas < b.N {
+		b.Fatalf("%d of %d refreshes took the per-file path", used.deltas, b.N)
 	}
 }
 

@@ -9,6 +9,7 @@ package freshness
 // stale, it is ignored and the refresh costs what it did without it.
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/memctl/memctl/ingest/codetree"
@@ -34,14 +35,26 @@ func (o Options) diskCache() (Options, func(codetree.Summary)) {
 	if path == "" {
 		path = filepath.Join(filepath.Dir(o.StatePath), CacheFile)
 	}
-	c, _ := codetree.LoadCache(path) // unusable: an empty cache, as in a new process
+	c, _ := loadCacheFile(path) // unusable: an empty cache, as in a new process
 	o.Ingest.Cache = c
 	return o, func(sum codetree.Summary) {
 		if o.cacheFileUsed != nil {
 			o.cacheFileUsed(c)
 		}
 		if !sum.Unchanged {
-			_ = c.Save(path) // a file that cannot be written costs speed, not correctness
+			if b, err := c.MarshalFile(); err == nil {
+				_ = writeCacheFile(path, b) // a file that cannot be written costs speed, not correctness
+			}
 		}
 	}
+}
+
+// loadCacheFile reads the refresh cache file: an empty cache, with the
+// reason, when it is missing or not usable.
+func loadCacheFile(path string) (*codetree.Cache, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return codetree.NewCache(), err
+	}
+	return codetree.UnmarshalCache(b)
 }

@@ -156,7 +156,7 @@ func TestRefreshCacheFileDamaged(t *testing.T) {
 		}
 		// A refresh that read a language writes the file again.
 		if res.Summary != nil && !res.Summary.Unchanged {
-			if c, err := codetree.LoadCache(file); err != nil || c.Parses() == 0 {
+			if c, err := loadCacheFile(file); err != nil || c.Parses() == 0 {
 				t.Fatalf("%s: the refresh left no usable file (%d parses, %v)", d.what, c.Parses(), err)
 			}
 		}
@@ -252,37 +252,9 @@ func TestRefreshCacheFileConcurrent(t *testing.T) {
 	if _, err := Refresh(s, dir, o); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(9))
-	n := 0
-	for round := 0; round < 5; round++ {
-		op := crossFileEdit(t, rng, dir, &n)
-		revs := make(chan lmdbstore.Revision, 4)
-		var wg sync.WaitGroup
-		for g := 0; g < 4; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := Refresh(s, dir, o)
-				if err != nil {
-					t.Error(err)
-				}
-				revs <- res.Rev
-			}()
-		}
-		wg.Wait()
-		close(revs)
-		wrote := 0
-		for r := range revs {
-			if r != 0 {
-				wrote++
-			}
-		}
-		if wrote > 1 {
-			t.Fatalf("round %d (%s): %d refreshes wrote", round, op, wrote)
-		}
-		checkFresh(t, s, dir, op)
-		if c, err := codetree.LoadCache(filepath.Join(s.Path(), CacheFile)); err != nil || c.Parses() == 0 {
+	concurrentRefreshes(t, s, dir, o, 9, 5, func(round int) {
+		if c, err := loadCacheFile(filepath.Join(s.Path(), CacheFile)); err != nil || c.Parses() == 0 {
 			t.Fatalf("round %d: cache file unusable after concurrent refreshes: %v", round, err)
 		}
-	}
+	})
 }

@@ -398,9 +398,18 @@ func TestRefreshCacheConcurrent(t *testing.T) {
 	if _, err := Refresh(s, dir, o); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(7))
+	concurrentRefreshes(t, s, dir, o, 7, 4, nil)
+}
+
+// concurrentRefreshes makes rounds random cross-file edits, each followed
+// by 4 refreshes of s at once with o: at most one of them may write, and
+// the store must then equal a fresh ingest; after, when set, runs after
+// each round.
+func concurrentRefreshes(t *testing.T, s *lmdbstore.Store, dir string, o Options, seed int64, rounds int, after func(round int)) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
 	n := 0
-	for round := 0; round < 4; round++ {
+	for round := 0; round < rounds; round++ {
 		op := crossFileEdit(t, rng, dir, &n)
 		revs := make(chan lmdbstore.Revision, 4)
 		var wg sync.WaitGroup
@@ -428,6 +437,9 @@ func TestRefreshCacheConcurrent(t *testing.T) {
 		}
 		if got, want := graphDump(t, s), freshDumpWith(t, dir, mixedOptions(nil)); !slices.Equal(got, want) {
 			t.Fatalf("round %d (%s): differs from a fresh ingest:\n%s", round, op, diffLines(got, want))
+		}
+		if after != nil {
+			after(round)
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/memctl/memctl/plaincodec"
 )
 
 const (
@@ -68,16 +70,16 @@ func (s *state) encode() []byte {
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion)
 	for _, x := range []string{s.Dir, s.Config, s.Code, s.GitDir, s.CommonDir, s.Commit} {
-		b = appendStr(b, x)
+		b = plaincodec.AppendString(b, x)
 	}
 	b = append(b, boolByte(s.Dirty))
 	b = binary.AppendUvarint(b, uint64(len(s.Entries)))
 	for _, e := range s.Entries {
-		b = appendStr(b, e.Path)
+		b = plaincodec.AppendString(b, e.Path)
 		b = append(b, byte(e.Kind))
 		b = binary.AppendUvarint(b, uint64(e.Size))
 		b = binary.AppendVarint(b, e.MTime)
-		b = appendStr(b, e.Hash)
+		b = plaincodec.AppendString(b, e.Hash)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
@@ -93,29 +95,26 @@ func decodeState(b []byte) (*state, error) {
 	if v := body[len(stateMagic)]; v != stateVersion {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrStateFormat, v, stateVersion)
 	}
-	d := decoder{b: body[len(stateMagic)+1:]}
+	d := plaincodec.NewDecoder(body[len(stateMagic)+1:])
 	s := &state{}
 	for _, p := range []*string{&s.Dir, &s.Config, &s.Code, &s.GitDir, &s.CommonDir, &s.Commit} {
-		*p = d.str()
+		*p = d.String()
 	}
-	s.Dirty = d.byte() == 1
-	n := d.uvarint()
-	if n > uint64(len(d.b)) { // every entry takes several bytes: never allocate what the input merely claims
-		return nil, fmt.Errorf("%w: %d entries in %d bytes", ErrStateFormat, n, len(d.b))
+	s.Dirty = d.Byte() == 1
+	n := d.Uvarint()
+	if n > uint64(d.Len()) { // every entry takes several bytes: never allocate what the input merely claims
+		return nil, fmt.Errorf("%w: %d entries in %d bytes", ErrStateFormat, n, d.Len())
 	}
 	s.Entries = make([]entry, 0, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		e := entry{Path: d.str(), Kind: entryKind(d.byte())}
-		e.Size = int64(d.uvarint())
-		e.MTime = d.varint()
-		e.Hash = d.str()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		e := entry{Path: d.String(), Kind: entryKind(d.Byte())}
+		e.Size = int64(d.Uvarint())
+		e.MTime = d.Varint()
+		e.Hash = d.String()
 		s.Entries = append(s.Entries, e)
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errors.New("trailing bytes")
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStateFormat, d.err)
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStateFormat, err)
 	}
 	return s, nil
 }
@@ -146,14 +145,19 @@ func readState(file string) (*state, error) {
 	return s, nil
 }
 
-// writeState replaces the stat file atomically (temporary file, rename).
-// It is not synced: a torn file fails its checksum and is rebuilt.
-func writeState(file string, s *state) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), StateFile+".tmp*")
+// writeState replaces the stat file atomically.
+func writeState(file string, s *state) error { return writeCacheFile(file, s.encode()) }
+
+// writeCacheFile replaces file, a cache beside the store (the stat file,
+// the refresh cache file), atomically: a temporary file beside it, then a
+// rename. It is not synced: a torn file fails its checksum and is
+// rebuilt.
+func writeCacheFile(file string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(s.encode())
+	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
@@ -166,67 +170,9 @@ func writeState(file string, s *state) error {
 	return nil
 }
 
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 func boolByte(v bool) byte {
 	if v {
 		return 1
 	}
 	return 0
-}
-
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("short %s", what)
-	}
-	d.b = nil
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("uvarint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail("byte")
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) str() string {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("string")
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
 }

@@ -179,6 +179,17 @@ func (d *Decoder) Varint() int64 {
 	return v
 }
 
+// Byte reads one byte.
+func (d *Decoder) Byte() byte {
+	if len(d.b) == 0 {
+		d.failf("short byte")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
 // Bytes reads a length-prefixed byte string; the result aliases the
 // decoder's input.
 func (d *Decoder) Bytes() []byte {
@@ -277,23 +288,28 @@ type sliceHeader struct {
 func compile(t reflect.Type) (encFn, decFn) {
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(b []byte, p unsafe.Pointer) []byte {
-				if *(*bool)(p) {
-					return append(b, 1)
-				}
-				return append(b, 0)
-			}, func(d *Decoder, p unsafe.Pointer) {
-				if len(d.b) == 0 || d.b[0] > 1 {
-					d.failf("bad bool")
-					return
-				}
-				*(*bool)(p) = d.b[0] == 1
-				d.b = d.b[1:]
-			}
+		return func(b []byte, p unsafe.Pointer) []byte { return appendBool(b, *(*bool)(p)) },
+			func(d *Decoder, p unsafe.Pointer) { *(*bool)(p) = d.bool() }
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return compileInt(t.Size())
+		switch t.Size() {
+		case 1:
+			return compileInt[int8]()
+		case 2:
+			return compileInt[int16]()
+		case 4:
+			return compileInt[int32]()
+		}
+		return compileInt[int64]()
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return compileUint(t.Size())
+		switch t.Size() {
+		case 1:
+			return compileUint[uint8]()
+		case 2:
+			return compileUint[uint16]()
+		case 4:
+			return compileUint[uint32]()
+		}
+		return compileUint[uint64]()
 	case reflect.Float32:
 		return func(b []byte, p unsafe.Pointer) []byte {
 				return binary.LittleEndian.AppendUint32(b, math.Float32bits(*(*float32)(p)))
@@ -365,69 +381,29 @@ func compile(t reflect.Type) (encFn, decFn) {
 	panic("plaincodec: compile of " + t.String()) // writeShape refused it
 }
 
-func compileInt(size uintptr) (encFn, decFn) {
-	bits := int(size * 8)
-	load := func(p unsafe.Pointer) int64 {
-		switch size {
-		case 1:
-			return int64(*(*int8)(p))
-		case 2:
-			return int64(*(*int16)(p))
-		case 4:
-			return int64(*(*int32)(p))
-		}
-		return *(*int64)(p)
-	}
-	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, load(p)) },
+// compileInt is the codec of a signed integer of T's size.
+func compileInt[T int8 | int16 | int32 | int64]() (encFn, decFn) {
+	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, int64(*(*T)(p))) },
 		func(d *Decoder, p unsafe.Pointer) {
 			x := d.Varint()
-			if bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
-				d.failf("%d overflows int%d", x, bits)
+			if int64(T(x)) != x {
+				d.failf("%d overflows %d bytes", x, unsafe.Sizeof(T(0)))
 				return
 			}
-			switch size {
-			case 1:
-				*(*int8)(p) = int8(x)
-			case 2:
-				*(*int16)(p) = int16(x)
-			case 4:
-				*(*int32)(p) = int32(x)
-			default:
-				*(*int64)(p) = x
-			}
+			*(*T)(p) = T(x)
 		}
 }
 
-func compileUint(size uintptr) (encFn, decFn) {
-	bits := int(size * 8)
-	load := func(p unsafe.Pointer) uint64 {
-		switch size {
-		case 1:
-			return uint64(*(*uint8)(p))
-		case 2:
-			return uint64(*(*uint16)(p))
-		case 4:
-			return uint64(*(*uint32)(p))
-		}
-		return *(*uint64)(p)
-	}
-	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, load(p)) },
+// compileUint is the codec of an unsigned integer of T's size.
+func compileUint[T uint8 | uint16 | uint32 | uint64]() (encFn, decFn) {
+	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, uint64(*(*T)(p))) },
 		func(d *Decoder, p unsafe.Pointer) {
 			x := d.Uvarint()
-			if bits < 64 && x >= 1<<bits {
-				d.failf("%d overflows uint%d", x, bits)
+			if uint64(T(x)) != x {
+				d.failf("%d overflows %d bytes", x, unsafe.Sizeof(T(0)))
 				return
 			}
-			switch size {
-			case 1:
-				*(*uint8)(p) = uint8(x)
-			case 2:
-				*(*uint16)(p) = uint16(x)
-			case 4:
-				*(*uint32)(p) = uint32(x)
-			default:
-				*(*uint64)(p) = x
-			}
+			*(*T)(p) = T(x)
 		}
 }
 

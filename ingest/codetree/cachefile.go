@@ -25,8 +25,9 @@ package codetree
 // damaged, of another version, build, layout or config is ignored (the
 // process starts empty); a graph it holds is used only while the store's
 // tree hashes are those of the file and no revision since rev wrote a
-// code key (usable, codeWrittenSince). Written by a temporary file and a
-// rename, never synced: a torn file fails its checksum.
+// code key (usable, codeWrittenSince). This file encodes and decodes;
+// freshness reads and writes the file (a temporary file and a rename,
+// never synced: a torn file fails its checksum).
 
 import (
 	"encoding/binary"
@@ -35,7 +36,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -166,50 +166,34 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 	return c, nil
 }
 
-// LoadCache returns the cache the file holds, or — with an error wrapping
-// ErrCacheFile (or the read's) saying why — an empty one when it is
-// missing or not usable by this binary. Either way the cache is usable.
-func LoadCache(file string) (*Cache, error) {
+// MarshalFile is the cache file of c (ErrCacheFile when the running
+// binary cannot be named: no file is then written).
+func (c *Cache) MarshalFile() ([]byte, error) {
+	build := buildID()
+	if build == "" {
+		return nil, fmt.Errorf("%w: executable unknown", ErrCacheFile)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.encodeFile(build)
+	c.fileSize = len(b)
+	return b, nil
+}
+
+// UnmarshalCache returns the cache a file's bytes b hold, or — with an
+// error wrapping ErrCacheFile saying why — an empty one when b is not
+// usable by this binary. Either way the cache is usable. The cache keeps
+// slices of b, which must not change.
+func UnmarshalCache(b []byte) (*Cache, error) {
 	build := buildID()
 	if build == "" {
 		return NewCache(), fmt.Errorf("%w: executable unknown", ErrCacheFile)
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return NewCache(), err
 	}
 	c, err := decodeCacheFile(b, build)
 	if err != nil {
 		return NewCache(), err
 	}
 	return c, nil
-}
-
-// Save writes c to file atomically (a temporary file beside it, then a
-// rename): a reader sees the old file or the new one, whole.
-func (c *Cache) Save(file string) error {
-	build := buildID()
-	if build == "" {
-		return fmt.Errorf("%w: executable unknown", ErrCacheFile)
-	}
-	c.mu.Lock()
-	b := c.encodeFile(build)
-	c.fileSize = len(b)
-	c.mu.Unlock()
-	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(b)
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
 }
 
 // maxRevisionScan bounds the revisions codeWrittenSince reads: a graph
