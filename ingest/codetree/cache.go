@@ -78,15 +78,10 @@ func (c *Cache) usable(config string, hashes map[string]string) *cachedGraph {
 // forgetIfEdited drops the last graph when a revision after its write,
 // up to the latest r sees, wrote a code key (a hand edit the graph does
 // not know: only a full comparison repairs it) or cannot be read.
-func (c *Cache) forgetIfEdited(r *lmdbstore.ReadTxn) error {
-	if c == nil || c.last == nil {
-		return nil
-	}
-	edited, err := codeWrittenSince(r, c.last.rev, r.Revision())
-	if edited {
+func (c *Cache) forgetIfEdited(r *lmdbstore.ReadTxn) {
+	if c != nil && c.last != nil && codeWrittenSince(r, c.last.rev, r.Revision()) {
 		c.last = nil
 	}
-	return err
 }
 
 // remember records the graph written at rev (g after the write:

@@ -203,11 +203,12 @@ const maxRevisionScan = 256
 // codeWrittenSince reports whether a revision after rev, up to the
 // latest one r sees, wrote a node or an out-edge of a code key (file:,
 // dir:, sym:, pkg:, ingest:) — a hand edit the graph of rev does not
-// know — or cannot be read (pruned history, a store behind rev, more
-// than maxRevisionScan revisions).
-func codeWrittenSince(r *lmdbstore.ReadTxn, rev, latest lmdbstore.Revision) (bool, error) {
+// know — or cannot be read (pruned history, damage: the full comparison
+// then finds what it finds), or whether the store is behind rev or more
+// than maxRevisionScan revisions ahead.
+func codeWrittenSince(r *lmdbstore.ReadTxn, rev, latest lmdbstore.Revision) bool {
 	if latest < rev || latest-rev > maxRevisionScan {
-		return true, nil
+		return true
 	}
 	errCode := errors.New("code written")
 	for x := rev + 1; x <= latest; x++ {
@@ -224,14 +225,11 @@ func codeWrittenSince(r *lmdbstore.ReadTxn, rev, latest lmdbstore.Revision) (boo
 			}
 			return nil
 		})
-		if errors.Is(err, errCode) || errors.Is(err, lmdbstore.ErrNotFound) {
-			return true, nil
-		}
 		if err != nil {
-			return false, err
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // codeKey reports whether key may be a node of an ingest's share.

@@ -161,9 +161,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			return err
 		}
 		viewRev = r.Revision()
-		if err := o.Cache.forgetIfEdited(r); err != nil {
-			return err
-		}
+		o.Cache.forgetIfEdited(r)
 		modes, err = storedPrecise(r)
 		return err
 	}); err != nil {
@@ -271,8 +269,8 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 				return cmp.Or(err, errRaced)
 			}
 			if delta { // a hand edit of a code key since the read: compare it all
-				if edited, err := codeWrittenSince(tx.Reader(), viewRev, tx.Revision()-1); err != nil || edited {
-					return cmp.Or(err, errRaced)
+				if codeWrittenSince(tx.Reader(), viewRev, tx.Revision()-1) {
+					return errRaced
 				}
 			}
 			var prev ingest.GitState

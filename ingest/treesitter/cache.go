@@ -19,8 +19,9 @@ import (
 // extraction replaces its contents with the files it saw (memory stays
 // that of one tree: about 4.5 times its source bytes, measured on the
 // Python standard library). A tree of more than CacheMaxBytes of source
-// is not kept: the cache stays empty and says so (Over). The zero value
-// is not usable: NewCache.
+// is not kept: the cache stays empty and says so (Over), and the
+// extraction goes as without it (found after hashing, before parsing).
+// The zero value is not usable: NewCache.
 type Cache struct {
 	mu       sync.Mutex
 	maxBytes int
@@ -88,6 +89,19 @@ func (c *Cache) get(k cacheKey) *cachedFile {
 	return c.files[k]
 }
 
+// tooLarge reports whether the source of files is more than the cache
+// keeps.
+func (c *Cache) tooLarge(files []*parsedFile) bool {
+	if c == nil {
+		return false
+	}
+	total := 0
+	for _, f := range files {
+		total += f.Bytes
+	}
+	return total > c.maxBytes
+}
+
 // replace makes the cache hold the parse results of files (every file of
 // one extraction) and nothing else: those parsed now, and those of the
 // files not parsed (their language unchanged) that it held already.
@@ -97,11 +111,7 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	total := 0
-	for _, f := range files {
-		total += f.Bytes
-	}
-	if c.over = total > c.maxBytes; c.over {
+	if c.over = c.tooLarge(files); c.over {
 		c.files, c.payloads = nil, nil
 		return
 	}

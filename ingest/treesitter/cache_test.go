@@ -69,3 +69,39 @@ func TestCacheExtractsAsFresh(t *testing.T) {
 		t.Fatalf("over budget: over %t, %d parses, %d payloads held", c.Over(), c.Len(), len(c.lastPayloads()))
 	}
 }
+
+// TestCacheOverBudgetNotUsed: a tree over the cache's budget is extracted
+// as without a cache — AllIfAny does not drag an unchanged language in —
+// and the cache is left empty and over.
+func TestCacheOverBudgetNotUsed(t *testing.T) {
+	dir := t.TempDir()
+	put := func(rel, text string) {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.py", "def f():\n    return 1\n")
+	put("c.ts", "export function h(): number { return 1 }\n")
+	first, err := Extract(dir, TreeSitterLanguages, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("a.py", "def f2():\n    return 2\n")
+	c := NewCache()
+	c.maxBytes = 10
+	skip := map[string]string{}
+	for _, l := range first.Langs {
+		skip[l.Lang] = l.TreeHash
+	}
+	res, err := Extract(dir, TreeSitterLanguages, Options{Cache: c, AllIfAny: true, SkipIfTreeHash: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Lang(ingest.LangTypeScript).Unchanged || res.Lang(ingest.LangPython).Unchanged {
+		t.Fatalf("over budget: typescript unchanged %t, python unchanged %t; want true, false",
+			res.Lang(ingest.LangTypeScript).Unchanged, res.Lang(ingest.LangPython).Unchanged)
+	}
+	if !c.Over() || c.Len() != 0 {
+		t.Fatalf("over %t, %d parses held", c.Over(), c.Len())
+	}
+}

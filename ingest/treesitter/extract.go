@@ -158,6 +158,12 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if opts.Cache.tooLarge(files) {
+		// Not kept: the extraction goes as without a cache (every language
+		// at once would cost more than it saves), the cache left empty.
+		opts.Cache.replace(files, gs)
+		opts.Cache, opts.AllIfAny = nil, false
+	}
 	configs := make(map[string][]byte, len(wk.Config))
 	for _, c := range wk.Config {
 		if b, err := os.ReadFile(c.Abs); err == nil {
