@@ -153,7 +153,9 @@ func TestRenameByHashWithoutGit(t *testing.T) {
 }
 
 // TestConcurrentRefreshers: 4 processes refreshing one store after one
-// edit write it once.
+// edit write it once; each reads and writes the refresh cache file, and
+// the one that writes the edit of round 0 takes the per-file path from
+// the file the parent's refresh left.
 func TestConcurrentRefreshers(t *testing.T) {
 	if os.Getenv("MEMCTL_FRESH_CHILD") != "" {
 		return
@@ -206,6 +208,9 @@ func TestConcurrentRefreshers(t *testing.T) {
 		if written != 1 || rev != first.Rev+lmdbstore.Revision(round)+1 {
 			t.Fatalf("round %d: %d children wrote, store at rev %d after %d: %q", round, written, rev, first.Rev, outs)
 		}
+		if round == 0 && !slices.ContainsFunc(outs, func(o string) bool { return strings.Contains(o, "wrote rev") && strings.Contains(o, "per-file 1") }) {
+			t.Fatalf("round 0: the writer did not take the per-file path from the cache file: %q", outs)
+		}
 		if !slices.Equal(got, fresh) {
 			t.Fatalf("round %d: graph differs:\n%s", round, diffLines(got, fresh))
 		}
@@ -222,11 +227,14 @@ func TestRefreshChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := Refresh(s, os.Getenv("MEMCTL_FRESH_DIR"), testOptions())
+	o := testOptions()
+	deltas := 0
+	o.cacheFileUsed = func(c *codetree.Cache) { deltas = c.Deltas() }
+	res, err := Refresh(s, os.Getenv("MEMCTL_FRESH_DIR"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Rev != 0 {
-		fmt.Printf("wrote rev %d\n", res.Rev)
+		fmt.Printf("wrote rev %d, per-file %d\n", res.Rev, deltas)
 	}
 }
