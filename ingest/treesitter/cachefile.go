@@ -181,8 +181,8 @@ func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (
 	for i := uint64(0); i < n && d.Err() == nil; i++ {
 		start := d.Rest()
 		key := d.String()
-		kind := d.Uvarint()
-		if kind >= uint64(len(payloadKinds)) {
+		kind := int(d.Byte())
+		if kind >= len(payloadKinds) {
 			return fmt.Errorf("%w: payload kind %d", plaincodec.ErrFormat, kind)
 		}
 		v := payloadKinds[kind].Decode(d)
