@@ -11,8 +11,8 @@
 // write; a failed refresh leaves the store as it was (codetree writes one
 // transaction or nothing); concurrent refreshes of one store write each
 // change once (codetree re-checks the stored tree hashes inside its write
-// transaction); the stat file is a cache — damaged, missing or of another
-// tree, it is rebuilt, never trusted.
+// transaction); the stat file and the refresh cache file are caches —
+// damaged, missing or of another tree, they are rebuilt, never trusted.
 package freshness
 
 import (
@@ -48,9 +48,10 @@ type Options struct {
 	// Cache, kept by a long-lived process between refreshes of one store
 	// (the MCP server), makes a refresh after a small edit parse only the
 	// changed files, compare with the store only what changed and, most
-	// often, tell the git state without running git (cache.go). Nil: every
-	// refresh that finds a change re-reads the languages whose tree hash
-	// changed and runs git.
+	// often, tell the git state without running git (cache.go). Nil: a
+	// refresh that finds a change reads the refresh cache file instead
+	// (diskcache.go: the parses and the graph the last refresh of the
+	// store left) and runs git.
 	Cache *Cache
 	// CachePath is the refresh cache file a refresh without Cache reads
 	// and writes (diskcache.go; default: CacheFile beside the stat file,
