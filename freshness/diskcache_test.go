@@ -80,12 +80,7 @@ func TestRefreshOneShotRandomEdits(t *testing.T) {
 		}
 		n := 0
 		for step := 0; step < steps; step++ {
-			var op string
-			if rng.Intn(3) == 0 {
-				op = randomEdit(t, rng, dir, &n)
-			} else {
-				op = crossFileEdit(t, rng, dir, &n)
-			}
+			op := mixedEdit(t, rng, dir, &n, 3)
 			if _, err := Refresh(s, dir, o); err != nil {
 				t.Fatalf("seed %d step %d (%s): %v", seed, step, op, err)
 			}

@@ -73,12 +73,7 @@ func TestRefreshPerFileRandomEdits(t *testing.T) {
 		}
 		n := 0
 		for step := 0; step < steps; step++ {
-			var op string
-			if rng.Intn(4) == 0 {
-				op = randomEdit(t, rng, dir, &n)
-			} else {
-				op = crossFileEdit(t, rng, dir, &n)
-			}
+			op := mixedEdit(t, rng, dir, &n, 4)
 			res, err := Refresh(s, dir, o)
 			if err != nil {
 				t.Fatalf("seed %d step %d (%s): %v", seed, step, op, err)
@@ -101,6 +96,15 @@ func TestRefreshPerFileRandomEdits(t *testing.T) {
 		}
 		t.Logf("seed %d: %d of %d refreshes per file, %d ran git", seed, c.Deltas(), steps, c.GitRuns())
 	}
+}
+
+// mixedEdit makes one random edit: one time in oneIn a file edit,
+// addition, deletion or rename (randomEdit), else a cross-file edit.
+func mixedEdit(t testing.TB, rng *rand.Rand, dir string, n *int, oneIn int) string {
+	if rng.Intn(oneIn) == 0 {
+		return randomEdit(t, rng, dir, n)
+	}
+	return crossFileEdit(t, rng, dir, n)
 }
 
 // changedSince lists the file nodes revision rev put with another hash or

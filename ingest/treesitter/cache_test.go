@@ -28,11 +28,7 @@ func dumpGraph(g *ingest.Graph) []string {
 // budget is not kept.
 func TestCacheExtractsAsFresh(t *testing.T) {
 	dir := t.TempDir()
-	put := func(rel, text string) {
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := writer(t, dir)
 	put("a.py", "def f():\n    return 1\n")
 	put("b.py", "from a import f\n\n\ndef g():\n    return f()\n")
 	put("c.ts", "export function h(): number { return 1 }\n")
@@ -75,11 +71,7 @@ func TestCacheExtractsAsFresh(t *testing.T) {
 // and the cache is left empty and over.
 func TestCacheOverBudgetNotUsed(t *testing.T) {
 	dir := t.TempDir()
-	put := func(rel, text string) {
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := writer(t, dir)
 	put("a.py", "def f():\n    return 1\n")
 	put("c.ts", "export function h(): number { return 1 }\n")
 	first, err := Extract(dir, TreeSitterLanguages, Options{})
@@ -103,5 +95,15 @@ func TestCacheOverBudgetNotUsed(t *testing.T) {
 	}
 	if !c.Over() || c.Len() != 0 {
 		t.Fatalf("over %t, %d parses held", c.Over(), c.Len())
+	}
+}
+
+// writer returns what writes a file of dir.
+func writer(t *testing.T, dir string) func(rel, text string) {
+	return func(rel, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
