@@ -23,17 +23,29 @@ const CacheFile = "fresh.cache"
 const NoCacheFile = "-"
 
 // diskCache gives a refresh without a process cache the cache file's
-// codetree cache and returns what saves it once the ingest succeeded.
-// With a process cache, or NoCacheFile, it does nothing. (An explicit
-// ingest, Ingest, uses none: it compares everything with the store and
-// reports the languages it found unchanged.)
+// codetree cache and returns what saves it once the ingest succeeded. A
+// process cache that holds no parse yet (a long-lived process's first
+// refresh that reads files) starts from the file instead of parsing
+// everything; a process cache is not written to the file. With
+// NoCacheFile it does nothing. (An explicit ingest, Ingest, uses none:
+// it compares everything with the store and reports the languages it
+// found unchanged.)
 func (o Options) diskCache() (Options, func(codetree.Summary)) {
-	if o.Cache != nil || o.CachePath == NoCacheFile {
-		return o, func(codetree.Summary) {}
+	nothing := func(codetree.Summary) {}
+	if o.CachePath == NoCacheFile {
+		return o, nothing
 	}
 	path := o.CachePath
 	if path == "" {
 		path = filepath.Join(filepath.Dir(o.StatePath), CacheFile)
+	}
+	if o.Cache != nil {
+		if o.Cache.code.Parses() == 0 {
+			if from, err := loadCacheFile(path); err == nil {
+				o.Cache.code.Adopt(from)
+			}
+		}
+		return o, nothing
 	}
 	c, _ := loadCacheFile(path) // unusable: an empty cache, as in a new process
 	o.Ingest.Cache = c

@@ -1,6 +1,8 @@
 package freshness
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -252,4 +254,46 @@ func TestRefreshCacheFileConcurrent(t *testing.T) {
 			t.Fatalf("round %d: cache file unusable after concurrent refreshes: %v", round, err)
 		}
 	})
+}
+
+// TestRefreshProcessCacheSeeded: a long-lived process's cache starts from
+// the cache file a one-shot refresh left (its first refresh after an edit
+// takes the per-file path), and not from a damaged one; either way the
+// store equals a fresh ingest.
+func TestRefreshProcessCacheSeeded(t *testing.T) {
+	dir := mixedFixture(t)
+	s := newStore(t)
+	if _, err := Refresh(s, dir, oneShot(nil)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(s.Path(), CacheFile)
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		what   string
+		b      []byte
+		deltas int
+	}{
+		{"the file", good, 1},
+		{"a damaged file", good[:len(good)-3], 0},
+	} {
+		if err := os.WriteFile(file, tc.b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "py/pkg/geo.py", fmt.Sprintf("from pkg.shapes import helper\n\n\ndef total(xs):\n    return helper(%d)\n", i))
+		c := NewCache()
+		if _, err := Refresh(s, dir, mixedOptions(c)); err != nil {
+			t.Fatal(err)
+		}
+		checkFresh(t, s, dir, tc.what)
+		if c.Deltas() != tc.deltas {
+			t.Fatalf("%s: the process's first refresh took the per-file path %d times, want %d", tc.what, c.Deltas(), tc.deltas)
+		}
+		// The process cache is not written to the file.
+		if b, _ := os.ReadFile(file); !bytes.Equal(b, tc.b) {
+			t.Fatalf("%s: a refresh through a process cache rewrote the file", tc.what)
+		}
+	}
 }

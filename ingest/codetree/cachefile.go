@@ -196,6 +196,21 @@ func UnmarshalCache(b []byte) (*Cache, error) {
 	return c, nil
 }
 
+// Adopt makes c, a cache no ingest has filled yet (a long-lived process
+// that starts), hold what from holds (a cache UnmarshalCache read, not
+// used after): its parses, payloads and graph, the graph still checked
+// against the store as any other (usable, forgetIfEdited). It reports
+// whether it did.
+func (c *Cache) Adopt(from *Cache) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil || !c.parses.Adopt(from.parses) {
+		return false
+	}
+	c.last, c.fileSize = from.last, from.fileSize
+	return true
+}
+
 // maxRevisionScan bounds the revisions codeWrittenSince reads: a graph
 // older than that is not used.
 const maxRevisionScan = 256

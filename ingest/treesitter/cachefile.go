@@ -207,3 +207,19 @@ func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (
 	c.payloads = out
 	return nil
 }
+
+// Adopt makes c hold the parses and payloads from holds (a cache read
+// from a file, not used after) when c holds none and is not over; it
+// reports whether it did.
+func (c *Cache) Adopt(from *Cache) bool {
+	from.mu.Lock()
+	files, payloads := from.files, from.payloads
+	from.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.files) != 0 || c.over || len(files) == 0 {
+		return false
+	}
+	c.files, c.payloads = files, payloads
+	return true
+}
