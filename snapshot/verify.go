@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -355,6 +356,20 @@ func (f *File) verifyTrigrams() error {
 			}
 		}
 	}
+	// Each node's key trigrams must be exactly the postings that name it.
+	// Nodes are visited in ascending order, so within each trigram's
+	// (ascending) postings the next node expected is at a cursor: one
+	// comparison per (node, trigram) instead of a search of the postings.
+	// Trigrams are found through their top 16 bits (byTop), then a short
+	// search.
+	byTop := make([]uint32, 1<<16+1)
+	for j, t := range f.triKeys {
+		byTop[t>>8+1] = uint32(j + 1)
+	}
+	for h := 1; h < len(byTop); h++ {
+		byTop[h] = max(byTop[h], byTop[h-1])
+	}
+	next := slices.Clone(f.triOffsets[:len(f.triKeys)])
 	var total uint64
 	var buf []uint32
 	b := &builder{}
@@ -365,32 +380,22 @@ func (f *File) verifyTrigrams() error {
 		buf = tris
 		total += uint64(len(tris))
 		for _, t := range tris {
-			ps, err := f.Postings(t)
-			if err != nil {
-				return err
-			}
-			if !containsSorted(ps, uint32(i)) {
+			lo, hi := byTop[t>>8], byTop[t>>8+1]
+			j, ok := slices.BinarySearch(f.triKeys[lo:hi], t)
+			j += int(lo)
+			if !ok || next[j] == f.triOffsets[j+1] || f.triPostings[next[j]] > uint32(i) {
 				return f.sectionErr(KindTriPostings, 0, 0, "node %d is missing from the postings of trigram %#x", i, t)
 			}
+			if p := next[j]; f.triPostings[p] < uint32(i) {
+				return f.sectionErr(KindTriPostings, p, 4, "posting %d of trigram %#x names a node whose key does not hold it", f.triPostings[p], t)
+			}
+			next[j]++
 		}
 	}
 	if total != uint64(len(f.triPostings)) {
 		return f.sectionErr(KindTriPostings, 0, 0, "%d postings, the keys have %d", len(f.triPostings), total)
 	}
 	return nil
-}
-
-func containsSorted(s []uint32, x uint32) bool {
-	a, b := 0, len(s)
-	for a < b {
-		mid := int(uint(a+b) >> 1)
-		if s[mid] < x {
-			a = mid + 1
-		} else {
-			b = mid
-		}
-	}
-	return a < len(s) && s[a] == x
 }
 
 func (f *File) verifyPageRank() error {
