@@ -26,7 +26,10 @@ type bulkOp struct {
 func randomBulkOps(rng *rand.Rand, n int) []bulkOp {
 	rels := []string{"calls", "imports", "defines", "tests", "heavy"}
 	payloads := []json.RawMessage{nil, json.RawMessage(`{"b": 1, "a": [1, 2]}`), json.RawMessage(`{"line":12}`), json.RawMessage(`null`)}
-	key := func() string { return fmt.Sprint([]string{"sym:", "file:", "x"}[rng.IntN(3)], rng.IntN(40)) }
+	// Some keys hold the fake secret, and two keys as given redact to one.
+	key := func() string {
+		return fmt.Sprint([]string{"sym:", "file:", "x", "sym:hunter2-", "sym:[REDACTED:test]-"}[rng.IntN(5)], rng.IntN(40))
+	}
 	var ops []bulkOp
 	for range n {
 		if rng.IntN(4) == 0 {
@@ -122,7 +125,11 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			// The relation registered in the load's own revision (Bulk.AddRelation).
 			sameRev := seed%3 == 0
 			heavy := Relation{Name: "heavy", DefaultWeight: 2}
-			ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
+			opts := Options{}
+			if seed%2 == 0 {
+				opts.Redactor = fakeRedactor{}
+			}
+			ordinary, bulk := newStore(t, opts), newStore(t, opts)
 			for _, s := range []*Store{ordinary, bulk} {
 				if seed%2 == 1 {
 					s.setChunkMaxForTest(4 + int(seed))
@@ -163,11 +170,24 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// A key registered and never named is not stored.
+			if _, err := b.Key("sym:registered-only"); err != nil {
+				t.Fatal(err)
+			}
 			for _, op := range ops {
 				var err error
-				if op.node != nil {
+				switch e := op.edge; {
+				case op.node != nil:
 					err = b.PutNode(*op.node)
-				} else {
+				case len(e.Payload) == 0 && e.Scope == "" && e.RunID == "" && e.TaskID == "" && rng.IntN(2) == 0:
+					// By reference (what import does).
+					var src, dst KeyRef
+					if src, err = b.Key(e.Src); err == nil {
+						if dst, err = b.Key(e.Dst); err == nil {
+							err = b.PutEdgeRef(src, e.Rel, dst, e.Weight)
+						}
+					}
+				default:
 					err = b.PutEdge(*op.edge)
 				}
 				if err != nil {
@@ -180,6 +200,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			}
 			if b.Appended == prefill {
 				t.Errorf("fast path %v with a prefilled store %v", b.Appended, prefill)
+			}
+			if opts.Redactor != nil && c1.Redacted == 0 {
+				t.Error("no key held the secret")
 			}
 			if c1 != c2 {
 				t.Fatalf("commits differ: update %+v, bulk %+v", c1, c2)
@@ -230,6 +253,28 @@ func TestBulkErrors(t *testing.T) {
 	var coll *CollisionError
 	if !asCollision(err, &coll) || !asBulkOpError(err, &opErr) || opErr.Op != 1 {
 		t.Fatalf("collision: %v", err)
+	}
+	// Only c and d collide; d is first named by operation 3 (its Key
+	// registration, earlier, is not a use), so that is the one refused.
+	s.setHashForTest(func(k string) NodeID {
+		if k == "c" || k == "d" {
+			return 9
+		}
+		return IDOf(k)
+	})
+	b = s.NewBulk(WriteMeta{})
+	dRef, err := b.Key("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	aRef, _ := b.Key("a")
+	_ = b.PutNode(NodePut{Key: "a"})
+	_ = b.PutEdgeRef(aRef, "calls", aRef, 0)
+	_ = b.PutEdge(EdgePut{Src: "b", Rel: "calls", Dst: "c"})
+	_ = b.PutEdgeRef(dRef, "calls", aRef, 0)
+	_, err = b.Commit()
+	if !asCollision(err, &coll) || !asBulkOpError(err, &opErr) || opErr.Op != 3 || coll.Key != "d" || coll.Existing != "c" {
+		t.Fatalf("collision of c and d: %v", err)
 	}
 	s.setHashForTest(IDOf)
 	err = s.View(func(r *ReadTxn) error {
