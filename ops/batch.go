@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -329,35 +330,39 @@ type shapeAnswer struct {
 
 // parse parses and checks one line into c; blank for a blank one.
 func (p *lineParser) parse(line []byte, c *CheckedOp) (blank bool, err error) {
-	line = bytes.TrimSpace(line)
+	return p.parseText(string(bytes.TrimSpace(line)), c)
+}
+
+// parseText is parse of a line held as a string (c's strings are
+// substrings of it).
+func (p *lineParser) parseText(line string, c *CheckedOp) (blank bool, err error) {
+	line = strings.TrimSpace(line)
 	if len(line) == 0 {
 		return true, nil
 	}
-	if !utf8.Valid(line) {
+	if !utf8.ValidString(line) {
 		return false, invalidf("not valid UTF-8")
 	}
-	if json.Valid(line) {
-		var op BatchOp
-		var weight float64
-		if set, err := decodeBatchLine(line, &op, &weight); err == nil && op.Op != "" {
-			if op.Weight != nil {
-				op.Weight = new(float64) // one per op: the ops outlive this call
-				*op.Weight = weight
-			}
-			shape, err := p.shape(op.Op, set)
-			if err != nil {
-				return false, err
-			}
-			op.present = shape
-			*c, err = op.checkValues()
+	var op BatchOp
+	var weight float64
+	if set, err := decodeBatchLine(line, &op, &weight); err == nil && op.Op != "" {
+		if op.Weight != nil {
+			op.Weight = new(float64) // one per op: the ops outlive this call
+			*op.Weight = weight
+		}
+		shape, err := p.shape(op.Op, set)
+		if err != nil {
 			return false, err
 		}
+		op.present = shape
+		*c, err = op.checkValues()
+		return false, err
 	}
-	op, err := parseBatchLineSlow(line)
+	slow, err := parseBatchLineSlow([]byte(line))
 	if err != nil {
 		return false, err
 	}
-	*c = *op
+	*c = *slow
 	return false, nil
 }
 
