@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -41,6 +42,7 @@ type Bulk struct {
 	provs []provenance          // distinct (scope, run, task), interned
 	provN map[provenance]uint32 // index into provs
 	keys  bulkKeys              // every node key named, once
+	types map[string]string     // node types, kept once (copies, as keys)
 	nodes []bulkNode
 	edges []bulkEdge
 	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
@@ -126,6 +128,7 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 	if b.provN == nil {
 		b.provN = map[provenance]uint32{}
 	}
+	p = provenance{strings.Clone(scope), strings.Clone(run), strings.Clone(task)} // kept: copies, as keys
 	b.provN[p] = uint32(len(b.provs))
 	b.provs = append(b.provs, p)
 	return uint32(len(b.provs) - 1)
@@ -187,6 +190,15 @@ func (b *Bulk) PutNode(p NodePut) error {
 		ref = b.keys.add(raw, p.Key, n)
 	}
 	b.valid = b.valid || !p.Valid.IsZero()
+	if t, ok := b.types[typ]; ok {
+		typ = t
+	} else {
+		if b.types == nil {
+			b.types = map[string]string{}
+		}
+		typ = strings.Clone(typ)
+		b.types[typ] = typ
+	}
 	b.keys.use(ref, len(b.seq))
 	b.seq = append(b.seq, uint32(len(b.nodes)))
 	b.nodes = append(b.nodes, bulkNode{key: ref, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID), valid: p.Valid})

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -42,6 +43,13 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 		k.ref = make(map[string]uint32)
 	}
 	i := uint32(len(k.keys))
+	// Copies: the caller's strings may be views of a larger buffer (a
+	// chunk of batch input) that the load must not keep alive.
+	c := strings.Clone(raw)
+	if red == raw {
+		red = c
+	}
+	raw = c
 	k.ref[raw] = i
 	k.keys = append(k.keys, red)
 	k.n = append(k.n, int32(n))
