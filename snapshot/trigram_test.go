@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -49,10 +50,19 @@ func trigramPostingsMatch(f *snapshot.File) bool {
 // whose postings are not exactly its keys' trigrams, and accept the rest.
 // The damage is chosen to keep postings in range and mostly ascending (a
 // node swapped for a neighbour, a posting moved across trigrams), the
-// cases a range check alone cannot see.
+// cases a range check alone cannot see. The large file is checked in
+// node ranges on several cores (at least 4,096 nodes per range).
 func TestVerifyTrigramPostings(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	orig := mustWrite(t, randomState(rng, 200, 600), snapshot.WriterOptions{})
+	for _, size := range []struct{ nodes, iters int }{{200, 400}, {9000, 80}} {
+		t.Run(fmt.Sprint(size.nodes, " nodes"), func(t *testing.T) {
+			verifyTrigramDamage(t, size.nodes, size.iters)
+		})
+	}
+}
+
+func verifyTrigramDamage(t *testing.T, nodes, iters int) {
+	rng := rand.New(rand.NewPCG(21, uint64(nodes)))
+	orig := mustWrite(t, randomState(rng, nodes, 3*nodes), snapshot.WriterOptions{})
 	f, err := snapshot.FromBytes(orig)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +82,7 @@ func TestVerifyTrigramPostings(t *testing.T) {
 	n := length / 4
 	le := binary.LittleEndian
 	refused, accepted := 0, 0
-	for iter := range 400 {
+	for iter := range iters {
 		b := bytes.Clone(orig)
 		post := b[off : off+length]
 		switch iter % 4 {
@@ -94,7 +104,7 @@ func TestVerifyTrigramPostings(t *testing.T) {
 			i := rng.IntN(n - 1)
 			copy(post[4*i:], post[4*i+4:])
 		case 3: // a posting names a random node
-			le.PutUint32(post[4*rng.IntN(n):], uint32(rng.IntN(200)))
+			le.PutUint32(post[4*rng.IntN(n):], uint32(rng.IntN(nodes)))
 		}
 		refreshCRCs(b)
 		g, err := snapshot.FromBytes(b)
