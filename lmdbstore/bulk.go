@@ -165,6 +165,39 @@ func (b *Bulk) Key(key string) (KeyRef, error) {
 	return KeyRef(b.keys.add(key, red, n)), nil
 }
 
+// Keys is Key of every key, the keys redacted on every core first. An
+// invalid key is refused (by its position in keys); the keys before it
+// stay registered.
+func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
+	red := make([]string, len(keys))
+	n := make([]int, len(keys))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(keys)/1024))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := redaction{r: b.red.r}
+			for i := w * len(keys) / workers; i < (w+1)*len(keys)/workers; i++ {
+				red[i], n[i] = d.scan(keys[i])
+			}
+		}()
+	}
+	wg.Wait()
+	refs := make([]KeyRef, len(keys))
+	for i, key := range keys {
+		if r, ok := b.keys.lookup(key); ok {
+			refs[i] = KeyRef(r)
+			continue
+		}
+		if err := validEndpoint("key", red[i]); err != nil {
+			return nil, fmt.Errorf("key %d (%q): %w", i, key, err)
+		}
+		refs[i] = KeyRef(b.keys.add(key, red[i], n[i]))
+	}
+	return refs, nil
+}
+
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
@@ -543,19 +576,22 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err != nil {
 		return tx.fail(err)
 	}
-	// Out side and in side sorts run beside the node work.
+	// Out side and in side sorts run beside the node work; the log record
+	// (its compression the longest single step) is encoded as soon as the
+	// operations that change something are known, and compressed beside
+	// every keyspace's writes.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
+	wg.Wait()
+	b.finalEdgePuts(p)
+	b.encodeLog(tx, p)
 	if err := b.appendIDs(tx, p); err != nil {
 		return tx.fail(err)
 	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
-	wg.Wait()
-	b.finalEdgePuts(p)
-	b.encodeLog(tx, p)
 	return b.appendEdges(tx, p)
 }
 

@@ -182,10 +182,16 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				case len(e.Payload) == 0 && e.Scope == "" && e.RunID == "" && e.TaskID == "" && rng.IntN(2) == 0:
 					// By reference (what import does).
 					var src, dst KeyRef
-					if src, err = b.Key(e.Src); err == nil {
-						if dst, err = b.Key(e.Dst); err == nil {
-							err = b.PutEdgeRef(src, e.Rel, dst, e.Weight)
+					if rng.IntN(2) == 0 {
+						var refs []KeyRef
+						if refs, err = b.Keys([]string{e.Src, e.Dst}); err == nil {
+							src, dst = refs[0], refs[1]
 						}
+					} else if src, err = b.Key(e.Src); err == nil {
+						dst, err = b.Key(e.Dst)
+					}
+					if err == nil {
+						err = b.PutEdgeRef(src, e.Rel, dst, e.Weight)
 					}
 				default:
 					err = b.PutEdge(*op.edge)
@@ -229,6 +235,10 @@ func TestBulkErrors(t *testing.T) {
 	wantErr(t, b.PutEdge(EdgePut{Src: "a", Rel: "nope", Dst: "b"}), ErrUnknownRelation)
 	wantErr(t, b.PutEdge(EdgePut{Src: "a", Rel: "calls", Dst: "b", Weight: -1}), ErrInvalid)
 	wantErr(t, b.PutNode(NodePut{}), ErrInvalid)
+	_, err := b.Keys([]string{"a", ""})
+	wantErr(t, err, ErrInvalid)
+	_, err = b.Key(string([]byte{0xff}))
+	wantErr(t, err, ErrInvalid)
 	if b.Len() != 0 {
 		t.Fatalf("refused operations were added: %d", b.Len())
 	}
@@ -238,7 +248,7 @@ func TestBulkErrors(t *testing.T) {
 	if err := b.PutNode(NodePut{Key: "b", Payload: json.RawMessage(`{"x":`)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Commit()
+	_, err = b.Commit()
 	wantErr(t, err, ErrInvalid)
 	var opErr *BulkOpError
 	if !asBulkOpError(err, &opErr) || opErr.Op != 1 {

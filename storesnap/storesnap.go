@@ -479,25 +479,24 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 	b.Grow(int(n), f.NumEdges())
 	// Every key once (missing nodes' too: edges name them); edges name
 	// their endpoints by reference.
-	refs := make([]lmdbstore.KeyRef, n)
+	keys := make([]string, n)
 	for i := uint32(0); i < n; i++ {
 		key, err := f.Key(i)
 		if err != nil {
 			return stats, err
 		}
-		if refs[i], err = b.Key(key); err != nil {
-			return stats, fmt.Errorf("node %q: %w", key, err)
-		}
+		keys[i] = key
+	}
+	refs, err := b.Keys(keys)
+	if err != nil {
+		return stats, err
 	}
 	for i := uint32(0); i < n; i++ {
 		row := f.NodeRows()[i]
 		if row.Flags&snapshot.NodeFlagMissing != 0 {
 			continue
 		}
-		key, err := f.Key(i)
-		if err != nil {
-			return stats, err
-		}
+		key := keys[i]
 		payload, err := f.Payload(i)
 		if err != nil {
 			return stats, err
