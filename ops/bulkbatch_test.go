@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,16 +12,6 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/storesnap"
 )
-
-func newTestStore(t *testing.T) *lmdbstore.Store {
-	t.Helper()
-	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // bulkInput is n random put_node and put_edge lines over a small key
 // space (keys repeat, so some puts change nothing), with blank lines,
@@ -73,7 +62,7 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 			t.Fatalf("input of %d bytes: fewer than three chunks", len(in))
 		}
 		meta := lmdbstore.WriteMeta{Scope: "repo", RunID: "r1"}
-		plain, bulk := newTestStore(t), newTestStore(t)
+		plain, bulk := testStore(t), testStore(t)
 		ops, wantLines, err := ParseBatch(strings.NewReader(in))
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +127,7 @@ func TestBulkBatchErrorPrecedence(t *testing.T) {
 			return errors.As(err, &be) && be.Op == "put_node" && lines[be.Index] == goodLines+1
 		}},
 	} {
-		s := newTestStore(t)
+		s := testStore(t)
 		c, lines, err := BulkBatch(s, lmdbstore.WriteMeta{}, strings.NewReader(tc.in))
 		if err == nil || !tc.check(err, lines) {
 			t.Errorf("%s: commit %+v, error %v", tc.name, c, err)
