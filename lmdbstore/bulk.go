@@ -585,7 +585,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	b.finalNodePuts(p)
 	wg.Wait()
 	b.finalEdgePuts(p)
-	b.encodeLog(tx, p)
+	if err := b.encodeLog(tx, p); err != nil {
+		return tx.fail(err)
+	}
 	if err := b.appendIDs(tx, p); err != nil {
 		return tx.fail(err)
 	}
@@ -751,51 +753,101 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 // encodeLog encodes the log record: the operations that change something,
 // in order, encoded now and compressed on another goroutine (b.logValue)
 // while the keyspaces are written.
-func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) {
-	keys := b.keys.keys
-	size := 0
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
-		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			pv := b.provs[e.prov]
-			size += 1 + 5*7 + len(pv.scope) + len(pv.run) + len(pv.task) + len(keys[e.src]) + len(b.relOf[e.rel].Name) + len(keys[e.dst]) + 4 + len(b.edgePayload(e))
-		} else {
-			n := &b.nodes[x]
-			pv := b.provs[n.prov]
-			size += 1 + 5*6 + len(pv.scope) + len(pv.run) + len(pv.task) + len(keys[n.key]) + len(n.typ) + len(n.payload)
-		}
+func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
+	// On every core: each worker sizes its share of the operations
+	// exactly, then encodes it in place at its offset in tx.ops.
+	relNames := make(map[RelID]string, len(b.relOf))
+	for id, r := range b.relOf {
+		relNames[id] = r.Name
 	}
-	tx.ops = slices.Grow(tx.ops, size)
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
+	n := len(b.seq)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	sizes, counts := make([]int, workers), make([]int, workers)
+	var wg sync.WaitGroup
+	each := func(fn func(w, lo, hi int)) {
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(w, w*n/workers, (w+1)*n/workers)
+			}()
 		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			pv := b.provs[e.prov]
-			tx.op(OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-				buf = appendStr(buf, keys[e.src])
-				buf = appendStr(buf, b.relOf[e.rel].Name)
-				buf = appendStr(buf, keys[e.dst])
-				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
-				return appendStr(buf, string(b.edgePayload(e)))
-			})
-		} else {
-			n := &b.nodes[x]
-			pv := b.provs[n.prov]
-			tx.op(OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-				buf = appendStr(buf, keys[n.key])
-				buf = appendStr(buf, n.typ)
-				return appendStr(buf, string(n.payload))
-			})
+		wg.Wait()
+	}
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				sizes[w] += b.logOpSize(b.seq[i], relNames)
+				counts[w]++
+			}
 		}
+	})
+	start := len(tx.ops)
+	offs := make([]int, workers)
+	for w := range workers {
+		offs[w] = start
+		start += sizes[w]
+	}
+	tx.ops = slices.Grow(tx.ops, start-len(tx.ops))[:start]
+	wrote := make([]int, workers)
+	each(func(w, lo, hi int) {
+		buf := tx.ops[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				buf = b.appendLogOp(buf, b.seq[i], relNames)
+			}
+		}
+		wrote[w] = len(buf)
+	})
+	if !slices.Equal(wrote, sizes) {
+		return fmt.Errorf("bulk load: log operations of %v bytes, sized %v", wrote, sizes) // a bug, not bad input
+	}
+	for _, c := range counts {
+		tx.nops += c
 	}
 	logDone := make(chan []byte, 1)
 	go func() { logDone <- tx.logValue() }()
 	b.logValue = logDone
+	return nil
+}
+
+// appendLogOp appends operation x (an element of seq) as the log encodes
+// it (WriteTxn.op).
+func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []byte {
+	keys := b.keys.keys
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := b.provs[e.prov]
+		return appendLogOp(buf, OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+			buf = appendStr(buf, keys[e.src])
+			buf = appendStr(buf, relNames[e.rel])
+			buf = appendStr(buf, keys[e.dst])
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
+			return appendStr(buf, string(b.edgePayload(e)))
+		})
+	}
+	n := &b.nodes[x]
+	pv := b.provs[n.prov]
+	return appendLogOp(buf, OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+		buf = appendStr(buf, keys[n.key])
+		buf = appendStr(buf, n.typ)
+		return appendStr(buf, string(n.payload))
+	})
+}
+
+// logOpSize is the exact size of appendLogOp's encoding of x.
+func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
+	keys := b.keys.keys
+	str := func(n int) int { return uvarintLen(uint64(n)) + n }
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := b.provs[e.prov]
+		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
+			str(len(keys[e.src])) + str(len(relNames[e.rel])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
+	}
+	n := &b.nodes[x]
+	pv := b.provs[n.prov]
+	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(n.typ)) + str(len(n.payload))
 }
 
 // bulkChunk is one encoded adjacency chunk: its key and value.
