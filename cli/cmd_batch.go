@@ -37,6 +37,9 @@ type batchJSON struct {
 }
 
 func runBatch(k *call) error {
+	if k.ctx.Bool("bulk") {
+		return runBulkBatch(k)
+	}
 	batch, lines, err := ops.ParseBatch(k.stdin())
 	if err != nil {
 		return err
@@ -45,17 +48,27 @@ func runBatch(k *call) error {
 	if err != nil {
 		return err
 	}
-	var c lmdbstore.Commit
-	if k.ctx.Bool("bulk") {
-		for i, op := range batch {
-			if !op.Bulkable() {
-				return usageErr("batch line %d: --bulk takes only put_node and put_edge, not %s", lines[i], op.Op)
-			}
-		}
-		c, err = ops.BulkBatch(s, k.meta(), batch)
-	} else {
-		c, err = ops.Batch(s, k.meta(), batch)
+	c, err := ops.Batch(s, k.meta(), batch)
+	return k.batchDone(c, len(batch), lines, err)
+}
+
+// runBulkBatch is batch --bulk: the store is opened first and the lines
+// streamed into the load (ops.BulkBatch).
+func runBulkBatch(k *call) error {
+	s, err := k.open(false)
+	if err != nil {
+		return err
 	}
+	c, lines, err := ops.BulkBatch(s, k.meta(), k.stdin())
+	var nb *ops.NotBulkableError
+	if errors.As(err, &nb) {
+		return usageErr("batch line %d: --bulk takes only put_node and put_edge, not %s", lines[nb.Index], nb.Op)
+	}
+	return k.batchDone(c, len(lines), lines, err)
+}
+
+// batchDone prints the commit of n ops, or the error naming its line.
+func (k *call) batchDone(c lmdbstore.Commit, n int, lines []int, err error) error {
 	var be *ops.BatchError
 	if errors.As(err, &be) {
 		return fmt.Errorf("batch line %d (%s): %w", lines[be.Index], be.Op, be.Err)
@@ -66,12 +79,12 @@ func runBatch(k *call) error {
 	if k.out.json {
 		rec := batchJSON{Rev: uint64(c.Rev), Redacted: c.Redacted}
 		if c.Rev != 0 {
-			rec.TS, rec.Ops = records.Time(c.Time), len(batch)
+			rec.TS, rec.Ops = records.Time(c.Time), n
 		}
 		return k.out.record(rec)
 	}
 	if c.Rev == 0 {
 		return k.out.textf("rev 0 (no change)%s\n", redactedNote(c.Redacted))
 	}
-	return k.out.textf("rev %d (%d operations)%s\n", c.Rev, len(batch), redactedNote(c.Redacted))
+	return k.out.textf("rev %d (%d operations)%s\n", c.Rev, n, redactedNote(c.Redacted))
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -40,9 +41,14 @@ type Bulk struct {
 	relOf map[RelID]Relation
 	provs []provenance          // distinct (scope, run, task), interned
 	provN map[provenance]uint32 // index into provs
+	keys  bulkKeys              // every node key named, once
+	types map[string]string     // node types, kept once (copies, as keys)
 	nodes []bulkNode
 	edges []bulkEdge
-	seq   []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
+	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
+	// so that edges hold no pointer.
+	edgePay [][]byte
+	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
 	// logValue delivers the fast path's log record (compressed beside the
 	// keyspace writes).
 	logValue chan []byte
@@ -62,19 +68,20 @@ const bulkEdgeBit = 1 << 31
 type provenance struct{ scope, run, task string }
 
 type bulkNode struct {
-	key, typ string
-	payload  []byte // as given; canonical after canonicalise
-	prov     uint32
-	valid    Validity
+	key     uint32 // index into keys
+	typ     string
+	payload []byte // as given; canonical after canonicalise
+	prov    uint32
+	valid   Validity
 }
 
 type bulkEdge struct {
-	srcKey, dstKey string
-	payload        []byte  // as given; canonical after canonicalise
-	weight         float32 // effective
-	rel            RelID
-	prov           uint32
-	explicit       bool
+	src, dst uint32  // indexes into keys
+	weight   float32 // effective
+	rel      RelID
+	prov     uint32
+	pay      uint32 // index into edgePay, 0: no payload
+	explicit bool
 }
 
 // BulkOpError is a Bulk operation the store refused: Op is its position
@@ -121,45 +128,174 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 	if b.provN == nil {
 		b.provN = map[provenance]uint32{}
 	}
+	p = provenance{strings.Clone(scope), strings.Clone(run), strings.Clone(task)} // kept: copies, as keys
 	b.provN[p] = uint32(len(b.provs))
 	b.provs = append(b.provs, p)
 	return uint32(len(b.provs) - 1)
 }
 
+// key is the index of a key as given and its redacted form, registered
+// (redacted, then validated as an edge endpoint with what naming it in an
+// error) when new, and used by the next operation; the secrets it held are
+// counted once more, as WriteTxn counts them per use.
+func (b *Bulk) key(raw, what string) (uint32, string, error) {
+	i, ok := b.keys.lookup(raw)
+	if !ok {
+		red, n := b.red.scan(raw)
+		if err := validEndpoint(what, red); err != nil {
+			return 0, "", err
+		}
+		i = b.keys.add(raw, red, n)
+	}
+	b.red.n += int(b.keys.n[i])
+	return i, b.keys.keys[i], nil
+}
+
+// Key registers a node key for PutEdgeRef, which then names it without
+// looking it up: it is redacted and checked as PutEdge checks an endpoint.
+// A key no operation names is not stored.
+func (b *Bulk) Key(key string) (KeyRef, error) {
+	if i, ok := b.keys.lookup(key); ok {
+		return KeyRef(i), nil
+	}
+	red, n := b.red.scan(key)
+	if err := validEndpoint("key", red); err != nil {
+		return 0, err
+	}
+	return KeyRef(b.keys.add(key, red, n)), nil
+}
+
+// Keys is Key of every key, the keys redacted on every core first. An
+// invalid key is refused (by its position in keys); the keys before it
+// stay registered.
+func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
+	red := make([]string, len(keys))
+	n := make([]int, len(keys))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(keys)/1024))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := redaction{r: b.red.r}
+			for i := w * len(keys) / workers; i < (w+1)*len(keys)/workers; i++ {
+				red[i], n[i] = d.scan(keys[i])
+			}
+		}()
+	}
+	wg.Wait()
+	refs := make([]KeyRef, len(keys))
+	for i, key := range keys {
+		if r, ok := b.keys.lookup(key); ok {
+			refs[i] = KeyRef(r)
+			continue
+		}
+		if err := validEndpoint("key", red[i]); err != nil {
+			return nil, fmt.Errorf("key %d (%q): %w", i, key, err)
+		}
+		refs[i] = KeyRef(b.keys.add(key, red[i], n[i]))
+	}
+	return refs, nil
+}
+
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
 func (b *Bulk) PutNode(p NodePut) error {
-	p = b.red.nodeFields(p) // the payload at Commit (canonicalise)
-	typ, err := checkNodePut(p)
+	raw := p.Key
+	ref, known := b.keys.lookup(raw)
+	n := 0
+	if known {
+		p.Key, n = b.keys.keys[ref], int(b.keys.n[ref])
+	} else {
+		p.Key, n = b.red.scan(raw)
+	}
+	b.red.n += n
+	p.Type = b.red.text(p.Type)
+	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
+	typ, err := checkNodePut(p)                                               // a node key passes validEndpoint too
+	if err == nil && !p.Valid.IsZero() {
+		_, err = toValidity(p.Valid)
+	}
 	if err != nil {
 		return err
 	}
-	b.seq = append(b.seq, uint32(len(b.nodes)))
-	if !p.Valid.IsZero() {
-		if _, err := toValidity(p.Valid); err != nil {
-			return err
-		}
-		b.valid = true
+	if !known {
+		ref = b.keys.add(raw, p.Key, n)
 	}
-	b.nodes = append(b.nodes, bulkNode{key: p.Key, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID), valid: p.Valid})
+	b.valid = b.valid || !p.Valid.IsZero()
+	if t, ok := b.types[typ]; ok {
+		typ = t
+	} else {
+		if b.types == nil {
+			b.types = map[string]string{}
+		}
+		typ = strings.Clone(typ)
+		b.types[typ] = typ
+	}
+	b.keys.use(ref, len(b.seq))
+	b.seq = append(b.seq, uint32(len(b.nodes)))
+	b.nodes = append(b.nodes, bulkNode{key: ref, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID), valid: p.Valid})
 	return nil
 }
 
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
-	p, err := b.red.edgeFields(p) // the payload at Commit (canonicalise)
+	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
+	if err := b.red.relName(p.Rel); err != nil {
+		return err
+	}
+	src, srcKey, err := b.key(p.Src, "source key")
 	if err != nil {
 		return err
 	}
-	rel, weight, explicit, err := checkEdgePut(p, b.relation)
+	dst, dstKey, err := b.key(p.Dst, "destination key")
 	if err != nil {
 		return err
 	}
-	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
-	b.edges = append(b.edges, bulkEdge{srcKey: p.Src, dstKey: p.Dst, payload: p.Payload, weight: weight, rel: rel.ID,
+	p.Src, p.Dst = srcKey, dstKey
+	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
+	if err != nil {
+		return err
+	}
+	pay := uint32(0)
+	if len(p.Payload) > 0 {
+		if len(b.edgePay) == 0 {
+			b.edgePay = append(b.edgePay, nil)
+		}
+		pay = uint32(len(b.edgePay))
+		b.edgePay = append(b.edgePay, p.Payload)
+	}
+	b.addEdge(bulkEdge{src: src, dst: dst, weight: weight, rel: rel.ID, pay: pay,
 		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
 	return nil
+}
+
+// PutEdgeRef adds a put_edge src -rel-> dst between keys registered with
+// Key, with no payload and the load's provenance: PutEdge's rules, with no
+// key looked up or checked again. A weight of 0 is the relation's default.
+func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) error {
+	if int(src) >= len(b.keys.keys) || int(dst) >= len(b.keys.keys) {
+		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
+	}
+	if err := b.red.relName(rel); err != nil {
+		return err
+	}
+	r, weight, explicit, err := checkEdgeValues(EdgePut{Src: b.keys.keys[src], Rel: rel, Dst: b.keys.keys[dst], Weight: weight}, b.relation)
+	if err != nil {
+		return err
+	}
+	b.red.n += int(b.keys.n[src] + b.keys.n[dst])
+	b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: weight, rel: r.ID, prov: b.prov("", "", ""), explicit: explicit})
+	return nil
+}
+
+// addEdge appends a checked edge operation.
+func (b *Bulk) addEdge(e bulkEdge) {
+	b.keys.use(e.src, len(b.seq))
+	b.keys.use(e.dst, len(b.seq))
+	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
+	b.edges = append(b.edges, e)
 }
 
 // AddRelation registers a relation in the load's revision, before every
@@ -261,8 +397,9 @@ func (b *Bulk) canonicalise() error {
 				x := b.seq[i]
 				var err error
 				if x&bulkEdgeBit != 0 {
-					e := &b.edges[x&^bulkEdgeBit]
-					e.payload, err = canonicalPayload(red.payload(e.payload), false)
+					if pay := b.edges[x&^bulkEdgeBit].pay; pay != 0 {
+						b.edgePay[pay], err = canonicalPayload(red.payload(b.edgePay[pay]), false)
+					}
 				} else {
 					nd := &b.nodes[x]
 					nd.payload, err = canonicalPayload(red.payload(nd.payload), false)
@@ -375,7 +512,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		if x&bulkEdgeBit != 0 {
 			e := &b.edges[x&^bulkEdgeBit]
 			pv := b.provs[e.prov]
-			p := EdgePut{Src: e.srcKey, Rel: b.relOf[e.rel].Name, Dst: e.dstKey, Payload: e.payload,
+			p := EdgePut{Src: b.keys.keys[e.src], Rel: b.relOf[e.rel].Name, Dst: b.keys.keys[e.dst], Payload: b.edgePayload(e),
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
 			if e.explicit {
 				p.Weight = e.weight
@@ -384,7 +521,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		} else {
 			n := &b.nodes[x]
 			pv := b.provs[n.prov]
-			err = tx.PutNode(NodePut{Key: n.key, Type: n.typ, Payload: n.payload, Valid: n.valid, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
+			err = tx.PutNode(NodePut{Key: b.keys.keys[n.key], Type: n.typ, Payload: n.payload, Valid: n.valid, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
 			return &BulkOpError{Op: i, Err: err}
@@ -393,18 +530,24 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 	return nil
 }
 
-// bulkEdgeRef is one edge operation in sort order: its endpoints and
-// relation, then its index (operation order within one edge).
+// edgePayload is e's payload, nil for none.
+func (b *Bulk) edgePayload(e *bulkEdge) []byte {
+	if e.pay == 0 {
+		return nil
+	}
+	return b.edgePay[e.pay]
+}
+
+// bulkEdgeRef is one edge operation in sort order: its endpoints' ranks
+// (keyRanks) and relation, then its index (operation order within one
+// edge).
 type bulkEdgeRef struct {
-	a, b NodeID // (src, dst) for the out side, (dst, src) for the in side
+	a, b uint32 // (src, dst) for the out side, (dst, src) for the in side
 	rel  RelID
 	idx  uint32
 }
 
-func cmpEdgeRef(x, y bulkEdgeRef) int {
-	if c := cmp.Compare(x.a, y.a); c != 0 {
-		return c
-	}
+func cmpEdgeRefTail(x, y bulkEdgeRef) int {
 	if c := cmp.Compare(x.rel, y.rel); c != 0 {
 		return c
 	}
@@ -415,80 +558,52 @@ func cmpEdgeRef(x, y bulkEdgeRef) int {
 }
 
 // bulkPlan is what the fast path resolves in memory before it writes: the
-// ids of every operation's keys, which operations change their record,
-// and the edge operations sorted by out and in key.
+// keys' ids and ranks, which operations change their record, and the edge
+// operations sorted by out and in key.
 type bulkPlan struct {
-	ids              map[NodeID]string // every key once, by id
-	nodeIDs          []NodeID          // per node operation
-	srcIDs, dstIDs   []NodeID          // per edge operation
-	nodeSeq, edgeSeq []uint32          // position of each node / edge operation among all
-	changed          []bool            // per operation: does it change its record (is it logged)?
-	outRefs, inRefs  []bulkEdgeRef     // edge operations in out-side and in-side key order
-	finalNodes       []uint32          // index of each node id's final put, in id order
-	finalEdges       []bool            // per edge operation: does its record stay?
+	*keyRanks
+	nodeSeq, edgeSeq []uint32      // position of each node / edge operation among all
+	changed          []bool        // per operation: does it change its record (is it logged)?
+	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order
+	finalNodes       []uint32      // index of each node rank's final put, in rank order
+	finalEdges       []bool        // per edge operation: does its record stay?
 }
 
 // write is the fast path into a store with no node or edge: every record
 // resolved in memory, every keyspace appended in key order.
 func (b *Bulk) write(tx *WriteTxn) error {
-	p, err := b.resolveIDs()
+	p, err := b.plan()
 	if err != nil {
 		return tx.fail(err)
 	}
-	// Out side and in side sorts run beside the node work.
+	// Out side and in side sorts run beside the node work; the log record
+	// (its compression the longest single step) is encoded as soon as the
+	// operations that change something are known, and compressed beside
+	// every keyspace's writes.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
+	wg.Wait()
+	b.finalEdgePuts(p)
+	if err := b.encodeLog(tx, p); err != nil {
+		return tx.fail(err)
+	}
 	if err := b.appendIDs(tx, p); err != nil {
 		return tx.fail(err)
 	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
-	wg.Wait()
-	b.finalEdgePuts(p)
-	b.encodeLog(tx, p)
 	return b.appendEdges(tx, p)
 }
 
-// resolveIDs hashes every operation's keys (two keys with one id are a
-// collision) and numbers the operations.
-func (b *Bulk) resolveIDs() (*bulkPlan, error) {
-	s := b.s
-	p := &bulkPlan{
-		ids:     make(map[NodeID]string, len(b.nodes)+len(b.edges)/4),
-		nodeIDs: make([]NodeID, len(b.nodes)),
-		srcIDs:  make([]NodeID, len(b.edges)),
-		dstIDs:  make([]NodeID, len(b.edges)),
+// plan resolves the keys (resolveKeys) and numbers the operations.
+func (b *Bulk) plan() (*bulkPlan, error) {
+	r, err := b.resolveKeys()
+	if err != nil {
+		return nil, err
 	}
-	register := func(op int, key string) (NodeID, error) {
-		id := s.hash(key)
-		if k, ok := p.ids[id]; ok {
-			if k != key {
-				return 0, &BulkOpError{Op: op, Err: &CollisionError{ID: id, Key: key, Existing: k}}
-			}
-			return id, nil
-		}
-		p.ids[id] = key
-		return id, nil
-	}
-	for i, x := range b.seq {
-		var err error
-		if x&bulkEdgeBit != 0 {
-			j := x &^ bulkEdgeBit
-			if p.srcIDs[j], err = register(i, b.edges[j].srcKey); err == nil {
-				p.dstIDs[j], err = register(i, b.edges[j].dstKey)
-			}
-		} else {
-			p.nodeIDs[x], err = register(i, b.nodes[x].key)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	p.changed = make([]bool, len(b.seq))
-	p.nodeSeq = make([]uint32, len(b.nodes))
-	p.edgeSeq = make([]uint32, len(b.edges))
+	p := &bulkPlan{keyRanks: r, changed: make([]bool, len(b.seq)), nodeSeq: make([]uint32, len(b.nodes)), edgeSeq: make([]uint32, len(b.edges))}
 	for i, x := range b.seq {
 		if x&bulkEdgeBit != 0 {
 			p.edgeSeq[x&^bulkEdgeBit] = uint32(i)
@@ -502,39 +617,64 @@ func (b *Bulk) resolveIDs() (*bulkPlan, error) {
 // sortEdgeRefs sorts the edge operations by out key and by in key, each on
 // its own goroutine (wg is done when both are).
 func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
-	p.outRefs = make([]bulkEdgeRef, len(b.edges))
-	p.inRefs = make([]bulkEdgeRef, len(b.edges))
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		for j := range b.edges {
-			p.outRefs[j] = bulkEdgeRef{a: p.srcIDs[j], b: p.dstIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
-		}
-		slices.SortFunc(p.outRefs, cmpEdgeRef)
+		p.outRefs = b.sortSide(p, true)
 	}()
 	go func() {
 		defer wg.Done()
-		for j := range b.edges {
-			p.inRefs[j] = bulkEdgeRef{a: p.dstIDs[j], b: p.srcIDs[j], rel: b.edges[j].rel, idx: uint32(j)}
-		}
-		slices.SortFunc(p.inRefs, cmpEdgeRef)
+		p.inRefs = b.sortSide(p, false)
 	}()
 }
 
-// finalNodePuts applies supersedeNode's rule per id in operation order: a
+// sortSide is the edge operations ordered by (a, rel, b, operation), where
+// a is the source's rank on the out side and the destination's on the in
+// side: a counting sort by a (ranks are dense), which keeps operation
+// order, then each node's run sorted by the rest.
+func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
+	starts := make([]uint32, len(p.ids)+1)
+	for j := range b.edges {
+		e := &b.edges[j]
+		a := e.dst
+		if out {
+			a = e.src
+		}
+		starts[p.rank[a]+1]++
+	}
+	for i := 1; i < len(starts); i++ {
+		starts[i] += starts[i-1]
+	}
+	refs := make([]bulkEdgeRef, len(b.edges))
+	next := slices.Clone(starts[:len(p.ids)])
+	for j := range b.edges {
+		e := &b.edges[j]
+		a, c := p.rank[e.dst], p.rank[e.src]
+		if out {
+			a, c = c, a
+		}
+		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel, idx: uint32(j)}
+		next[a]++
+	}
+	for i := range len(p.ids) {
+		if run := refs[starts[i]:starts[i+1]]; len(run) > 1 {
+			slices.SortFunc(run, cmpEdgeRefTail)
+		}
+	}
+	return refs
+}
+
+// finalNodePuts applies supersedeNode's rule per key in operation order: a
 // put that leaves the live record as it is changes nothing; the last
 // change stays.
 func (b *Bulk) finalNodePuts(p *bulkPlan) {
-	type nodeRef struct {
-		id  NodeID
-		idx uint32
-	}
+	type nodeRef struct{ rank, idx uint32 }
 	nrefs := make([]nodeRef, len(b.nodes))
 	for i := range b.nodes {
-		nrefs[i] = nodeRef{p.nodeIDs[i], uint32(i)}
+		nrefs[i] = nodeRef{p.rank[b.nodes[i].key], uint32(i)}
 	}
 	slices.SortFunc(nrefs, func(x, y nodeRef) int {
-		if c := cmp.Compare(x.id, y.id); c != 0 {
+		if c := cmp.Compare(x.rank, y.rank); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.idx, y.idx)
@@ -544,7 +684,7 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 		j := i
 		cur := nrefs[i].idx
 		p.changed[p.nodeSeq[cur]] = true
-		for j++; j < len(nrefs) && nrefs[j].id == nrefs[i].id; j++ {
+		for j++; j < len(nrefs) && nrefs[j].rank == nrefs[i].rank; j++ {
 			n, c := &b.nodes[nrefs[j].idx], &b.nodes[cur]
 			if n.typ == c.typ && bytes.Equal(n.payload, c.payload) {
 				continue
@@ -559,16 +699,11 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 
 // appendIDs appends the ids entries, in id order.
 func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
-	idList := make([]NodeID, 0, len(p.ids))
-	for id := range p.ids {
-		idList = append(idList, id)
-	}
-	slices.Sort(idList)
 	var k8 [8]byte
 	val := make([]byte, 0, 256)
-	for _, id := range idList {
+	for r, id := range p.ids {
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
-		val = sealValue(append(append(val[:0], fmtPlain), p.ids[id]...))
+		val = sealValue(append(append(val[:0], fmtPlain), p.keys[r]...))
 		if err := tx.txn.Put(b.s.db.ids, k8[:], val, lmdb.Append); err != nil {
 			return err
 		}
@@ -583,7 +718,7 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	next := 0 // index into finalNodes
 	for _, part := range b.nodeValues(tx, p.finalNodes) {
 		for j := range part.ends {
-			binary.BigEndian.PutUint64(k8[:], uint64(p.nodeIDs[p.finalNodes[next]]))
+			binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
 			next++
 			if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
 				return err
@@ -604,7 +739,7 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 		p.changed[p.edgeSeq[cur]] = true
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
 			e, c := &b.edges[outRefs[j].idx], &b.edges[cur]
-			if e.weight == c.weight && bytes.Equal(e.payload, c.payload) {
+			if e.weight == c.weight && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
 				continue
 			}
 			cur = outRefs[j].idx
@@ -618,50 +753,101 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 // encodeLog encodes the log record: the operations that change something,
 // in order, encoded now and compressed on another goroutine (b.logValue)
 // while the keyspaces are written.
-func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) {
-	size := 0
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
-		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			pv := b.provs[e.prov]
-			size += 1 + 5*7 + len(pv.scope) + len(pv.run) + len(pv.task) + len(e.srcKey) + len(b.relOf[e.rel].Name) + len(e.dstKey) + 4 + len(e.payload)
-		} else {
-			n := &b.nodes[x]
-			pv := b.provs[n.prov]
-			size += 1 + 5*6 + len(pv.scope) + len(pv.run) + len(pv.task) + len(n.key) + len(n.typ) + len(n.payload)
-		}
+func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
+	// On every core: each worker sizes its share of the operations
+	// exactly, then encodes it in place at its offset in tx.ops.
+	relNames := make(map[RelID]string, len(b.relOf))
+	for id, r := range b.relOf {
+		relNames[id] = r.Name
 	}
-	tx.ops = slices.Grow(tx.ops, size)
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
+	n := len(b.seq)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	sizes, counts := make([]int, workers), make([]int, workers)
+	var wg sync.WaitGroup
+	each := func(fn func(w, lo, hi int)) {
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(w, w*n/workers, (w+1)*n/workers)
+			}()
 		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			pv := b.provs[e.prov]
-			tx.op(OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-				buf = appendStr(buf, e.srcKey)
-				buf = appendStr(buf, b.relOf[e.rel].Name)
-				buf = appendStr(buf, e.dstKey)
-				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
-				return appendStr(buf, string(e.payload))
-			})
-		} else {
-			n := &b.nodes[x]
-			pv := b.provs[n.prov]
-			tx.op(OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-				buf = appendStr(buf, n.key)
-				buf = appendStr(buf, n.typ)
-				return appendStr(buf, string(n.payload))
-			})
+		wg.Wait()
+	}
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				sizes[w] += b.logOpSize(b.seq[i], relNames)
+				counts[w]++
+			}
 		}
+	})
+	start := len(tx.ops)
+	offs := make([]int, workers)
+	for w := range workers {
+		offs[w] = start
+		start += sizes[w]
+	}
+	tx.ops = slices.Grow(tx.ops, start-len(tx.ops))[:start]
+	wrote := make([]int, workers)
+	each(func(w, lo, hi int) {
+		buf := tx.ops[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				buf = b.appendLogOp(buf, b.seq[i], relNames)
+			}
+		}
+		wrote[w] = len(buf)
+	})
+	if !slices.Equal(wrote, sizes) {
+		return fmt.Errorf("bulk load: log operations of %v bytes, sized %v", wrote, sizes) // a bug, not bad input
+	}
+	for _, c := range counts {
+		tx.nops += c
 	}
 	logDone := make(chan []byte, 1)
 	go func() { logDone <- tx.logValue() }()
 	b.logValue = logDone
+	return nil
+}
+
+// appendLogOp appends operation x (an element of seq) as the log encodes
+// it (WriteTxn.op).
+func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []byte {
+	keys := b.keys.keys
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := b.provs[e.prov]
+		return appendLogOp(buf, OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+			buf = appendStr(buf, keys[e.src])
+			buf = appendStr(buf, relNames[e.rel])
+			buf = appendStr(buf, keys[e.dst])
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
+			return appendStr(buf, string(b.edgePayload(e)))
+		})
+	}
+	n := &b.nodes[x]
+	pv := b.provs[n.prov]
+	return appendLogOp(buf, OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
+		buf = appendStr(buf, keys[n.key])
+		buf = appendStr(buf, n.typ)
+		return appendStr(buf, string(n.payload))
+	})
+}
+
+// logOpSize is the exact size of appendLogOp's encoding of x.
+func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
+	keys := b.keys.keys
+	str := func(n int) int { return uvarintLen(uint64(n)) + n }
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := b.provs[e.prov]
+		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
+			str(len(keys[e.src])) + str(len(relNames[e.rel])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
+	}
+	n := &b.nodes[x]
+	pv := b.provs[n.prov]
+	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(n.typ)) + str(len(n.payload))
 }
 
 // bulkChunk is one encoded adjacency chunk: its key and value.
@@ -681,10 +867,10 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 				continue
 			}
 			e := &b.edges[refs[i].idx]
-			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(refs[i].b), Rev: uint64(tx.rev), Weight: e.weight})
+			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: e.weight})
 		}
 		for _, part := range splitChunks(entries, b.s.chunkMax) {
-			batch = append(batch, bulkChunk{adjKey(node, RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
+			batch = append(batch, bulkChunk{adjKey(p.ids[node], RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
 		}
 		if len(batch) >= 1024 {
 			out <- batch
@@ -719,16 +905,16 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 		e := &b.edges[r.idx]
 		pv := b.provs[e.prov]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: e.payload}
+			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: b.edgePayload(e)}
 		if e.explicit {
 			rec.flags |= recWeight
 		}
 		if tx.implicitEdge(&rec) {
 			continue
 		}
-		binary.BigEndian.PutUint64(k20[:], uint64(r.a))
+		binary.BigEndian.PutUint64(k20[:], uint64(p.ids[r.a]))
 		binary.BigEndian.PutUint32(k20[8:], uint32(r.rel))
-		binary.BigEndian.PutUint64(k20[12:], uint64(r.b))
+		binary.BigEndian.PutUint64(k20[12:], uint64(p.ids[r.b]))
 		val = appendRecord(val[:0], &body, rec.appendBody, enc)
 		if err := tx.txn.Put(s.db.e, k20[:], val, lmdb.Append); err != nil {
 			drain(outCh)
@@ -809,7 +995,8 @@ func (b *Bulk) supersedeCycle() error {
 	next := map[string][]string{}
 	for i := range b.edges {
 		if e := &b.edges[i]; e.rel == rel.ID {
-			next[e.srcKey] = append(next[e.srcKey], e.dstKey)
+			src, dst := b.keys.keys[e.src], b.keys.keys[e.dst]
+			next[src] = append(next[src], dst)
 		}
 	}
 	const (

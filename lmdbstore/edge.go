@@ -239,8 +239,8 @@ func (r *ReadTxn) GetEdge(src, rel, dst string, at At) (EdgeRecord, error) {
 	}, nil
 }
 
-// checkEdgePut is the validation WriteTxn.PutEdge and Bulk.PutEdge share:
-// both endpoints, no supersedes or contradicts edge from an item to itself,
+// checkEdgePut is WriteTxn.PutEdge's validation (Bulk checks each distinct
+// endpoint once and shares the rest, checkEdgeValues): both endpoints, no supersedes or contradicts edge from an item to itself,
 // the relation (resolved by relation: the two differ in where relations
 // come from) and the weight. It returns the relation, the effective
 // weight (the relation's default when the put gives none) and whether the
@@ -254,6 +254,12 @@ func checkEdgePut(p EdgePut, relation func(name string) (Relation, error)) (rel 
 	if err := validEndpoint("destination key", p.Dst); err != nil {
 		return Relation{}, 0, false, err
 	}
+	return checkEdgeValues(p, relation)
+}
+
+// checkEdgeValues is checkEdgePut for endpoints already checked (a bulk
+// load checks each distinct key once).
+func checkEdgeValues(p EdgePut, relation func(name string) (Relation, error)) (rel Relation, weight float32, explicit bool, err error) {
 	if (p.Rel == relSupersedes || p.Rel == relContradicts) && p.Src == p.Dst {
 		return Relation{}, 0, false, fmt.Errorf("%w: an item cannot %s itself (%s)", ErrInvalid, strings.TrimSuffix(p.Rel, "s"), p.Src)
 	}

@@ -204,12 +204,18 @@ func nilIfEmpty(b []byte) []byte {
 // op appends one operation to the log record: kind, provenance, then the
 // kind's fields.
 func (tx *WriteTxn) op(kind OpKind, scope, run, task string, fields func([]byte) []byte) {
-	b := append(tx.ops, byte(kind))
+	tx.ops = appendLogOp(tx.ops, kind, scope, run, task, fields)
+	tx.nops++
+}
+
+// appendLogOp appends one operation as the log encodes it: kind,
+// provenance, then the kind's fields.
+func appendLogOp(b []byte, kind OpKind, scope, run, task string, fields func([]byte) []byte) []byte {
+	b = append(b, byte(kind))
 	b = appendStr(b, scope)
 	b = appendStr(b, run)
 	b = appendStr(b, task)
-	tx.ops = fields(b)
-	tx.nops++
+	return fields(b)
 }
 
 // logValue encodes the log record of the operations so far.

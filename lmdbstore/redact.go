@@ -43,6 +43,15 @@ type redacted struct {
 // hundred bytes; payloads are not kept).
 const memoMax = 512
 
+// scan is s with its secrets replaced and how many, neither counted nor
+// kept (a bulk load keeps its keys' answers itself: bulkKeys).
+func (d *redaction) scan(s string) (string, int) {
+	if d.r == nil || s == "" {
+		return s, 0
+	}
+	return d.r.Redact(s)
+}
+
 // text is s with its secrets replaced.
 func (d *redaction) text(s string) string {
 	if d.r == nil || s == "" {
@@ -82,32 +91,24 @@ func (d *redaction) payload(p json.RawMessage) json.RawMessage {
 
 // nodePut is p with every field redacted (WriteTxn.PutNode).
 func (d *redaction) nodePut(p NodePut) NodePut {
-	p = d.nodeFields(p)
-	p.Payload = d.payload(p.Payload)
-	return p
-}
-
-// nodeFields is p with every field but the payload redacted (Bulk.PutNode:
-// a bulk load redacts payloads at Commit, on every core).
-func (d *redaction) nodeFields(p NodePut) NodePut {
 	p.Key, p.Type = d.text(p.Key), d.text(p.Type)
-	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
+	p.Scope, p.RunID, p.TaskID = d.provenance(p.Scope, p.RunID, p.TaskID)
+	p.Payload = d.payload(p.Payload)
 	return p
 }
 
 // edgePut is p with every field redacted, or an error when its relation
 // name holds a secret (WriteTxn.PutEdge).
 func (d *redaction) edgePut(p EdgePut) (EdgePut, error) {
-	p, err := d.edgeFields(p)
+	p.Src, p.Dst = d.text(p.Src), d.text(p.Dst)
+	p.Scope, p.RunID, p.TaskID = d.provenance(p.Scope, p.RunID, p.TaskID)
 	p.Payload = d.payload(p.Payload)
-	return p, err
+	return p, d.relName(p.Rel)
 }
 
-// edgeFields is edgePut but for the payload (Bulk.PutEdge, as nodeFields).
-func (d *redaction) edgeFields(p EdgePut) (EdgePut, error) {
-	p.Src, p.Dst = d.text(p.Src), d.text(p.Dst)
-	p.Scope, p.RunID, p.TaskID = d.text(p.Scope), d.text(p.RunID), d.text(p.TaskID)
-	return p, d.relName(p.Rel)
+// provenance is an operation's scope, run and task redacted.
+func (d *redaction) provenance(scope, run, task string) (string, string, string) {
+	return d.text(scope), d.text(run), d.text(task)
 }
 
 // meta is m with its provenance redacted.

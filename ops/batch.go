@@ -16,7 +16,9 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -117,23 +119,12 @@ func (o BatchOp) checkShape() error {
 // checkValues checks the values of an op of the right shape.
 func (o BatchOp) checkValues() (CheckedOp, error) {
 	c := CheckedOp{BatchOp: o, role: roles.Memory}
-	for _, v := range []struct {
-		name, s string
-		t       *lmdbstore.Validity
-		until   bool
-	}{{"valid_from", o.ValidFrom, &c.valid, false}, {"valid_until", o.ValidUntil, &c.valid, true}} {
-		if v.s == "" {
-			continue // absent or "": an open bound
-		}
-		t, err := ParseTime(v.s)
-		if err != nil {
-			return CheckedOp{}, invalidf("field %q: %v", v.name, err)
-		}
-		if v.until {
-			v.t.Until = t
-		} else {
-			v.t.From = t
-		}
+	var err error
+	if c.valid.From, err = checkTime("valid_from", o.ValidFrom); err != nil {
+		return CheckedOp{}, err
+	}
+	if c.valid.Until, err = checkTime("valid_until", o.ValidUntil); err != nil {
+		return CheckedOp{}, err
 	}
 	if o.Op == "add_rel" && o.Role != "" {
 		r, err := roles.Parse(o.Role)
@@ -151,6 +142,19 @@ func (o BatchOp) checkValues() (CheckedOp, error) {
 	}
 	c.weight = w
 	return c, nil
+}
+
+// checkTime parses field name's RFC 3339 value; "" (absent) is an open
+// bound, the zero time.
+func checkTime(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := ParseTime(v)
+	if err != nil {
+		return time.Time{}, invalidf("field %q: %v", name, err)
+	}
+	return t, nil
 }
 
 // Apply writes op in tx.
@@ -208,36 +212,6 @@ func Batch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, ops []CheckedOp) (lmdbs
 		}
 		return nil
 	})
-}
-
-// BulkBatch commits put_node and put_edge operations (Bulkable) as one
-// bulk load (lmdbstore.Bulk); the result is Batch's. A failing op is a
-// *BatchError.
-func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, ops []CheckedOp) (lmdbstore.Commit, error) {
-	for i, op := range ops {
-		if !op.Bulkable() {
-			return lmdbstore.Commit{}, &BatchError{Index: i, Op: op.Op, Err: invalidf("a bulk load takes only put_node and put_edge, not %s", op.Op)}
-		}
-	}
-	b := s.NewBulk(meta)
-	b.Grow(len(ops)/8, len(ops))
-	for i, op := range ops {
-		var err error
-		if op.Op == "put_node" {
-			err = b.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
-		} else {
-			err = b.PutEdge(op.edgePut())
-		}
-		if err != nil {
-			return lmdbstore.Commit{}, &BatchError{Index: i, Op: op.Op, Err: err}
-		}
-	}
-	c, err := b.Commit()
-	var opErr *lmdbstore.BulkOpError
-	if errors.As(err, &opErr) && opErr.Op < len(ops) {
-		return c, &BatchError{Index: opErr.Op, Op: ops[opErr.Op].Op, Err: opErr.Err}
-	}
-	return c, err
 }
 
 // LineError is a bad line of JSON Lines batch input.
@@ -315,6 +289,11 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 // made) is kept per pair.
 type lineParser struct {
 	shapes map[shapeKey]shapeAnswer
+	// dropWeight: the ops are consumed before the next line is parsed, so
+	// a weight stays in CheckedOp.weight only (Weight is nil): no
+	// allocation per weight.
+	dropWeight bool
+	weight     float64
 }
 
 type shapeKey struct {
@@ -329,35 +308,44 @@ type shapeAnswer struct {
 
 // parse parses and checks one line into c; blank for a blank one.
 func (p *lineParser) parse(line []byte, c *CheckedOp) (blank bool, err error) {
-	line = bytes.TrimSpace(line)
+	return p.parseText(string(bytes.TrimSpace(line)), c)
+}
+
+// parseText is parse of a line held as a string (c's strings are
+// substrings of it).
+func (p *lineParser) parseText(line string, c *CheckedOp) (blank bool, err error) {
+	line = strings.TrimSpace(line)
 	if len(line) == 0 {
 		return true, nil
 	}
-	if !utf8.Valid(line) {
+	if !utf8.ValidString(line) {
 		return false, invalidf("not valid UTF-8")
 	}
-	if json.Valid(line) {
-		var op BatchOp
-		var weight float64
-		if set, err := decodeBatchLine(line, &op, &weight); err == nil && op.Op != "" {
-			if op.Weight != nil {
-				op.Weight = new(float64) // one per op: the ops outlive this call
-				*op.Weight = weight
-			}
-			shape, err := p.shape(op.Op, set)
-			if err != nil {
-				return false, err
-			}
-			op.present = shape
-			*c, err = op.checkValues()
+	var op BatchOp
+	if set, err := decodeBatchLine(line, &op, &p.weight); err == nil && op.Op != "" {
+		shape, err := p.shape(op.Op, set)
+		if err != nil {
 			return false, err
 		}
+		op.present = shape
+		*c, err = op.checkValues()
+		if c.Weight != nil {
+			c.Weight = nil
+			if !p.dropWeight {
+				c.Weight = new(float64) // one per op: the ops outlive this call
+				*c.Weight = p.weight
+			}
+		}
+		return false, err
 	}
-	op, err := parseBatchLineSlow(line)
+	slow, err := parseBatchLineSlow([]byte(line))
 	if err != nil {
 		return false, err
 	}
-	*c = *op
+	*c = *slow
+	if p.dropWeight {
+		c.Weight = nil
+	}
 	return false, nil
 }
 

@@ -9,14 +9,18 @@ package ops
 //	  "payload": any value, "weight": number | null, "rev": number,
 //	  "bidirectional"|"inhibitory": true | false }
 //
-// The line is converted to a string once and every string field is a
-// substring of it; a payload is a sub-slice of the line's bytes: nothing is
-// allocated per field. Anything else — a string or member name with an
-// escape, a null where a string or a boolean goes, a member twice, a
-// member BatchOp does not have, a value of the wrong type — is
-// errSlowPath: the caller decodes that line with encoding/json
-// (parseBatchLineSlow), whose errors are the ones reported, so both paths
-// accept the same lines and produce the same ops (TestFastLineMatchesSlow).
+// Every string field is a substring of the line (held as a string); a
+// payload is copied out of it (one allocation per payload, none per
+// field). The decoder checks JSON's grammar as it goes (strings without
+// control characters, numbers by JSON's grammar, nothing after the
+// object; a payload with json.Valid), so a line is read once. Anything
+// else — text that is not JSON, a string or member name with an escape, a
+// null where a string or a boolean goes, a member twice, a member BatchOp
+// does not have, a value of the wrong type — is errSlowPath: the caller
+// decodes that line with encoding/json (parseBatchLineSlow), whose errors
+// are the ones reported, so both paths accept the same lines and produce
+// the same ops
+// (TestFastLineMatchesSlow).
 
 import (
 	"encoding/json"
@@ -105,11 +109,10 @@ func (o *BatchOp) stringField(f batchField) *string {
 	return nil
 }
 
-// decodeBatchLine decodes line, a valid JSON text, into o and returns the
-// members it carried; errSlowPath for what it leaves to encoding/json.
-// o's weight, when given, points into weight.
-func decodeBatchLine(line []byte, o *BatchOp, weight *float64) (fieldSet, error) {
-	s := string(line)
+// decodeBatchLine decodes the line s into o and returns the members it
+// carried; errSlowPath for what it leaves to encoding/json (text that is
+// not JSON included). o's weight, when given, points into weight.
+func decodeBatchLine(s string, o *BatchOp, weight *float64) (fieldSet, error) {
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return 0, errSlowPath
@@ -117,6 +120,9 @@ func decodeBatchLine(line []byte, o *BatchOp, weight *float64) (fieldSet, error)
 	var set fieldSet
 	i = skipSpace(s, i+1)
 	if i < len(s) && s[i] == '}' {
+		if skipSpace(s, i+1) != len(s) {
+			return 0, errSlowPath
+		}
 		return set, nil
 	}
 	for i < len(s) {
@@ -141,20 +147,23 @@ func decodeBatchLine(line []byte, o *BatchOp, weight *float64) (fieldSet, error)
 		v := s[start:end]
 		switch f {
 		case fPayload:
-			o.Payload = json.RawMessage(line[start:end])
+			if !json.Valid([]byte(v)) {
+				return 0, errSlowPath
+			}
+			o.Payload = json.RawMessage(v)
 		case fWeight:
 			if v == "null" {
 				break
 			}
 			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || v[0] == '"' {
+			if err != nil || !jsonNumber(v) {
 				return 0, errSlowPath
 			}
 			*weight = x
 			o.Weight = weight
 		case fRev:
 			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
+			if err != nil || !jsonNumber(v) {
 				return 0, errSlowPath
 			}
 			o.Rev = n
@@ -185,11 +194,53 @@ func decodeBatchLine(line []byte, o *BatchOp, weight *float64) (fieldSet, error)
 			continue
 		}
 		if i < len(s) && s[i] == '}' {
+			if skipSpace(s, i+1) != len(s) {
+				return 0, errSlowPath // something after the object
+			}
 			return set, nil
 		}
 		return 0, errSlowPath
 	}
 	return 0, errSlowPath
+}
+
+// jsonNumber reports whether v is a number by JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (strconv also takes
+// "+1", "01", ".5", "1.", "0x10", "Inf" and "1_0").
+func jsonNumber(v string) bool {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(v) && v[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(v)
 }
 
 func skipSpace(s string, i int) int {
@@ -199,18 +250,19 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// plainString reads the JSON string at s[i] when it has no escape: its
-// contents and the offset past its closing quote.
+// plainString reads the JSON string at s[i] when it has no escape (and no
+// control character, which JSON forbids): its contents and the offset past
+// its closing quote.
 func plainString(s string, i int) (str string, next int, ok bool) {
 	if i >= len(s) || s[i] != '"' {
 		return "", 0, false
 	}
 	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			return "", 0, false
-		case '"':
+		switch c := s[j]; {
+		case c == '"':
 			return s[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return "", 0, false
 		}
 	}
 	return "", 0, false

@@ -18,7 +18,7 @@ func randomBatchLine(r *rand.Rand) string {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	ws := func() string { return pick("", "", "", " ", "\t", " \r ") }
 	str := func() string {
-		return pick(`"file:a.go"`, `"sym:pkg.F"`, `""`, `"a\"b"`, `"caf\u00e9"`, `"café"`, `"x\\y"`, `"t\n"`,
+		return pick(`"file:a.go"`, `"sym:pkg.F"`, `""`, `"a\"b"`, `"caf\u00e9"`, `"café"`, `"x\\y"`, `"t\n"`, "\"raw\ttab\"", "\"raw\x01\"",
 			`"2026-01-02T03:04:05Z"`, `"not a time"`, `"structure"`, `"calls"`, `"defines"`, `"tok{en}"`)
 	}
 	value := func(field string) string {
@@ -30,11 +30,13 @@ func randomBatchLine(r *rand.Rand) string {
 		}
 		switch field {
 		case "payload":
-			return pick(`{"lang":"go"}`, `{"s":"}{\"","n":[1,{"x":"]"}],"e":{}}`, `[]`, `7`, `"text"`, `{ "a" : [ true , null ] }`)
+			return pick(`{"lang":"go"}`, `{"s":"}{\"","n":[1,{"x":"]"}],"e":{}}`, `[]`, `7`, `"text"`, `{ "a" : [ true , null ] }`,
+				`{"a":}`, `[1,]`, `tru`, `{"a" 1}`, `[1 2]`, "\"tab\there\"", `{"a":01}`) // not all JSON
 		case "weight":
-			return pick("0.5", "1", "2", "-1", "0", "1e400", "1E-3", `"2"`, "true", "3.25")
+			return pick("0.5", "1", "2", "-1", "0", "1e400", "1E-3", `"2"`, "true", "3.25",
+				"01", "+1", ".5", "1.", "0x10", "Inf", "1e", "1_0", "-", "1e+2", "-0.0") // not all JSON
 		case "rev":
-			return pick("3", "0", "-1", "1.5", "18446744073709551616", `"3"`)
+			return pick("3", "0", "-1", "1.5", "18446744073709551616", `"3"`, "03", "+3", "3.")
 		case "bidirectional", "inhibitory":
 			return pick("true", "false", `"true"`, "0")
 		case "op":
@@ -43,7 +45,9 @@ func randomBatchLine(r *rand.Rand) string {
 		return str()
 	}
 	if r.IntN(30) == 0 {
-		return pick(`{"op":"put_node",`, `[1,2]`, `"x"`, `{}`, `{"op":"put_node","key":"a:1"} x`, `{"op":"put_node"`)
+		return pick(`{"op":"put_node",`, `[1,2]`, `"x"`, `{}`, `{"op":"put_node","key":"a:1"} x`, `{"op":"put_node"`,
+			`{"op":"put_node","key":"a:1"}}`, `{"op":"put_node","key":"a:1",}`, `{"op":"put_node" "key":"a:1"}`, `{,"op":"put_node"}`,
+			`{"op":"put_node","key":"a:1"}{}`, `{} x`, `{"op":"put_node":"key"}`)
 	}
 	names := append([]string{"Key", "bogus", "op", "op", "op"}, batchFieldNames[:]...)
 	var chosen []string
@@ -112,7 +116,7 @@ func TestFastLineMatchesSlow(t *testing.T) {
 		}
 		var op BatchOp
 		var w float64
-		if _, err := decodeBatchLine([]byte(strings.TrimSpace(line)), &op, &w); err == nil {
+		if _, err := decodeBatchLine(strings.TrimSpace(line), &op, &w); err == nil {
 			fast++
 		}
 	}

@@ -3,7 +3,10 @@ package snapshot
 import (
 	"encoding/json"
 	"math"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Verify checks every section CRC, the zero padding, and every structural
@@ -355,24 +358,41 @@ func (f *File) verifyTrigrams() error {
 			}
 		}
 	}
+	// Each node's key trigrams must be exactly the postings that name it.
+	// Nodes are visited in ascending order, so within each trigram's
+	// (ascending) postings the next node expected is at a cursor: one
+	// comparison per (node, trigram), no search of the postings and no
+	// sort of the key's trigrams (a trigram the key repeats finds the
+	// cursor just past this node). Trigrams are found through their top 16
+	// bits (byTop), then a short search. The nodes are cut into ranges
+	// checked on every core, each range's cursors starting at its first
+	// node; the postings consumed, added up, must be all of them.
+	byTop := make([]uint32, 1<<16+1)
+	for j, t := range f.triKeys {
+		byTop[t>>8+1] = uint32(j + 1)
+	}
+	for h := 1; h < len(byTop); h++ {
+		byTop[h] = max(byTop[h], byTop[h-1])
+	}
+	n := len(f.nodeIDs)
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	errs := make([]error, parts)
+	totals := make([]uint64, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			totals[w], errs[w] = f.verifyTrigramRange(byTop, w*n/parts, (w+1)*n/parts)
+		}()
+	}
+	wg.Wait()
 	var total uint64
-	var buf []uint32
-	b := &builder{}
-	for i := range f.nodeIDs {
-		key, _ := f.String(uint32(i))
-		b.triBuf = buf
-		tris := b.keyTrigrams(key)
-		buf = tris
-		total += uint64(len(tris))
-		for _, t := range tris {
-			ps, err := f.Postings(t)
-			if err != nil {
-				return err
-			}
-			if !containsSorted(ps, uint32(i)) {
-				return f.sectionErr(KindTriPostings, 0, 0, "node %d is missing from the postings of trigram %#x", i, t)
-			}
+	for w := range parts {
+		if errs[w] != nil {
+			return errs[w]
 		}
+		total += totals[w]
 	}
 	if total != uint64(len(f.triPostings)) {
 		return f.sectionErr(KindTriPostings, 0, 0, "%d postings, the keys have %d", len(f.triPostings), total)
@@ -380,17 +400,37 @@ func (f *File) verifyTrigrams() error {
 	return nil
 }
 
-func containsSorted(s []uint32, x uint32) bool {
-	a, b := 0, len(s)
-	for a < b {
-		mid := int(uint(a+b) >> 1)
-		if s[mid] < x {
-			a = mid + 1
-		} else {
-			b = mid
+// verifyTrigramRange checks the postings of nodes [lo, hi) (see
+// verifyTrigrams) and returns how many it consumed.
+func (f *File) verifyTrigramRange(byTop []uint32, lo, hi int) (uint64, error) {
+	next := make([]uint64, len(f.triKeys))
+	for j := range next {
+		ps := f.triPostings[f.triOffsets[j]:f.triOffsets[j+1]]
+		k, _ := slices.BinarySearch(ps, uint32(lo))
+		next[j] = f.triOffsets[j] + uint64(k)
+	}
+	var total uint64
+	for i := lo; i < hi; i++ {
+		key, _ := f.String(uint32(i))
+		for c := 0; c+3 <= len(key); c++ {
+			t := TrigramOf(key[c], key[c+1], key[c+2])
+			a, b := byTop[t>>8], byTop[t>>8+1]
+			j, ok := slices.BinarySearch(f.triKeys[a:b], t)
+			j += int(a)
+			if ok && next[j] > f.triOffsets[j] && f.triPostings[next[j]-1] == uint32(i) {
+				continue // repeated in this key
+			}
+			if !ok || next[j] == f.triOffsets[j+1] || f.triPostings[next[j]] > uint32(i) {
+				return 0, f.sectionErr(KindTriPostings, 0, 0, "node %d is missing from the postings of trigram %#x", i, t)
+			}
+			if p := next[j]; f.triPostings[p] < uint32(i) {
+				return 0, f.sectionErr(KindTriPostings, p, 4, "posting %d of trigram %#x names a node whose key does not hold it", f.triPostings[p], t)
+			}
+			next[j]++
+			total++
 		}
 	}
-	return a < len(s) && s[a] == x
+	return total, nil
 }
 
 func (f *File) verifyPageRank() error {

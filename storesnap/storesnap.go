@@ -477,15 +477,26 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 	}
 	b := s.NewBulk(lmdbstore.WriteMeta{})
 	b.Grow(int(n), f.NumEdges())
+	// Every key once (missing nodes' too: edges name them); edges name
+	// their endpoints by reference.
+	keys := make([]string, n)
+	for i := uint32(0); i < n; i++ {
+		key, err := f.Key(i)
+		if err != nil {
+			return stats, err
+		}
+		keys[i] = key
+	}
+	refs, err := b.Keys(keys)
+	if err != nil {
+		return stats, err
+	}
 	for i := uint32(0); i < n; i++ {
 		row := f.NodeRows()[i]
 		if row.Flags&snapshot.NodeFlagMissing != 0 {
 			continue
 		}
-		key, err := f.Key(i)
-		if err != nil {
-			return stats, err
-		}
+		key := keys[i]
 		payload, err := f.Payload(i)
 		if err != nil {
 			return stats, err
@@ -509,6 +520,7 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 	for _, r := range f.Relations() {
 		relName[r.ID] = str(r.Name)
 	}
+	targets, rels, weights := f.FwdTargets(), f.FwdRels(), f.FwdWeights()
 	for src := uint32(0); src < n; src++ {
 		lo, hi, err := f.OutRange(src)
 		if err == nil {
@@ -517,17 +529,11 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 		if err != nil {
 			return stats, err
 		}
-		srcKey, err := f.Key(src)
-		if err != nil {
-			return stats, err
-		}
 		for p := lo; p < hi; p++ {
-			dstKey, err := f.Key(f.FwdTargets()[p])
-			if err != nil {
-				return stats, err
-			}
-			rel := relName[f.FwdRels()[p]]
-			if err := b.PutEdge(lmdbstore.EdgePut{Src: srcKey, Rel: rel, Dst: dstKey, Weight: f.FwdWeights()[p]}); err != nil {
+			rel, dst := relName[rels[p]], targets[p]
+			if err := b.PutEdgeRef(refs[src], rel, refs[dst], weights[p]); err != nil {
+				srcKey, _ := f.Key(src)
+				dstKey, _ := f.Key(dst)
 				return stats, fmt.Errorf("edge %s -%s-> %s: %w", srcKey, rel, dstKey, err)
 			}
 			stats.Edges++

@@ -1,0 +1,130 @@
+package lmdbstore
+
+// A bulk load's node keys, interned: each distinct key as given is
+// redacted, validated as an edge endpoint and hashed once, however many
+// operations name it (a load names each node key about 16 times as an
+// endpoint). Operations hold a key's index; at Commit the keys are ordered
+// by id, collisions found, and every index mapped to its rank (the key's
+// position among the load's distinct ids), which is all the fast path
+// sorts and groups by.
+
+import (
+	"cmp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// KeyRef names a node key registered with Bulk.Key.
+type KeyRef uint32
+
+// bulkKeys is the key table of one Bulk.
+type bulkKeys struct {
+	ref   map[string]uint32 // key as given → index
+	keys  []string          // redacted key, by index
+	n     []int32           // secrets redacted in it, counted again at each use (as WriteTxn counts)
+	first []uint32          // the operation that first named it (an error's position), notUsed if none
+}
+
+// notUsed: no operation names the key (it is not stored).
+const notUsed = ^uint32(0)
+
+// lookup is the index of the key as given, if registered.
+func (k *bulkKeys) lookup(raw string) (uint32, bool) {
+	i, ok := k.ref[raw]
+	return i, ok
+}
+
+// add registers a key as given with its redacted form and the number of
+// secrets that replaced.
+func (k *bulkKeys) add(raw, red string, n int) uint32 {
+	if k.ref == nil {
+		k.ref = make(map[string]uint32)
+	}
+	i := uint32(len(k.keys))
+	// Copies: the caller's strings may be views of a larger buffer (a
+	// chunk of batch input) that the load must not keep alive.
+	c := strings.Clone(raw)
+	if red == raw {
+		red = c
+	}
+	raw = c
+	k.ref[raw] = i
+	k.keys = append(k.keys, red)
+	k.n = append(k.n, int32(n))
+	k.first = append(k.first, notUsed)
+	return i
+}
+
+// use records that operation op names key i.
+func (k *bulkKeys) use(i uint32, op int) {
+	if k.first[i] == notUsed {
+		k.first[i] = uint32(op)
+	}
+}
+
+// keyRanks is the key table resolved at Commit.
+type keyRanks struct {
+	rank []uint32 // by key index: the rank of its id
+	ids  []NodeID // by rank, ascending
+	keys []string // by rank
+}
+
+// resolveKeys hashes every key (on every core), orders them by id and
+// ranks them; two different keys with one id are a collision, reported at
+// the operation the ordinary path would refuse (the first to name the
+// second key).
+func (b *Bulk) resolveKeys() (*keyRanks, error) {
+	k := &b.keys
+	n := len(k.keys)
+	ids := make([]NodeID, n)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				ids[i] = b.s.hash(k.keys[i])
+			}
+		}()
+	}
+	wg.Wait()
+	order := make([]uint32, 0, n) // the keys some operation names
+	for i := range n {
+		if k.first[i] != notUsed {
+			order = append(order, uint32(i))
+		}
+	}
+	slices.SortFunc(order, func(x, y uint32) int {
+		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(k.first[x], k.first[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	r := &keyRanks{rank: make([]uint32, n)}
+	bad := -1 // the colliding key first named
+	var existing string
+	for i := 0; i < len(order); {
+		j := i
+		first := order[i] // named first: the key the id belongs to
+		for ; j < len(order) && ids[order[j]] == ids[first]; j++ {
+			x := order[j]
+			r.rank[x] = uint32(len(r.ids))
+			if k.keys[x] != k.keys[first] && (bad < 0 || k.first[x] < k.first[bad] || (k.first[x] == k.first[bad] && int(x) < bad)) {
+				bad, existing = int(x), k.keys[first]
+			}
+		}
+		r.ids = append(r.ids, ids[first])
+		r.keys = append(r.keys, k.keys[first])
+		i = j
+	}
+	if bad >= 0 {
+		return nil, &BulkOpError{Op: int(k.first[bad]), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
+	}
+	return r, nil
+}

@@ -1,0 +1,200 @@
+package ops
+
+// A bulk batch read from JSON Lines (SPEC.md §6.4, batch --bulk) and
+// streamed into one lmdbstore.Bulk: the input is read in chunks of whole
+// lines, each chunk parsed and checked on a worker (every core), and its
+// ops added to the load in input order as the chunks come back. Only the
+// load holds an operation (it keeps copies of the strings it keeps, and
+// decoded payloads are copies), so a chunk and its CheckedOps are dropped
+// once added. Errors keep the precedence of ParseBatch then a check of
+// every op then the load: a read error, then the first bad line, then the first op a bulk load does not
+// take, then the first op the load refuses; nothing is written unless
+// every line is good.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// bulkChunkBytes is about how much input one chunk holds (it ends at a
+// line end).
+const bulkChunkBytes = 1 << 20
+
+// NotBulkableError is an op a bulk load does not take: op Index (0-based
+// among the ops), Op its name.
+type NotBulkableError struct {
+	Index int
+	Op    string
+}
+
+func (e *NotBulkableError) Error() string {
+	return fmt.Sprintf("op %d: a bulk load takes only put_node and put_edge, not %s", e.Index+1, e.Op)
+}
+
+// lineChunk is whole lines of input and, once parsed, their ops.
+type lineChunk struct {
+	text   string
+	ops    []CheckedOp
+	lines  []int // per op: its line, counted from 1 within the chunk
+	nlines int
+	err    error // the chunk's first bad line (a *LineError, line within the chunk)
+	done   chan struct{}
+}
+
+// parse parses c's lines with p.
+func (c *lineChunk) parse(p *lineParser) {
+	defer close(c.done)
+	text := c.text
+	n := strings.Count(text, "\n") + 1
+	c.ops, c.lines = make([]CheckedOp, 0, n), make([]int, 0, n)
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i+1], text[i+1:]
+		} else {
+			text = ""
+		}
+		c.nlines++
+		var op CheckedOp
+		blank, err := p.parseText(line, &op)
+		if err != nil {
+			c.err = &LineError{c.nlines, err}
+			return
+		}
+		if !blank {
+			c.ops = append(c.ops, op)
+			c.lines = append(c.lines, c.nlines)
+		}
+	}
+}
+
+// BulkBatch reads JSON Lines batch input from in and commits its
+// put_node and put_edge operations as one bulk load (lmdbstore.Bulk): the
+// store Batch would give the same ops (see the file comment for how it
+// streams). lines[i] is the 1-based input line of op i. Errors: a read
+// error; a *LineError; a *NotBulkableError; a *BatchError naming the op.
+func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lmdbstore.Commit, lines []int, err error) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	order := make(chan *lineChunk, 2*workers) // chunks in input order, bounded
+	work := make(chan *lineChunk, 2*workers)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	quit := func() { stopOnce.Do(func() { close(stop) }) }
+	defer quit()
+	var readErr error // set before order is closed
+	go func() {
+		defer close(order)
+		defer close(work)
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			var b strings.Builder
+			b.Grow(bulkChunkBytes + 4096)
+			_, err := io.CopyN(&b, r, bulkChunkBytes)
+			if err == nil {
+				var rest string
+				rest, err = r.ReadString('\n')
+				b.WriteString(rest)
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				readErr = fmt.Errorf("batch: reading input: %w", err)
+				return
+			}
+			if b.Len() > 0 {
+				ch := &lineChunk{text: b.String(), done: make(chan struct{})}
+				select {
+				case order <- ch:
+				case <-stop:
+					return
+				}
+				work <- ch // never blocks for long: a worker takes every chunk order took
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			p := lineParser{dropWeight: true} // ops are consumed at once: op.weight is enough
+			for ch := range work {
+				ch.parse(&p)
+			}
+		}()
+	}
+
+	b := s.NewBulk(meta)
+	var (
+		base      int   // lines before the current chunk
+		lineErr   error // the first bad line
+		refused   error // the first op not taken or refused
+		loadFails bool  // refused is set: stop adding
+		isEdge    []bool
+	)
+	for ch := range order {
+		<-ch.done
+		if lineErr != nil {
+			continue // draining: the producer stops at stop
+		}
+		if ch.err != nil {
+			le := ch.err.(*LineError)
+			lineErr = &LineError{base + le.Line, le.Err}
+			quit() // read no more
+			continue
+		}
+		for i := range ch.ops {
+			op := &ch.ops[i]
+			idx := len(lines)
+			lines = append(lines, base+ch.lines[i])
+			isEdge = append(isEdge, op.Op == "put_edge")
+			if loadFails {
+				var nb *NotBulkableError
+				if !op.Bulkable() && !errors.As(refused, &nb) {
+					refused = &NotBulkableError{Index: idx, Op: op.Op} // outranks the load's refusals
+				}
+				continue
+			}
+			if !op.Bulkable() {
+				refused, loadFails = &NotBulkableError{Index: idx, Op: op.Op}, true
+				continue
+			}
+			if err := bulkAdd(b, op); err != nil {
+				refused, loadFails = &BatchError{Index: idx, Op: op.Op, Err: err}, true
+			}
+		}
+		base += ch.nlines
+	}
+	switch {
+	case readErr != nil:
+		return c, nil, readErr
+	case lineErr != nil:
+		return c, nil, lineErr
+	case refused != nil:
+		return c, lines, refused
+	}
+	c, err = b.Commit()
+	var opErr *lmdbstore.BulkOpError
+	if errors.As(err, &opErr) {
+		// Operation positions are the ops' (every op was added).
+		name := "put_node"
+		if opErr.Op < len(isEdge) && isEdge[opErr.Op] {
+			name = "put_edge"
+		}
+		return c, lines, &BatchError{Index: opErr.Op, Op: name, Err: opErr.Err}
+	}
+	return c, lines, err
+}
+
+// bulkAdd adds one checked put_node or put_edge to b.
+func bulkAdd(b *lmdbstore.Bulk, op *CheckedOp) error {
+	if op.Op == "put_node" {
+		return b.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: op.valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
+	}
+	return b.PutEdge(op.edgePut())
+}
