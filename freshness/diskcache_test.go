@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -42,20 +41,9 @@ type fileUse struct {
 }
 
 // checkFresh fails when the store differs from a fresh ingest of dir.
-// One difference is not the cache's and is left out: once the last file
-// of a language is deleted, any refresh (with or without a cache, as
-// without one since before the cache file) keeps an ingest:LANG node with
-// "files":0, where a fresh ingest of the tree writes none for the
-// language.
 func checkFresh(t *testing.T, s *lmdbstore.Store, dir, what string) {
 	t.Helper()
 	got, want := graphDump(t, s), freshDumpWith(t, dir, mixedOptions(nil))
-	got = slices.DeleteFunc(got, func(l string) bool {
-		lang, ok := strings.CutPrefix(l, "N ingest:")
-		lang, _, _ = strings.Cut(lang, " ")
-		return ok && strings.Contains(l, `{"files":0,`) &&
-			!slices.ContainsFunc(want, func(w string) bool { return strings.HasPrefix(w, "N ingest:"+lang+" ") })
-	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s: differs from a fresh ingest:\n%s", what, diffLines(got, want))
 	}

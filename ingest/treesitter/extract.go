@@ -31,7 +31,10 @@ type Options struct {
 	Workers int
 	// OmitAbsent leaves out a language that has no file in the tree and
 	// no SkipIfTreeHash entry (no earlier ingest to undo): `ingest code`
-	// then writes nothing for it, not even its ingest:<lang> node.
+	// then writes nothing for it, not even its ingest:<lang> node. A
+	// language whose last file is gone is extracted empty and gets no
+	// ingest:<lang> node either, so the write removes its whole share and
+	// the store is the one a fresh ingest of the tree builds.
 	OmitAbsent bool
 	// Cache, when set, supplies the parse of every file whose content it
 	// holds (that file is not parsed again) and is left holding the
@@ -299,6 +302,9 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			if f.ParseErr != "" {
 				lr.ParseErrors++
 			}
+		}
+		if opts.OmitAbsent && lr.Files == 0 {
+			continue
 		}
 		res.Graph.AddNode(ingest.Node{Key: ingest.IngestKey(lang), Type: ingest.TypeIngest,
 			Payload: ingest.MustJSON(ingest.LangIngestPayload{Lang: lang, Files: lr.Files, TreeHash: lr.TreeHash})})
