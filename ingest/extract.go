@@ -43,6 +43,11 @@ type GoOptions struct {
 	// StoredTreeHash), makes ExtractGo return at once with Unchanged set
 	// and no graph.
 	SkipIfTreeHash string
+	// Cache, kept between extractions of one tree by a long-lived
+	// process, lets an extraction after a small edit re-check only the
+	// packages it affects (gocache.go). Nil: every extraction lists and
+	// checks the whole tree.
+	Cache *GoCache
 }
 
 // Progress reports how far a phase has come. Total 0 means unknown.
@@ -104,9 +109,12 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	toolchain := ""
+	toolchain, cacheKey := "", ""
+	if opts.Cache != nil && !opts.SyntaxOnly {
+		cacheKey = goCacheKey(t.Root, opts, t.ModFiles)
+	}
 	if !opts.SyntaxOnly {
-		toolchain = goToolchain(t.Root, opts.Offline, opts.LoadEnv)
+		toolchain = opts.Cache.toolchain(cacheKey, t, opts)
 	}
 	res := &GoResult{
 		Module:   t.Modules[0].Path,
@@ -119,6 +127,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		return res, nil
 	}
 	x := newExtractor(t, opts)
+	if cacheKey != "" {
+		x.startCache(opts.Cache, cacheKey, toolchain)
+	}
 	if !opts.SyntaxOnly {
 		for i, m := range t.Modules {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
@@ -134,7 +145,10 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
-	x.extractSyntax()
+	syntaxFiles := x.extractSyntax()
+	if x.next != nil {
+		x.endCache(opts.Cache, syntaxFiles, len(res.LoadErrors))
+	}
 	debugHeap("after syntax")
 	x.finish()
 	debugf("syntax and finish in %v", time.Since(t0))
@@ -268,6 +282,10 @@ type extractor struct {
 	syntaxTypes map[string]bool
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
+
+	// prev is the last extraction through GoOptions.Cache when this one
+	// starts from it; next is the state this one leaves (gocache.go).
+	prev, next *goState
 
 	// fallbacks say why a package of the tree was not type-checked;
 	// moduleErrs why a module (by directory) did not load at all.

@@ -249,8 +249,9 @@ type syntaxFile struct {
 	err error
 }
 
-// extractSyntax extracts every file no typed package claimed.
-func (x *extractor) extractSyntax() {
+// extractSyntax extracts every file no typed package claimed and says
+// how many there were.
+func (x *extractor) extractSyntax() int {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
 		if !x.claimed[f.Rel] && !neverBuilt(f.Content) {
@@ -367,6 +368,7 @@ func (x *extractor) extractSyntax() {
 			x.addDirs(sf.src.Rel)
 		}
 	}
+	return len(todo)
 }
 
 // parseAll parses files on all CPUs, with object resolution (the syntax
