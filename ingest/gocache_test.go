@@ -16,8 +16,8 @@ import (
 // across packages) whose files render from a few knobs; an edit turns a
 // knob. The graph of every state is compared with a fresh extraction.
 type editModel struct {
-	aBody      int  // a.A's body
-	aTwoParams bool // a.A(x, y int): an exported signature change
+	aBody      int              // a.A's body
+	aTwoParams bool             // a.A(x, y int): an exported signature change
 	extra      map[string][]int // package → added funcs NewN (exported API)
 	calls      map[string][]int // package b, c, d → calls a.NewN from its body
 	sqArea     bool             // b.Sq has Area: implements a.Shape
@@ -66,7 +66,7 @@ func (m *editModel) files() map[string]string {
 		"b/b.go": fmt.Sprintf("package b\n\nimport \"example.com/m/a\"\n\n// Base is embedded.\ntype Base struct{}\n\n// Perimeter is promoted unless Sq has its own.\nfunc (Base) Perimeter() int { return 0 }\n\n// Sq is a square.\ntype Sq struct {\n\tN int\n\tBase\n}\n\n%s\n// B makes one.\nfunc B() a.Shape { var s any = Sq{}; sh, _ := s.(a.Shape); return sh }\n\nfunc use() int { return a.A(%s)%s }\n%s",
 			map[bool]string{true: "// Area is its area.\nfunc (s Sq) Area() int { return a.A(" + aArgs + ") * s.N }\n\nfunc (s Sq) Perimeter() int { return 4 * s.N }\n", false: ""}[m.sqArea],
 			aArgs, callsOf("b"), funcs("b")),
-		"b/b_test.go": fmt.Sprintf("package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) { _ = B(); _ = use() + %d }\n", m.bTestBody),
+		"b/b_test.go":   fmt.Sprintf("package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) { _ = B(); _ = use() + %d }\n", m.bTestBody),
 		"b/ext_test.go": fmt.Sprintf("package b_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/b\"\n)\n\nfunc TestExt(t *testing.T) { _ = b.B(); _ = b.Sq{N: %d} }\n", m.extBody),
 		"c/c.go": fmt.Sprintf("package c\n\nimport (\n%s\t\"example.com/m/b\"\n)\n\n// C uses b.\nfunc C() int { s := b.B(); if s == nil { return 0 }; return s.Area()%s }\n\n// C2 calls Sq's or Base's Perimeter.\nfunc C2() int { return b.Sq{}.Perimeter() }\n%s",
 			map[bool]string{true: "\t\"example.com/m/a\"\n", false: ""}[m.cImportsA], map[bool]string{true: " + a.A(" + aArgs + ")", false: ""}[m.cImportsA], funcs("c")),
