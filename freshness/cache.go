@@ -39,6 +39,11 @@ func NewCache() *Cache { return &Cache{code: codetree.NewCache()} }
 // changed (codetree.Cache.Deltas).
 func (c *Cache) Deltas() int { return c.code.Deltas() }
 
+// GoExtractions is the number of Go extractions that re-checked only the
+// packages a change affects (incremental) and that listed and checked the
+// whole module (full), ingest.GoCache.
+func (c *Cache) GoExtractions() (incremental, full int) { return c.code.GoExtractions() }
+
 // GitRuns is the number of refreshes that ran `git status`.
 func (c *Cache) GitRuns() int {
 	c.mu.Lock()

@@ -32,6 +32,9 @@ type Cache struct {
 	last *cachedGraph
 	// deltas counts the ingests that compared only what changed.
 	deltas int
+	// goc and lastGo are the Go share's (gocache.go).
+	goc    *ingest.GoCache
+	lastGo *cachedGraph
 }
 
 // cachedGraph is the tree-sitter share of the store as one ingest wrote it.
@@ -43,7 +46,7 @@ type cachedGraph struct {
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{parses: treesitter.NewCache()} }
+func NewCache() *Cache { return &Cache{parses: treesitter.NewCache(), goc: ingest.NewGoCache()} }
 
 // Parses is the number of file contents whose parse the cache holds.
 func (c *Cache) Parses() int { return c.parses.Len() }
@@ -55,6 +58,11 @@ func (c *Cache) Deltas() int {
 	defer c.mu.Unlock()
 	return c.deltas
 }
+
+// GoExtractions is the number of Go extractions through the cache that
+// re-checked only what changed (incremental) and that listed and checked
+// the whole tree (full).
+func (c *Cache) GoExtractions() (incremental, full int) { return c.goc.Deltas(), c.goc.Fulls() }
 
 // cacheConfig names what decides the graph of a tree besides its files.
 func cacheConfig(dir string, o Options) string {
@@ -94,4 +102,54 @@ func otherFiles(g *ingest.Graph, stored []string) []string {
 // fileLang is the language of a file node of an ingest graph.
 func fileLang(n ingest.Node) string {
 	return ingest.OwnerOf(lmdbstore.Node{Key: n.Key, Payload: n.Payload})
+}
+
+// usableGo returns the Go graph the cache last wrote when the store's
+// tree hashes are still those it left.
+func (c *Cache) usableGo(config string, hashes map[string]string) *cachedGraph {
+	if c == nil || c.lastGo == nil || c.lastGo.config != config || !maps.Equal(c.lastGo.hashes, hashes) {
+		return nil
+	}
+	return c.lastGo
+}
+
+// rememberGo records, after a write that changed the store, the Go graph
+// written when Go alone was (goOnly: g is the Go graph, the directories of
+// every file added by the write), and forgets it otherwise. others are
+// the tree-sitter files whose directories the write kept: lastGo's when
+// it wrote a delta against lastGo, the write's OtherFiles otherwise.
+// It reports whether the tree-sitter graph last (the one usable before
+// the write) stands: Go alone was written with the same Go files, so
+// only the stored tree hashes moved.
+func (c *Cache) rememberGo(config string, g *ingest.Graph, goOnly, goDelta bool, lastGo *cachedGraph,
+	otherFiles []string, after map[string]string, last *cachedGraph) bool {
+	c.lastGo = nil
+	if !goOnly {
+		return false
+	}
+	if goDelta {
+		c.deltas++
+	}
+	others := otherFiles
+	if goDelta {
+		others = lastGo.others
+	}
+	c.lastGo = &cachedGraph{config: config, graph: g, hashes: after, others: others}
+	if last == nil || c.last != last || !slices.Equal(goFiles(g), last.others) {
+		return false
+	}
+	last.hashes = after
+	return true
+}
+
+// goFiles are the paths of the file nodes of a Go graph, sorted.
+func goFiles(g *ingest.Graph) []string {
+	var out []string
+	g.EachNode(func(n ingest.Node) {
+		if n.Type == ingest.TypeFile {
+			out = append(out, strings.TrimPrefix(n.Key, "file:"))
+		}
+	})
+	slices.Sort(out)
+	return out
 }

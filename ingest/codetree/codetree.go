@@ -186,6 +186,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		}
 		if has || stored != "" {
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
+			if o.Cache != nil {
+				opts.Cache = o.Cache.goc
+			}
 			if !o.Force {
 				opts.SkipIfTreeHash = ps.skipHash(hashes, ingest.LangGo)
 			}
@@ -233,6 +236,10 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	// (ps.apply): the delta path compares the extraction alone, so it is
 	// used only without it.
 	delta := last != nil && !o.Force && o.Precise == nil && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
+	// Go alone changed: compared with the Go graph the cache last wrote.
+	goOnly := slices.Equal(written, []string{ingest.LangGo}) && len(res.Extracted) == 0
+	lastGo := o.Cache.usableGo(config, hashes)
+	goDelta := goOnly && lastGo != nil && !o.Force && o.Precise == nil
 	if !delta {
 		mergeGraph(g, res.Graph)
 	}
@@ -272,9 +279,12 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 				}
 			}
 			if !out.Unchanged {
-				if delta {
+				switch {
+				case delta:
 					stats, err = ingest.WriteCodeDeltaTx(tx, g, last.graph, written, last.others, o.Progress)
-				} else {
+				case goDelta:
+					stats, err = ingest.WriteCodeDeltaTx(tx, g, lastGo.graph, written, lastGo.others, o.Progress)
+				default:
 					stats, err = ingest.WriteCodeTx(tx, g, written, o.Progress)
 				}
 				if err != nil {
@@ -301,7 +311,11 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			return out, stats, err
 		}
 	}
+	kept := false // the tree-sitter graph stands (rememberGo)
 	if o.Cache != nil && !out.Unchanged {
+		kept = o.Cache.rememberGo(config, g, goOnly && o.Precise == nil, goDelta, lastGo, stats.OtherFiles, after, last)
+	}
+	if o.Cache != nil && !out.Unchanged && !kept {
 		// What the store's tree-sitter share now is, when this ingest
 		// built all of it; otherwise unknown until the next one does.
 		o.Cache.last = nil
