@@ -43,6 +43,11 @@ type GoOptions struct {
 	// StoredTreeHash), makes ExtractGo return at once with Unchanged set
 	// and no graph.
 	SkipIfTreeHash string
+	// Known maps files (slash paths relative to the root) to their
+	// content hash when the caller knows it without reading them (a stat
+	// unchanged since they were hashed): with Cache, a file whose known
+	// hash is the one the cache read is not read again.
+	Known map[string]string
 	// Cache, kept between extractions of one tree by a long-lived
 	// process, lets an extraction after a small edit re-check only the
 	// packages it affects (gocache.go). Nil: every extraction lists and
@@ -105,7 +110,8 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "reading"})
 	defer func() { debugf("ExtractGo in %v", time.Since(start)) }()
-	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") })
+	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") },
+		opts.Cache.known(opts.Known))
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,8 @@ type goState struct {
 	files     map[string]*srcFile // every Go file read, by rel path
 	listing   []*packages.Package // the module's listing, dependencies first
 	units     map[string]*unitState
+	// nodes and edges size the graph of the next extraction.
+	nodes, edges int
 	// base: an incremental extraction may start from this one (nothing
 	// the incremental check does not handle, see the file comment).
 	base bool
@@ -143,6 +145,27 @@ func goCacheKey(root string, opts GoOptions, modFiles []*srcFile) string {
 	return b.String()
 }
 
+// known returns the files of the last extraction whose content hashes
+// are those hashes says they have now (nil when there is nothing to
+// reuse).
+func (c *GoCache) known(hashes map[string]string) func(rel string) *srcFile {
+	if c == nil || len(hashes) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	return func(rel string) *srcFile {
+		if f := st.files[rel]; f != nil && f.Hash == hashes[rel] {
+			return f
+		}
+		return nil
+	}
+}
+
 // toolchain is goToolchain, run again only when the key changed.
 func (c *GoCache) toolchain(key string, t *tree, opts GoOptions) string {
 	if c != nil {
@@ -178,6 +201,7 @@ func (x *extractor) startCache(c *GoCache, key, toolchain string) {
 	if prev.startsFrom(x.t, key) {
 		x.prev = prev
 		x.next.listing = prev.listing
+		x.g = newGraphSized(prev.nodes, prev.edges)
 	}
 }
 
@@ -469,6 +493,7 @@ func (x *extractor) settle(units map[string]*checkUnit) {
 // files it read from syntax.
 func (x *extractor) endCache(c *GoCache, syntaxFiles int, loadErrs int) {
 	st := x.next
+	st.nodes, st.edges = x.g.NumNodes(), x.g.NumEdges()
 	st.base = st.base && syntaxFiles == 0 && loadErrs == 0 && len(x.fallbacks) == 0 && len(x.moduleErrs) == 0
 	c.mu.Lock()
 	defer c.mu.Unlock()

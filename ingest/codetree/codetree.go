@@ -187,7 +187,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		if has || stored != "" {
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
 			if o.Cache != nil {
-				opts.Cache = o.Cache.goc
+				opts.Cache, opts.Known = o.Cache.goc, o.Known
 			}
 			if !o.Force {
 				opts.SkipIfTreeHash = ps.skipHash(hashes, ingest.LangGo)
@@ -201,7 +201,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			l := Lang{Lang: ingest.LangGo, Files: res.Files, Unchanged: res.Unchanged, Mode: GoMode(res),
 				Unresolved: res.Unresolved}
 			if !res.Unchanged {
-				mergeGraph(g, res.Graph)
+				g = res.Graph // g is empty: Go comes first
 				written = append(written, ingest.LangGo)
 				l.Symbols, l.Edges = countGo(res.Graph)
 			}
