@@ -349,7 +349,16 @@ type unitFile struct {
 
 func (f *unitFile) isTest() bool { return strings.HasSuffix(f.src.Rel, "_test.go") }
 
-func (f *unitFile) line(p token.Pos) int { return f.fset.PositionFor(p, false).Line }
+// line is the line of p in the file. A declaration cut short by a syntax
+// error may end past the end of its file: it ends on the file's last
+// line, not on a line of whichever file the file set holds next (which
+// depends on the order files were parsed in).
+func (f *unitFile) line(p token.Pos) int {
+	if tf := f.fset.File(f.ast.Package); tf != nil && int(p) > tf.Base()+tf.Size() {
+		p = token.Pos(tf.Base() + tf.Size())
+	}
+	return f.fset.PositionFor(p, false).Line
+}
 
 // addPackage records a package node (the first description of an import
 // path wins: typed packages are extracted before syntax-only ones).

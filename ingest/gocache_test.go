@@ -29,6 +29,9 @@ type editModel struct {
 	cImportsA  bool             // c/c.go imports a directly
 	bTestBody  int              // body of b's in-package test
 	extBody    int              // body of b's external test
+	broken     bool             // c/c.go ends with a syntax error after its imports
+	newPkg     bool             // package e exists
+	cgo        bool             // a/cgo.go imports "C"
 }
 
 func newEditModel() *editModel {
@@ -77,13 +80,37 @@ func (m *editModel) files() map[string]string {
 	if m.extraFile {
 		fs["c/extra.go"] = "package c\n\n// Extra calls C.\nfunc Extra() int { return C() }\n"
 	}
+	if m.broken {
+		fs["c/c.go"] += "\nfunc Broken( {\n"
+	}
+	if m.newPkg {
+		fs["e/e.go"] = "package e\n\nimport \"example.com/m/a\"\n\n// E calls a.\nfunc E() int { return a.A(" + aArgs + ") }\n"
+	}
+	if m.cgo {
+		fs["a/cgo.go"] = "package a\n\n// #include <stdlib.h>\nimport \"C\"\n\n// Abs uses cgo.\nfunc Abs(x int) int { return int(C.abs(C.int(x))) }\n"
+	}
 	return fs
 }
 
 // edit turns one knob at random and says whether the listing stays valid
 // (an incremental extraction is expected).
 func (m *editModel) edit(r *rand.Rand, step int) (string, bool) {
-	switch r.Intn(12) {
+	cgo := m.cgo // a cgo package: never incremental
+	what, incremental := m.turn(r, step)
+	return what, incremental && !cgo && !m.cgo
+}
+
+func (m *editModel) turn(r *rand.Rand, step int) (string, bool) {
+	switch r.Intn(15) {
+	case 12:
+		m.broken = !m.broken
+		return "a syntax error in c's body", true
+	case 13:
+		m.newPkg = !m.newPkg
+		return "add or delete package e", false
+	case 14:
+		m.cgo = !m.cgo
+		return "add or delete a cgo file", false
 	case 0:
 		m.aBody = step
 		return "body of a.A", true
