@@ -161,10 +161,12 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 		if _, err := Refresh(s, dir, o); err != nil {
 			t.Fatal(err)
 		}
+		goWritten := false // a refresh since the first wrote Go alone: the cache holds the Go graph
 		for step := 1; step <= steps; step++ {
 			what, want := m.edit(rng, step)
 			files = writeGoTree(t, dir, m, files)
 			inc0, full0 := c.GoExtractions()
+			deltas := c.Deltas()
 			if _, err := Refresh(s, dir, o); err != nil {
 				t.Fatalf("seed %d step %d (%s): %v", seed, step, what, err)
 			}
@@ -184,6 +186,13 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 			if got != want {
 				t.Fatalf("seed %d step %d (%s): Go extraction %q, want %q", seed, step, what, got, want)
 			}
+			// The Go graph the cache wrote stays usable across Python
+			// writes: every incremental Go refresh after the first Go
+			// write compares only what changed.
+			if want == "incremental" && goWritten && c.Deltas() != deltas+1 {
+				t.Fatalf("seed %d step %d (%s): the write compared the whole Go share", seed, step, what)
+			}
+			goWritten = goWritten || want != ""
 		}
 		t.Logf("seed %d: %d delta writes of %d refreshes", seed, c.Deltas(), steps)
 	}

@@ -115,15 +115,22 @@ func (c *Cache) usableGo(config string, hashes map[string]string) *cachedGraph {
 
 // rememberGo records, after a write that changed the store, the Go graph
 // written when Go alone was (goOnly: g is the Go graph, the directories of
-// every file added by the write), and forgets it otherwise. others are
-// the tree-sitter files whose directories the write kept: lastGo's when
-// it wrote a delta against lastGo, the write's OtherFiles otherwise.
-// It reports whether the tree-sitter graph last (the one usable before
-// the write) stands: Go alone was written with the same Go files, so
-// only the stored tree hashes moved.
-func (c *Cache) rememberGo(config string, g *ingest.Graph, goOnly, goDelta bool, lastGo *cachedGraph,
+// every file added by the write). others are the tree-sitter files whose
+// directories the write kept: lastGo's when it wrote a delta against
+// lastGo, the write's OtherFiles otherwise. After a write of tree-sitter
+// languages alone (tsOnly, g their graph) with the same tree-sitter files,
+// lastGo (usable before the write) stands with the new tree hashes;
+// otherwise it is forgotten. It reports whether the tree-sitter graph
+// last (usable before the write) stands likewise: Go alone was written,
+// with the same Go files.
+func (c *Cache) rememberGo(config string, g *ingest.Graph, goOnly, tsOnly, goDelta bool, lastGo *cachedGraph,
 	otherFiles []string, after map[string]string, last *cachedGraph) bool {
 	c.lastGo = nil
+	if tsOnly && lastGo != nil && slices.Equal(fileNodes(g), lastGo.others) {
+		lastGo.hashes = after
+		c.lastGo = lastGo
+		return false
+	}
 	if !goOnly {
 		return false
 	}
@@ -135,15 +142,15 @@ func (c *Cache) rememberGo(config string, g *ingest.Graph, goOnly, goDelta bool,
 		others = lastGo.others
 	}
 	c.lastGo = &cachedGraph{config: config, graph: g, hashes: after, others: others}
-	if last == nil || c.last != last || !slices.Equal(goFiles(g), last.others) {
+	if last == nil || c.last != last || !slices.Equal(fileNodes(g), last.others) {
 		return false
 	}
 	last.hashes = after
 	return true
 }
 
-// goFiles are the paths of the file nodes of a Go graph, sorted.
-func goFiles(g *ingest.Graph) []string {
+// fileNodes are the paths of the file nodes of g, sorted.
+func fileNodes(g *ingest.Graph) []string {
 	var out []string
 	g.EachNode(func(n ingest.Node) {
 		if n.Type == ingest.TypeFile {

@@ -313,7 +313,8 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	}
 	kept := false // the tree-sitter graph stands (rememberGo)
 	if o.Cache != nil && !out.Unchanged {
-		kept = o.Cache.rememberGo(config, g, goOnly && o.Precise == nil, goDelta, lastGo, stats.OtherFiles, after, last)
+		tsOnly := !slices.Contains(written, ingest.LangGo) && o.Precise == nil
+		kept = o.Cache.rememberGo(config, g, goOnly && o.Precise == nil, tsOnly, goDelta, lastGo, stats.OtherFiles, after, last)
 	}
 	if o.Cache != nil && !out.Unchanged && !kept {
 		// What the store's tree-sitter share now is, when this ingest
