@@ -292,6 +292,8 @@ type extractor struct {
 	// prev is the last extraction through GoOptions.Cache when this one
 	// starts from it; next is the state this one leaves (gocache.go).
 	prev, next *goState
+	// published and affected: the incremental check's, across modules.
+	published, affected map[string]bool
 
 	// fallbacks say why a package of the tree was not type-checked;
 	// moduleErrs why a module (by directory) did not load at all.

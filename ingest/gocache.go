@@ -89,7 +89,7 @@ type goState struct {
 	key       string // root, options and what `go env` and `go list` read
 	toolchain string
 	files     map[string]*srcFile // every Go file read, by rel path
-	listing   []*packages.Package // the module's listing, dependencies first
+	listing   map[string][]*packages.Package // module dir → its listing, dependencies first
 	units     map[string]*unitState
 	// nodes and edges size the graph of the next extraction.
 	nodes, edges int
@@ -194,7 +194,7 @@ func (x *extractor) startCache(c *GoCache, key, toolchain string) {
 		return // too large to keep: every extraction takes the full path
 	}
 	x.next = &goState{key: key, toolchain: toolchain, files: make(map[string]*srcFile, len(x.t.Files)),
-		units: make(map[string]*unitState), base: len(x.t.Modules) == 1}
+		units: make(map[string]*unitState), listing: make(map[string][]*packages.Package), base: true}
 	for _, f := range x.t.Files {
 		x.next.files[f.Rel] = f
 	}
@@ -211,6 +211,11 @@ func (x *extractor) startCache(c *GoCache, key, toolchain string) {
 func (st *goState) startsFrom(t *tree, key string) bool {
 	if st == nil || !st.base || st.key != key || len(st.files) != len(t.Files) {
 		return false
+	}
+	for _, m := range t.Modules {
+		if len(st.listing[m.Dir]) == 0 {
+			return false
+		}
 	}
 	for _, f := range t.Files {
 		old := st.files[f.Rel]
@@ -337,9 +342,6 @@ func apiPrint(p *types.Package) (string, []string) {
 // last extraction's units do not match.
 func (x *extractor) checkAgain(units map[string]*checkUnit) bool {
 	prev := x.prev.units
-	if len(prev) != len(units) {
-		return false
-	}
 	for id := range units {
 		if prev[id] == nil {
 			return false
@@ -355,8 +357,12 @@ func (x *extractor) checkAgain(units map[string]*checkUnit) bool {
 		}
 	}
 	var mu sync.Mutex
-	published := make(map[string]bool) // unit ID → its package object is new
-	affected := make(map[string]bool)  // package path → declarations it can expose changed
+	if x.published == nil {
+		// Across modules: a unit imports units an earlier module checked.
+		x.published, x.affected = make(map[string]bool), make(map[string]bool)
+	}
+	published := x.published // unit ID → its package object is new
+	affected := x.affected   // package path → declarations it can expose changed
 	var ensure func(u *checkUnit)
 	ensure = func(u *checkUnit) {
 		for _, d := range u.deps {
@@ -374,9 +380,10 @@ func (x *extractor) checkAgain(units map[string]*checkUnit) bool {
 		st := prev[u.id]
 		dirty := !maps.Equal(st.hashes, x.unitHashes(u))
 		depNew, depAffected := false, false
-		for _, d := range u.deps {
-			depNew = depNew || published[d.id]
-			depAffected = depAffected || affected[d.path]
+		for _, id := range u.imports {
+			path, _, _ := strings.Cut(id, " ")
+			depNew = depNew || published[id]
+			depAffected = depAffected || affected[path]
 		}
 		if !dirty && !depNew {
 			x.next.units[u.id] = st.with(st.pkg)
@@ -472,9 +479,9 @@ func topoOrder(units map[string]*checkUnit) ([]*checkUnit, bool) {
 // variant).
 func (x *extractor) settle(units map[string]*checkUnit) {
 	st := x.next
-	for id, us := range st.units {
-		u := units[id]
-		if u == nil || u.usesC {
+	for id, u := range units {
+		us := st.units[id]
+		if us == nil || u.usesC {
 			st.base = false
 			continue
 		}
@@ -484,9 +491,6 @@ func (x *extractor) settle(units map[string]*checkUnit) {
 			us.pkg = u.pkg
 		}
 	}
-	if len(st.units) != len(units) {
-		st.base = false
-	}
 }
 
 // endCache keeps the state this extraction built. syntaxFiles are the
@@ -495,6 +499,11 @@ func (x *extractor) endCache(c *GoCache, syntaxFiles int, loadErrs int) {
 	st := x.next
 	st.nodes, st.edges = x.g.NumNodes(), x.g.NumEdges()
 	st.base = st.base && syntaxFiles == 0 && loadErrs == 0 && len(x.fallbacks) == 0 && len(x.moduleErrs) == 0
+	if !st.base {
+		// Nothing an incremental extraction can start from: keep the
+		// toolchain only.
+		st = &goState{key: st.key, toolchain: st.toolchain}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = st

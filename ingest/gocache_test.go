@@ -13,7 +13,8 @@ import (
 
 // editModel is a small module of five packages (an interface in a, its
 // implementations in b and d, tests and an external test of b, calls
-// across packages) whose files render from a few knobs; an edit turns a
+// across packages), with a second module inside that imports it, whose
+// files render from a few knobs; an edit turns a
 // knob. The graph of every state is compared with a fresh extraction.
 type editModel struct {
 	aBody      int              // a.A's body
@@ -77,6 +78,9 @@ func (m *editModel) files() map[string]string {
 			map[bool]string{true: "//go:build !plan9\n\n", false: ""}[m.buildTag], callsOf("d"),
 			map[bool]string{true: "\n// Perimeter is new.\nfunc (D) Perimeter() int { return 0 }\n", false: ""}[m.dPerim]),
 	}
+	// A second module in the tree, importing the first (replace).
+	fs["tools/go.mod"] = "module example.com/m/tools\n\ngo 1.22\n\nrequire example.com/m v0.0.0\n\nreplace example.com/m => ../\n"
+	fs["tools/t.go"] = "package tools\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// T calls across modules.\nfunc T() int { return a.A(" + aArgs + ") + b.Sq{}.Perimeter() }\n"
 	if m.extraFile {
 		fs["c/extra.go"] = "package c\n\n// Extra calls C.\nfunc Extra() int { return C() }\n"
 	}
@@ -95,13 +99,21 @@ func (m *editModel) files() map[string]string {
 // edit turns one knob at random and says whether the listing stays valid
 // (an incremental extraction is expected).
 func (m *editModel) edit(r *rand.Rand, step int) (string, bool) {
+	return m.turn(r.Intn(editKnobs), r, step)
+}
+
+// editKnobs is the number of knobs turn turns.
+const editKnobs = 15
+
+// turn turns knob k.
+func (m *editModel) turn(k int, r *rand.Rand, step int) (string, bool) {
 	cgo := m.cgo // a cgo package: never incremental
-	what, incremental := m.turn(r, step)
+	what, incremental := m.turnKnob(k, r, step)
 	return what, incremental && !cgo && !m.cgo
 }
 
-func (m *editModel) turn(r *rand.Rand, step int) (string, bool) {
-	switch r.Intn(15) {
+func (m *editModel) turnKnob(k int, r *rand.Rand, step int) (string, bool) {
+	switch k {
 	case 12:
 		m.broken = !m.broken
 		return "a syntax error in c's body", true
@@ -195,21 +207,32 @@ func renderAll(g *Graph) string {
 	return b.String()
 }
 
-// Random edit sequences extracted through one GoCache give, after every
-// edit, the graph a fresh extraction without a cache gives; edits that
-// keep the listing valid take the incremental path, the others the full
-// one.
+// Edit sequences extracted through one GoCache give, after every edit,
+// the graph a fresh extraction without a cache gives; edits that keep the
+// listing valid take the incremental path, the others the full one. The
+// first sequence turns every knob once, in order (then back, in order);
+// the others are random.
 func TestGoCacheDifferential(t *testing.T) {
-	seeds := []int64{1, 2, 3}
-	steps := 14
+	seeds := []int64{0, 1, 2}
+	steps, rounds := 12, 2 // random steps, rounds through the knobs
 	if testing.Short() {
-		seeds, steps = seeds[:1], 8
+		seeds, rounds = seeds[:1], 1
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
-			dir := t.TempDir()
 			m := newEditModel()
+			edit := func(step int) (string, bool) {
+				if seed == 0 {
+					return m.turn((step-1)%editKnobs, r, step)
+				}
+				return m.edit(r, step)
+			}
+			steps := steps
+			if seed == 0 {
+				steps = rounds * editKnobs
+			}
+			dir := t.TempDir()
 			files := writeModel(t, dir, m, nil)
 			c := NewGoCache()
 			opts := GoOptions{Offline: true, Cache: c}
@@ -217,7 +240,7 @@ func TestGoCacheDifferential(t *testing.T) {
 				t.Fatal(err)
 			}
 			for step := 1; step <= steps; step++ {
-				what, incremental := m.edit(r, step)
+				what, incremental := edit(step)
 				files = writeModel(t, dir, m, files)
 				deltas, fulls := c.Deltas(), c.Fulls()
 				got, err := ExtractGo(dir, opts)

@@ -237,7 +237,10 @@ func (x *extractor) loadTyped(m module) error {
 // dependencies first, with go/packages (the go command).
 func (x *extractor) listModule(m module) ([]*packages.Package, error) {
 	if x.prev != nil {
-		return x.prev.listing, nil // still valid (gocache.go)
+		if all := x.prev.listing[m.Dir]; len(all) > 0 {
+			return all, nil // still valid (gocache.go)
+		}
+		return nil, errors.New("no packages")
 	}
 	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
 	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.Offline, x.opts.LoadEnv), Tests: true}
@@ -253,7 +256,7 @@ func (x *extractor) listModule(m module) ([]*packages.Package, error) {
 		return nil, errors.New("no packages")
 	}
 	if x.next != nil {
-		x.next.listing = all
+		x.next.listing[m.Dir] = all
 	}
 	return all, nil
 }
