@@ -88,7 +88,7 @@ func (c *GoCache) Fulls() int {
 type goState struct {
 	key       string // root, options and what `go env` and `go list` read
 	toolchain string
-	files     map[string]*srcFile // every Go file read, by rel path
+	files     map[string]*srcFile            // every Go file read, by rel path
 	listing   map[string][]*packages.Package // module dir → its listing, dependencies first
 	units     map[string]*unitState
 	// nodes and edges size the graph of the next extraction.
