@@ -151,9 +151,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
-	syntaxFiles := x.extractSyntax()
+	x.extractSyntax()
 	if x.next != nil {
-		x.endCache(opts.Cache, syntaxFiles, len(res.LoadErrors))
+		x.endCache(opts.Cache, len(res.LoadErrors))
 	}
 	debugHeap("after syntax")
 	x.finish()

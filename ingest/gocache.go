@@ -28,11 +28,14 @@ package ingest
 // two objects of one package.
 //
 // The result is the graph a fresh extraction builds: packages and
-// fragments are merged and finished exactly as ExtractGo does. Anything
-// the incremental check does not handle falls back to the full path,
-// which rebuilds the cache: more than one module, a load error or a
-// package read from syntax, a file compiled by no unit (build
-// constraints), cgo, an import cycle, a changed listing input.
+// fragments are merged and finished exactly as ExtractGo does; the files
+// no unit compiles (build constraints for another platform, cgo sources)
+// are read from syntax again, with the declaration tables of the units
+// restored from the cache. Anything the incremental check does not handle
+// falls back to the full path, which rebuilds the cache: a module that did
+// not load or a package read from syntax for want of its dependencies, a
+// compiled file that imports "C", an import cycle, a changed listing input
+// (a cgo source has no header: any change to one).
 
 import (
 	"fmt"
@@ -52,8 +55,9 @@ import (
 )
 
 // GoCacheMaxBytes bounds the Go source of a tree whose extraction a
-// GoCache keeps (the source and the type-checked packages stay in memory).
-const GoCacheMaxBytes = 32 << 20
+// GoCache keeps: the source, the type-checked packages and the fragments
+// stay in memory, about 30 times the source (memctl's 3.2 MB: 100 MB).
+const GoCacheMaxBytes = 8 << 20
 
 // GoCache is what a long-lived process keeps between extractions of one
 // Go tree (GoOptions.Cache). Extractions through one GoCache run one at a
@@ -89,6 +93,10 @@ type goState struct {
 	key       string // root, options and what `go env` and `go list` read
 	toolchain string
 	files     map[string]*srcFile            // every Go file read, by rel path
+	// outside are the files a unit of the tree compiles from outside it
+	// (cgo's output in the build cache), by name: kept, so that a
+	// re-check does not depend on the build cache keeping them.
+	outside map[string][]byte
 	listing   map[string][]*packages.Package // module dir → its listing, dependencies first
 	units     map[string]*unitState
 	// nodes and edges size the graph of the next extraction.
@@ -108,6 +116,9 @@ type unitState struct {
 	hashes   map[string]string
 	frag     *fragment // nil unless extracted
 	typeErrs int
+	// table is what its files declare, for the files read from syntax
+	// (nil unless extracted).
+	table *table
 }
 
 // goCacheKey names what the listing and the toolchain depend on besides
@@ -194,13 +205,14 @@ func (x *extractor) startCache(c *GoCache, key, toolchain string) {
 		return // too large to keep: every extraction takes the full path
 	}
 	x.next = &goState{key: key, toolchain: toolchain, files: make(map[string]*srcFile, len(x.t.Files)),
-		units: make(map[string]*unitState), listing: make(map[string][]*packages.Package), base: true}
+		units: make(map[string]*unitState), listing: make(map[string][]*packages.Package),
+		outside: make(map[string][]byte), base: true}
 	for _, f := range x.t.Files {
 		x.next.files[f.Rel] = f
 	}
 	if prev.startsFrom(x.t, key) {
 		x.prev = prev
-		x.next.listing = prev.listing
+		x.next.listing, x.next.outside = prev.listing, prev.outside
 		x.g = newGraphSized(prev.nodes, prev.edges)
 	}
 }
@@ -270,9 +282,55 @@ func goHeader(src []byte) (string, bool) {
 func (x *extractor) remember(u *checkUnit, mu *sync.Mutex) {
 	api, mentions := apiPrint(u.pkg)
 	st := &unitState{api: api, mentions: mentions, typeErrs: u.typeErrs, hashes: x.unitHashes(u)}
+	outside := map[string][]byte{}
+	for name, h := range st.hashes {
+		if h == "" && u.claims != nil {
+			b, err := x.readSource(name)
+			if err != nil {
+				b = nil // checked without it, as it will be again
+			}
+			outside[name] = b
+		}
+	}
 	mu.Lock()
 	x.next.units[u.id] = st
+	maps.Copy(x.next.outside, outside)
 	mu.Unlock()
+}
+
+// rememberTable records the declarations table u's files made (a copy:
+// the files read from syntax add to it).
+func (x *extractor) rememberTable(u *checkUnit, t *table, mu *sync.Mutex) {
+	x.tabMu.Lock()
+	c := t.clone()
+	x.tabMu.Unlock()
+	mu.Lock()
+	x.next.units[u.id].table = c
+	mu.Unlock()
+}
+
+// restoreTable puts back the declarations table of a unit not extracted
+// again.
+func (x *extractor) restoreTable(u *checkUnit, st *unitState) {
+	if st.table == nil {
+		return
+	}
+	x.tabMu.Lock()
+	x.tables[u.path] = st.table.clone()
+	x.tabMu.Unlock()
+}
+
+// clone copies t so that adding to the copy leaves t as it is (interface
+// declarations, never changed once made, are shared).
+func (t *table) clone() *table {
+	c := &table{importPath: t.importPath, name: t.name,
+		names: maps.Clone(t.names), methods: make(map[string]map[string]bool, len(t.methods)),
+		ifaces: maps.Clone(t.ifaces), imports: maps.Clone(t.imports),
+		typeSpecs: maps.Clone(t.typeSpecs), sigs: maps.Clone(t.sigs), vars: maps.Clone(t.vars)}
+	for k, m := range t.methods {
+		c.methods[k] = maps.Clone(m)
+	}
+	return c
 }
 
 // unitHashes maps the compiled files of u that are tree files to their
@@ -388,6 +446,7 @@ func (x *extractor) checkAgain(units map[string]*checkUnit) bool {
 		if !dirty && !depNew {
 			x.next.units[u.id] = st.with(st.pkg)
 			u.frag, u.typeErrs = st.frag, st.typeErrs
+			x.restoreTable(u, st)
 			continue
 		}
 		for _, d := range u.deps {
@@ -417,7 +476,8 @@ func (x *extractor) checkAgain(units map[string]*checkUnit) bool {
 			// edges follow the interfaces visible now.
 			u.frag, u.typeErrs = st.frag.withoutImplements(), st.typeErrs
 			x.implementsTyped(u, u.frag)
-			ns.typeErrs = st.typeErrs
+			ns.typeErrs, ns.table = st.typeErrs, st.table
+			x.restoreTable(u, st)
 		}
 	}
 	return true
@@ -481,7 +541,7 @@ func (x *extractor) settle(units map[string]*checkUnit) {
 	st := x.next
 	for id, u := range units {
 		us := st.units[id]
-		if us == nil || u.usesC {
+		if us == nil || u.claims != nil && u.usesC { // import "C" left in a compiled file
 			st.base = false
 			continue
 		}
@@ -493,12 +553,11 @@ func (x *extractor) settle(units map[string]*checkUnit) {
 	}
 }
 
-// endCache keeps the state this extraction built. syntaxFiles are the
-// files it read from syntax.
-func (x *extractor) endCache(c *GoCache, syntaxFiles int, loadErrs int) {
+// endCache keeps the state this extraction built.
+func (x *extractor) endCache(c *GoCache, loadErrs int) {
 	st := x.next
 	st.nodes, st.edges = x.g.NumNodes(), x.g.NumEdges()
-	st.base = st.base && syntaxFiles == 0 && loadErrs == 0 && len(x.fallbacks) == 0 && len(x.moduleErrs) == 0
+	st.base = st.base && loadErrs == 0 && len(x.fallbacks) == 0 && len(x.moduleErrs) == 0
 	if !st.base {
 		// Nothing an incremental extraction can start from: keep the
 		// toolchain only.

@@ -33,6 +33,8 @@ type editModel struct {
 	broken     bool             // c/c.go ends with a syntax error after its imports
 	newPkg     bool             // package e exists
 	cgo        bool             // a/cgo.go imports "C"
+	winBody    int              // body of d/d_windows.go, read from syntax (not built here)
+	cgoBody    int              // body of a/cgo.go: a file that imports "C" has no header to compare
 }
 
 func newEditModel() *editModel {
@@ -78,6 +80,9 @@ func (m *editModel) files() map[string]string {
 			map[bool]string{true: "//go:build !plan9\n\n", false: ""}[m.buildTag], callsOf("d"),
 			map[bool]string{true: "\n// Perimeter is new.\nfunc (D) Perimeter() int { return 0 }\n", false: ""}[m.dPerim]),
 	}
+	// A file no build here compiles: read from syntax, resolved with the
+	// declarations of the type-checked packages.
+	fs["d/d_windows.go"] = fmt.Sprintf("package d\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// Win is built on Windows only.\nfunc Win() int { return a.A(%s) + b.Sq{}.Perimeter() + D{}.Area() + %d }\n", aArgs, m.winBody)
 	// A second module in the tree, importing the first (replace).
 	fs["tools/go.mod"] = "module example.com/m/tools\n\ngo 1.22\n\nrequire example.com/m v0.0.0\n\nreplace example.com/m => ../\n"
 	fs["tools/t.go"] = "package tools\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// T calls across modules.\nfunc T() int { return a.A(" + aArgs + ") + b.Sq{}.Perimeter() }\n"
@@ -91,7 +96,7 @@ func (m *editModel) files() map[string]string {
 		fs["e/e.go"] = "package e\n\nimport \"example.com/m/a\"\n\n// E calls a.\nfunc E() int { return a.A(" + aArgs + ") }\n"
 	}
 	if m.cgo {
-		fs["a/cgo.go"] = "package a\n\n// #include <stdlib.h>\nimport \"C\"\n\n// Abs uses cgo.\nfunc Abs(x int) int { return int(C.abs(C.int(x))) }\n"
+		fs["a/cgo.go"] = fmt.Sprintf("package a\n\n// #include <stdlib.h>\nimport \"C\"\n\n// Abs uses cgo.\nfunc Abs(x int) int { return int(C.abs(C.int(x))) + %d }\n", m.cgoBody)
 	}
 	return fs
 }
@@ -103,17 +108,18 @@ func (m *editModel) edit(r *rand.Rand, step int) (string, bool) {
 }
 
 // editKnobs is the number of knobs turn turns.
-const editKnobs = 15
+const editKnobs = 17
 
 // turn turns knob k.
 func (m *editModel) turn(k int, r *rand.Rand, step int) (string, bool) {
-	cgo := m.cgo // a cgo package: never incremental
-	what, incremental := m.turnKnob(k, r, step)
-	return what, incremental && !cgo && !m.cgo
+	return m.turnKnob(k, r, step)
 }
 
 func (m *editModel) turnKnob(k int, r *rand.Rand, step int) (string, bool) {
 	switch k {
+	case 15:
+		m.winBody = step
+		return "body of d_windows.go", true
 	case 12:
 		m.broken = !m.broken
 		return "a syntax error in c's body", true
@@ -123,6 +129,12 @@ func (m *editModel) turnKnob(k int, r *rand.Rand, step int) (string, bool) {
 	case 14:
 		m.cgo = !m.cgo
 		return "add or delete a cgo file", false
+	case 16:
+		m.cgoBody = step
+		if !m.cgo {
+			return "nothing (no cgo file)", true
+		}
+		return "body of the cgo file", false
 	case 0:
 		m.aBody = step
 		return "body of a.A", true

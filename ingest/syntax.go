@@ -249,9 +249,8 @@ type syntaxFile struct {
 	err error
 }
 
-// extractSyntax extracts every file no typed package claimed and says
-// how many there were.
-func (x *extractor) extractSyntax() int {
+// extractSyntax extracts every file no typed package claimed.
+func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
 		if !x.claimed[f.Rel] && !neverBuilt(f.Content) {
@@ -368,7 +367,6 @@ func (x *extractor) extractSyntax() int {
 			x.addDirs(sf.src.Rel)
 		}
 	}
-	return len(todo)
 }
 
 // parseAll parses files on all CPUs, with object resolution (the syntax

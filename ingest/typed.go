@@ -489,6 +489,9 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		t.addDecls(f.ast, named, false)
 		x.tabMu.Unlock()
 	}
+	if x.next != nil {
+		x.rememberTable(u, t, mu)
+	}
 	fr := newFragment()
 	res := &typedResolver{imports: u.imports, info: info}
 	for _, f := range files {
@@ -561,11 +564,20 @@ type parseEntry struct {
 	f    *ast.File
 }
 
-// readSource reads a file of the tree from memory, others from disk.
+// readSource reads a file of the tree from memory, others from disk (or
+// from the Go cache's copy, gocache.go).
 func (x *extractor) readSource(name string) ([]byte, error) {
 	if rel, err := filepath.Rel(x.t.Root, name); err == nil {
 		if f, ok := x.byRel[filepath.ToSlash(rel)]; ok {
 			return f.Content, nil
+		}
+	}
+	if x.prev != nil {
+		if b, ok := x.prev.outside[name]; ok {
+			if b == nil {
+				return nil, os.ErrNotExist
+			}
+			return b, nil
 		}
 	}
 	return os.ReadFile(name)
