@@ -92,13 +92,13 @@ func (c *GoCache) Fulls() int {
 type goState struct {
 	key       string // root, options and what `go env` and `go list` read
 	toolchain string
-	files     map[string]*srcFile            // every Go file read, by rel path
+	files     map[string]*srcFile // every Go file read, by rel path
 	// outside are the files a unit of the tree compiles from outside it
 	// (cgo's output in the build cache), by name: kept, so that a
 	// re-check does not depend on the build cache keeping them.
 	outside map[string][]byte
-	listing   map[string][]*packages.Package // module dir → its listing, dependencies first
-	units     map[string]*unitState
+	listing map[string][]*packages.Package // module dir → its listing, dependencies first
+	units   map[string]*unitState
 	// nodes and edges size the graph of the next extraction.
 	nodes, edges int
 	// base: an incremental extraction may start from this one (nothing
