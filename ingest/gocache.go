@@ -101,6 +101,9 @@ type goState struct {
 	units   map[string]*unitState
 	// nodes and edges size the graph of the next extraction.
 	nodes, edges int
+	// syntaxFiles: how many files were read from syntax (the same while
+	// the listing stands).
+	syntaxFiles int
 	// base: an incremental extraction may start from this one (nothing
 	// the incremental check does not handle, see the file comment).
 	base bool
@@ -298,21 +301,32 @@ func (x *extractor) remember(u *checkUnit, mu *sync.Mutex) {
 	mu.Unlock()
 }
 
-// rememberTable records the declarations table u's files made (a copy:
-// the files read from syntax add to it).
+// rememberTable records the declarations table u's files made. It is
+// copied before files read from syntax add to it (keepTables).
 func (x *extractor) rememberTable(u *checkUnit, t *table, mu *sync.Mutex) {
-	x.tabMu.Lock()
-	c := t.clone()
-	x.tabMu.Unlock()
 	mu.Lock()
-	x.next.units[u.id].table = c
+	x.next.units[u.id].table = t
 	mu.Unlock()
 }
 
+// keepTables copies the units' tables before the files read from syntax
+// (n of them) add to the tables.
+func (x *extractor) keepTables(n int) {
+	x.next.syntaxFiles = n
+	if n == 0 {
+		return // nothing adds to them, nothing reads them
+	}
+	for _, st := range x.next.units {
+		if st.table != nil {
+			st.table = st.table.clone()
+		}
+	}
+}
+
 // restoreTable puts back the declarations table of a unit not extracted
-// again.
+// again, when files are read from syntax (the tables are theirs).
 func (x *extractor) restoreTable(u *checkUnit, st *unitState) {
-	if st.table == nil {
+	if st.table == nil || x.prev.syntaxFiles == 0 {
 		return
 	}
 	x.tabMu.Lock()

@@ -35,6 +35,7 @@ type editModel struct {
 	cgo        bool             // a/cgo.go imports "C"
 	winBody    int              // body of d/d_windows.go, read from syntax (not built here)
 	cgoBody    int              // body of a/cgo.go: a file that imports "C" has no header to compare
+	winBase    bool             // d_windows.go's winHelper returns b.Base (else b.Sq): its call resolves by it
 }
 
 func newEditModel() *editModel {
@@ -82,7 +83,8 @@ func (m *editModel) files() map[string]string {
 	}
 	// A file no build here compiles: read from syntax, resolved with the
 	// declarations of the type-checked packages.
-	fs["d/d_windows.go"] = fmt.Sprintf("package d\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// Win is built on Windows only.\nfunc Win() int { return a.A(%s) + b.Sq{}.Perimeter() + D{}.Area() + %d }\n", aArgs, m.winBody)
+	fs["d/d_windows.go"] = fmt.Sprintf("package d\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// Win is built on Windows only.\nfunc Win() int { return a.A(%s) + b.Sq{}.Perimeter() + D{}.Area() + winHelper().Perimeter() + %d }\n\nfunc winHelper() %s { return %s{} }\n",
+		aArgs, m.winBody, map[bool]string{true: "b.Base", false: "b.Sq"}[m.winBase], map[bool]string{true: "b.Base", false: "b.Sq"}[m.winBase])
 	// A second module in the tree, importing the first (replace).
 	fs["tools/go.mod"] = "module example.com/m/tools\n\ngo 1.22\n\nrequire example.com/m v0.0.0\n\nreplace example.com/m => ../\n"
 	fs["tools/t.go"] = "package tools\n\nimport (\n\t\"example.com/m/a\"\n\t\"example.com/m/b\"\n)\n\n// T calls across modules.\nfunc T() int { return a.A(" + aArgs + ") + b.Sq{}.Perimeter() }\n"
@@ -108,7 +110,7 @@ func (m *editModel) edit(r *rand.Rand, step int) (string, bool) {
 }
 
 // editKnobs is the number of knobs turn turns.
-const editKnobs = 17
+const editKnobs = 18
 
 // turn turns knob k.
 func (m *editModel) turn(k int, r *rand.Rand, step int) (string, bool) {
@@ -117,6 +119,9 @@ func (m *editModel) turn(k int, r *rand.Rand, step int) (string, bool) {
 
 func (m *editModel) turnKnob(k int, r *rand.Rand, step int) (string, bool) {
 	switch k {
+	case 17:
+		m.winBase = !m.winBase
+		return "the result type of d_windows.go's winHelper", true
 	case 15:
 		m.winBody = step
 		return "body of d_windows.go", true
