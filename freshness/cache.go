@@ -4,7 +4,8 @@ package freshness
 // server refreshes before every answer; between refreshes it keeps the
 // codetree.Cache (the parse of every file by content, the graph last
 // written: a one-file edit parses one file and compares only what
-// changed) and the last `git status` it ran, with the files as they were
+// changed; for Go, the listing and the type-checked packages: an edit
+// re-checks the packages it affects) and the last `git status` it ran, with the files as they were
 // then, which usually tells the git state of the next refresh without
 // running git (gitMemo below).
 

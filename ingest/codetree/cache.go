@@ -6,8 +6,11 @@ package codetree
 // last wrote. The next ingest then reads only the files whose stat
 // changed, parses only contents it has not seen, resolves every file (the
 // graph is the one a fresh ingest builds) and compares with the store only
-// the nodes whose payload or out-edges differ from the last graph. It is
-// memory only: a process that starts builds it with a full ingest.
+// the nodes whose payload or out-edges differ from the last graph. Go
+// likewise: an ingest.GoCache re-checks only the packages an edit affects,
+// and a write of Go alone compares only what differs from the Go graph
+// last written. It is memory only: a process that starts builds it with a
+// full ingest.
 
 import (
 	"fmt"
