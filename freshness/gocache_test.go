@@ -34,6 +34,7 @@ type goTree struct {
 	buildTag  bool     // p1/p1.go has //go:build !plan9
 	p3Imports bool     // p3 also imports shape
 	py        int      // the Python file's body
+	p4        bool     // package p4 exists (importing p3)
 }
 
 func (m *goTree) files() map[string]string {
@@ -72,13 +73,17 @@ func (m *goTree) files() map[string]string {
 			pick(m.p3Imports, "\t\"example.com/g/shape\"\n", ""), m.body[3], pick(m.p3Imports, "\nvar _ shape.Shape = p2.T2{}\n", "")),
 		"p1/extra.go": pick(m.extraFile, "package p1\n\n// Extra calls F1.\nfunc Extra() int { return F1(3) }\n", ""),
 		"py/m.py":     fmt.Sprintf("def f():\n    return %d\n", m.py),
+		"p4/p4.go":    pick(m.p4, "package p4\n\nimport \"example.com/g/p3\"\n\n// F4 calls p3.\nfunc F4() int { return p3.F3() }\n", ""),
 	}
 }
 
 // edit turns one knob and says what it did and which Go extraction it
 // expects: "incremental", "full", or "" (Go unchanged).
 func (m *goTree) edit(rng *rand.Rand, step int) (string, string) {
-	switch rng.Intn(11) {
+	switch rng.Intn(12) {
+	case 10:
+		m.p4 = !m.p4
+		return "add or delete package p4", "full"
 	case 0:
 		k := rng.Intn(4)
 		m.body[k] = step
@@ -162,6 +167,7 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		goWritten := false // a refresh since the first wrote Go alone: the cache holds the Go graph
+		var done []string
 		for step := 1; step <= steps; step++ {
 			what, want := m.edit(rng, step)
 			files = writeGoTree(t, dir, m, files)
@@ -193,7 +199,8 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 				t.Fatalf("seed %d step %d (%s): the write compared the whole Go share", seed, step, what)
 			}
 			goWritten = goWritten || want != ""
+			done = append(done, what)
 		}
-		t.Logf("seed %d: %d delta writes of %d refreshes", seed, c.Deltas(), steps)
+		t.Logf("seed %d: %d delta writes of %d refreshes: %s", seed, c.Deltas(), steps, strings.Join(done, "; "))
 	}
 }
