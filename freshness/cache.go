@@ -4,7 +4,8 @@ package freshness
 // server refreshes before every answer; between refreshes it keeps the
 // codetree.Cache (the parse of every file by content, the graph last
 // written: a one-file edit parses one file and compares only what
-// changed) and the last `git status` it ran, with the files as they were
+// changed; for Go, the listing and the type-checked packages: an edit
+// re-checks the packages it affects) and the last `git status` it ran, with the files as they were
 // then, which usually tells the git state of the next refresh without
 // running git (gitMemo below).
 
@@ -38,6 +39,11 @@ func NewCache() *Cache { return &Cache{code: codetree.NewCache()} }
 // Deltas is the number of refreshes that compared with the store only what
 // changed (codetree.Cache.Deltas).
 func (c *Cache) Deltas() int { return c.code.Deltas() }
+
+// GoExtractions is the number of Go extractions that re-checked only the
+// packages a change affects (incremental) and that listed and checked the
+// whole module (full), ingest.GoCache.
+func (c *Cache) GoExtractions() (incremental, full int) { return c.code.GoExtractions() }
 
 // GitRuns is the number of refreshes that ran `git status`.
 func (c *Cache) GitRuns() int {

@@ -43,6 +43,16 @@ type GoOptions struct {
 	// StoredTreeHash), makes ExtractGo return at once with Unchanged set
 	// and no graph.
 	SkipIfTreeHash string
+	// Known maps files (slash paths relative to the root) to their
+	// content hash when the caller knows it without reading them (a stat
+	// unchanged since they were hashed): with Cache, a file whose known
+	// hash is the one the cache read is not read again.
+	Known map[string]string
+	// Cache, kept between extractions of one tree by a long-lived
+	// process, lets an extraction after a small edit re-check only the
+	// packages it affects (gocache.go). Nil: every extraction lists and
+	// checks the whole tree.
+	Cache *GoCache
 }
 
 // Progress reports how far a phase has come. Total 0 means unknown.
@@ -100,13 +110,17 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "reading"})
 	defer func() { debugf("ExtractGo in %v", time.Since(start)) }()
-	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") })
+	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") },
+		opts.Cache.known(opts.Known))
 	if err != nil {
 		return nil, err
 	}
-	toolchain := ""
+	toolchain, cacheKey := "", ""
+	if opts.Cache != nil && !opts.SyntaxOnly {
+		cacheKey = goCacheKey(t.Root, opts, t.ModFiles)
+	}
 	if !opts.SyntaxOnly {
-		toolchain = goToolchain(t.Root, opts.Offline, opts.LoadEnv)
+		toolchain = opts.Cache.toolchain(cacheKey, t, opts)
 	}
 	res := &GoResult{
 		Module:   t.Modules[0].Path,
@@ -119,6 +133,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		return res, nil
 	}
 	x := newExtractor(t, opts)
+	if cacheKey != "" {
+		x.startCache(opts.Cache, cacheKey, toolchain)
+	}
 	if !opts.SyntaxOnly {
 		for i, m := range t.Modules {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
@@ -135,6 +152,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
 	x.extractSyntax()
+	if x.next != nil {
+		x.endCache(opts.Cache, len(res.LoadErrors))
+	}
 	debugHeap("after syntax")
 	x.finish()
 	debugf("syntax and finish in %v", time.Since(t0))
@@ -269,6 +289,12 @@ type extractor struct {
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
 
+	// prev is the last extraction through GoOptions.Cache when this one
+	// starts from it; next is the state this one leaves (gocache.go).
+	prev, next *goState
+	// published and affected: the incremental check's, across modules.
+	published, affected map[string]bool
+
 	// fallbacks say why a package of the tree was not type-checked;
 	// moduleErrs why a module (by directory) did not load at all.
 	fallbacks  map[string]fallbackNote
@@ -325,7 +351,16 @@ type unitFile struct {
 
 func (f *unitFile) isTest() bool { return strings.HasSuffix(f.src.Rel, "_test.go") }
 
-func (f *unitFile) line(p token.Pos) int { return f.fset.PositionFor(p, false).Line }
+// line is the line of p in the file. A declaration cut short by a syntax
+// error may end past the end of its file: it ends on the file's last
+// line, not on a line of whichever file the file set holds next (which
+// depends on the order files were parsed in).
+func (f *unitFile) line(p token.Pos) int {
+	if tf := f.fset.File(f.ast.Package); tf != nil && int(p) > tf.Base()+tf.Size() {
+		p = token.Pos(tf.Base() + tf.Size())
+	}
+	return f.fset.PositionFor(p, false).Line
+}
 
 // addPackage records a package node (the first description of an import
 // path wins: typed packages are extracted before syntax-only ones).

@@ -136,6 +136,12 @@ func NewGraph() *Graph {
 	return &Graph{nodes: make(map[string]Node), edges: make(map[edgeKey]float32)}
 }
 
+// newGraphSized returns an empty graph with room for about that many
+// nodes and edges.
+func newGraphSized(nodes, edges int) *Graph {
+	return &Graph{nodes: make(map[string]Node, nodes), edges: make(map[edgeKey]float32, edges)}
+}
+
 // AddNode adds or replaces a node.
 func (g *Graph) AddNode(n Node) { g.nodes[n.Key] = n }
 

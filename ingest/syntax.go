@@ -257,6 +257,9 @@ func (x *extractor) extractSyntax() {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
+	if x.next != nil {
+		x.keepTables(len(todo))
+	}
 	x.parseAll(todo)
 
 	// Package names per directory, typed packages included, to tell an

@@ -70,6 +70,11 @@ type checkUnit struct {
 
 	pkg      *types.Package
 	typeErrs int
+	// declOnly: checked without function bodies and not extracted
+	// although extract is set (an incremental check that only needs the
+	// unit's package for the units importing it, gocache.go).
+	declOnly bool
+	usesC    bool
 	// frag is what the unit adds to the graph, extracted as soon as it
 	// is checked (its syntax and types.Info are dropped then).
 	frag *fragment
@@ -79,18 +84,9 @@ type checkUnit struct {
 // every package whose files are in the tree and not claimed yet. An error
 // means the module did not load; its files are left to extractSyntax.
 func (x *extractor) loadTyped(m module) error {
-	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
-	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.Offline, x.opts.LoadEnv), Tests: true}
-	t0 := time.Now()
-	roots, err := packages.Load(cfg, "./...")
+	all, err := x.listModule(m)
 	if err != nil {
 		return err
-	}
-	debugf("%s: listed in %v", m.Path, time.Since(t0))
-	var all []*packages.Package
-	packages.Visit(roots, nil, func(p *packages.Package) { all = append(all, p) })
-	if len(all) == 0 {
-		return errors.New("no packages")
 	}
 	var listErrs []string
 	for _, p := range all {
@@ -203,13 +199,21 @@ func (x *extractor) loadTyped(m module) error {
 		}
 	}
 	x.extractTotal += len(extracting)
-	t0 = time.Now()
-	x.checkAll(units)
+	t0 := time.Now()
+	if x.prev == nil || !x.checkAgain(units) {
+		x.checkAll(units)
+	}
 	debugf("%s: %d units checked and extracted in %v", m.Path, len(units), time.Since(t0))
 
+	if x.next != nil {
+		x.settle(units)
+	}
 	var extracted int
 	for _, u := range extracting {
 		if u.frag == nil {
+			if x.next != nil {
+				x.next.base = false
+			}
 			continue // not checked (an import cycle)
 		}
 		x.addPackage(u.path, u.name, path.Dir(u.frag.files[0]), ModeTyped)
@@ -217,6 +221,9 @@ func (x *extractor) loadTyped(m module) error {
 			x.typeErrors[u.path] = true
 		}
 		x.merge(u.frag)
+		if x.next != nil {
+			x.next.units[u.id].frag = u.frag
+		}
 		u.frag = nil
 		extracted++
 	}
@@ -224,6 +231,34 @@ func (x *extractor) loadTyped(m module) error {
 		return errors.New(listErrs[0])
 	}
 	return nil
+}
+
+// listModule lists the packages of module m and their dependencies,
+// dependencies first, with go/packages (the go command).
+func (x *extractor) listModule(m module) ([]*packages.Package, error) {
+	if x.prev != nil {
+		if all := x.prev.listing[m.Dir]; len(all) > 0 {
+			return all, nil // still valid (gocache.go)
+		}
+		return nil, errors.New("no packages")
+	}
+	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
+	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.Offline, x.opts.LoadEnv), Tests: true}
+	t0 := time.Now()
+	roots, err := packages.Load(cfg, "./...")
+	if err != nil {
+		return nil, err
+	}
+	debugf("%s: listed in %v", m.Path, time.Since(t0))
+	var all []*packages.Package
+	packages.Visit(roots, nil, func(p *packages.Package) { all = append(all, p) })
+	if len(all) == 0 {
+		return nil, errors.New("no packages")
+	}
+	if x.next != nil {
+		x.next.listing[m.Dir] = all
+	}
+	return all, nil
 }
 
 // isForeignVariant reports whether p is a package recompiled for another
@@ -414,7 +449,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 			}
 			return pkg, nil
 		}),
-		IgnoreFuncBodies: !u.extract,
+		IgnoreFuncBodies: !u.extract || u.declOnly,
 		FakeImportC:      usesC,
 		Error: func(err error) {
 			if u.typeErrs == 0 && os.Getenv("MEMCTL_INGEST_DEBUG") != "" {
@@ -425,17 +460,20 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		Sizes: types.SizesFor("gc", runtime.GOARCH),
 	}
 	var info *types.Info
-	if u.extract {
+	if u.extract && !u.declOnly {
 		info = &types.Info{Uses: make(map[*ast.Ident]types.Object)}
 	}
 	pkg, _ := conf.Check(u.path, x.typedFset, asts, info)
 	x.unparsed(u.files)
-	u.pkg = pkg
+	u.pkg, u.usesC = pkg, usesC
 	mu.Lock()
 	x.checked[u.id] = pkg
 	x.seenUnits[u.id] = true
 	mu.Unlock()
-	if len(files) == 0 || pkg == nil {
+	if x.next != nil {
+		x.remember(u, mu)
+	}
+	if len(files) == 0 || pkg == nil || u.declOnly {
 		return
 	}
 	slices.SortFunc(files, func(a, b typedFile) int { return strings.Compare(a.rel, b.rel) })
@@ -450,6 +488,9 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		x.tabMu.Lock()
 		t.addDecls(f.ast, named, false)
 		x.tabMu.Unlock()
+	}
+	if x.next != nil {
+		x.rememberTable(u, t, mu)
 	}
 	fr := newFragment()
 	res := &typedResolver{imports: u.imports, info: info}
@@ -523,11 +564,20 @@ type parseEntry struct {
 	f    *ast.File
 }
 
-// readSource reads a file of the tree from memory, others from disk.
+// readSource reads a file of the tree from memory, others from disk (or
+// from the Go cache's copy, gocache.go).
 func (x *extractor) readSource(name string) ([]byte, error) {
 	if rel, err := filepath.Rel(x.t.Root, name); err == nil {
 		if f, ok := x.byRel[filepath.ToSlash(rel)]; ok {
 			return f.Content, nil
+		}
+	}
+	if x.prev != nil {
+		if b, ok := x.prev.outside[name]; ok {
+			if b == nil {
+				return nil, os.ErrNotExist
+			}
+			return b, nil
 		}
 	}
 	return os.ReadFile(name)

@@ -52,8 +52,10 @@ type tree struct {
 }
 
 // walkTree lists the directories and the files accepted by keep below
-// root, reading and hashing the files on all CPUs.
-func walkTree(root string, opts WalkOptions, keep func(name string) bool) (*tree, error) {
+// root, reading and hashing the files on all CPUs. known, when not nil,
+// returns a file as it was read before when its content is known to be
+// the same (it is then not read again).
+func walkTree(root string, opts WalkOptions, keep func(name string) bool, known func(rel string) *srcFile) (*tree, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -94,7 +96,17 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool) (*tree
 	if err != nil {
 		return nil, err
 	}
-	if err := readAll(append(slices.Clone(t.Files), t.ModFiles...)); err != nil {
+	toRead := slices.Clone(t.ModFiles)
+	for i, f := range t.Files {
+		if known != nil {
+			if k := known(f.Rel); k != nil {
+				t.Files[i] = &srcFile{Rel: f.Rel, Abs: f.Abs, Content: k.Content, Hash: k.Hash}
+				continue
+			}
+		}
+		toRead = append(toRead, f)
+	}
+	if err := readAll(toRead); err != nil {
 		return nil, err
 	}
 	slices.Sort(t.Dirs)

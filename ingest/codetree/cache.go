@@ -6,9 +6,12 @@ package codetree
 // last wrote. The next ingest then reads only the files whose stat
 // changed, parses only contents it has not seen, resolves every file (the
 // graph is the one a fresh ingest builds) and compares with the store only
-// the nodes whose payload or out-edges differ from the last graph. A
-// process that starts builds it with a full ingest, or reads what the last
-// one saved (cachefile.go).
+// the nodes whose payload or out-edges differ from the last graph. Go
+// likewise: an ingest.GoCache re-checks only the packages an edit affects,
+// and a write of Go alone compares only what differs from the Go graph
+// last written (memory only). A process that starts builds the cache with
+// a full ingest, or reads the tree-sitter part from what the last one saved
+// (cachefile.go).
 
 import (
 	"fmt"
@@ -36,6 +39,9 @@ type Cache struct {
 	// fileSize is the size of the cache file last read or written (the
 	// next one's, nearly: its buffer is allocated once).
 	fileSize int
+	// goc and lastGo are the Go share's (gocache.go).
+	goc    *ingest.GoCache
+	lastGo *cachedGraph
 }
 
 // cachedGraph is the tree-sitter share of the store as one ingest wrote it.
@@ -48,7 +54,7 @@ type cachedGraph struct {
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{parses: treesitter.NewCache()} }
+func NewCache() *Cache { return &Cache{parses: treesitter.NewCache(), goc: ingest.NewGoCache()} }
 
 // Parses is the number of file contents whose parse the cache holds.
 func (c *Cache) Parses() int { return c.parses.Len() }
@@ -60,6 +66,11 @@ func (c *Cache) Deltas() int {
 	defer c.mu.Unlock()
 	return c.deltas
 }
+
+// GoExtractions is the number of Go extractions through the cache that
+// re-checked only what changed (incremental) and that listed and checked
+// the whole tree (full).
+func (c *Cache) GoExtractions() (incremental, full int) { return c.goc.Deltas(), c.goc.Fulls() }
 
 // cacheConfig names what decides the graph of a tree besides its files.
 func cacheConfig(dir string, o Options) string {
@@ -81,6 +92,9 @@ func (c *Cache) usable(config string, hashes map[string]string) *cachedGraph {
 func (c *Cache) forgetIfEdited(r *lmdbstore.ReadTxn) {
 	if c != nil && c.last != nil && codeWrittenSince(r, c.last.rev, r.Revision()) {
 		c.last = nil
+	}
+	if c != nil && c.lastGo != nil && codeWrittenSince(r, c.lastGo.rev, r.Revision()) {
+		c.lastGo = nil
 	}
 }
 
@@ -109,4 +123,63 @@ func otherFiles(g *ingest.Graph, stored []string) []string {
 // fileLang is the language of a file node of an ingest graph.
 func fileLang(n ingest.Node) string {
 	return ingest.OwnerOf(lmdbstore.Node{Key: n.Key, Payload: n.Payload})
+}
+
+// usableGo returns the Go graph the cache last wrote when the store's
+// tree hashes are still those it left.
+func (c *Cache) usableGo(config string, hashes map[string]string) *cachedGraph {
+	if c == nil || c.lastGo == nil || c.lastGo.config != config || !maps.Equal(c.lastGo.hashes, hashes) {
+		return nil
+	}
+	return c.lastGo
+}
+
+// rememberGo records, after a write that changed the store, the Go graph
+// written when Go alone was (goOnly: g is the Go graph, the directories of
+// every file added by the write). others are the tree-sitter files whose
+// directories the write kept: lastGo's when it wrote a delta against
+// lastGo, the write's OtherFiles otherwise. After a write of tree-sitter
+// languages alone (tsOnly, g their graph) with the same tree-sitter files,
+// lastGo (usable before the write) stands with the new tree hashes;
+// otherwise it is forgotten. It reports whether the tree-sitter graph
+// last (usable before the write) stands likewise: Go alone was written,
+// with the same Go files. A graph that stands is the store's share as of
+// rev, the write's revision, only when no other code key was written
+// since the read (quiet); otherwise it is forgotten.
+func (c *Cache) rememberGo(config string, g *ingest.Graph, goOnly, tsOnly, goDelta, quiet bool, lastGo *cachedGraph,
+	otherFiles []string, after map[string]string, last *cachedGraph, rev lmdbstore.Revision) bool {
+	c.lastGo = nil
+	if tsOnly && quiet && lastGo != nil && slices.Equal(fileNodes(g), lastGo.others) {
+		lastGo.hashes, lastGo.rev = after, rev
+		c.lastGo = lastGo
+		return false
+	}
+	if !goOnly {
+		return false
+	}
+	if goDelta {
+		c.deltas++
+	}
+	others := otherFiles
+	if goDelta {
+		others = lastGo.others
+	}
+	c.lastGo = &cachedGraph{config: config, graph: g, hashes: after, others: others, rev: rev}
+	if !quiet || last == nil || c.last != last || !slices.Equal(fileNodes(g), last.others) {
+		return false
+	}
+	last.hashes, last.rev = after, rev
+	return true
+}
+
+// fileNodes are the paths of the file nodes of g, sorted.
+func fileNodes(g *ingest.Graph) []string {
+	var out []string
+	g.EachNode(func(n ingest.Node) {
+		if n.Type == ingest.TypeFile {
+			out = append(out, strings.TrimPrefix(n.Key, "file:"))
+		}
+	})
+	slices.Sort(out)
+	return out
 }

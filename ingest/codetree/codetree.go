@@ -189,6 +189,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		}
 		if has || stored != "" {
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
+			if o.Cache != nil {
+				opts.Cache, opts.Known = o.Cache.goc, o.Known
+			}
 			if !o.Force {
 				opts.SkipIfTreeHash = ps.skipHash(hashes, ingest.LangGo)
 			}
@@ -201,7 +204,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			l := Lang{Lang: ingest.LangGo, Files: res.Files, Unchanged: res.Unchanged, Mode: GoMode(res),
 				Unresolved: res.Unresolved}
 			if !res.Unchanged {
-				mergeGraph(g, res.Graph)
+				g = res.Graph // g is empty: Go comes first
 				written = append(written, ingest.LangGo)
 				l.Symbols, l.Edges = countGo(res.Graph)
 			}
@@ -236,6 +239,10 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 	// (ps.apply): the delta path compares the extraction alone, so it is
 	// used only without it.
 	delta := last != nil && !o.Force && o.Precise == nil && len(res.Extracted) > 0 && !slices.Contains(written, ingest.LangGo)
+	// Go alone changed: compared with the Go graph the cache last wrote.
+	goOnly := slices.Equal(written, []string{ingest.LangGo}) && len(res.Extracted) == 0
+	lastGo := o.Cache.usableGo(config, hashes)
+	goDelta := goOnly && lastGo != nil && !o.Force && o.Precise == nil
 	if !delta {
 		mergeGraph(g, res.Graph)
 	}
@@ -254,6 +261,7 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
 	}
 	var after map[string]string // stored tree hashes after the write
+	var quiet bool              // no code key written between the read and the write
 	if !out.Unchanged || hasGit {
 		meta := o.Meta
 		meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
@@ -268,10 +276,14 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			if nowModes, err := storedPrecise(tx.Reader()); err != nil || !maps.Equal(nowModes, modes) {
 				return cmp.Or(err, errRaced)
 			}
-			if delta { // a hand edit of a code key since the read: compare it all
-				if codeWrittenSince(tx.Reader(), viewRev, tx.Revision()-1) {
-					return errRaced
-				}
+			// A hand edit of a code key since the read: a delta compares
+			// it all instead, and no cached graph outlives this write.
+			quiet = true
+			if last != nil || lastGo != nil {
+				quiet = !codeWrittenSince(tx.Reader(), viewRev, tx.Revision()-1)
+			}
+			if (delta || goDelta) && !quiet {
+				return errRaced
 			}
 			var prev ingest.GitState
 			if hasGit {
@@ -280,9 +292,12 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 				}
 			}
 			if !out.Unchanged {
-				if delta {
+				switch {
+				case delta:
 					stats, err = ingest.WriteCodeDeltaTx(tx, g, last.graph, written, last.others, o.Progress)
-				} else {
+				case goDelta:
+					stats, err = ingest.WriteCodeDeltaTx(tx, g, lastGo.graph, written, lastGo.others, o.Progress)
+				default:
 					stats, err = ingest.WriteCodeTx(tx, g, written, o.Progress)
 				}
 				if err != nil {
@@ -309,7 +324,12 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 			return out, stats, err
 		}
 	}
+	kept := false // the tree-sitter graph stands (rememberGo)
 	if o.Cache != nil && !out.Unchanged {
+		tsOnly := !slices.Contains(written, ingest.LangGo) && o.Precise == nil
+		kept = o.Cache.rememberGo(config, g, goOnly && o.Precise == nil, tsOnly, goDelta, quiet, lastGo, stats.OtherFiles, after, last, stats.Commit.Rev)
+	}
+	if o.Cache != nil && !out.Unchanged && !kept {
 		// What the store's tree-sitter share now is, when this ingest
 		// built all of it; otherwise unknown until the next one does.
 		o.Cache.last = nil
