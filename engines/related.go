@@ -231,10 +231,13 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 		actRank int // 0: not activated
 		lexRank int // 0: no similarity
 	}
-	at := map[uint32]int{}
-	var all []fused
+	// at: a node's index in all, in the scratch's i1 under one generation.
+	at := &r.s.i1
+	at.need(r.s.n)
+	gen := r.s.nextGen()
+	all := make([]fused, 0, len(act)+len(sims))
 	for i, s := range act {
-		at[s.Node] = len(all)
+		at.set(s.Node, gen, int32(len(all)))
 		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
 	}
 	rank := 0
@@ -249,10 +252,11 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 			}
 		}
 		rank++
-		i, ok := at[s.Node]
+		i32, ok := at.get(s.Node, gen)
+		i := int(i32)
 		if !ok {
 			i = len(all)
-			at[s.Node] = i
+			at.set(s.Node, gen, int32(i))
 			all = append(all, fused{node: s.Node})
 		}
 		all[i].score += r.fb.factor(s.Node) / (k + float64(rank))
@@ -311,7 +315,7 @@ func (r *relatedRun) spread(seeds []Seed) error {
 	for depth := 1; depth <= r.p.Depth && len(s.frontier) > 0; depth++ {
 		next := s.nextGen()
 		s.nextList = s.nextList[:0]
-		slices.Sort(s.frontier)
+		s.sortNodes(s.frontier) // sums arrive in node order: the same bits every run
 		for _, u := range s.frontier {
 			x := s.f2.e[u].v
 			if x < r.p.Threshold {
@@ -321,7 +325,6 @@ func (r *relatedRun) spread(seeds []Seed) error {
 				return err
 			}
 		}
-		slices.Sort(s.nextList)
 		for _, v := range s.nextList {
 			r.add(v, s.f3.e[v].v)
 		}
