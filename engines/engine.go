@@ -63,6 +63,7 @@ type Engine struct {
 	info     nodeInfo
 	temporal temporalOnce
 	lexicon  lexiconOnce
+	kinds    kindSets
 	text     textIndexOnce
 }
 
@@ -71,6 +72,7 @@ type Engine struct {
 // tie-break).
 type nodeInfo interface {
 	Type(n csr.NodeIndex) (string, error)
+	NodesOfType(typ string) (match, bad []uint64)
 	Payload(n csr.NodeIndex) ([]byte, error)
 	PageRank() ([]float64, bool, error)
 }

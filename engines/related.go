@@ -241,13 +241,17 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
 	}
 	rank := 0
+	var ks *kindSet
+	if r.p.Kind != "" {
+		ks = r.e.nodesOfKind(r.p.Kind)
+	}
 	for _, s := range sims {
-		if r.p.Kind != "" && r.e.info != nil {
-			typ, err := r.e.info.Type(s.Node)
+		if ks != nil {
+			is, err := r.e.isKind(ks, r.p.Kind, s.Node)
 			if err != nil {
 				return nil, err
 			}
-			if typ != r.p.Kind {
+			if !is {
 				continue
 			}
 		}
@@ -420,18 +424,22 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			return nil, err
 		}
 	}
+	var ks *kindSet
+	if r.p.Kind != "" {
+		ks = r.e.nodesOfKind(r.p.Kind)
+	}
 	cands := make([]cand, 0, len(s.touched))
 	for _, v := range s.touched {
 		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
 			continue
 		}
-		if r.p.Kind != "" && r.e.info != nil {
-			typ, err := r.e.info.Type(v)
+		if ks != nil {
+			is, err := r.e.isKind(ks, r.p.Kind, v)
 			if err != nil {
 				return nil, err
 			}
-			if typ != r.p.Kind {
+			if !is {
 				continue
 			}
 		}
