@@ -45,6 +45,7 @@ func StorePayloads(r *lmdbstore.ReadTxn, at lmdbstore.At) Payloads {
 // Coverage sums what ingest could not resolve over the files of keys (a
 // file key, or a symbol's or package's file(s) as its payload names them).
 func Coverage(payloadOf Payloads, keys []string) (records.Coverage, error) {
+	payloadOf = payloadOf.once()
 	files := map[string]bool{}
 	pkgs := map[string]bool{}
 	for _, k := range keys {
@@ -116,6 +117,29 @@ func Coverage(payloadOf Payloads, keys []string) (records.Coverage, error) {
 	slices.Sort(out.SyntaxOnly)
 	out.Partial = out.Unresolved > 0 || len(out.SyntaxOnly) > 0
 	return out, nil
+}
+
+// once is p reading each key once: Coverage asks for a file's payload for
+// the file's key and again for its own sums (on the Go standard library
+// a file's payload carries its lexical terms, and reading them twice was
+// most of the coverage of a context pack).
+func (p Payloads) once() Payloads {
+	type read struct {
+		payload []byte
+		ok      bool
+	}
+	seen := map[string]read{}
+	return func(key string) ([]byte, bool, error) {
+		if r, ok := seen[key]; ok {
+			return r.payload, r.ok, nil
+		}
+		payload, ok, err := p(key)
+		if err != nil {
+			return nil, false, err
+		}
+		seen[key] = read{payload, ok}
+		return payload, ok, nil
+	}
 }
 
 // payloadOf is the payload of the node named key; ok is false when the
