@@ -1,9 +1,13 @@
 package ops
 
 import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/records"
 )
 
@@ -52,4 +56,54 @@ func TestCoverage(t *testing.T) {
 	if len(reads) != len(keys)+2 { // and file:b.go, file:e.go
 		t.Errorf("read %d keys, want %d: %v", len(reads), len(keys)+2, reads)
 	}
+}
+
+// TestStoreCoverageMemo: StoreCoverage with a memo answers as without one
+// (and as derived by hand) at the latest revision, after a write that
+// changes a file's sums, and at the older revision again: the memo keeps
+// one revision's facts and starts over at another.
+func TestStoreCoverageMemo(t *testing.T) {
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(unresolved int) {
+		t.Helper()
+		_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
+			for _, n := range []lmdbstore.NodePut{
+				{Key: "file:a.go", Payload: json.RawMessage(fmt.Sprintf(`{"path":"a.go","unresolved":%d}`, unresolved))},
+				{Key: "sym:m.F", Payload: json.RawMessage(`{"path":"a.go"}`)},
+			} {
+				if err := tx.PutNode(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var memo CoverageMemo
+	keys := []string{"sym:m.F"}
+	check := func(at lmdbstore.At, unresolved int) {
+		t.Helper()
+		want := &records.Coverage{Files: 1, Unresolved: unresolved, UnresolvedFiles: []string{"a.go"}, Partial: true}
+		for _, m := range []*CoverageMemo{nil, &memo, &memo} { // the second memo call answers from it
+			got, err := StoreCoverage(s, at, keys, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("at %+v, memo %v: (-want +got):\n%s", at, m != nil, d)
+			}
+		}
+	}
+	write(2)
+	check(lmdbstore.At{}, 2)
+	write(7)
+	check(lmdbstore.At{}, 7)
+	check(lmdbstore.AtRevision(1), 2)
+	check(lmdbstore.At{}, 7)
 }
