@@ -494,7 +494,26 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				return cands[i-1], true
 			}
 		}
-		h := cands
+		// The first part holds every candidate scored at least the
+		// score of the want-th best (score orders first, so they all come
+		// before the rest); the rest is heaped only if taking runs past.
+		h, rest := cands, []cand(nil)
+		if want := 2*topK + 64; len(cands) > 4*want {
+			scores := r.s.scores[:0]
+			for _, c := range cands {
+				scores = append(scores, c.Score)
+			}
+			r.s.scores = scores
+			t := kthLargest(scores, want)
+			i := 0
+			for j := range cands {
+				if cands[j].Score >= t {
+					cands[i], cands[j] = cands[j], cands[i]
+					i++
+				}
+			}
+			h, rest = cands[:i], cands[i:]
+		}
 		less := func(i, j int) bool { return cmp(h[i], h[j]) < 0 }
 		down := func(i, n int) {
 			for {
@@ -513,11 +532,19 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				i = m
 			}
 		}
-		for i := len(h)/2 - 1; i >= 0; i-- {
-			down(i, len(h))
+		heapify := func() {
+			for i := len(h)/2 - 1; i >= 0; i-- {
+				down(i, len(h))
+			}
 		}
+		heapify()
 		n := len(h)
 		return func() (cand, bool) {
+			if n == 0 && len(rest) > 0 {
+				h, rest = rest, nil
+				heapify()
+				n = len(h)
+			}
 			if n == 0 {
 				return cand{}, false
 			}

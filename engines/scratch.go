@@ -24,6 +24,7 @@ type scratch struct {
 	nextList []uint32
 	fired    []uint32
 	bits     []uint64 // sortNodes' bitmap: all zero between calls
+	scores   []float64
 	arrivals []arrival
 	labels   []label
 	pulses   []pulse

@@ -51,3 +51,41 @@ func TestSortNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestKthLargest: kthLargest answers what a descending sort puts at k, on
+// random lists with many ties, sorted and reversed lists, for every k of
+// short lists and random ks of long ones.
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(3000)
+		xs := make([]float64, n)
+		for i := range xs {
+			switch trial % 4 {
+			case 0:
+				xs[i] = rng.Float64()
+			case 1:
+				xs[i] = float64(rng.IntN(5)) // ties
+			case 2:
+				xs[i] = float64(i) // ascending
+			case 3:
+				xs[i] = float64(n - i) // descending
+			}
+		}
+		desc := slices.Clone(xs)
+		slices.Sort(desc)
+		slices.Reverse(desc)
+		ks := []int{1, n, 1 + rng.IntN(n)}
+		if n < 40 {
+			ks = ks[:0]
+			for k := 1; k <= n; k++ {
+				ks = append(ks, k)
+			}
+		}
+		for _, k := range ks {
+			if got := kthLargest(slices.Clone(xs), k); got != desc[k-1] {
+				t.Fatalf("trial %d (n %d), k %d: %v, want %v", trial, n, k, got, desc[k-1])
+			}
+		}
+	}
+}
