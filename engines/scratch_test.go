@@ -1,6 +1,8 @@
 package engines
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -86,6 +88,45 @@ func TestKthLargest(t *testing.T) {
 			if got := kthLargest(slices.Clone(xs), k); got != desc[k-1] {
 				t.Fatalf("trial %d (n %d), k %d: %v, want %v", trial, n, k, got, desc[k-1])
 			}
+		}
+	}
+}
+
+// TestSortByScore: sortByScore orders as slices.SortFunc with its
+// comparison (score descending, then node), on short and long lists, with
+// many tied scores, +Inf, and scores spanning many magnitudes.
+func TestSortByScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var tmp []Scored
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(4000)
+		xs := make([]Scored, n)
+		for i := range xs {
+			xs[i].Node = uint32(rng.IntN(1 << 20))
+			switch trial % 4 {
+			case 0:
+				xs[i].Score = rng.Float64() + 1e-300
+			case 1:
+				xs[i].Score = float64(1 + rng.IntN(3)) // ties: the node decides
+			case 2:
+				xs[i].Score = math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
+			case 3:
+				xs[i].Score = rng.Float64() + 1e-300
+				if rng.IntN(50) == 0 {
+					xs[i].Score = math.Inf(1)
+				}
+			}
+		}
+		want := slices.Clone(xs)
+		slices.SortFunc(want, func(a, b Scored) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Node, b.Node)
+		})
+		tmp = sortByScore(xs, tmp)
+		if !slices.Equal(xs, want) {
+			t.Fatalf("trial %d (%d scores): ordered differently", trial, n)
 		}
 	}
 }
