@@ -266,6 +266,24 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 		all[i].score += r.fb.factor(s.Node) / (k + float64(rank))
 		all[i].lexRank = rank
 	}
+	if r.p.TopK > 0 && len(all) > 2*r.p.TopK {
+		// Only the nodes scored at least the TopK-th best score can be
+		// kept (score orders first): sort those alone.
+		scores := r.s.scores[:0]
+		for _, f := range all {
+			scores = append(scores, f.score)
+		}
+		r.s.scores = scores
+		t := kthLargest(scores, r.p.TopK)
+		i := 0
+		for j := range all {
+			if all[j].score >= t {
+				all[i], all[j] = all[j], all[i]
+				i++
+			}
+		}
+		all = all[:i]
+	}
 	slices.SortFunc(all, func(a, b fused) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
