@@ -598,14 +598,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 // listed fewer than PerContainer leaves. It counts v against every
 // container when it is listed.
 func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
-	_, outRels, _, err := r.e.out(v)
-	if err != nil {
-		return false, err
-	}
-	for _, rel := range outRels {
-		if r.e.relRole[rel] == roles.Structure {
-			return true, nil
-		}
+	leaf, err := r.e.isLeaf(v)
+	if err != nil || !leaf {
+		return !leaf, err
 	}
 	ins, inRels, _, err := r.e.in(v)
 	if err != nil {
