@@ -429,9 +429,9 @@ func (c *lineConn) writeLine(b []byte) error {
 		return io.ErrClosedPipe
 	default:
 	}
-	buf := make([]byte, 0, len(b)+1)
-	buf = append(append(buf, b...), '\n')
-	_, err := c.out.Write(buf)
+	// b is this line's own buffer (an encoding made for it): the newline
+	// goes into its spare capacity when it has some, without a copy.
+	_, err := c.out.Write(append(b, '\n'))
 	return err
 }
 
@@ -500,7 +500,7 @@ func restoreID(b []byte, syn string, raw json.RawMessage) ([]byte, error) {
 	const head = `{"jsonrpc":"2.0","id":`
 	id := strconv.Quote(syn)
 	if rest, ok := bytes.CutPrefix(b, []byte(head+id)); ok && (bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))) {
-		out := make([]byte, 0, len(head)+len(raw)+len(rest))
+		out := make([]byte, 0, len(head)+len(raw)+len(rest)+1) // +1: writeLine's newline
 		return append(append(append(out, head...), raw...), rest...), nil
 	}
 	var m map[string]json.RawMessage
