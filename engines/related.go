@@ -461,14 +461,21 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				continue
 			}
 		}
-		c := cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}, recent: 1<<31 - 1}
-		if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
-			c.recent = hist.rank[v]
+		cands = append(cands, cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}})
+	}
+	// fill sets the tie-breaks of cs (read only for the candidates that
+	// are ordered: with a top-k, those above its threshold first).
+	fill := func(cs []cand) {
+		for i := range cs {
+			c, v := &cs[i], cs[i].Node
+			c.recent = 1<<31 - 1
+			if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
+				c.recent = hist.rank[v]
+			}
+			if int(v) < len(pr) {
+				c.pr = pr[v]
+			}
 		}
-		if int(v) < len(pr) {
-			c.pr = pr[v]
-		}
-		cands = append(cands, c)
 	}
 	cmp := func(a, b cand) int {
 		switch {
@@ -502,6 +509,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	// either way.
 	next := func() func() (cand, bool) {
 		if topK <= 0 {
+			fill(cands)
 			slices.SortFunc(cands, cmp)
 			i := 0
 			return func() (cand, bool) {
@@ -532,6 +540,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			}
 			h, rest = cands[:i], cands[i:]
 		}
+		fill(h)
 		less := func(i, j int) bool { return cmp(h[i], h[j]) < 0 }
 		down := func(i, n int) {
 			for {
@@ -560,6 +569,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 		return func() (cand, bool) {
 			if n == 0 && len(rest) > 0 {
 				h, rest = rest, nil
+				fill(h)
 				heapify()
 				n = len(h)
 			}

@@ -462,7 +462,7 @@ func TestRelatedTopKIsPrefixLarge(t *testing.T) {
 // files of 40 symbols that call within their file or the next: the best
 // scores all fall in the few files nearest the strongest seed, so taking
 // the top k runs past the threshold's part into the rest; the result is
-// still the first k of the full ranking.
+// still the first k of the full ranking, ties broken as there.
 func TestRelatedTopKPastThreshold(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 14))
 	g := testGraph{rels: roleRels, types: map[int]string{}}
@@ -485,10 +485,11 @@ func TestRelatedTopKPastThreshold(t *testing.T) {
 		b := files + (f+rng.IntN(2))%files*per + rng.IntN(per)
 		if a != b && !calls[[2]int{a, b}] {
 			calls[[2]int{a, b}] = true
-			g.edges = append(g.edges, testEdge{src: a, dst: b, rel: 3, w: float32(rng.Float64())})
+			g.edges = append(g.edges, testEdge{src: a, dst: b, rel: 3, w: 1})
 		}
 	}
-	e := buildEngine(t, g)
+	// PageRank breaks the ties of equal scores (every call weighs 1).
+	e := mustEngine(t, snapshotBytes(t, g, snapshot.WriterOptions{Extra: PageRankSection}))
 	seeds := []Seed{{Node: 0, Score: 1}}
 	for f := 1; f < files; f++ {
 		seeds = append(seeds, Seed{Node: uint32(f), Score: 0.001})
