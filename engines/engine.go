@@ -50,8 +50,9 @@ type Engine struct {
 	// choose what to follow and how much it weighs by it, never by name.
 	relRole  []roles.Role
 	relNames map[string]uint32
-	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
-	pool     sync.Pool // *scratch
+	rank     []float64               // the snapshot's stored PageRank, nil without one: activation's tie-break
+	pool     sync.Pool               // *scratch
+	kept     atomic.Pointer[scratch] // one scratch kept across collections (getScratch)
 	// checked has bit 2n (out) and 2n+1 (in) set once node n's edge list
 	// in that direction passed checkEdges: the arrays are immutable, so a
 	// list is checked once per engine, not on every read (a related walk

@@ -424,17 +424,19 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	return nil
 }
 
+// rankCand is a candidate of rank: its score and tie-breaks.
+type rankCand struct {
+	Scored
+	recent int32 // recency rank; MaxInt32 when none
+	pr     float64
+}
+
 // rank keeps the activated nodes of the kind asked, scores them (A × (1 +
 // τ × recency)), orders them (score, then recency rank, then PageRank,
 // then node index), and applies the per-container cap and the top-K cut
 // (topK <= 0: all).
 func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	s := r.s
-	type cand struct {
-		Scored
-		recent int32 // recency rank; MaxInt32 when none
-		pr     float64
-	}
 	var pr []float64
 	if r.e.info != nil {
 		var err error
@@ -446,7 +448,8 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	if r.p.Kind != "" {
 		ks = r.e.nodesOfKind(r.p.Kind)
 	}
-	cands := make([]cand, 0, len(s.touched))
+	cands := s.cands[:0] // the scratch's, kept for the next ranking
+	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
 		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
@@ -461,11 +464,11 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				continue
 			}
 		}
-		cands = append(cands, cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}})
+		cands = append(cands, rankCand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}})
 	}
 	// fill sets the tie-breaks of cs (read only for the candidates that
 	// are ordered: with a top-k, those above its threshold first).
-	fill := func(cs []cand) {
+	fill := func(cs []rankCand) {
 		for i := range cs {
 			c, v := &cs[i], cs[i].Node
 			c.recent = 1<<31 - 1
@@ -477,7 +480,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			}
 		}
 	}
-	cmp := func(a, b cand) int {
+	cmp := func(a, b rankCand) int {
 		switch {
 		case a.Score != b.Score:
 			if a.Score > b.Score {
@@ -507,14 +510,14 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	// activated node; the filters below may skip some, so how many are
 	// taken is not known up front). The order is the same total order
 	// either way.
-	next := func() func() (cand, bool) {
+	next := func() func() (rankCand, bool) {
 		if topK <= 0 {
 			fill(cands)
 			slices.SortFunc(cands, cmp)
 			i := 0
-			return func() (cand, bool) {
+			return func() (rankCand, bool) {
 				if i == len(cands) {
-					return cand{}, false
+					return rankCand{}, false
 				}
 				i++
 				return cands[i-1], true
@@ -523,7 +526,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 		// The first part holds every candidate scored at least the
 		// score of the want-th best (score orders first, so they all come
 		// before the rest); the rest is heaped only if taking runs past.
-		h, rest := cands, []cand(nil)
+		h, rest := cands, []rankCand(nil)
 		if want := 2*topK + 64; len(cands) > 4*want {
 			scores := r.s.scores[:0]
 			for _, c := range cands {
@@ -566,7 +569,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 		}
 		heapify()
 		n := len(h)
-		return func() (cand, bool) {
+		return func() (rankCand, bool) {
 			if n == 0 && len(rest) > 0 {
 				h, rest = rest, nil
 				fill(h)
@@ -574,7 +577,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				n = len(h)
 			}
 			if n == 0 {
-				return cand{}, false
+				return rankCand{}, false
 			}
 			top := h[0]
 			n--

@@ -25,6 +25,7 @@ type scratch struct {
 	fired    []uint32
 	bits     []uint64 // sortNodes' bitmap: all zero between calls
 	scores   []float64
+	cands    []rankCand // related ranking's candidates
 	arrivals []arrival
 	labels   []label
 	pulses   []pulse
@@ -147,7 +148,18 @@ func (s *scratch) nextGen() uint32 {
 	return s.gen
 }
 
-func (e *Engine) getScratch() *scratch { return e.pool.Get().(*scratch) }
+// getScratch returns the engine's kept scratch when it is free, else one
+// from the pool. The pool drops what it holds at every garbage
+// collection, and a scratch's per-node arrays are megabytes on a large
+// graph (three of 16 bytes a node for the related walk): keeping one
+// across collections spares a long-lived process (the MCP server)
+// allocating and zeroing them again after each.
+func (e *Engine) getScratch() *scratch {
+	if s := e.kept.Swap(nil); s != nil {
+		return s
+	}
+	return e.pool.Get().(*scratch)
+}
 
 func (e *Engine) putScratch(s *scratch) {
 	// Drop list capacity grown far beyond typical queries so one huge query
@@ -161,6 +173,12 @@ func (e *Engine) putScratch(s *scratch) {
 	}
 	if cap(s.touched) > keep {
 		s.touched = nil
+	}
+	if cap(s.cands) > keep {
+		s.cands = nil
+	}
+	if e.kept.CompareAndSwap(nil, s) {
+		return
 	}
 	e.pool.Put(s)
 }
