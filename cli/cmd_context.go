@@ -69,7 +69,7 @@ func runContext(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	cov, err := ops.StoreCoverage(s, req.At, pack.Keys())
+	cov, err := ops.StoreCoverage(s, req.At, pack.Keys(), nil)
 	if err != nil {
 		return err
 	}

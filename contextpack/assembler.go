@@ -106,7 +106,8 @@ type Assembler struct {
 	orphansPath string                                    // the orphans file ("": none)
 	orphanScans atomic.Int64                              // scans made (tests)
 
-	related relatedMemo // the related walk's rankings of the current snapshot
+	related relatedMemo   // the related walk's rankings of the current snapshot
+	places  neighbourMemo // what the view says about the nodes they place
 }
 
 // header is the log header of rev (commit time, scope, run, task), read

@@ -160,25 +160,39 @@ func (c *call) neighbour(g *csr.Graph, n csr.NodeIndex, skip map[csr.NodeIndex]b
 	if skip[n] {
 		return Neighbour{}, false, nil
 	}
-	key, err := g.Key(n)
-	if err != nil {
-		return Neighbour{}, false, err
-	}
-	kind := kindOf(key)
-	if kind != "file" && kind != "symbol" {
-		return Neighbour{}, false, nil
-	}
-	node, live, err := liveNode(c.r, key, c.at)
-	if err != nil || !live {
-		return Neighbour{}, false, err
+	p, ok := c.a.places.get(c.snap, c.view, n)
+	if !ok {
+		var err error
+		if p, err = c.place(g, n); err != nil {
+			return Neighbour{}, false, err
+		}
+		c.a.places.put(c.snap, c.view, n, p)
 	}
 	// History is not a neighbour: the snapshot may predate a supersede or
 	// a new valid time (neither rebuilds it, §12.5).
-	if !node.Valid.Contains(c.validAt) {
+	if !p.ok || !p.valid.Contains(c.validAt) {
 		return Neighbour{}, false, nil
 	}
+	return p.nb, true, nil
+}
+
+// place is what the view says about node n (neighbourMemo): whether it is
+// a live file or symbol that nothing supersedes, its item and valid time.
+func (c *call) place(g *csr.Graph, n csr.NodeIndex) (placed, error) {
+	key, err := g.Key(n)
+	if err != nil {
+		return placed{}, err
+	}
+	kind := kindOf(key)
+	if kind != "file" && kind != "symbol" {
+		return placed{}, nil
+	}
+	node, live, err := liveNode(c.r, key, c.at)
+	if err != nil || !live {
+		return placed{}, err
+	}
 	if current, err := c.r.Visible(key, c.at, lmdbstore.StatusFilter{IncludeExpired: true}); err != nil || !current {
-		return Neighbour{}, false, err // superseded
+		return placed{}, err // superseded
 	}
 	nb := Neighbour{Key: key, Kind: kind, Prov: nodeProv(node)}
 	if kind == "symbol" {
@@ -188,7 +202,7 @@ func (c *call) neighbour(g *csr.Graph, n csr.NodeIndex, skip map[csr.NodeIndex]b
 	} else {
 		nb.Path = key[len("file:"):]
 	}
-	return nb, true, nil
+	return placed{ok: true, nb: nb, valid: node.Valid}, nil
 }
 
 func nodeProv(n lmdbstore.Node) Provenance {

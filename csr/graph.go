@@ -269,6 +269,10 @@ func (g *Graph) Type(n NodeIndex) (string, error) {
 	return g.f.NodeType(n)
 }
 
+// NodesOfType is the bitmap of the nodes of type typ, and of those whose
+// type cannot be read (snapshot.File.NodesOfType).
+func (g *Graph) NodesOfType(typ string) (match, bad []uint64) { return g.f.NodesOfType(typ) }
+
 // Node is every attribute of one node. Strings are zero-copy.
 type Node struct {
 	Index      NodeIndex

@@ -50,19 +50,24 @@ type Engine struct {
 	// choose what to follow and how much it weighs by it, never by name.
 	relRole  []roles.Role
 	relNames map[string]uint32
-	rank     []float64 // the snapshot's stored PageRank, nil without one: activation's tie-break
-	pool     sync.Pool // *scratch
+	rank     []float64               // the snapshot's stored PageRank, nil without one: activation's tie-break
+	pool     sync.Pool               // *scratch
+	kept     atomic.Pointer[scratch] // one scratch kept across collections (getScratch)
 	// checked has bit 2n (out) and 2n+1 (in) set once node n's edge list
 	// in that direction passed checkEdges: the arrays are immutable, so a
 	// list is checked once per engine, not on every read (a related walk
 	// and its ranking read the same lists many times).
 	checked []atomic.Uint32
+	// leaves has bit 2n set once node n's out-edges were read for
+	// isLeaf, and bit 2n+1 when n has a structure out-edge (not a leaf).
+	leaves []atomic.Uint32
 
 	// info reads node types, payloads and the stored PageRank (nil in
 	// algorithm-core tests: no temporal term, no kind filter).
 	info     nodeInfo
 	temporal temporalOnce
 	lexicon  lexiconOnce
+	kinds    kindSets
 	text     textIndexOnce
 }
 
@@ -71,6 +76,7 @@ type Engine struct {
 // tie-break).
 type nodeInfo interface {
 	Type(n csr.NodeIndex) (string, error)
+	NodesOfType(typ string) (match, bad []uint64)
 	Payload(n csr.NodeIndex) ([]byte, error)
 	PageRank() ([]float64, bool, error)
 }
@@ -130,6 +136,7 @@ func newEngine(g graphReader, rels []csr.Relation) (*Engine, error) {
 	n := e.numNodes
 	e.pool.New = func() any { return &scratch{n: n} }
 	e.checked = make([]atomic.Uint32, (2*n+31)/32)
+	e.leaves = make([]atomic.Uint32, (2*n+31)/32)
 	return e, nil
 }
 
@@ -187,6 +194,38 @@ func (e *Engine) in(n uint32) ([]uint32, []uint32, []float32, error) {
 		return nil, nil, nil, err
 	}
 	return s, r, w, e.checkEdges(n, true, s, r, w)
+}
+
+// isLeaf reports whether node n has no structure out-edge (the per-
+// container cap's leaves), reading its out-edges once per engine: ranking
+// asks it of every candidate it takes, often of the same nodes.
+func (e *Engine) isLeaf(n uint32) (bool, error) {
+	bit := 2 * uint64(n)
+	word, known, nonLeaf := bit/32, uint32(1)<<(bit%32), uint32(2)<<(bit%32)
+	if word < uint64(len(e.leaves)) {
+		if w := e.leaves[word].Load(); w&known != 0 {
+			return w&nonLeaf == 0, nil
+		}
+	}
+	_, rels, _, err := e.out(n)
+	if err != nil {
+		return false, err
+	}
+	leaf := true
+	for _, rel := range rels {
+		if e.relRole[rel] == roles.Structure {
+			leaf = false
+			break
+		}
+	}
+	if word < uint64(len(e.leaves)) {
+		mask := known
+		if !leaf {
+			mask |= nonLeaf
+		}
+		e.leaves[word].Or(mask)
+	}
+	return leaf, nil
 }
 
 // checkEdges checks node n's out- (or in-) edge list: arrays of equal

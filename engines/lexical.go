@@ -41,6 +41,7 @@ type Lexicon struct {
 type simScratch struct {
 	acc     []float64
 	touched []uint32
+	sorted  []Scored // sortByScore's buffer
 }
 
 type lexiconOnce struct {
@@ -263,11 +264,6 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 		}
 	}
 	sc.touched = touched
-	slices.SortFunc(out, func(a, b Scored) int {
-		if a.Score != b.Score {
-			return cmp.Compare(b.Score, a.Score)
-		}
-		return cmp.Compare(a.Node, b.Node)
-	})
+	sc.sorted = sortByScore(out, sc.sorted) // scores are > 0: no NaN
 	return out
 }

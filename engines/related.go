@@ -231,32 +231,58 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 		actRank int // 0: not activated
 		lexRank int // 0: no similarity
 	}
-	at := map[uint32]int{}
-	var all []fused
+	// at: a node's index in all, in the scratch's i1 under one generation.
+	at := &r.s.i1
+	at.need(r.s.n)
+	gen := r.s.nextGen()
+	all := make([]fused, 0, len(act)+len(sims))
 	for i, s := range act {
-		at[s.Node] = len(all)
+		at.set(s.Node, gen, int32(len(all)))
 		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
 	}
 	rank := 0
+	var ks *kindSet
+	if r.p.Kind != "" {
+		ks = r.e.nodesOfKind(r.p.Kind)
+	}
 	for _, s := range sims {
-		if r.p.Kind != "" && r.e.info != nil {
-			typ, err := r.e.info.Type(s.Node)
+		if ks != nil {
+			is, err := r.e.isKind(ks, r.p.Kind, s.Node)
 			if err != nil {
 				return nil, err
 			}
-			if typ != r.p.Kind {
+			if !is {
 				continue
 			}
 		}
 		rank++
-		i, ok := at[s.Node]
+		i32, ok := at.get(s.Node, gen)
+		i := int(i32)
 		if !ok {
 			i = len(all)
-			at[s.Node] = i
+			at.set(s.Node, gen, int32(i))
 			all = append(all, fused{node: s.Node})
 		}
 		all[i].score += r.fb.factor(s.Node) / (k + float64(rank))
 		all[i].lexRank = rank
+	}
+	if r.p.TopK > 0 && len(all) > 2*r.p.TopK {
+		// Only the nodes scored at least the TopK-th best score can be
+		// kept (score orders first): sort those alone.
+		scores := r.s.scores[:0]
+		for _, f := range all {
+			scores = append(scores, f.score)
+		}
+		r.s.scores = scores
+		t := kthLargest(scores, r.p.TopK)
+		i := 0
+		for j := range all {
+			if all[j].score >= t {
+				all[i], all[j] = all[j], all[i]
+				i++
+			}
+		}
+		all = all[:i]
 	}
 	slices.SortFunc(all, func(a, b fused) int {
 		if a.score != b.score {
@@ -311,7 +337,7 @@ func (r *relatedRun) spread(seeds []Seed) error {
 	for depth := 1; depth <= r.p.Depth && len(s.frontier) > 0; depth++ {
 		next := s.nextGen()
 		s.nextList = s.nextList[:0]
-		slices.Sort(s.frontier)
+		s.sortNodes(s.frontier) // sums arrive in node order: the same bits every run
 		for _, u := range s.frontier {
 			x := s.f2.e[u].v
 			if x < r.p.Threshold {
@@ -321,7 +347,6 @@ func (r *relatedRun) spread(seeds []Seed) error {
 				return err
 			}
 		}
-		slices.Sort(s.nextList)
 		for _, v := range s.nextList {
 			r.add(v, s.f3.e[v].v)
 		}
@@ -399,17 +424,19 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	return nil
 }
 
+// rankCand is a candidate of rank: its score and tie-breaks.
+type rankCand struct {
+	Scored
+	recent int32 // recency rank; MaxInt32 when none
+	pr     float64
+}
+
 // rank keeps the activated nodes of the kind asked, scores them (A × (1 +
 // τ × recency)), orders them (score, then recency rank, then PageRank,
 // then node index), and applies the per-container cap and the top-K cut
 // (topK <= 0: all).
 func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	s := r.s
-	type cand struct {
-		Scored
-		recent int32 // recency rank; MaxInt32 when none
-		pr     float64
-	}
 	var pr []float64
 	if r.e.info != nil {
 		var err error
@@ -417,31 +444,43 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			return nil, err
 		}
 	}
-	cands := make([]cand, 0, len(s.touched))
+	var ks *kindSet
+	if r.p.Kind != "" {
+		ks = r.e.nodesOfKind(r.p.Kind)
+	}
+	cands := s.cands[:0] // the scratch's, kept for the next ranking
+	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
 		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
 			continue
 		}
-		if r.p.Kind != "" && r.e.info != nil {
-			typ, err := r.e.info.Type(v)
+		if ks != nil {
+			is, err := r.e.isKind(ks, r.p.Kind, v)
 			if err != nil {
 				return nil, err
 			}
-			if typ != r.p.Kind {
+			if !is {
 				continue
 			}
 		}
-		c := cand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}, recent: 1<<31 - 1}
-		if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
-			c.recent = hist.rank[v]
-		}
-		if int(v) < len(pr) {
-			c.pr = pr[v]
-		}
-		cands = append(cands, c)
+		cands = append(cands, rankCand{Scored: Scored{Node: v, Score: a * (1 + r.p.Temporal*hist.Recency(v))}})
 	}
-	cmp := func(a, b cand) int {
+	// fill sets the tie-breaks of cs (read only for the candidates that
+	// are ordered: with a top-k, those above its threshold first).
+	fill := func(cs []rankCand) {
+		for i := range cs {
+			c, v := &cs[i], cs[i].Node
+			c.recent = 1<<31 - 1
+			if hist != nil && int(v) < len(hist.rank) && hist.rank[v] >= 0 {
+				c.recent = hist.rank[v]
+			}
+			if int(v) < len(pr) {
+				c.pr = pr[v]
+			}
+		}
+	}
+	cmp := func(a, b rankCand) int {
 		switch {
 		case a.Score != b.Score:
 			if a.Score > b.Score {
@@ -471,19 +510,40 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	// activated node; the filters below may skip some, so how many are
 	// taken is not known up front). The order is the same total order
 	// either way.
-	next := func() func() (cand, bool) {
+	next := func() func() (rankCand, bool) {
 		if topK <= 0 {
+			fill(cands)
 			slices.SortFunc(cands, cmp)
 			i := 0
-			return func() (cand, bool) {
+			return func() (rankCand, bool) {
 				if i == len(cands) {
-					return cand{}, false
+					return rankCand{}, false
 				}
 				i++
 				return cands[i-1], true
 			}
 		}
-		h := cands
+		// The first part holds every candidate scored at least the
+		// score of the want-th best (score orders first, so they all come
+		// before the rest); the rest is heaped only if taking runs past.
+		h, rest := cands, []rankCand(nil)
+		if want := 2*topK + 64; len(cands) > 4*want {
+			scores := r.s.scores[:0]
+			for _, c := range cands {
+				scores = append(scores, c.Score)
+			}
+			r.s.scores = scores
+			t := kthLargest(scores, want)
+			i := 0
+			for j := range cands {
+				if cands[j].Score >= t {
+					cands[i], cands[j] = cands[j], cands[i]
+					i++
+				}
+			}
+			h, rest = cands[:i], cands[i:]
+		}
+		fill(h)
 		less := func(i, j int) bool { return cmp(h[i], h[j]) < 0 }
 		down := func(i, n int) {
 			for {
@@ -502,13 +562,22 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 				i = m
 			}
 		}
-		for i := len(h)/2 - 1; i >= 0; i-- {
-			down(i, len(h))
+		heapify := func() {
+			for i := len(h)/2 - 1; i >= 0; i-- {
+				down(i, len(h))
+			}
 		}
+		heapify()
 		n := len(h)
-		return func() (cand, bool) {
+		return func() (rankCand, bool) {
+			if n == 0 && len(rest) > 0 {
+				h, rest = rest, nil
+				fill(h)
+				heapify()
+				n = len(h)
+			}
 			if n == 0 {
-				return cand{}, false
+				return rankCand{}, false
 			}
 			top := h[0]
 			n--
@@ -542,14 +611,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 // listed fewer than PerContainer leaves. It counts v against every
 // container when it is listed.
 func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
-	_, outRels, _, err := r.e.out(v)
-	if err != nil {
-		return false, err
-	}
-	for _, rel := range outRels {
-		if r.e.relRole[rel] == roles.Structure {
-			return true, nil
-		}
+	leaf, err := r.e.isLeaf(v)
+	if err != nil || !leaf {
+		return !leaf, err
 	}
 	ins, inRels, _, err := r.e.in(v)
 	if err != nil {

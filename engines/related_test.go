@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -399,5 +400,116 @@ func TestRelatedTopKIsPrefix(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRelatedTopKIsPrefixLarge: TestRelatedTopKIsPrefix on graphs large
+// enough that a top-k ranking heaps only the candidates above the k-th
+// best score's threshold, and the lexical fusion sorts only the nodes
+// above its own: files with terms among symbols, the mixed and the
+// files-only (fused) views, with and without the per-container cap.
+func TestRelatedTopKIsPrefixLarge(t *testing.T) {
+	words := []string{"store", "page", "cursor", "flag", "cobra", "zeta", "tree", "node", "edge", "hash", "lock", "map"}
+	rng := rand.New(rand.NewPCG(22, 13))
+	for trial := 0; trial < 4; trial++ {
+		g := randomGraph(rng, 1500, 9000)
+		g.rels = roleRels
+		g.types, g.payloads = map[int]string{}, map[int]string{}
+		for i := range g.keys {
+			if rng.IntN(3) > 0 {
+				g.types[i] = "symbol"
+				continue
+			}
+			g.types[i] = "file"
+			terms := map[string]int{}
+			for range 1 + rng.IntN(5) {
+				terms[words[rng.IntN(len(words))]] = 1 + rng.IntN(4)
+			}
+			b, _ := json.Marshal(map[string]any{"path": g.keys[i] + ".go", "terms": terms})
+			g.payloads[i] = string(b)
+		}
+		e := buildEngine(t, g)
+		seeds := []Seed{{Node: uint32(rng.IntN(len(g.keys))), Score: 1}}
+		for _, kind := range []string{"", "file"} {
+			for _, perContainer := range []int{0, 2} {
+				p := relatedNoTime()
+				p.Kind, p.PerContainer = kind, perContainer
+				all, err := e.Related(seeds, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Enough to take the threshold paths: ranking's (more
+				// than 4(2k+64) candidates) and the fusion's (2k).
+				if need := map[string]int{"": 4 * (2*10 + 64), "file": 2 * 40}[kind]; len(all) <= need {
+					t.Fatalf("trial %d, kind %q: %d ranked, too few to take the threshold path", trial, kind, len(all))
+				}
+				for _, k := range []int{1, 10, 40} {
+					p.TopK = k
+					top, err := e.Related(seeds, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := cmp.Diff(all[:min(k, len(all))], top); d != "" {
+						t.Fatalf("trial %d, kind %q, cap %d, top %d (-prefix of all +top):\n%s", trial, kind, perContainer, k, d)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRelatedTopKPastThreshold: symbols only, at most one per file, over
+// files of 40 symbols that call within their file or the next: the best
+// scores all fall in the few files nearest the strongest seed, so taking
+// the top k runs past the threshold's part into the rest; the result is
+// still the first k of the full ranking, ties broken as there.
+func TestRelatedTopKPastThreshold(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 14))
+	g := testGraph{rels: roleRels, types: map[int]string{}}
+	const files, per = 50, 40
+	for f := range files {
+		g.keys = append(g.keys, fmt.Sprintf("f%02d", f))
+		g.types[f] = "file"
+	}
+	for f := range files {
+		for s := range per {
+			g.keys = append(g.keys, fmt.Sprintf("s%02d_%02d", f, s))
+			g.types[len(g.keys)-1] = "symbol"
+			g.edges = append(g.edges, testEdge{src: f, dst: len(g.keys) - 1, rel: 2, w: 1})
+		}
+	}
+	calls := map[[2]int]bool{}
+	for range 3000 {
+		f := rng.IntN(files)
+		a := files + f*per + rng.IntN(per)
+		b := files + (f+rng.IntN(2))%files*per + rng.IntN(per)
+		if a != b && !calls[[2]int{a, b}] {
+			calls[[2]int{a, b}] = true
+			g.edges = append(g.edges, testEdge{src: a, dst: b, rel: 3, w: 1})
+		}
+	}
+	// PageRank breaks the ties of equal scores (every call weighs 1).
+	e := mustEngine(t, snapshotBytes(t, g, snapshot.WriterOptions{Extra: PageRankSection}))
+	seeds := []Seed{{Node: 0, Score: 1}}
+	for f := 1; f < files; f++ {
+		seeds = append(seeds, Seed{Node: uint32(f), Score: 0.001})
+	}
+	p := relatedNoTime()
+	p.Kind, p.PerContainer = "symbol", 1
+	all, err := e.Related(seeds, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 30
+	if len(all) < k {
+		t.Fatalf("%d ranked, want at least %d", len(all), k)
+	}
+	p.TopK = k
+	top, err := e.Related(seeds, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(all[:k], top); d != "" {
+		t.Fatalf("top %d (-prefix of all +top):\n%s", k, d)
 	}
 }

@@ -1,5 +1,10 @@
 package engines
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // scratch is the reusable per-query working memory. Its per-node arrays are
 // allocated on first use and never cleared wholesale: an entry is valid only
 // when its stamp equals the generation the query took for that array, so
@@ -18,6 +23,9 @@ type scratch struct {
 	frontier []uint32
 	nextList []uint32
 	fired    []uint32
+	bits     []uint64 // sortNodes' bitmap: all zero between calls
+	scores   []float64
+	cands    []rankCand // related ranking's candidates
 	arrivals []arrival
 	labels   []label
 	pulses   []pulse
@@ -84,6 +92,45 @@ func (a *stampedInts) clearStamps() {
 	}
 }
 
+// sortNodes sorts list, a list of distinct node indices, in place. A long
+// list is sorted through a bitmap of the nodes (set its bits, read them
+// back in order: linear in the list and the node range it spans, against
+// n log n comparisons); a short one, or one with a repeated node, by
+// comparison. The result is the same either way.
+func (s *scratch) sortNodes(list []uint32) {
+	const minBitmap = 256
+	if len(list) < minBitmap {
+		slices.Sort(list)
+		return
+	}
+	if want := (s.n + 63) / 64; len(s.bits) < want {
+		s.bits = make([]uint64, want)
+	}
+	lo, hi := list[0], list[0]
+	for i, v := range list {
+		w, b := v>>6, uint64(1)<<(v&63)
+		if s.bits[w]&b != 0 { // a repeated node: undo, sort by comparison
+			for _, u := range list[:i] {
+				s.bits[u>>6] = 0
+			}
+			slices.Sort(list)
+			return
+		}
+		s.bits[w] |= b
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	i := 0
+	for w := lo >> 6; w <= hi>>6; w++ {
+		x := s.bits[w]
+		s.bits[w] = 0
+		for x != 0 {
+			list[i] = w<<6 | uint32(bits.TrailingZeros64(x))
+			i++
+			x &= x - 1
+		}
+	}
+}
+
 // nextGen returns a fresh generation. When the counter wraps, every stamp is
 // cleared so no stale entry can match.
 func (s *scratch) nextGen() uint32 {
@@ -101,7 +148,18 @@ func (s *scratch) nextGen() uint32 {
 	return s.gen
 }
 
-func (e *Engine) getScratch() *scratch { return e.pool.Get().(*scratch) }
+// getScratch returns the engine's kept scratch when it is free, else one
+// from the pool. The pool drops what it holds at every garbage
+// collection, and a scratch's per-node arrays are megabytes on a large
+// graph (three of 16 bytes a node for the related walk): keeping one
+// across collections spares a long-lived process (the MCP server)
+// allocating and zeroing them again after each.
+func (e *Engine) getScratch() *scratch {
+	if s := e.kept.Swap(nil); s != nil {
+		return s
+	}
+	return e.pool.Get().(*scratch)
+}
 
 func (e *Engine) putScratch(s *scratch) {
 	// Drop list capacity grown far beyond typical queries so one huge query
@@ -115,6 +173,12 @@ func (e *Engine) putScratch(s *scratch) {
 	}
 	if cap(s.touched) > keep {
 		s.touched = nil
+	}
+	if cap(s.cands) > keep {
+		s.cands = nil
+	}
+	if e.kept.CompareAndSwap(nil, s) {
+		return
 	}
 	e.pool.Put(s)
 }

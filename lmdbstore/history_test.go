@@ -1,10 +1,12 @@
 package lmdbstore
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -251,4 +253,74 @@ func TestHistoryReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRevisionTimeKept: RevisionTime answers each committed revision's
+// log header time, the first time and again (from the store's cache), and
+// in a write transaction its pending time; a revision whose transaction
+// aborted is not kept: the next commit under that number answers its own
+// time.
+func TestRevisionTimeKept(t *testing.T) {
+	s := newStore(t, Options{})
+	errAbort := errors.New("abort")
+	put := func(key string) {
+		t.Helper()
+		if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error { return tx.PutNode(NodePut{Key: key}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	headers := func() map[Revision]time.Time {
+		t.Helper()
+		out := map[Revision]time.Time{}
+		err := s.View(func(r *ReadTxn) error {
+			return r.LogHeaders(1<<62, func(h LogHeader) bool { out[h.Rev] = h.TS; return true })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	check := func() {
+		t.Helper()
+		for range 2 {
+			for rev, want := range headers() {
+				err := s.View(func(r *ReadTxn) error {
+					got, err := r.RevisionTime(rev)
+					if err == nil && !got.Equal(want) {
+						t.Errorf("revision %d: time %v, want %v", rev, got, want)
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	put("n:a")
+	put("n:b")
+	check()
+	var pending time.Time
+	_, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+		if err := tx.PutNode(NodePut{Key: "n:c"}); err != nil {
+			return err
+		}
+		var err error
+		if pending, err = tx.Reader().RevisionTime(3); err != nil {
+			return err
+		}
+		return errAbort
+	})
+	if !errors.Is(err, errAbort) || pending.IsZero() {
+		t.Fatalf("aborted write: %v, pending time %v", err, pending)
+	}
+	err = s.View(func(r *ReadTxn) error { _, err := r.RevisionTime(3); return err })
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("revision 3 after the abort: %v, want ErrNotFound", err)
+	}
+	put("n:d")
+	if h := headers(); len(h) != 3 {
+		t.Fatalf("%d revisions, want 3", len(h))
+	}
+	check()
 }

@@ -109,6 +109,8 @@ type Store struct {
 	// (keycache.go): reads resolve neighbours' keys from it, and a write
 	// transaction need not look up an endpoint it has seen before.
 	ids keyCache
+	// revTimes caches committed revisions' commit times (ts.go).
+	revTimes revTimeCache
 
 	closeMu sync.Mutex
 	closed  bool

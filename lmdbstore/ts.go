@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -64,6 +65,48 @@ func (r *ReadTxn) RevisionTime(rev Revision) (time.Time, error) {
 	if r.inWrite && rev == r.rev {
 		return nsTime(r.pendingTS), nil
 	}
+	if t, ok := r.s.revTimes.get(rev); ok {
+		return t, nil
+	}
+	t, err := r.logTime(rev)
+	if err == nil {
+		r.s.revTimes.put(rev, t)
+	}
+	return t, err
+}
+
+// maxRevTimes bounds the commit times a Store keeps.
+const maxRevTimes = 1 << 14
+
+// revTimeCache keeps the commit times of committed revisions read so far.
+// A committed log record never changes, and reading its time checks the
+// whole record: for a revision that ingested a tree, megabytes, on every
+// edge listing that prints the revision's time.
+// Only records read from the log are kept: the pending revision of a
+// write transaction (which may still abort) is never read from it.
+type revTimeCache struct {
+	mu sync.Mutex
+	m  map[Revision]time.Time
+}
+
+func (c *revTimeCache) get(rev Revision) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[rev]
+	return t, ok
+}
+
+func (c *revTimeCache) put(rev Revision, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxRevTimes {
+		c.m = make(map[Revision]time.Time)
+	}
+	c.m[rev] = t
+}
+
+// logTime reads the commit time of rev from its log record.
+func (r *ReadTxn) logTime(rev Revision) (time.Time, error) {
 	k := u64be(uint64(rev))
 	v, err := r.txn.Get(r.s.db.log, k)
 	if lmdb.IsNotFound(err) {

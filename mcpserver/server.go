@@ -61,8 +61,10 @@ type Server struct {
 	// tools' snapshots and the context packs' (the file of the store
 	// directory, kept mapped between calls, SPEC.md §12.5).
 	snaps *enginesnap.Provider
-	// contexts assembles context packs over snaps.
+	// contexts assembles context packs over snaps; coverage keeps what
+	// their coverage read of the view's payloads.
 	contexts *contextpack.Assembler
+	coverage ops.CoverageMemo
 	// refresh is kept between the refreshes before answers (parses,
 	// the graph last written, the last git status: SPEC.md §9.10).
 	refresh *freshness.Cache

@@ -82,7 +82,7 @@ func (s *Server) context(_ context.Context, a *ContextArgs) (ContextResult, erro
 	if err != nil {
 		return ContextResult{}, err
 	}
-	cov, err := ops.StoreCoverage(s.store, at, pack.Keys())
+	cov, err := ops.StoreCoverage(s.store, at, pack.Keys(), &s.coverage)
 	if err != nil {
 		return ContextResult{}, err
 	}

@@ -429,9 +429,9 @@ func (c *lineConn) writeLine(b []byte) error {
 		return io.ErrClosedPipe
 	default:
 	}
-	buf := make([]byte, 0, len(b)+1)
-	buf = append(append(buf, b...), '\n')
-	_, err := c.out.Write(buf)
+	// b is this line's own buffer (an encoding made for it): the newline
+	// goes into its spare capacity when it has some, without a copy.
+	_, err := c.out.Write(append(b, '\n'))
 	return err
 }
 
@@ -456,7 +456,7 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if isResp {
 		if syn, ok := resp.ID.Raw().(string); ok {
 			if raw, ok := c.release(syn); ok {
-				if b, err = restoreID(b, raw); err != nil {
+				if b, err = restoreID(b, syn, raw); err != nil {
 					return err
 				}
 			}
@@ -491,8 +491,18 @@ func withErrorCode(msg jsonrpc.Message) jsonrpc.Message {
 	return &out
 }
 
-// restoreID puts the client's id text raw back into an encoded response.
-func restoreID(b []byte, raw json.RawMessage) ([]byte, error) {
+// restoreID puts the client's id text raw back into an encoded response
+// whose id is syn. The SDK encodes a response as `{"jsonrpc":"2.0","id":`,
+// the id, then the result or error: that id is replaced in place, without
+// decoding the rest (a result can be tens of kilobytes). A response of
+// another shape is decoded and written in that shape.
+func restoreID(b []byte, syn string, raw json.RawMessage) ([]byte, error) {
+	const head = `{"jsonrpc":"2.0","id":`
+	id := strconv.Quote(syn)
+	if rest, ok := bytes.CutPrefix(b, []byte(head+id)); ok && (bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))) {
+		out := make([]byte, 0, len(head)+len(raw)+len(rest)+1) // +1: writeLine's newline
+		return append(append(append(out, head...), raw...), rest...), nil
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func TestReadLine(t *testing.T) {
@@ -177,3 +178,52 @@ func TestSchemaMessage(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestRestoreID: the client's id goes back into responses the SDK encoded
+// (a result with escapes and nesting, an error), byte for byte what
+// decoding the response and writing it again gives (restoreIDDecoded, the
+// path taken for any other shape), and the result or error unchanged.
+func TestRestoreID(t *testing.T) {
+	syn := "memctl-42"
+	id, err := jsonrpc.MakeID(syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []*jsonrpc.Response{
+		{ID: id, Result: json.RawMessage(`{"content":[{"type":"text","text":"{\"a\":\"x\\\"y}\"}"}],"structuredContent":{"a":"x\"y}","n":[1,2.5e300,{"id":"memctl-42"}]}}`)},
+		{ID: id, Result: json.RawMessage(`{}`)},
+		{ID: id, Error: &jsonrpc.Error{Code: -32602, Message: `bad "id":"memctl-42"`}},
+	}
+	for _, resp := range results {
+		b, err := jsonrpc.EncodeMessage(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range []string{`7`, `9223372036854775807`, `1.5`, `-0`, `"x\"y"`, `"memctl-42"`} {
+			got, err := restoreID(b, syn, json.RawMessage(raw))
+			if err != nil {
+				t.Fatalf("%s, id %s: %v", b, raw, err)
+			}
+			want, err := restoreID(b, "not-the-id", json.RawMessage(raw)) // the prefix does not match: decoded
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("id %s:\n got  %s\n want %s", raw, got, want)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(got, &m); err != nil {
+				t.Fatalf("%s: %v", got, err)
+			}
+			if string(m["id"]) != raw {
+				t.Errorf("%s: id %s, want %s", got, m["id"], raw)
+			}
+			if resp.Error == nil && string(m["result"]) != string(resp.Result) {
+				t.Errorf("%s: result changed", got)
+			}
+			if resp.Error != nil && !strings.Contains(string(m["error"]), `"code":-32602`) {
+				t.Errorf("%s: error changed", got)
+			}
+		}
+	}
+}

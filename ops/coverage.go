@@ -11,6 +11,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/memctl/memctl/csr"
 	"github.com/memctl/memctl/engines"
@@ -45,30 +46,29 @@ func StorePayloads(r *lmdbstore.ReadTxn, at lmdbstore.At) Payloads {
 // Coverage sums what ingest could not resolve over the files of keys (a
 // file key, or a symbol's or package's file(s) as its payload names them).
 func Coverage(payloadOf Payloads, keys []string) (records.Coverage, error) {
+	return coverage(perCall(payloadOf), keys)
+}
+
+// coverage is Coverage over the facts of each key's payload.
+func coverage(factsOf func(key string) (payloadFacts, error), keys []string) (records.Coverage, error) {
 	files := map[string]bool{}
 	pkgs := map[string]bool{}
 	for _, k := range keys {
-		p, ok, err := payloadOf(k)
+		f, err := factsOf(k)
 		if err != nil {
 			return records.Coverage{}, err
 		}
-		if !ok {
+		if !f.ok {
 			continue
 		}
-		var pl struct {
-			Path       string `json:"path"`
-			ImportPath string `json:"import_path"`
-			Mode       string `json:"mode"`
-		}
-		_ = json.Unmarshal(p, &pl) // not the ingest shape: nothing to add
 		switch {
 		case strings.HasPrefix(k, "file:"):
 			files[strings.TrimPrefix(k, "file:")] = true
-		case pl.Path != "":
-			files[pl.Path] = true
+		case f.path != "":
+			files[f.path] = true
 		}
-		if pl.ImportPath != "" && pl.Mode == "syntax" {
-			pkgs[pl.ImportPath] = true
+		if f.importPath != "" && f.mode == "syntax" {
+			pkgs[f.importPath] = true
 		}
 	}
 	out := records.Coverage{Files: len(files)}
@@ -77,28 +77,20 @@ func Coverage(payloadOf Payloads, keys []string) (records.Coverage, error) {
 		n    int
 	}
 	var counts []count
-	for f := range files {
-		p, ok, err := payloadOf("file:" + f)
+	for file := range files {
+		f, err := factsOf("file:" + file)
 		if err != nil {
 			return records.Coverage{}, err
 		}
-		if !ok {
+		if !f.ok || !f.sums {
 			continue
 		}
-		var pl struct {
-			Unresolved int    `json:"unresolved"`
-			Mode       string `json:"mode"`
-			Package    string `json:"package"`
+		if f.unresolved > 0 {
+			out.Unresolved += f.unresolved
+			counts = append(counts, count{file, f.unresolved})
 		}
-		if json.Unmarshal(p, &pl) != nil {
-			continue
-		}
-		if pl.Unresolved > 0 {
-			out.Unresolved += pl.Unresolved
-			counts = append(counts, count{f, pl.Unresolved})
-		}
-		if pl.Mode == "syntax" && pl.Package != "" {
-			pkgs[pl.Package] = true
+		if f.sumsMode == "syntax" && f.pkg != "" {
+			pkgs[f.pkg] = true
 		}
 	}
 	slices.SortFunc(counts, func(a, b count) int {
@@ -118,6 +110,88 @@ func Coverage(payloadOf Payloads, keys []string) (records.Coverage, error) {
 	return out, nil
 }
 
+// payloadFacts is what coverage reads from one key's payload: where the
+// node is (a file's path, a package's import path and mode), and, for a
+// file, its sums (valid when its payload has the ingest shape).
+type payloadFacts struct {
+	ok                     bool // a node with a payload
+	path, importPath, mode string
+	sums                   bool
+	unresolved             int
+	sumsMode, pkg          string
+}
+
+// factsOf decodes payload p (of a node, when ok) as coverage reads it.
+func factsOf(p []byte, ok bool) payloadFacts {
+	if !ok {
+		return payloadFacts{}
+	}
+	var where struct {
+		Path       string `json:"path"`
+		ImportPath string `json:"import_path"`
+		Mode       string `json:"mode"`
+	}
+	_ = json.Unmarshal(p, &where) // not the ingest shape: nothing to add
+	var sums struct {
+		Unresolved int    `json:"unresolved"`
+		Mode       string `json:"mode"`
+		Package    string `json:"package"`
+	}
+	valid := json.Unmarshal(p, &sums) == nil
+	return payloadFacts{ok: true, path: where.Path, importPath: where.ImportPath, mode: where.Mode,
+		sums: valid, unresolved: sums.Unresolved, sumsMode: sums.Mode, pkg: sums.Package}
+}
+
+// perCall reads and decodes each key's payload once per Coverage: a file
+// is asked for by its key and again for its sums (on the Go standard
+// library a file's payload carries its lexical terms; reading them twice
+// was most of the coverage of a context pack).
+func perCall(payloadOf Payloads) func(string) (payloadFacts, error) {
+	seen := map[string]payloadFacts{}
+	return func(key string) (payloadFacts, error) {
+		if f, ok := seen[key]; ok {
+			return f, nil
+		}
+		p, ok, err := payloadOf(key)
+		if err != nil {
+			return payloadFacts{}, err
+		}
+		f := factsOf(p, ok)
+		seen[key] = f
+		return f, nil
+	}
+}
+
+// maxCoverageFacts bounds the keys a CoverageMemo keeps.
+const maxCoverageFacts = 1 << 16
+
+// CoverageMemo keeps what StoreCoverage decoded from each key's payload at
+// one view revision (the committed state of a revision never changes), for
+// a long-lived process answering many packs: the regions of neighbouring
+// targets overlap. A new revision starts it over. The zero value is ready;
+// safe for concurrent use.
+type CoverageMemo struct {
+	mu    sync.Mutex
+	rev   lmdbstore.Revision
+	facts map[string]payloadFacts
+}
+
+func (m *CoverageMemo) get(rev lmdbstore.Revision, key string) (payloadFacts, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.facts[key]
+	return f, ok && m.rev == rev
+}
+
+func (m *CoverageMemo) put(rev lmdbstore.Revision, key string, f payloadFacts) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rev != rev || m.facts == nil || len(m.facts) >= maxCoverageFacts {
+		m.rev, m.facts = rev, make(map[string]payloadFacts)
+	}
+	m.facts[key] = f
+}
+
 // payloadOf is the payload of the node named key; ok is false when the
 // snapshot has no such live node.
 func payloadOf(g *csr.Graph, key string) ([]byte, bool, error) {
@@ -130,12 +204,31 @@ func payloadOf(g *csr.Graph, key string) ([]byte, bool, error) {
 }
 
 // StoreCoverage is Coverage over the store at a view (for context packs,
-// which read the store); nil when keys involve no file.
-func StoreCoverage(s *lmdbstore.Store, at lmdbstore.At, keys []string) (*records.Coverage, error) {
+// which read the store); nil when keys involve no file. memo, when not
+// nil, keeps the payloads' facts of the view's revision for later calls.
+func StoreCoverage(s *lmdbstore.Store, at lmdbstore.At, keys []string, memo *CoverageMemo) (*records.Coverage, error) {
 	var c records.Coverage
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
+		facts := perCall(StorePayloads(r, at))
+		if memo != nil {
+			rev, err := r.Resolve(at)
+			if err != nil {
+				return err
+			}
+			read := facts
+			facts = func(key string) (payloadFacts, error) {
+				if f, ok := memo.get(rev, key); ok {
+					return f, nil
+				}
+				f, err := read(key)
+				if err == nil {
+					memo.put(rev, key, f)
+				}
+				return f, err
+			}
+		}
 		var err error
-		c, err = Coverage(StorePayloads(r, at), keys)
+		c, err = coverage(facts, keys)
 		return err
 	})
 	if err != nil || c.Files == 0 {

@@ -106,6 +106,10 @@ func ListEdges(r *lmdbstore.ReadTxn, req EdgesRequest) (EdgeList, error) {
 		end = req.Offset + req.Limit
 		res.NextOffset = end
 	}
+	res.Edges = make([]records.Edge, 0, end-req.Offset)
+	if !req.AnyStatus {
+		res.Peers = make([]lmdbstore.Status, 0, end-req.Offset)
+	}
 	for _, x := range all[req.Offset:end] {
 		// The payload: one lookup each, so only for the edges returned.
 		full, err := r.GetEdge(x.rec.Src, x.rec.Rel, x.rec.Dst, req.At)

@@ -121,6 +121,48 @@ func (f *File) NodeType(i uint32) (string, error) {
 	return f.String(id)
 }
 
+// NodesOfType is the set of nodes whose type is typ, as a bitmap (node i
+// is bit i%64 of word i/64), from one pass over the node table: the
+// engines filter thousands of nodes a query by type, and a bit costs less
+// to test than a string to read and compare. bad marks the nodes whose
+// type cannot be read (a string id out of range, or a damaged string
+// table): NodeType reports why.
+func (f *File) NodesOfType(typ string) (match, bad []uint64) {
+	n := len(f.nodeIDs)
+	match, bad = make([]uint64, (n+63)/64), make([]uint64, (n+63)/64)
+	// Types are few: each string id is compared once.
+	type known struct {
+		id uint32
+		ok bool
+	}
+	var seen []known
+	for i := 0; i < n; i++ {
+		id := f.nodes[i].Type
+		is, found := false, false
+		for _, k := range seen {
+			if k.id == id {
+				is, found = k.ok, true
+				break
+			}
+		}
+		if !found {
+			s, err := f.String(id)
+			if err != nil {
+				bad[i/64] |= 1 << (i % 64)
+				continue
+			}
+			is = s == typ
+			if len(seen) < 64 {
+				seen = append(seen, known{id, is})
+			}
+		}
+		if is {
+			match[i/64] |= 1 << (i % 64)
+		}
+	}
+	return match, bad
+}
+
 // Lookup finds the node index of id in the sorted id array, building
 // nothing at open. Node ids are hashes of keys, spread uniformly, so one
 // interpolation guess lands within about sqrt(n) positions of the answer; a

@@ -211,6 +211,7 @@ func touchAll(f *snapshot.File) {
 		_, _ = g.NodeID(i)
 		_, _ = g.Type(i)
 	}
+	_, _ = g.NodesOfType("file")
 	_, _, _ = g.LookupKey("file:main.go")
 	_, _, _ = g.PrefixRange("sym:")
 	_, _ = g.TrigramPostings([3]byte{'m', 'a', 'i'})
@@ -514,4 +515,55 @@ func TestNodeTypeIsNodeStringsType(t *testing.T) {
 	if len(types) < 3 { // two types and "" past the end
 		t.Errorf("the tiny state has too few node types to tell them apart: %v", types)
 	}
+}
+
+// TestNodesOfTypeIsNodeType: NodesOfType sets a node's bit exactly when
+// NodeType answers that type, and its bad bit exactly when NodeType fails
+// — on the tiny state, and on every copy of it with one byte flipped that
+// still opens (a flip in a node row's type id, or in the string table).
+func TestNodesOfTypeIsNodeType(t *testing.T) {
+	orig := mustWrite(t, tinyState(), snapshot.WriterOptions{})
+	check := func(f *snapshot.File, what string) {
+		n := uint32(f.NumNodes())
+		types := map[string]bool{"": true, "nope": true}
+		for i := range n {
+			typ, _ := f.NodeType(i)
+			types[typ] = true
+		}
+		for typ := range types {
+			match, bad := f.NodesOfType(typ)
+			for i := range n {
+				got, gerr := f.NodeType(i)
+				isBad, isMatch := bad[i/64]&(1<<(i%64)) != 0, match[i/64]&(1<<(i%64)) != 0
+				if isBad != (gerr != nil) || (!isBad && isMatch != (got == typ)) {
+					t.Fatalf("%s: type %q, node %d: match %v, bad %v; NodeType %q, %v", what, typ, i, isMatch, isBad, got, gerr)
+				}
+			}
+		}
+	}
+	f, err := snapshot.FromBytes(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(f, "intact")
+	opened, badTypes := 0, 0
+	for i := range orig {
+		b := bytes.Clone(orig)
+		b[i] ^= 0x5a
+		if f, err := snapshot.FromBytes(b); err == nil {
+			opened++
+			check(f, fmt.Sprintf("byte %d flipped", i))
+			for i := range uint32(f.NumNodes()) {
+				if _, err := f.NodeType(i); err != nil {
+					badTypes++
+					break
+				}
+			}
+		}
+	}
+	// The check above must have met damaged types, or it proved nothing.
+	if opened == 0 || badTypes == 0 {
+		t.Fatalf("of %d flips, %d opened and %d had a node type that cannot be read", len(orig), opened, badTypes)
+	}
+	t.Logf("%d flips opened, %d with an unreadable node type", opened, badTypes)
 }

@@ -1,0 +1,132 @@
+package engines
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSortNodes: sortNodes orders lists of every size (below and above the
+// bitmap's threshold, spanning one word or the whole range, with a
+// repeated node) as slices.Sort does, and leaves its bitmap clear for the
+// next call.
+func TestSortNodes(t *testing.T) {
+	const n = 5000
+	s := &scratch{n: n}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		size := rng.IntN(2 * n / 3)
+		if trial%4 == 0 {
+			size = 256 + rng.IntN(64) // around the threshold
+		}
+		list := make([]uint32, 0, size)
+		switch trial % 3 {
+		case 0: // distinct, anywhere
+			for _, v := range rng.Perm(n)[:size] {
+				list = append(list, uint32(v))
+			}
+		case 1: // distinct, a narrow range
+			base := rng.IntN(n - size)
+			for _, v := range rng.Perm(size) {
+				list = append(list, uint32(base+v))
+			}
+		case 2: // one node twice
+			for _, v := range rng.Perm(n)[:size] {
+				list = append(list, uint32(v))
+			}
+			if size > 1 {
+				list[rng.IntN(size)] = list[rng.IntN(size)]
+			}
+		}
+		want := slices.Clone(list)
+		slices.Sort(want)
+		s.sortNodes(list)
+		if !slices.Equal(list, want) {
+			t.Fatalf("trial %d (%d nodes): sorted differently", trial, size)
+		}
+		for w, x := range s.bits {
+			if x != 0 {
+				t.Fatalf("trial %d: bitmap word %d left set", trial, w)
+			}
+		}
+	}
+}
+
+// TestKthLargest: kthLargest answers what a descending sort puts at k, on
+// random lists with many ties, sorted and reversed lists, for every k of
+// short lists and random ks of long ones.
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(3000)
+		xs := make([]float64, n)
+		for i := range xs {
+			switch trial % 4 {
+			case 0:
+				xs[i] = rng.Float64()
+			case 1:
+				xs[i] = float64(rng.IntN(5)) // ties
+			case 2:
+				xs[i] = float64(i) // ascending
+			case 3:
+				xs[i] = float64(n - i) // descending
+			}
+		}
+		desc := slices.Clone(xs)
+		slices.Sort(desc)
+		slices.Reverse(desc)
+		ks := []int{1, n, 1 + rng.IntN(n)}
+		if n < 40 {
+			ks = ks[:0]
+			for k := 1; k <= n; k++ {
+				ks = append(ks, k)
+			}
+		}
+		for _, k := range ks {
+			if got := kthLargest(slices.Clone(xs), k); got != desc[k-1] {
+				t.Fatalf("trial %d (n %d), k %d: %v, want %v", trial, n, k, got, desc[k-1])
+			}
+		}
+	}
+}
+
+// TestSortByScore: sortByScore orders as slices.SortFunc with its
+// comparison (score descending, then node), on short and long lists, with
+// many tied scores, +Inf, and scores spanning many magnitudes.
+func TestSortByScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var tmp []Scored
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(4000)
+		xs := make([]Scored, n)
+		for i := range xs {
+			xs[i].Node = uint32(rng.IntN(1 << 20))
+			switch trial % 4 {
+			case 0:
+				xs[i].Score = rng.Float64() + 1e-300
+			case 1:
+				xs[i].Score = float64(1 + rng.IntN(3)) // ties: the node decides
+			case 2:
+				xs[i].Score = math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
+			case 3:
+				xs[i].Score = rng.Float64() + 1e-300
+				if rng.IntN(50) == 0 {
+					xs[i].Score = math.Inf(1)
+				}
+			}
+		}
+		want := slices.Clone(xs)
+		slices.SortFunc(want, func(a, b Scored) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Node, b.Node)
+		})
+		tmp = sortByScore(xs, tmp)
+		if !slices.Equal(xs, want) {
+			t.Fatalf("trial %d (%d scores): ordered differently", trial, n)
+		}
+	}
+}
