@@ -5,7 +5,10 @@
 //
 // Invariants:
 //   - An export reads one read transaction at one resolved revision: every
-//     pass of the writer sees the same committed state.
+//     pass of the writer sees the same committed state. It reads the live
+//     nodes and edges from the store once and replays them to the later
+//     passes from memory (so an export holds them, payloads included,
+//     while it runs); the bytes are those of reading the store each pass.
 //   - Missing nodes (ids referenced by live edges with no live node at that
 //     revision) are delivered as snapshot.NodeRecord{Missing: true} with the
 //     key the store registered for the id.
@@ -200,7 +203,17 @@ type State struct {
 	filter  lmdbstore.StatusFilter
 	missing []uint64 // sorted ids of missing nodes, found on first use
 	found   bool
-	times   map[lmdbstore.Revision]int64
+	// The live nodes and edges at rev, read from the store once (by
+	// findMissing) and replayed from memory by every later pass: the
+	// writer makes two passes over each and findMissing two over the
+	// edges, and an export of a small graph spent most of its time
+	// decoding the same records again. Nil until read; rescan (tests
+	// only) reads the store on every pass instead, as before.
+	nodes  []lmdbstore.Node
+	edges  []lmdbstore.Edge
+	loaded bool
+	rescan bool
+	times  map[lmdbstore.Revision]int64
 	// Found with missing: ids a live supersedes edge points at, ids left
 	// out (superseded or expired, unless included), and the kv addresses
 	// among them whose entries are expired.
@@ -305,7 +318,7 @@ func (st *State) findMissing() error {
 	if err != nil && !errors.Is(err, lmdbstore.ErrUnknownRelation) {
 		return err
 	}
-	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	if err := st.eachEdge(func(e lmdbstore.Edge) error {
 		if supRel.ID != 0 && e.Rel == supRel.ID {
 			st.superseded[uint64(e.Dst)] = true
 		}
@@ -322,7 +335,7 @@ func (st *State) findMissing() error {
 		st.hidden[id] = true
 	}
 	var live []uint64
-	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+	if err := st.eachNode(func(n lmdbstore.Node) error {
 		live = append(live, uint64(n.ID))
 		if !st.hidden[uint64(n.ID)] {
 			st.noteValidity(n.Valid) // it decides the node's Expired flag, or whether it is kept
@@ -335,7 +348,7 @@ func (st *State) findMissing() error {
 		return err
 	}
 	set := map[uint64]struct{}{}
-	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	if err := st.eachEdge(func(e lmdbstore.Edge) error {
 		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
 			return nil
 		}
@@ -389,6 +402,60 @@ func (st *State) findMissing() error {
 	return nil
 }
 
+// load reads the live nodes and edges at the state's revision once.
+func (st *State) load() error {
+	if st.loaded || st.rescan {
+		return nil
+	}
+	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+		st.nodes = append(st.nodes, n) // its key and payload are its own
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+		st.edges = append(st.edges, e)
+		return nil
+	}); err != nil {
+		return err
+	}
+	st.loaded = true
+	return nil
+}
+
+// eachNode calls fn for every live node at the revision, ascending id.
+func (st *State) eachNode(fn func(lmdbstore.Node) error) error {
+	if st.rescan {
+		return st.r.ScanNodes(st.at, fn)
+	}
+	if err := st.load(); err != nil {
+		return err
+	}
+	for _, n := range st.nodes {
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachEdge calls fn for every live edge at the revision, in the store's
+// (src, rel, dst) order.
+func (st *State) eachEdge(fn func(lmdbstore.Edge) error) error {
+	if st.rescan {
+		return st.r.ScanEdges(st.at, fn)
+	}
+	if err := st.load(); err != nil {
+		return err
+	}
+	for _, e := range st.edges {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Nodes merges the live nodes (ascending id) with the missing ones.
 func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 	if err := st.findMissing(); err != nil {
@@ -409,7 +476,7 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 		}
 		return nil
 	}
-	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+	err := st.eachNode(func(n lmdbstore.Node) error {
 		if err := emitMissingBelow(uint64(n.ID), false); err != nil {
 			return err
 		}
@@ -440,7 +507,7 @@ func (st *State) Edges(fn func(snapshot.EdgeRecord) error) error {
 	if err := st.findMissing(); err != nil {
 		return err
 	}
-	return st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	return st.eachEdge(func(e lmdbstore.Edge) error {
 		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
 			return nil
 		}
