@@ -425,31 +425,26 @@ func (st *State) load() error {
 
 // eachNode calls fn for every live node at the revision, ascending id.
 func (st *State) eachNode(fn func(lmdbstore.Node) error) error {
-	if st.rescan {
-		return st.r.ScanNodes(st.at, fn)
-	}
-	if err := st.load(); err != nil {
-		return err
-	}
-	for _, n := range st.nodes {
-		if err := fn(n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return replay(st, &st.nodes, st.r.ScanNodes, fn)
 }
 
 // eachEdge calls fn for every live edge at the revision, in the store's
 // (src, rel, dst) order.
 func (st *State) eachEdge(fn func(lmdbstore.Edge) error) error {
+	return replay(st, &st.edges, st.r.ScanEdges, fn)
+}
+
+// replay calls fn for each record load kept in *kept, or for each scan
+// reads when the state rescans.
+func replay[T any](st *State, kept *[]T, scan func(lmdbstore.At, func(T) error) error, fn func(T) error) error {
 	if st.rescan {
-		return st.r.ScanEdges(st.at, fn)
+		return scan(st.at, fn)
 	}
 	if err := st.load(); err != nil {
 		return err
 	}
-	for _, e := range st.edges {
-		if err := fn(e); err != nil {
+	for _, x := range *kept {
+		if err := fn(x); err != nil {
 			return err
 		}
 	}
