@@ -5,19 +5,21 @@ import (
 	"github.com/memctl/memctl/snapshot"
 )
 
-// ExportBytesRescanning is ExportBytesFiltered by the state as it was
-// before it kept the records it read: every pass of the writer and of
-// findMissing reads the store again. Tests compare the two exports.
-func ExportBytesRescanning(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) ([]byte, error) {
-	var out []byte
-	err := s.View(func(r *lmdbstore.ReadTxn) error {
+// ExportBytesKeeping is ExportBytesFiltered by a state that keeps at most
+// keep bytes of the store's records (keep < 0: none, so that every pass of
+// the writer and of findMissing reads the store again, the way every
+// export was made before states kept them). Tests compare the exports;
+// rescanned says whether the state ended up reading the store each pass.
+func ExportBytesKeeping(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions, keep int) (out []byte, rescanned bool, err error) {
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
 		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
 			return err
 		}
-		st.rescan = true
+		st.rescan, st.keepBytes = keep < 0, keep
 		out, _, err = snapshot.Write(st, st.withIndex(opts))
+		rescanned = st.rescan
 		return err
 	})
-	return out, err
+	return out, rescanned, err
 }

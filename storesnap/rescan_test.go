@@ -17,7 +17,8 @@ import (
 // at every revision of random histories: plain ones, and ones of
 // superseded, expired, not-yet-valid and deleted items and kv entries
 // (the passes that leave history out and find missing nodes), with and
-// without history included, full and logical.
+// without history included, full and logical; and so does an export whose
+// records overrun what a state keeps (it rescans).
 func TestExportReadsOnceSameBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -34,13 +35,13 @@ func TestExportReadsOnceSameBytes(t *testing.T) {
 		{ValidAt: t0, IncludeSuperseded: true, IncludeExpired: true},
 		{ValidAt: t0.Add(2 * time.Hour), IncludeExpired: true},
 	}
-	compared, missing := 0, 0
+	compared, missing, overrun := 0, 0, 0
 	for i, s := range stores {
 		for rev := lmdbstore.Revision(0); rev <= latestRev(t, s); rev++ {
 			for _, f := range filters {
 				for _, logical := range []bool{false, true} {
 					opts := snapshot.WriterOptions{Logical: logical}
-					want, err := storesnap.ExportBytesRescanning(s, lmdbstore.AtRevision(rev), f, opts)
+					want, _, err := storesnap.ExportBytesKeeping(s, lmdbstore.AtRevision(rev), f, opts, -1)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -48,8 +49,18 @@ func TestExportReadsOnceSameBytes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !bytes.Equal(got, want) {
-						t.Fatalf("store %d, revision %d, filter %+v, logical %v: the export differs from the rescanning one", i, rev, f, logical)
+					// A budget some stores' records overrun: nodes kept and
+					// edges not, or neither.
+					small, over, err := storesnap.ExportBytesKeeping(s, lmdbstore.AtRevision(rev), f, opts, 600)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got, want) || !bytes.Equal(small, want) {
+						t.Fatalf("store %d, revision %d, filter %+v, logical %v: the export differs from the rescanning one (kept all: %v, kept 600 bytes: %v)",
+							i, rev, f, logical, bytes.Equal(got, want), bytes.Equal(small, want))
+					}
+					if over {
+						overrun++
 					}
 					compared++
 					missing += countMissing(t, got)
@@ -60,7 +71,10 @@ func TestExportReadsOnceSameBytes(t *testing.T) {
 	if missing == 0 {
 		t.Fatal("no export had a missing node: the histories do not test that pass")
 	}
-	t.Logf("%d exports compared, %d missing nodes among them", compared, missing)
+	if overrun == 0 || overrun == compared {
+		t.Fatalf("%d of %d exports overran 600 bytes: the budget is not tested both ways", overrun, compared)
+	}
+	t.Logf("%d exports compared, %d missing nodes among them, %d over 600 bytes", compared, missing, overrun)
 }
 
 func countMissing(t *testing.T, b []byte) int {

@@ -7,8 +7,9 @@
 //   - An export reads one read transaction at one resolved revision: every
 //     pass of the writer sees the same committed state. It reads the live
 //     nodes and edges from the store once and replays them to the later
-//     passes from memory (so an export holds them, payloads included,
-//     while it runs); the bytes are those of reading the store each pass.
+//     passes from memory while they fit in keepBudget (64 MiB, payloads
+//     included); a larger state is read from the store at each pass, so
+//     its export's heap does not grow with it. The bytes are the same.
 //   - Missing nodes (ids referenced by live edges with no live node at that
 //     revision) are delivered as snapshot.NodeRecord{Missing: true} with the
 //     key the store registered for the id.
@@ -31,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
@@ -207,13 +209,16 @@ type State struct {
 	// findMissing) and replayed from memory by every later pass: the
 	// writer makes two passes over each and findMissing two over the
 	// edges, and an export of a small graph spent most of its time
-	// decoding the same records again. Nil until read; rescan (tests
-	// only) reads the store on every pass instead, as before.
-	nodes  []lmdbstore.Node
-	edges  []lmdbstore.Edge
-	loaded bool
-	rescan bool
-	times  map[lmdbstore.Revision]int64
+	// decoding the same records again. Only while they take at most
+	// keepBytes (keepBudget unless a test sets it): past that the state
+	// rescans, as every state did before, so a large export's heap stays
+	// flat (BENCHMARKS.md, exporter peak heap).
+	nodes     []lmdbstore.Node
+	edges     []lmdbstore.Edge
+	loaded    bool
+	rescan    bool
+	keepBytes int
+	times     map[lmdbstore.Revision]int64
 	// Found with missing: ids a live supersedes edge points at, ids left
 	// out (superseded or expired, unless included), and the kv addresses
 	// among them whose entries are expired.
@@ -407,21 +412,46 @@ func (st *State) load() error {
 	if st.loaded || st.rescan {
 		return nil
 	}
-	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+	budget := st.keepBytes
+	if budget == 0 {
+		budget = keepBudget
+	}
+	over := errors.New("over budget")
+	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+		budget -= nodeBytes + len(n.Key) + len(n.Type) + len(n.Scope) + len(n.RunID) + len(n.TaskID) + len(n.Payload)
+		if budget < 0 {
+			return over
+		}
 		st.nodes = append(st.nodes, n) // its key and payload are its own
 		return nil
-	}); err != nil {
-		return err
+	})
+	if err == nil {
+		err = st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+			if budget -= edgeBytes; budget < 0 {
+				return over
+			}
+			st.edges = append(st.edges, e)
+			return nil
+		})
 	}
-	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
-		st.edges = append(st.edges, e)
+	if err == over {
+		st.nodes, st.edges, st.rescan = nil, nil, true
 		return nil
-	}); err != nil {
-		return err
 	}
-	st.loaded = true
-	return nil
+	st.loaded = err == nil
+	return err
 }
+
+// keepBudget bounds what an export keeps of the store's records: 4,000
+// nodes and 11,000 edges (a 1,000-file tree) take about 1.5 MB.
+const keepBudget = 64 << 20
+
+// nodeBytes and edgeBytes are what a kept record takes besides its
+// strings and payload.
+const (
+	nodeBytes = int(unsafe.Sizeof(lmdbstore.Node{}))
+	edgeBytes = int(unsafe.Sizeof(lmdbstore.Edge{}))
+)
 
 // eachNode calls fn for every live node at the revision, ascending id.
 func (st *State) eachNode(fn func(lmdbstore.Node) error) error {
@@ -437,11 +467,11 @@ func (st *State) eachEdge(fn func(lmdbstore.Edge) error) error {
 // replay calls fn for each record load kept in *kept, or for each scan
 // reads when the state rescans.
 func replay[T any](st *State, kept *[]T, scan func(lmdbstore.At, func(T) error) error, fn func(T) error) error {
-	if st.rescan {
-		return scan(st.at, fn)
-	}
 	if err := st.load(); err != nil {
 		return err
+	}
+	if st.rescan { // by a test, or load found the records over budget
+		return scan(st.at, fn)
 	}
 	for _, x := range *kept {
 		if err := fn(x); err != nil {
