@@ -7,7 +7,7 @@
 //   - An export reads one read transaction at one resolved revision: every
 //     pass of the writer sees the same committed state. It reads the live
 //     nodes and edges from the store once and replays them to the later
-//     passes from memory while they fit in keepBudget (64 MiB, payloads
+//     passes from memory while they fit in keepBudget (16 MiB, payloads
 //     included); a larger state is read from the store at each pass, so
 //     its export's heap does not grow with it. The bytes are the same.
 //   - Missing nodes (ids referenced by live edges with no live node at that
@@ -443,8 +443,10 @@ func (st *State) load() error {
 }
 
 // keepBudget bounds what an export keeps of the store's records: 4,000
-// nodes and 11,000 edges (a 1,000-file tree) take about 1.5 MB.
-const keepBudget = 64 << 20
+// nodes and 11,000 edges (a 1,000-file tree) take about 1.5 MB, so trees
+// of some 10,000 files are kept; a graph of 1M edges (40 MB of edge
+// records alone) is read at each pass and its heap stays a few MB.
+const keepBudget = 16 << 20
 
 // nodeBytes and edgeBytes are what a kept record takes besides its
 // strings and payload.
