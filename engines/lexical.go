@@ -2,7 +2,6 @@ package engines
 
 import (
 	"cmp"
-	"encoding/json"
 	"math"
 	"slices"
 	"sync"
@@ -125,29 +124,19 @@ func (l *Lexicon) Mapped() bool { return l != nil && l.mapped }
 // stored in term order, postings in node order, so the same graph always
 // gives the same bits (the export writes them, SPEC.md §7.10.1).
 func (e *Engine) BuildLexicon() (*snapshot.Lexicon, error) {
-	type tc struct {
-		t string
-		c int
-	}
-	docs := map[uint32][]tc{}
+	docs := map[uint32][]termCount{}
 	var nodes []uint32
 	df := map[string]int{}
 	err := e.eachPayloadWith("terms", func(v uint32, p []byte) error {
-		var payload struct {
-			Terms map[string]int `json:"terms"`
-		}
-		if json.Unmarshal(p, &payload) != nil || len(payload.Terms) == 0 {
+		vec, ok := payloadTerms(p)
+		if !ok {
 			return nil // not the ingest shape: no vocabulary, not damage
 		}
-		var vec []tc
-		for t, c := range payload.Terms {
-			if c > 0 {
-				vec = append(vec, tc{t, c})
-				df[t]++
-			}
+		for _, x := range vec {
+			df[x.t]++
 		}
 		if len(vec) > 0 {
-			slices.SortFunc(vec, func(a, b tc) int { return cmp.Compare(a.t, b.t) })
+			slices.SortFunc(vec, func(a, b termCount) int { return cmp.Compare(a.t, b.t) })
 			docs[v] = vec
 			nodes = append(nodes, v) // eachPayloadWith goes in node order
 		}

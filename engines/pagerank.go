@@ -76,6 +76,24 @@ func (e *Engine) PageRank(p PageRankParams) ([]float64, PageRankStats, error) {
 		}
 		outWeight[u] = sum
 	}
+	// Every in-list is looked up and checked once, not once per iteration
+	// (slices of the graph's arrays: no copy); the sums below add the same
+	// terms in the same order, so the ranks are the same bits.
+	ins := make([][]uint32, n)
+	var inWeights [][]float32
+	if p.Weighted {
+		inWeights = make([][]float32, n)
+	}
+	for v := range n {
+		ss, _, ws, err := e.in(uint32(v))
+		if err != nil {
+			return nil, PageRankStats{}, err
+		}
+		ins[v] = ss
+		if p.Weighted {
+			inWeights[v] = ws
+		}
+	}
 	rank := make([]float64, n)
 	share := make([]float64, n) // rank[u] / outWeight[u]
 	next := make([]float64, n)
@@ -94,13 +112,10 @@ func (e *Engine) PageRank(p PageRankParams) ([]float64, PageRankStats, error) {
 			}
 		}
 		base := (1-p.Damping)/float64(n) + p.Damping*dangling/float64(n)
-		for v := range n {
-			ss, _, ws, err := e.in(uint32(v))
-			if err != nil {
-				return nil, PageRankStats{}, err
-			}
+		for v, ss := range ins {
 			sum := 0.0
 			if p.Weighted {
+				ws := inWeights[v]
 				for i, u := range ss {
 					sum += share[u] * edgeWeight(ws[i])
 				}

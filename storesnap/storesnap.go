@@ -5,7 +5,11 @@
 //
 // Invariants:
 //   - An export reads one read transaction at one resolved revision: every
-//     pass of the writer sees the same committed state.
+//     pass of the writer sees the same committed state. It reads the live
+//     nodes and edges from the store once and replays them to the later
+//     passes from memory while they fit in keepBudget (16 MiB, payloads
+//     included); a larger state is read from the store at each pass, so
+//     its export's heap does not grow with it. The bytes are the same.
 //   - Missing nodes (ids referenced by live edges with no live node at that
 //     revision) are delivered as snapshot.NodeRecord{Missing: true} with the
 //     key the store registered for the id.
@@ -28,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
@@ -200,7 +205,20 @@ type State struct {
 	filter  lmdbstore.StatusFilter
 	missing []uint64 // sorted ids of missing nodes, found on first use
 	found   bool
-	times   map[lmdbstore.Revision]int64
+	// The live nodes and edges at rev, read from the store once (by
+	// findMissing) and replayed from memory by every later pass: the
+	// writer makes two passes over each and findMissing two over the
+	// edges, and an export of a small graph spent most of its time
+	// decoding the same records again. Only while they take at most
+	// keepBytes (keepBudget unless a test sets it): past that the state
+	// rescans, as every state did before, so a large export's heap stays
+	// flat (BENCHMARKS.md, exporter peak heap).
+	nodes     []lmdbstore.Node
+	edges     []lmdbstore.Edge
+	loaded    bool
+	rescan    bool
+	keepBytes int
+	times     map[lmdbstore.Revision]int64
 	// Found with missing: ids a live supersedes edge points at, ids left
 	// out (superseded or expired, unless included), and the kv addresses
 	// among them whose entries are expired.
@@ -305,7 +323,7 @@ func (st *State) findMissing() error {
 	if err != nil && !errors.Is(err, lmdbstore.ErrUnknownRelation) {
 		return err
 	}
-	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	if err := st.eachEdge(func(e lmdbstore.Edge) error {
 		if supRel.ID != 0 && e.Rel == supRel.ID {
 			st.superseded[uint64(e.Dst)] = true
 		}
@@ -322,7 +340,7 @@ func (st *State) findMissing() error {
 		st.hidden[id] = true
 	}
 	var live []uint64
-	if err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+	if err := st.eachNode(func(n lmdbstore.Node) error {
 		live = append(live, uint64(n.ID))
 		if !st.hidden[uint64(n.ID)] {
 			st.noteValidity(n.Valid) // it decides the node's Expired flag, or whether it is kept
@@ -335,7 +353,7 @@ func (st *State) findMissing() error {
 		return err
 	}
 	set := map[uint64]struct{}{}
-	if err := st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	if err := st.eachEdge(func(e lmdbstore.Edge) error {
 		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
 			return nil
 		}
@@ -389,6 +407,82 @@ func (st *State) findMissing() error {
 	return nil
 }
 
+// load reads the live nodes and edges at the state's revision once.
+func (st *State) load() error {
+	if st.loaded || st.rescan {
+		return nil
+	}
+	budget := st.keepBytes
+	if budget == 0 {
+		budget = keepBudget
+	}
+	over := errors.New("over budget")
+	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+		budget -= nodeBytes + len(n.Key) + len(n.Type) + len(n.Scope) + len(n.RunID) + len(n.TaskID) + len(n.Payload)
+		if budget < 0 {
+			return over
+		}
+		st.nodes = append(st.nodes, n) // its key and payload are its own
+		return nil
+	})
+	if err == nil {
+		err = st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+			if budget -= edgeBytes; budget < 0 {
+				return over
+			}
+			st.edges = append(st.edges, e)
+			return nil
+		})
+	}
+	if err == over {
+		st.nodes, st.edges, st.rescan = nil, nil, true
+		return nil
+	}
+	st.loaded = err == nil
+	return err
+}
+
+// keepBudget bounds what an export keeps of the store's records: 4,000
+// nodes and 11,000 edges (a 1,000-file tree) take about 1.5 MB, so trees
+// of some 10,000 files are kept; a graph of 1M edges (40 MB of edge
+// records alone) is read at each pass and its heap stays a few MB.
+const keepBudget = 16 << 20
+
+// nodeBytes and edgeBytes are what a kept record takes besides its
+// strings and payload.
+const (
+	nodeBytes = int(unsafe.Sizeof(lmdbstore.Node{}))
+	edgeBytes = int(unsafe.Sizeof(lmdbstore.Edge{}))
+)
+
+// eachNode calls fn for every live node at the revision, ascending id.
+func (st *State) eachNode(fn func(lmdbstore.Node) error) error {
+	return replay(st, &st.nodes, st.r.ScanNodes, fn)
+}
+
+// eachEdge calls fn for every live edge at the revision, in the store's
+// (src, rel, dst) order.
+func (st *State) eachEdge(fn func(lmdbstore.Edge) error) error {
+	return replay(st, &st.edges, st.r.ScanEdges, fn)
+}
+
+// replay calls fn for each record load kept in *kept, or for each scan
+// reads when the state rescans.
+func replay[T any](st *State, kept *[]T, scan func(lmdbstore.At, func(T) error) error, fn func(T) error) error {
+	if err := st.load(); err != nil {
+		return err
+	}
+	if st.rescan { // by a test, or load found the records over budget
+		return scan(st.at, fn)
+	}
+	for _, x := range *kept {
+		if err := fn(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Nodes merges the live nodes (ascending id) with the missing ones.
 func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 	if err := st.findMissing(); err != nil {
@@ -409,7 +503,7 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 		}
 		return nil
 	}
-	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+	err := st.eachNode(func(n lmdbstore.Node) error {
 		if err := emitMissingBelow(uint64(n.ID), false); err != nil {
 			return err
 		}
@@ -440,7 +534,7 @@ func (st *State) Edges(fn func(snapshot.EdgeRecord) error) error {
 	if err := st.findMissing(); err != nil {
 		return err
 	}
-	return st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
+	return st.eachEdge(func(e lmdbstore.Edge) error {
 		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
 			return nil
 		}
