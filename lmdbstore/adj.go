@@ -34,7 +34,12 @@ func sameNode(k []byte, node NodeID) bool {
 	return len(k) == 20 && binary.BigEndian.Uint64(k) == uint64(node)
 }
 
-func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
+// cursor returns the adjacency cursor a scan uses: the transaction's own
+// (pooled or kept in r), or a new one the scan closes when done (temp) —
+// in a write transaction, and for a scan nested in another scan's
+// callback, which must not move the outer scan's cursor or overwrite its
+// batch.
+func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 	dbi := r.s.db.in
 	slot := &r.inCur
 	if out {
@@ -42,72 +47,43 @@ func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
 	}
 	if r.inWrite {
 		if err := r.w.flushAdj(); err != nil {
-			return nil, nil, err
+			return nil, false, err
 		}
-		c, err := r.txn.OpenCursor(dbi)
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	}
-	if r.pooled != nil {
-		c, err := r.pooled.cursor(out, dbi)
-		return c, func() {}, err
-	}
-	if *slot == nil {
-		c, err := r.txn.OpenCursor(dbi)
-		if err != nil {
-			return nil, nil, err
-		}
+	} else if r.pooled != nil {
+		c, err = r.pooled.cursor(out, dbi)
+	} else if *slot != nil {
+		c = *slot
+	} else {
+		c, err = openChunkCursor(r.txn, dbi)
 		*slot = c
 	}
-	return *slot, func() {}, nil
+	if err != nil || (c != nil && !c.busy) {
+		return c, false, err
+	}
+	c, err = openChunkCursor(r.txn, dbi)
+	return c, true, err
 }
 
-// scanAdj walks node's chunks in one adjacency keyspace: one SetRange to
-// locate (plus one Prev when filtering by relation), then O(k).
+// scanAdj walks node's chunks in one adjacency keyspace: one seek (plus
+// one step back when filtering by relation), then O(k), collected a batch
+// of chunks per cgo call (chunkscan.go).
 func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn func(EdgeRef) bool) error {
 	dbName := dbIn
 	if out {
 		dbName = dbOut
 	}
-	cur, done, err := r.cursor(out)
+	cur, temp, err := r.cursor(out)
 	if err != nil {
 		return err
 	}
-	defer done()
-	// The seek key lives in the transaction: a local array would escape
-	// through cgo (one allocation per scan). Only the seek below reads it,
-	// so a scan nested in fn may reuse it.
-	start := &r.seek
-	*start = [20]byte{}
-	binary.BigEndian.PutUint64(start[:], uint64(node))
-	binary.BigEndian.PutUint32(start[8:], uint32(rel))
-	k, v, err := cur.Get(start[:], nil, lmdb.SetRange)
-	if err != nil && !lmdb.IsNotFound(err) {
+	if temp {
+		defer cur.close()
+	} else {
+		cur.busy = true
+		defer func() { cur.busy = false }()
+	}
+	if err := cur.seek(node, rel); err != nil {
 		return err
-	}
-	if rel != 0 && !(err == nil && bytes.Equal(k, start[:])) {
-		// The chunk before may hold the relation's first entries.
-		op := uint(lmdb.Prev)
-		if err != nil {
-			op = lmdb.Last
-		}
-		pk, pv, perr := cur.Get(nil, nil, op)
-		switch {
-		case perr == nil && sameNode(pk, node):
-			k, v, err = pk, pv, nil
-		case perr == nil || lmdb.IsNotFound(perr):
-			k, v, err = cur.Get(start[:], nil, lmdb.SetRange)
-			if err != nil && !lmdb.IsNotFound(err) {
-				return err
-			}
-		default:
-			return perr
-		}
-	}
-	if lmdb.IsNotFound(err) {
-		return nil
 	}
 	vis := adjacency.Visible{View: uint64(view)}
 	var it adjacency.Iterator
@@ -116,44 +92,46 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 	}
 	var last adjacency.Entry
 	maxRel := r.s.maxRel.Load() // ids at or below are known relations
-	for sameNode(k, node) {
-		it.Reset(v)
-		if !it.Next() {
-			msg := "empty chunk"
-			if err := it.Err(); err != nil {
-				msg = err.Error()
-			}
-			return &CorruptionError{dbName, bytes.Clone(k), msg}
-		}
-		e := it.Entry()
-		if err := checkChunkStart(dbName, k, e, last); err != nil {
-			return err
-		}
-		for {
-			if rel == 0 || e.Rel == uint32(rel) {
-				if e.Rel > maxRel && !r.validRel(e.Rel) {
-					return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
-				}
-				if got, ok := vis.Push(e); ok && !emit(got) {
-					return nil
-				}
-			} else if e.Rel > uint32(rel) {
-				goto flush
-			}
+	for {
+		for i, n := 0, cur.len(); i < n; i++ {
+			k, v := cur.chunk(i)
+			it.Reset(v)
 			if !it.Next() {
-				break
+				msg := "empty chunk"
+				if err := it.Err(); err != nil {
+					msg = err.Error()
+				}
+				return &CorruptionError{dbName, bytes.Clone(k), msg}
 			}
-			e = it.Entry()
+			e := it.Entry()
+			if err := checkChunkStart(dbName, k, e, last); err != nil {
+				return err
+			}
+			for {
+				if rel == 0 || e.Rel == uint32(rel) {
+					if e.Rel > maxRel && !r.validRel(e.Rel) {
+						return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
+					}
+					if got, ok := vis.Push(e); ok && !emit(got) {
+						return nil
+					}
+				} else if e.Rel > uint32(rel) {
+					goto flush
+				}
+				if !it.Next() {
+					break
+				}
+				e = it.Entry()
+			}
+			if err := it.Err(); err != nil {
+				return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
+			}
+			last = e
 		}
-		if err := it.Err(); err != nil {
-			return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
-		}
-		last = e
-		k, v, err = cur.Get(nil, nil, lmdb.Next)
-		if lmdb.IsNotFound(err) {
+		if !cur.more() {
 			break
 		}
-		if err != nil {
+		if err := cur.next(); err != nil {
 			return err
 		}
 	}
