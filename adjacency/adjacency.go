@@ -28,6 +28,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -256,81 +257,90 @@ func (it *Iterator) Next() bool {
 		}
 		return false
 	}
-	b := it.b
-	start := it.off
-	relDelta, off := uvarintAt(b, start)
-	if off < 0 || relDelta > math.MaxUint32 {
-		it.err = &CorruptError{start, "bad relation"}
+	off, err := entryAt(it.b, it.off, &it.cur, &it.cur, it.remaining == it.count)
+	if err != nil {
+		it.err = err
 		return false
+	}
+	it.off = off
+	it.remaining--
+	return true
+}
+
+// entryAt decodes into e the entry at b[start:] (b without its checksum)
+// that follows prev, or the chunk's first entry (first: absolute values),
+// and returns the offset after it. e may be prev; on an error e is
+// unchanged.
+func entryAt(b []byte, start int, e, prev *Entry, first bool) (int, *CorruptError) {
+	// The relation delta and the revision are mostly one byte: decoded
+	// here without the call (uvarintAt is too large to inline).
+	var relDelta uint64
+	var off int
+	if uint(start) < uint(len(b)) && b[start] < 0x80 {
+		relDelta, off = uint64(b[start]), start+1
+	} else {
+		relDelta, off = uvarintAt(b, start)
+	}
+	if off < 0 || relDelta > math.MaxUint32 {
+		return 0, &CorruptError{start, "bad relation"}
 	}
 	peer, off2 := uvarintAt(b, off)
 	if off2 < 0 {
-		it.err = &CorruptError{off, "bad peer"}
-		return false
+		return 0, &CorruptError{off, "bad peer"}
 	}
-	rev, off3 := uvarintAt(b, off2)
+	var rev uint64
+	var off3 int
+	if uint(off2) < uint(len(b)) && b[off2] < 0x80 {
+		rev, off3 = uint64(b[off2]), off2+1
+	} else {
+		rev, off3 = uvarintAt(b, off2)
+	}
 	if off3 < 0 {
-		it.err = &CorruptError{off2, "bad revision"}
-		return false
+		return 0, &CorruptError{off2, "bad revision"}
 	}
 	if off3 >= len(b) {
-		it.err = &CorruptError{off3, "missing flags"}
-		return false
+		return 0, &CorruptError{off3, "missing flags"}
 	}
 	flags := b[off3]
 	off = off3 + 1
 	if flags&^knownFlags != 0 {
-		it.err = &CorruptError{off3, fmt.Sprintf("unknown flags %#x", flags)}
-		return false
+		return 0, &CorruptError{off3, fmt.Sprintf("unknown flags %#x", flags)}
 	}
 	weight := float32(1)
 	if flags&FlagWeight != 0 {
 		if len(b)-off < 4 {
-			it.err = &CorruptError{off, "truncated weight"}
-			return false
+			return 0, &CorruptError{off, "truncated weight"}
 		}
 		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 		if weight == 1 || !(weight > 0) || math.IsInf(float64(weight), 0) {
 			// 1.0 is never written (it is implicit); others must be finite and positive
-			it.err = &CorruptError{off, fmt.Sprintf("bad weight %v", weight)}
-			return false
+			return 0, &CorruptError{off, fmt.Sprintf("bad weight %v", weight)}
 		}
 		off += 4
 	}
-	prev := &it.cur
-	e := Entry{Rev: rev, Flags: flags, Weight: weight}
-	if it.remaining == it.count { // first entry: absolute values
-		e.Rel = uint32(relDelta)
-		e.Peer = peer
-	} else {
+	rel := uint32(relDelta) // absolute values in the first entry
+	if !first {
 		sum := uint64(prev.Rel) + relDelta
 		if sum > math.MaxUint32 {
-			it.err = &CorruptError{start, "relation overflows"}
-			return false
+			return 0, &CorruptError{start, "relation overflows"}
 		}
-		e.Rel = uint32(sum)
+		rel = uint32(sum)
 		if relDelta == 0 {
 			if peer > math.MaxUint64-prev.Peer {
-				it.err = &CorruptError{start, "peer overflows"}
-				return false
+				return 0, &CorruptError{start, "peer overflows"}
 			}
-			e.Peer = prev.Peer + peer
 			if peer == 0 && rev <= prev.Rev {
-				it.err = &CorruptError{start, "entries out of order"}
-				return false
+				return 0, &CorruptError{start, "entries out of order"}
 			}
-		} else {
-			e.Peer = peer
+			peer += prev.Peer
 		}
 	}
-	if e.Rel == 0 {
-		it.err = &CorruptError{start, "relation 0"}
-		return false
+	if rel == 0 {
+		return 0, &CorruptError{start, "relation 0"}
 	}
-	it.cur = e
-	it.off = off
-	it.remaining--
-	return true
+	// Written last: e may be prev.
+	*e = Entry{Rel: rel, Peer: peer, Rev: rev, Flags: flags, Weight: weight}
+	return off, nil
 }
 
 // Entry is the entry decoded by the last successful Next.
@@ -339,14 +349,30 @@ func (it *Iterator) Entry() Entry { return it.cur }
 // Err is the decoding error that stopped Next, if any.
 func (it *Iterator) Err() error { return it.err }
 
-// Decode appends the entries of chunk value b to dst.
+// Decode appends the entries of chunk value b to dst. It checks what
+// Iterator checks, decoding into dst directly (no call per entry through
+// the iterator); on an error dst holds the entries before it.
 func Decode(b []byte, dst []Entry) ([]Entry, error) {
 	var it Iterator
 	it.Reset(b)
-	for it.Next() {
-		dst = append(dst, it.Entry())
+	if it.err != nil {
+		return dst, it.err
 	}
-	return dst, it.Err()
+	b, off := it.b, it.off
+	n := len(dst)
+	dst = slices.Grow(dst, it.count)[:n+it.count]
+	for i := n; i < len(dst); i++ {
+		prev := &dst[max(i-1, n)]
+		next, err := entryAt(b, off, &dst[i], prev, i == n)
+		if err != nil {
+			return dst[:i], err
+		}
+		off = next
+	}
+	if off != len(b) {
+		return dst, &CorruptError{off, "trailing bytes"}
+	}
+	return dst, nil
 }
 
 // Verify checks that b is a well-formed chunk value.
@@ -474,4 +500,27 @@ func (v *Visible) Flush() (Entry, bool) {
 	view := v.View
 	*v = Visible{View: view}
 	return out, ok
+}
+
+// VisibleIn filters entries in place down to what a view at revision view
+// sees, as Visible does for a stream: per edge, the newest version with
+// Rev <= view, unless it is a tombstone. entries must hold every version
+// of each edge it holds (one chunk's entries do: an edge never spans two
+// chunks).
+func VisibleIn(entries []Entry, view uint64) []Entry {
+	out := entries[:0]
+	cand := -1 // the newest version at or below view of the edge at i
+	for i := range entries {
+		if entries[i].Rev <= view {
+			cand = i
+		}
+		if i+1 < len(entries) && entries[i+1].SameEdge(entries[i]) {
+			continue
+		}
+		if cand >= 0 && !entries[cand].Tombstone() {
+			out = append(out, entries[cand]) // len(out) <= cand: in place
+		}
+		cand = -1
+	}
+	return out
 }
