@@ -12,8 +12,11 @@ package lmdbstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/adjacency"
@@ -64,10 +67,31 @@ func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 	return c, true, err
 }
 
-// scanAdj walks node's chunks in one adjacency keyspace: one seek (plus
-// one step back when filtering by relation), then O(k), collected a batch
-// of chunks per cgo call (chunkscan.go).
+// scanAdj calls fn for every live entry of node's list in one adjacency
+// keyspace at the view (see scanChunks).
 func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn func(EdgeRef) bool) error {
+	return r.scanChunks(out, node, rel, view, func(es []adjacency.Entry) bool {
+		for i := range es {
+			if !fn(edgeRef(&es[i])) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func edgeRef(e *adjacency.Entry) EdgeRef {
+	return EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight}
+}
+
+// scanChunks walks node's chunks in one adjacency keyspace, a batch of
+// chunks per cgo call (chunkscan.go): one seek (plus one step back when
+// filtering by relation), then O(k). Each chunk is decoded whole and
+// filtered to what the view sees (an edge's versions never span two
+// chunks, and checkChunkStart holds the stored lists to that), and fn gets
+// each chunk's visible entries of relation rel (0: all) in order, in a
+// slice valid during the call. Returning false from fn stops.
+func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn func([]adjacency.Entry) bool) error {
 	dbName := dbIn
 	if out {
 		dbName = dbOut
@@ -85,61 +109,47 @@ func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn fu
 	if err := cur.seek(node, rel); err != nil {
 		return err
 	}
-	vis := adjacency.Visible{View: uint64(view)}
-	var it adjacency.Iterator
-	emit := func(e adjacency.Entry) bool {
-		return fn(EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight})
-	}
 	var last adjacency.Entry
 	maxRel := r.s.maxRel.Load() // ids at or below are known relations
 	for {
 		for i, n := 0, cur.len(); i < n; i++ {
 			k, v := cur.chunk(i)
-			it.Reset(v)
-			if !it.Next() {
-				msg := "empty chunk"
-				if err := it.Err(); err != nil {
-					msg = err.Error()
-				}
-				return &CorruptionError{dbName, bytes.Clone(k), msg}
+			es, err := adjacency.Decode(v, cur.entries[:0])
+			cur.entries = es
+			if err == nil && len(es) == 0 {
+				err = errors.New("empty chunk")
 			}
-			e := it.Entry()
-			if err := checkChunkStart(dbName, k, e, last); err != nil {
-				return err
-			}
-			for {
-				if rel == 0 || e.Rel == uint32(rel) {
-					if e.Rel > maxRel && !r.validRel(e.Rel) {
-						return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
-					}
-					if got, ok := vis.Push(e); ok && !emit(got) {
-						return nil
-					}
-				} else if e.Rel > uint32(rel) {
-					goto flush
-				}
-				if !it.Next() {
-					break
-				}
-				e = it.Entry()
-			}
-			if err := it.Err(); err != nil {
+			if err != nil {
 				return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
 			}
-			last = e
+			if err := checkChunkStart(dbName, k, es[0], last); err != nil {
+				return err
+			}
+			last = es[len(es)-1]
+			past := false // the chunk runs past the relation: the last one to read
+			if rel != 0 {
+				lo, _ := slices.BinarySearchFunc(es, rel, func(e adjacency.Entry, rel RelID) int { return cmp.Compare(e.Rel, uint32(rel)) })
+				hi, _ := slices.BinarySearchFunc(es, rel+1, func(e adjacency.Entry, rel RelID) int { return cmp.Compare(e.Rel, uint32(rel)) })
+				es, past = es[lo:hi], hi < len(es)
+			}
+			if len(es) > 0 && es[len(es)-1].Rel > maxRel { // sorted: the last has the largest
+				for j := range es {
+					if es[j].Rel > maxRel && !r.validRel(es[j].Rel) {
+						return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", es[j].Rel)}
+					}
+				}
+			}
+			if es = adjacency.VisibleIn(es, uint64(view)); len(es) > 0 && !fn(es) || past {
+				return nil
+			}
 		}
 		if !cur.more() {
-			break
+			return nil
 		}
 		if err := cur.next(); err != nil {
 			return err
 		}
 	}
-flush:
-	if got, ok := vis.Flush(); ok {
-		emit(got)
-	}
-	return nil
 }
 
 // checkChunkStart verifies a chunk's first entry against the chunk's key and

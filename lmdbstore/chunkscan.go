@@ -129,6 +129,7 @@ import (
 	"unsafe"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/adjacency"
 )
 
 // chunkCursor is an adjacency cursor with its C-side batch (C memory, so
@@ -140,6 +141,8 @@ type chunkCursor struct {
 	b     *C.memctl_chunks
 	renew bool // renew in txn before the next seek (the transaction was reset and renewed since its last use)
 	busy  bool // a scan is using it (adj.go)
+	// entries is the scan's decoded chunk (scratch).
+	entries []adjacency.Entry
 }
 
 // errHandleLayout says lmdb-go no longer keeps its handles where this

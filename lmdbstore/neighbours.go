@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/memctl/memctl/adjacency"
 )
 
 // Neighbour is one live edge of a node as a user sees it: the adjacency
@@ -43,8 +44,10 @@ func (r *ReadTxn) Neighbours(out bool, node NodeID, rel RelID, at At, fn func(Ne
 	}
 	sc := r.scratch()
 	sc.refs = sc.refs[:0]
-	if err := r.scanAdj(out, node, rel, view, func(e EdgeRef) bool {
-		sc.refs = append(sc.refs, e)
+	if err := r.scanChunks(out, node, rel, view, func(es []adjacency.Entry) bool {
+		for i := range es {
+			sc.refs = append(sc.refs, edgeRef(&es[i]))
+		}
 		return true
 	}); err != nil {
 		return err
