@@ -363,6 +363,12 @@ func Decode(b []byte, dst []Entry) ([]Entry, error) {
 	dst = slices.Grow(dst, it.count)[:n+it.count]
 	for i := n; i < len(dst); i++ {
 		prev := &dst[max(i-1, n)]
+		if i > n {
+			if next := plainNext(b, off, &dst[i], prev); next > 0 {
+				off = next
+				continue
+			}
+		}
 		next, err := entryAt(b, off, &dst[i], prev, i == n)
 		if err != nil {
 			return dst[:i], err
@@ -373,6 +379,53 @@ func Decode(b []byte, dst []Entry) ([]Entry, error) {
 		return dst, &CorruptError{off, "trailing bytes"}
 	}
 	return dst, nil
+}
+
+// plainNext decodes the commonest entry shape without entryAt's general
+// checks: the next peer of prev's relation (a delta of 1 to 9 bytes, not
+// 0), a revision of one or two bytes, no flags. It returns the offset after
+// the entry, or 0 (e untouched) for any other shape, which entryAt then
+// decodes or rejects: an entry plainNext accepts is one entryAt decodes the
+// same way (TestDecodeMatchesIterator, FuzzDecode).
+func plainNext(b []byte, off int, e, prev *Entry) int {
+	if off < 0 || off+9 > len(b) || b[off] != 0 {
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(b[off+1:])
+	var delta uint64
+	k := 9 // the peer delta's bytes
+	if m := ^x & 0x8080808080808080; m != 0 {
+		k = bits.TrailingZeros64(m)/8 + 1
+		if k > 1 && x>>(8*(k-1))&0xff == 0 {
+			return 0 // overlong
+		}
+		delta = compact7(x & (^uint64(0) >> (64 - 8*k)))
+	} else if off+10 < len(b) && b[off+9] != 0 && b[off+9] < 0x80 {
+		delta = compact7(x) | uint64(b[off+9])<<56
+	} else {
+		return 0 // a tenth byte, overlong, or truncated
+	}
+	if delta == 0 || delta > math.MaxUint64-prev.Peer {
+		return 0 // another version of prev's edge, or an overflow
+	}
+	p := off + 1 + k
+	if p+2 >= len(b) {
+		return 0
+	}
+	rev := uint64(b[p])
+	if rev >= 0x80 {
+		c := b[p+1]
+		if c == 0 || c >= 0x80 || p+3 >= len(b) {
+			return 0 // overlong, longer than two bytes, or no room for flags
+		}
+		rev = rev&0x7f | uint64(c)<<7
+		p++
+	}
+	if b[p+1] != 0 {
+		return 0 // flags
+	}
+	*e = Entry{Rel: prev.Rel, Peer: prev.Peer + delta, Rev: rev, Weight: 1}
+	return p + 2
 }
 
 // Verify checks that b is a well-formed chunk value.
@@ -518,7 +571,11 @@ func VisibleIn(entries []Entry, view uint64) []Entry {
 			continue
 		}
 		if cand >= 0 && !entries[cand].Tombstone() {
-			out = append(out, entries[cand]) // len(out) <= cand: in place
+			if len(out) == cand { // nothing dropped so far: already in place
+				out = out[:cand+1]
+			} else {
+				out = append(out, entries[cand]) // len(out) < cand: in place
+			}
 		}
 		cand = -1
 	}
