@@ -70,7 +70,7 @@ func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 // scanAdj calls fn for every live entry of node's list in one adjacency
 // keyspace at the view (see scanChunks).
 func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn func(EdgeRef) bool) error {
-	return r.scanChunks(out, node, rel, view, func(es []adjacency.Entry) bool {
+	return r.scanChunks(out, node, rel, view, func(es []adjacency.Entry, _ *keyScratch) bool {
 		for i := range es {
 			if !fn(edgeRef(&es[i])) {
 				return false
@@ -90,8 +90,9 @@ func edgeRef(e *adjacency.Entry) EdgeRef {
 // filtered to what the view sees (an edge's versions never span two
 // chunks, and checkChunkStart holds the stored lists to that), and fn gets
 // each chunk's visible entries of relation rel (0: all) in order, in a
-// slice valid during the call. Returning false from fn stops.
-func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn func([]adjacency.Entry) bool) error {
+// slice valid during the call, with the scan's key scratch (Neighbours).
+// Returning false from fn stops.
+func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn func([]adjacency.Entry, *keyScratch) bool) error {
 	dbName := dbIn
 	if out {
 		dbName = dbOut
@@ -139,7 +140,7 @@ func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn
 					}
 				}
 			}
-			if es = adjacency.VisibleIn(es, uint64(view)); len(es) > 0 && !fn(es) || past {
+			if es = adjacency.VisibleIn(es, uint64(view)); len(es) > 0 && !fn(es, &cur.keys) || past {
 				return nil
 			}
 		}

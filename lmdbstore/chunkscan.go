@@ -141,8 +141,9 @@ type chunkCursor struct {
 	b     *C.memctl_chunks
 	renew bool // renew in txn before the next seek (the transaction was reset and renewed since its last use)
 	busy  bool // a scan is using it (adj.go)
-	// entries is the scan's decoded chunk (scratch).
+	// entries is the scan's decoded chunk, keys its peers' keys (scratch).
 	entries []adjacency.Entry
+	keys    keyScratch
 }
 
 // errHandleLayout says lmdb-go no longer keeps its handles where this

@@ -171,6 +171,29 @@ func TestScanAcrossChunkBatches(t *testing.T) {
 			if n := len(want("", false)); len(outer) != n || inner != n {
 				t.Errorf("nested scans returned %d (outer) and %d (inner) edges, want %d each", len(outer), inner, n)
 			}
+			if err != nil {
+				return err
+			}
+			// Neighbours inside Neighbours: the outer keys stay right.
+			seen := 0
+			err = r.Neighbours(false, IDOf("hub"), 0, At{}, func(n Neighbour) bool {
+				seen++
+				if IDOf(n.Key) != n.Peer {
+					t.Errorf("outer Neighbours: key %q does not hash to peer %016x", n.Key, uint64(n.Peer))
+				}
+				if seen == 40 {
+					if got := neighbourEdges(t, r, true, n.Key, "", At{}); len(got) != 1 || got[0].Dst != "hub" {
+						t.Errorf("%s has out-edges %v in the nested read, want the one to hub", n.Key, got)
+					}
+					if got := neighbourEdges(t, r, false, "hub", "", At{}); len(got) != len(outer) {
+						t.Errorf("nested Neighbours of hub: %d edges, want %d", len(got), len(outer))
+					}
+				}
+				return true
+			})
+			if seen != len(outer) {
+				t.Errorf("outer Neighbours: %d edges, want %d", seen, len(outer))
+			}
 			return err
 		})
 		if err != nil {
