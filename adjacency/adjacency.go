@@ -191,6 +191,14 @@ func (it *Iterator) Reset(b []byte) {
 // Len is the entry count of the chunk (0 after an error in Reset).
 func (it *Iterator) Len() int { return it.count }
 
+// oneByte decodes the uvarint at b[off:] if it is one byte long (ok).
+func oneByte(b []byte, off int) (v uint64, next int, ok bool) {
+	if uint(off) < uint(len(b)) && b[off] < 0x80 {
+		return uint64(b[off]), off + 1, true
+	}
+	return 0, 0, false
+}
+
 // uvarintAt decodes the uvarint at b[off:] and returns the offset after it
 // (-1 on error). With 8 bytes available it decodes values of up to 8 bytes
 // branch-free from one 64-bit load, and 9- and 10-byte ones (a hashed
@@ -272,13 +280,10 @@ func (it *Iterator) Next() bool {
 // and returns the offset after it. e may be prev; on an error e is
 // unchanged.
 func entryAt(b []byte, start int, e, prev *Entry, first bool) (int, *CorruptError) {
-	// The relation delta and the revision are mostly one byte: decoded
-	// here without the call (uvarintAt is too large to inline).
-	var relDelta uint64
-	var off int
-	if uint(start) < uint(len(b)) && b[start] < 0x80 {
-		relDelta, off = uint64(b[start]), start+1
-	} else {
+	// The relation delta and the revision are mostly one byte: oneByte
+	// decodes those without a call (uvarintAt is too large to inline).
+	relDelta, off, ok := oneByte(b, start)
+	if !ok {
 		relDelta, off = uvarintAt(b, start)
 	}
 	if off < 0 || relDelta > math.MaxUint32 {
@@ -288,11 +293,8 @@ func entryAt(b []byte, start int, e, prev *Entry, first bool) (int, *CorruptErro
 	if off2 < 0 {
 		return 0, &CorruptError{off, "bad peer"}
 	}
-	var rev uint64
-	var off3 int
-	if uint(off2) < uint(len(b)) && b[off2] < 0x80 {
-		rev, off3 = uint64(b[off2]), off2+1
-	} else {
+	rev, off3, ok := oneByte(b, off2)
+	if !ok {
 		rev, off3 = uvarintAt(b, off2)
 	}
 	if off3 < 0 {

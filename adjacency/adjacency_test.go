@@ -295,14 +295,20 @@ func checkCanonical(t *testing.T, b []byte) {
 	}
 }
 
-func BenchmarkIterate(b *testing.B) {
+// benchChunk is a 128-entry chunk of one relation with random 64-bit
+// peers (the deltas of hashed ids: 9-byte varints).
+func benchChunk() []byte {
 	r := rand.New(rand.NewPCG(1, 1))
 	var es []Entry
 	for i := range 128 {
 		es = append(es, Entry{Rel: 3, Peer: r.Uint64(), Rev: uint64(1 + i), Weight: 1})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Less(es[j]) })
-	v := Encode(nil, es)
+	return Encode(nil, es)
+}
+
+func BenchmarkIterate(b *testing.B) {
+	v := benchChunk()
 	b.SetBytes(int64(len(v)))
 	cpu0 := processCPU()
 	for b.Loop() {
@@ -437,13 +443,7 @@ func TestUvarintAtMatchesStdlib(t *testing.T) {
 // BenchmarkDecodeVisible is what a scan does with a chunk: decode every
 // entry, then keep what the latest view sees.
 func BenchmarkDecodeVisible(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	var es []Entry
-	for i := range 128 {
-		es = append(es, Entry{Rel: 3, Peer: r.Uint64(), Rev: uint64(1 + i), Weight: 1})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Less(es[j]) })
-	v := Encode(nil, es)
+	v := benchChunk()
 	b.SetBytes(int64(len(v)))
 	var dst []Entry
 	cpu0 := processCPU()
