@@ -145,6 +145,9 @@ func (r *ReadTxn) resolveKeys(sc *keyScratch, es []adjacency.Entry) error {
 
 // relName is the name of a relation id seen in adjacency.
 func (r *ReadTxn) relName(id RelID) (string, error) {
+	if rel := r.s.tabledRel(id); rel != nil {
+		return rel.Name, nil // without copying the whole Relation
+	}
 	rel, err := r.RelationByID(id)
 	if err != nil {
 		return "", fmt.Errorf("relation %d: %w", id, err)
