@@ -129,8 +129,11 @@ func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn
 			last = es[len(es)-1]
 			past := false // the chunk runs past the relation: the last one to read
 			if rel != 0 {
-				lo, _ := slices.BinarySearchFunc(es, rel, func(e adjacency.Entry, rel RelID) int { return cmp.Compare(e.Rel, uint32(rel)) })
-				hi, _ := slices.BinarySearchFunc(es, rel+1, func(e adjacency.Entry, rel RelID) int { return cmp.Compare(e.Rel, uint32(rel)) })
+				lo, _ := slices.BinarySearchFunc(es, uint32(rel), func(e adjacency.Entry, rel uint32) int { return cmp.Compare(e.Rel, rel) })
+				hi := lo
+				for hi < len(es) && es[hi].Rel == uint32(rel) {
+					hi++
+				}
 				es, past = es[lo:hi], hi < len(es)
 			}
 			if len(es) > 0 && es[len(es)-1].Rel > maxRel { // sorted: the last has the largest

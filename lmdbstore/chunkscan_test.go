@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -146,6 +147,20 @@ func TestScanAcrossChunkBatches(t *testing.T) {
 	}
 	t.Run("read txn", func(t *testing.T) {
 		if err := s.View(func(r *ReadTxn) error { read(t, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("largest relation id", func(t *testing.T) {
+		// No relation has it: nothing, and no slice past its bounds.
+		err := s.View(func(r *ReadTxn) error {
+			n := 0
+			err := r.ScanIn(IDOf("hub"), RelID(math.MaxUint32), At{}, func(EdgeRef) bool { n++; return true })
+			if n != 0 {
+				t.Errorf("ScanIn with relation %d returned %d edges", uint32(math.MaxUint32), n)
+			}
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 	})
