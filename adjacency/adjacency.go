@@ -28,6 +28,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -190,6 +191,14 @@ func (it *Iterator) Reset(b []byte) {
 // Len is the entry count of the chunk (0 after an error in Reset).
 func (it *Iterator) Len() int { return it.count }
 
+// oneByte decodes the uvarint at b[off:] if it is one byte long (ok).
+func oneByte(b []byte, off int) (v uint64, next int, ok bool) {
+	if uint(off) < uint(len(b)) && b[off] < 0x80 {
+		return uint64(b[off]), off + 1, true
+	}
+	return 0, 0, false
+}
+
 // uvarintAt decodes the uvarint at b[off:] and returns the offset after it
 // (-1 on error). With 8 bytes available it decodes values of up to 8 bytes
 // branch-free from one 64-bit load, and 9- and 10-byte ones (a hashed
@@ -256,81 +265,84 @@ func (it *Iterator) Next() bool {
 		}
 		return false
 	}
-	b := it.b
-	start := it.off
-	relDelta, off := uvarintAt(b, start)
-	if off < 0 || relDelta > math.MaxUint32 {
-		it.err = &CorruptError{start, "bad relation"}
+	off, err := entryAt(it.b, it.off, &it.cur, &it.cur, it.remaining == it.count)
+	if err != nil {
+		it.err = err
 		return false
+	}
+	it.off = off
+	it.remaining--
+	return true
+}
+
+// entryAt decodes into e the entry at b[start:] (b without its checksum)
+// that follows prev, or the chunk's first entry (first: absolute values),
+// and returns the offset after it. e may be prev; on an error e is
+// unchanged.
+func entryAt(b []byte, start int, e, prev *Entry, first bool) (int, *CorruptError) {
+	// The relation delta and the revision are mostly one byte: oneByte
+	// decodes those without a call (uvarintAt is too large to inline).
+	relDelta, off, ok := oneByte(b, start)
+	if !ok {
+		relDelta, off = uvarintAt(b, start)
+	}
+	if off < 0 || relDelta > math.MaxUint32 {
+		return 0, &CorruptError{start, "bad relation"}
 	}
 	peer, off2 := uvarintAt(b, off)
 	if off2 < 0 {
-		it.err = &CorruptError{off, "bad peer"}
-		return false
+		return 0, &CorruptError{off, "bad peer"}
 	}
-	rev, off3 := uvarintAt(b, off2)
+	rev, off3, ok := oneByte(b, off2)
+	if !ok {
+		rev, off3 = uvarintAt(b, off2)
+	}
 	if off3 < 0 {
-		it.err = &CorruptError{off2, "bad revision"}
-		return false
+		return 0, &CorruptError{off2, "bad revision"}
 	}
 	if off3 >= len(b) {
-		it.err = &CorruptError{off3, "missing flags"}
-		return false
+		return 0, &CorruptError{off3, "missing flags"}
 	}
 	flags := b[off3]
 	off = off3 + 1
 	if flags&^knownFlags != 0 {
-		it.err = &CorruptError{off3, fmt.Sprintf("unknown flags %#x", flags)}
-		return false
+		return 0, &CorruptError{off3, fmt.Sprintf("unknown flags %#x", flags)}
 	}
 	weight := float32(1)
 	if flags&FlagWeight != 0 {
 		if len(b)-off < 4 {
-			it.err = &CorruptError{off, "truncated weight"}
-			return false
+			return 0, &CorruptError{off, "truncated weight"}
 		}
 		weight = math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 		if weight == 1 || !(weight > 0) || math.IsInf(float64(weight), 0) {
 			// 1.0 is never written (it is implicit); others must be finite and positive
-			it.err = &CorruptError{off, fmt.Sprintf("bad weight %v", weight)}
-			return false
+			return 0, &CorruptError{off, fmt.Sprintf("bad weight %v", weight)}
 		}
 		off += 4
 	}
-	prev := &it.cur
-	e := Entry{Rev: rev, Flags: flags, Weight: weight}
-	if it.remaining == it.count { // first entry: absolute values
-		e.Rel = uint32(relDelta)
-		e.Peer = peer
-	} else {
+	rel := uint32(relDelta) // absolute values in the first entry
+	if !first {
 		sum := uint64(prev.Rel) + relDelta
 		if sum > math.MaxUint32 {
-			it.err = &CorruptError{start, "relation overflows"}
-			return false
+			return 0, &CorruptError{start, "relation overflows"}
 		}
-		e.Rel = uint32(sum)
+		rel = uint32(sum)
 		if relDelta == 0 {
 			if peer > math.MaxUint64-prev.Peer {
-				it.err = &CorruptError{start, "peer overflows"}
-				return false
+				return 0, &CorruptError{start, "peer overflows"}
 			}
-			e.Peer = prev.Peer + peer
 			if peer == 0 && rev <= prev.Rev {
-				it.err = &CorruptError{start, "entries out of order"}
-				return false
+				return 0, &CorruptError{start, "entries out of order"}
 			}
-		} else {
-			e.Peer = peer
+			peer += prev.Peer
 		}
 	}
-	if e.Rel == 0 {
-		it.err = &CorruptError{start, "relation 0"}
-		return false
+	if rel == 0 {
+		return 0, &CorruptError{start, "relation 0"}
 	}
-	it.cur = e
-	it.off = off
-	it.remaining--
-	return true
+	// Written last: e may be prev.
+	*e = Entry{Rel: rel, Peer: peer, Rev: rev, Flags: flags, Weight: weight}
+	return off, nil
 }
 
 // Entry is the entry decoded by the last successful Next.
@@ -339,14 +351,83 @@ func (it *Iterator) Entry() Entry { return it.cur }
 // Err is the decoding error that stopped Next, if any.
 func (it *Iterator) Err() error { return it.err }
 
-// Decode appends the entries of chunk value b to dst.
+// Decode appends the entries of chunk value b to dst. It checks what
+// Iterator checks, decoding into dst directly (no call per entry through
+// the iterator); on an error dst holds the entries before it.
 func Decode(b []byte, dst []Entry) ([]Entry, error) {
 	var it Iterator
 	it.Reset(b)
-	for it.Next() {
-		dst = append(dst, it.Entry())
+	if it.err != nil {
+		return dst, it.err
 	}
-	return dst, it.Err()
+	b, off := it.b, it.off
+	n := len(dst)
+	dst = slices.Grow(dst, it.count)[:n+it.count]
+	for i := n; i < len(dst); i++ {
+		prev := &dst[max(i-1, n)]
+		if i > n {
+			if next := plainNext(b, off, &dst[i], prev); next > 0 {
+				off = next
+				continue
+			}
+		}
+		next, err := entryAt(b, off, &dst[i], prev, i == n)
+		if err != nil {
+			return dst[:i], err
+		}
+		off = next
+	}
+	if off != len(b) {
+		return dst, &CorruptError{off, "trailing bytes"}
+	}
+	return dst, nil
+}
+
+// plainNext decodes the commonest entry shape without entryAt's general
+// checks: the next peer of prev's relation (a delta of 1 to 9 bytes, not
+// 0), a revision of one or two bytes, no flags. It returns the offset after
+// the entry, or 0 (e untouched) for any other shape, which entryAt then
+// decodes or rejects: an entry plainNext accepts is one entryAt decodes the
+// same way (TestDecodeMatchesIterator, FuzzDecode).
+func plainNext(b []byte, off int, e, prev *Entry) int {
+	if off < 0 || off+9 > len(b) || b[off] != 0 {
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(b[off+1:])
+	var delta uint64
+	k := 9 // the peer delta's bytes
+	if m := ^x & 0x8080808080808080; m != 0 {
+		k = bits.TrailingZeros64(m)/8 + 1
+		if k > 1 && x>>(8*(k-1))&0xff == 0 {
+			return 0 // overlong
+		}
+		delta = compact7(x & (^uint64(0) >> (64 - 8*k)))
+	} else if off+10 < len(b) && b[off+9] != 0 && b[off+9] < 0x80 {
+		delta = compact7(x) | uint64(b[off+9])<<56
+	} else {
+		return 0 // a tenth byte, overlong, or truncated
+	}
+	if delta == 0 || delta > math.MaxUint64-prev.Peer {
+		return 0 // another version of prev's edge, or an overflow
+	}
+	p := off + 1 + k
+	if p+2 >= len(b) {
+		return 0
+	}
+	rev := uint64(b[p])
+	if rev >= 0x80 {
+		c := b[p+1]
+		if c == 0 || c >= 0x80 || p+3 >= len(b) {
+			return 0 // overlong, longer than two bytes, or no room for flags
+		}
+		rev = rev&0x7f | uint64(c)<<7
+		p++
+	}
+	if b[p+1] != 0 {
+		return 0 // flags
+	}
+	*e = Entry{Rel: prev.Rel, Peer: prev.Peer + delta, Rev: rev, Weight: 1}
+	return p + 2
 }
 
 // Verify checks that b is a well-formed chunk value.
@@ -474,4 +555,31 @@ func (v *Visible) Flush() (Entry, bool) {
 	view := v.View
 	*v = Visible{View: view}
 	return out, ok
+}
+
+// VisibleIn filters entries in place down to what a view at revision view
+// sees, as Visible does for a stream: per edge, the newest version with
+// Rev <= view, unless it is a tombstone. entries must hold every version
+// of each edge it holds (one chunk's entries do: an edge never spans two
+// chunks).
+func VisibleIn(entries []Entry, view uint64) []Entry {
+	out := entries[:0]
+	cand := -1 // the newest version at or below view of the edge at i
+	for i := range entries {
+		if entries[i].Rev <= view {
+			cand = i
+		}
+		if i+1 < len(entries) && entries[i+1].SameEdge(entries[i]) {
+			continue
+		}
+		if cand >= 0 && !entries[cand].Tombstone() {
+			if len(out) == cand { // nothing dropped so far: already in place
+				out = out[:cand+1]
+			} else {
+				out = append(out, entries[cand]) // len(out) < cand: in place
+			}
+		}
+		cand = -1
+	}
+	return out
 }

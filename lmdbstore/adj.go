@@ -12,8 +12,11 @@ package lmdbstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/adjacency"
@@ -34,7 +37,12 @@ func sameNode(k []byte, node NodeID) bool {
 	return len(k) == 20 && binary.BigEndian.Uint64(k) == uint64(node)
 }
 
-func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
+// cursor returns the adjacency cursor a scan uses: the transaction's own
+// (pooled or kept in r), or a new one the scan closes when done (temp) —
+// in a write transaction, and for a scan nested in another scan's
+// callback, which must not move the outer scan's cursor or overwrite its
+// batch.
+func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 	dbi := r.s.db.in
 	slot := &r.inCur
 	if out {
@@ -42,126 +50,110 @@ func (r *ReadTxn) cursor(out bool) (*lmdb.Cursor, func(), error) {
 	}
 	if r.inWrite {
 		if err := r.w.flushAdj(); err != nil {
-			return nil, nil, err
+			return nil, false, err
 		}
-		c, err := r.txn.OpenCursor(dbi)
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	}
-	if r.pooled != nil {
-		c, err := r.pooled.cursor(out, dbi)
-		return c, func() {}, err
-	}
-	if *slot == nil {
-		c, err := r.txn.OpenCursor(dbi)
-		if err != nil {
-			return nil, nil, err
-		}
+	} else if r.pooled != nil {
+		c, err = r.pooled.cursor(out, dbi)
+	} else if *slot != nil {
+		c = *slot
+	} else {
+		c, err = openChunkCursor(r.txn, dbi)
 		*slot = c
 	}
-	return *slot, func() {}, nil
+	if err != nil || (c != nil && !c.busy) {
+		return c, false, err
+	}
+	c, err = openChunkCursor(r.txn, dbi)
+	return c, true, err
 }
 
-// scanAdj walks node's chunks in one adjacency keyspace: one SetRange to
-// locate (plus one Prev when filtering by relation), then O(k).
+// scanAdj calls fn for every live entry of node's list in one adjacency
+// keyspace at the view (see scanChunks).
 func (r *ReadTxn) scanAdj(out bool, node NodeID, rel RelID, view Revision, fn func(EdgeRef) bool) error {
+	return r.scanChunks(out, node, rel, view, func(es []adjacency.Entry, _ *keyScratch) bool {
+		for i := range es {
+			if !fn(edgeRef(&es[i])) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func edgeRef(e *adjacency.Entry) EdgeRef {
+	return EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight}
+}
+
+// scanChunks walks node's chunks in one adjacency keyspace, a batch of
+// chunks per cgo call (chunkscan.go): one seek (plus one step back when
+// filtering by relation), then O(k). Each chunk is decoded whole and
+// filtered to what the view sees (an edge's versions never span two
+// chunks, and checkChunkStart holds the stored lists to that), and fn gets
+// each chunk's visible entries of relation rel (0: all) in order, in a
+// slice valid during the call, with the scan's key scratch (Neighbours).
+// Returning false from fn stops.
+func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn func([]adjacency.Entry, *keyScratch) bool) error {
 	dbName := dbIn
 	if out {
 		dbName = dbOut
 	}
-	cur, done, err := r.cursor(out)
+	cur, temp, err := r.cursor(out)
 	if err != nil {
 		return err
 	}
-	defer done()
-	// The seek key lives in the transaction: a local array would escape
-	// through cgo (one allocation per scan). Only the seek below reads it,
-	// so a scan nested in fn may reuse it.
-	start := &r.seek
-	*start = [20]byte{}
-	binary.BigEndian.PutUint64(start[:], uint64(node))
-	binary.BigEndian.PutUint32(start[8:], uint32(rel))
-	k, v, err := cur.Get(start[:], nil, lmdb.SetRange)
-	if err != nil && !lmdb.IsNotFound(err) {
+	if temp {
+		defer cur.close()
+	} else {
+		cur.busy = true
+		defer func() { cur.busy = false }()
+	}
+	if err := cur.seek(node, rel); err != nil {
 		return err
-	}
-	if rel != 0 && !(err == nil && bytes.Equal(k, start[:])) {
-		// The chunk before may hold the relation's first entries.
-		op := uint(lmdb.Prev)
-		if err != nil {
-			op = lmdb.Last
-		}
-		pk, pv, perr := cur.Get(nil, nil, op)
-		switch {
-		case perr == nil && sameNode(pk, node):
-			k, v, err = pk, pv, nil
-		case perr == nil || lmdb.IsNotFound(perr):
-			k, v, err = cur.Get(start[:], nil, lmdb.SetRange)
-			if err != nil && !lmdb.IsNotFound(err) {
-				return err
-			}
-		default:
-			return perr
-		}
-	}
-	if lmdb.IsNotFound(err) {
-		return nil
-	}
-	vis := adjacency.Visible{View: uint64(view)}
-	var it adjacency.Iterator
-	emit := func(e adjacency.Entry) bool {
-		return fn(EdgeRef{Peer: NodeID(e.Peer), Rel: RelID(e.Rel), Rev: Revision(e.Rev), Weight: e.Weight})
 	}
 	var last adjacency.Entry
 	maxRel := r.s.maxRel.Load() // ids at or below are known relations
-	for sameNode(k, node) {
-		it.Reset(v)
-		if !it.Next() {
-			msg := "empty chunk"
-			if err := it.Err(); err != nil {
-				msg = err.Error()
+	for {
+		for i, n := 0, cur.len(); i < n; i++ {
+			k, v := cur.chunk(i)
+			es, err := adjacency.Decode(v, cur.entries[:0])
+			cur.entries = es
+			if err == nil && len(es) == 0 {
+				err = errors.New("empty chunk")
 			}
-			return &CorruptionError{dbName, bytes.Clone(k), msg}
-		}
-		e := it.Entry()
-		if err := checkChunkStart(dbName, k, e, last); err != nil {
-			return err
-		}
-		for {
-			if rel == 0 || e.Rel == uint32(rel) {
-				if e.Rel > maxRel && !r.validRel(e.Rel) {
-					return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", e.Rel)}
+			if err != nil {
+				return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
+			}
+			if err := checkChunkStart(dbName, k, es[0], last); err != nil {
+				return err
+			}
+			last = es[len(es)-1]
+			past := false // the chunk runs past the relation: the last one to read
+			if rel != 0 {
+				lo, _ := slices.BinarySearchFunc(es, uint32(rel), func(e adjacency.Entry, rel uint32) int { return cmp.Compare(e.Rel, rel) })
+				hi := lo
+				for hi < len(es) && es[hi].Rel == uint32(rel) {
+					hi++
 				}
-				if got, ok := vis.Push(e); ok && !emit(got) {
-					return nil
+				es, past = es[lo:hi], hi < len(es)
+			}
+			if len(es) > 0 && es[len(es)-1].Rel > maxRel { // sorted: the last has the largest
+				for j := range es {
+					if es[j].Rel > maxRel && !r.validRel(es[j].Rel) {
+						return &CorruptionError{dbName, bytes.Clone(k), fmt.Sprintf("invalid relation id %d", es[j].Rel)}
+					}
 				}
-			} else if e.Rel > uint32(rel) {
-				goto flush
 			}
-			if !it.Next() {
-				break
+			if es = adjacency.VisibleIn(es, uint64(view)); len(es) > 0 && !fn(es, &cur.keys) || past {
+				return nil
 			}
-			e = it.Entry()
 		}
-		if err := it.Err(); err != nil {
-			return &CorruptionError{dbName, bytes.Clone(k), err.Error()}
+		if !cur.more() {
+			return nil
 		}
-		last = e
-		k, v, err = cur.Get(nil, nil, lmdb.Next)
-		if lmdb.IsNotFound(err) {
-			break
-		}
-		if err != nil {
+		if err := cur.next(); err != nil {
 			return err
 		}
 	}
-flush:
-	if got, ok := vis.Flush(); ok {
-		emit(got)
-	}
-	return nil
 }
 
 // checkChunkStart verifies a chunk's first entry against the chunk's key and

@@ -87,21 +87,17 @@ __attribute__((constructor)) static void memctl_install_c_fault_handler(void) {
 import "C"
 
 import (
-	"reflect"
-	"unsafe"
-
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
 
 func init() { C.memctl_install_abort_handler() }
 
 // setAssertHandler registers the assert callback on env. lmdb-go keeps the
-// MDB_env pointer unexported (field _env of lmdb.Env, v1.9.4, pinned).
+// MDB_env pointer unexported (field _env of lmdb.Env, v1.9.4, pinned; lmdbHandle).
 func setAssertHandler(env *lmdb.Env) {
-	f := reflect.ValueOf(env).Elem().FieldByName("_env")
-	if !f.IsValid() || f.Kind() != reflect.Pointer {
+	p, ok := lmdbHandle(env, "_env")
+	if !ok {
 		return // another lmdb-go layout: keep LMDB's default (abort)
 	}
-	p := *(*unsafe.Pointer)(unsafe.Pointer(f.UnsafeAddr()))
 	C.memctl_set_assert(p)
 }

@@ -45,6 +45,11 @@
 //     (default 1 TiB), with no transaction of this process live; a growth by
 //     another process is adopted on MDB_MAP_RESIZED. The Update callback may
 //     therefore run more than once: it must have no side effects outside tx.
+//   - Adjacency scans call LMDB from this package's C code through
+//     lmdb-go's unexported cursor and transaction handles (chunkscan.go,
+//     as cfault.go reaches the environment's): lmdb-go stays pinned at
+//     v1.9.4, and a layout without those handles fails the scan with an
+//     error naming it.
 //   - Never open the same store twice in one process (closing either drops
 //     the process's LMDB locks); multi-process tests use subprocesses.
 //   - After Close, View fails with ErrClosed; no View or Update may be

@@ -3,6 +3,8 @@ package lmdbstore
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/memctl/memctl/adjacency"
 )
 
 // keyCache maps node ids to their canonical keys for ids entries known to
@@ -118,14 +120,14 @@ func arenaString(arena []byte, x uint64) string {
 	return unsafe.String(&arena[x>>16], n)
 }
 
-// getMany fills keys[i] with the key of every refs[i].Peer in the cache
-// and sets hit[i]; it returns how many were missing.
-func (c *keyCache) getMany(refs []EdgeRef, keys []string, hit []bool) int {
+// getMany fills keys[i] with the key of every es[i].Peer in the cache and
+// sets hit[i]; it returns how many were missing.
+func (c *keyCache) getMany(es []adjacency.Entry, keys []string, hit []bool) int {
 	miss := 0
 	c.mu.RLock()
 	arena := c.arena
-	for i := range refs {
-		x, ok := c.index.get(refs[i].Peer)
+	for i := range es {
+		x, ok := c.index.get(NodeID(es[i].Peer))
 		hit[i] = ok
 		if ok {
 			keys[i] = arenaString(arena, x)

@@ -32,10 +32,10 @@ const maxParkedReaders = 64
 // pooledRead is a read-only transaction with its lazily opened scan cursors.
 type pooledRead struct {
 	txn *lmdb.Txn
-	// out and in are the adjacency scan cursors, nil until first used;
-	// outBound/inBound say whether they are bound to the current use of txn.
-	out, in           *lmdb.Cursor
-	outBound, inBound bool
+	// out and in are the adjacency scan cursors, nil until first used; a
+	// renewed transaction marks them for a renew at their next seek
+	// (chunkscan.go does it in the same cgo call).
+	out, in *chunkCursor
 	// nb is Neighbours' scratch, reused across uses.
 	nb neighbourScratch
 	// reader is the ReadTxn View hands out over txn (valid only until the
@@ -43,36 +43,29 @@ type pooledRead struct {
 	reader ReadTxn
 }
 
-// cursor returns the out or in scan cursor, bound to the current use of the
-// transaction.
-func (p *pooledRead) cursor(out bool, dbi lmdb.DBI) (*lmdb.Cursor, error) {
-	slot, bound := &p.in, &p.inBound
+// cursor returns the out or in scan cursor of the transaction.
+func (p *pooledRead) cursor(out bool, dbi lmdb.DBI) (*chunkCursor, error) {
+	slot := &p.in
 	if out {
-		slot, bound = &p.out, &p.outBound
-	}
-	if *bound {
-		return *slot, nil
+		slot = &p.out
 	}
 	if *slot == nil {
-		c, err := p.txn.OpenCursor(dbi)
+		c, err := openChunkCursor(p.txn, dbi)
 		if err != nil {
 			return nil, err
 		}
 		*slot = c
-	} else if err := (*slot).Renew(p.txn); err != nil {
-		return nil, err
 	}
-	*bound = true
 	return *slot, nil
 }
 
 // abort closes the cursors and ends the transaction for good.
 func (p *pooledRead) abort() {
 	if p.out != nil {
-		p.out.Close()
+		p.out.close()
 	}
 	if p.in != nil {
-		p.in.Close()
+		p.in.close()
 	}
 	p.txn.Pooled = false
 	p.txn.Abort()
@@ -103,7 +96,12 @@ func (p *readPool) acquire(env *lmdb.Env) (*pooledRead, error) {
 			rt.abort()
 			return nil, err
 		}
-		rt.outBound, rt.inBound = false, false
+		if rt.out != nil {
+			rt.out.renew = true
+		}
+		if rt.in != nil {
+			rt.in.renew = true
+		}
 		return rt, nil
 	}
 	txn, err := env.BeginTxn(nil, lmdb.Readonly)

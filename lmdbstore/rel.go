@@ -275,10 +275,8 @@ func (r *ReadTxn) checkRelName(rel Relation) error {
 }
 
 func (s *Store) cachedRel(id RelID, name string) (Relation, bool) {
-	if id != 0 {
-		if t := s.relTable.Load(); t != nil && int(id) < len(*t) && (*t)[id].ID == id {
-			return (*t)[id], true
-		}
+	if rel := s.tabledRel(id); rel != nil {
+		return *rel, true
 	}
 	s.relMu.Lock()
 	defer s.relMu.Unlock()
@@ -288,6 +286,15 @@ func (s *Store) cachedRel(id RelID, name string) (Relation, bool) {
 	}
 	rel, ok := s.rels.byName[name]
 	return rel, ok
+}
+
+// tabledRel is id's row of the committed relations' table, or nil (read
+// without the lock; rows are never written once published).
+func (s *Store) tabledRel(id RelID) *Relation {
+	if t := s.relTable.Load(); id != 0 && t != nil && int(id) < len(*t) && (*t)[id].ID == id {
+		return &(*t)[id]
+	}
+	return nil
 }
 
 func (s *Store) cacheRel(rel Relation) {

@@ -34,19 +34,18 @@ type ReadTxn struct {
 	horizon0   Revision // write txn: the stored horizon (horizon is the one it commits)
 	pendingTS  uint64   // commit time of the pending revision (write txn only)
 
-	outCur, inCur *lmdb.Cursor      // reused by scans of a read-only transaction
+	outCur, inCur *chunkCursor      // reused by scans of a read-only transaction
 	pooled        *pooledRead       // the pooled transaction (nil: none); owns the scan cursors
 	nb            *neighbourScratch // Neighbours' scratch when not pooled
 	revMemo       revMemo           // the last revs entry read (revs.go)
-	seek          [20]byte          // scanAdj's seek key
 }
 
 func (r *ReadTxn) close() {
 	if r.outCur != nil {
-		r.outCur.Close()
+		r.outCur.close()
 	}
 	if r.inCur != nil {
-		r.inCur.Close()
+		r.inCur.close()
 	}
 }
 
