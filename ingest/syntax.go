@@ -7,11 +7,9 @@ import (
 	"go/types"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // table holds the package-level declarations of one package (every file
@@ -242,14 +240,23 @@ func fileImports(f *ast.File, nameOf func(string) string) (named map[string]stri
 	return named, dots
 }
 
-// syntaxFile is a file parsed for syntax-only extraction.
+// syntaxFile is a file extracted without type information. Between the
+// two passes of extractSyntax it holds its declarations only: decls is
+// the file without its function bodies, which is all that resolving the
+// names of other files needs (types, signatures, package-level vars).
 type syntaxFile struct {
-	src *srcFile
-	ast *ast.File
-	err error
+	src   *srcFile
+	decls *ast.File // nil when the file has no package clause
+	ctx   *declCtx  // resolves the names of decls
+	err   error
 }
 
-// extractSyntax extracts every file no typed package claimed.
+// extractSyntax extracts every file no typed package claimed, in two
+// passes so that it holds one package's syntax trees per CPU at a time,
+// not the tree's: the first parses every file and keeps its declarations
+// (the tables every file resolves names with); the second parses each
+// package again, extracts it with those tables and lets its trees go,
+// merging the packages into the graph in import-path order as they finish.
 func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
@@ -257,7 +264,7 @@ func (x *extractor) extractSyntax() {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
-	x.parseAll(todo)
+	parseDecls(todo)
 
 	// Package names per directory, typed packages included, to tell an
 	// external test package (name_test beside name) from a package.
@@ -285,14 +292,14 @@ func (x *extractor) extractSyntax() {
 		}
 	}
 	for _, sf := range todo {
-		if sf.ast != nil {
-			addName(path.Dir(sf.src.Rel), sf.ast.Name.Name)
+		if sf.decls != nil {
+			addName(path.Dir(sf.src.Rel), sf.decls.Name.Name)
 		}
 	}
 	importPathFor := func(sf *syntaxFile) string {
 		dir := path.Dir(sf.src.Rel)
 		ip := x.t.importPathOf(dir)
-		if base, ok := strings.CutSuffix(sf.ast.Name.Name, "_test"); ok && dirNames[dir][base] {
+		if base, ok := strings.CutSuffix(sf.decls.Name.Name, "_test"); ok && dirNames[dir][base] {
 			ip += "_test"
 		}
 		return ip
@@ -312,52 +319,57 @@ func (x *extractor) extractSyntax() {
 	}
 	units := make(map[string]*unit)
 	for _, sf := range todo {
-		if sf.ast == nil {
+		if sf.decls == nil {
 			continue
 		}
 		ip := importPathFor(sf)
-		x.table(ip, sf.ast.Name.Name)
+		x.table(ip, sf.decls.Name.Name)
 		if units[ip] == nil {
 			units[ip] = &unit{ip: ip}
 		}
 		units[ip].files = append(units[ip].files, sf)
 	}
-	ctxs := make(map[*ast.File]*declCtx, len(todo))
 	for _, sf := range todo {
-		if sf.ast != nil {
-			named, _ := fileImports(sf.ast, nameOf)
-			ctxs[sf.ast] = x.tables[importPathFor(sf)].addDecls(sf.ast, named, true)
+		if sf.decls != nil {
+			named, _ := fileImports(sf.decls, nameOf)
+			sf.ctx = x.tables[importPathFor(sf)].addDecls(sf.decls, named, true)
 		}
 	}
+	debugHeap("syntax: declarations")
 	ips := sortedKeys(units)
-	frags := make([]*fragment, len(ips))
-	parallel(len(ips), func(i int) {
+	parallelInOrder(len(ips), func(i int) *fragment {
 		ip := ips[i]
-
+		fset := token.NewFileSet()
 		fr := newFragment()
 		for _, sf := range units[ip].files {
-			_, dots := fileImports(sf.ast, nameOf)
-			r := &syntaxResolver{x: x, declCtx: ctxs[sf.ast]}
+			// The same bytes parse to the same tree: the file whose
+			// declarations the first pass kept, with its bodies.
+			f, _ := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+			_, dots := fileImports(sf.decls, nameOf)
+			r := &syntaxResolver{x: x, declCtx: &declCtx{
+				tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f),
+			}, decls: sf.ctx}
 			for _, d := range dots {
 				if t := x.tables[d]; t != nil {
 					r.dots = append(r.dots, t)
 				}
 			}
-			uf := &unitFile{src: sf.src, ast: sf.ast, fset: x.fset, res: r, mode: ModeSyntax}
+			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
 			if sf.err != nil {
 				uf.parseErr = parseErrorText(sf)
 			}
 			fr.extractFile(ip, uf)
+			sf.src.Content = nil // read for the last time
 		}
-		frags[i] = fr
-	})
-	for i, ip := range ips {
+		return fr
+	}, func(i int, fr *fragment) {
+		ip := ips[i]
 		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
-		x.merge(frags[i])
-	}
+		x.merge(fr)
+	})
 	// Files that do not even have a package clause.
 	for _, sf := range todo {
-		if sf.ast == nil {
+		if sf.decls == nil {
 			key := FileKey(sf.src.Rel)
 			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
 				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
@@ -367,34 +379,66 @@ func (x *extractor) extractSyntax() {
 			x.addDirs(sf.src.Rel)
 		}
 	}
+	// What only type inference read goes now (implementsSyntax reads the
+	// names, methods and interfaces).
+	for _, t := range x.tables {
+		t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	}
 }
 
-// parseAll parses files on all CPUs, with object resolution (the syntax
-// resolver uses it to tell local names from package-level ones).
-func (x *extractor) parseAll(files []*syntaxFile) {
-	var wg sync.WaitGroup
-	next := make(chan *syntaxFile)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for sf := range next {
-				f, err := parser.ParseFile(x.fset, sf.src.Abs, sf.src.Content, 0)
-				if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
-					sf.ast = f
+// parseDecls parses files on all CPUs, with object resolution (the syntax
+// resolver uses it to tell local names from package-level ones), and keeps
+// of each its declarations: the bodies of its funcs and methods go.
+func parseDecls(files []*syntaxFile) {
+	parallel(len(files), func(i int) {
+		sf := files[i]
+		f, err := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, 0)
+		if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
+			keepDecls(f)
+			sf.decls = f
+		}
+		sf.err = err
+		if sf.decls == nil && sf.err == nil {
+			sf.err = errNoPackage
+		}
+	})
+}
+
+// keepDecls cuts from f what no table reads: the bodies of funcs and
+// methods, the values of consts, and in the values of vars the elements
+// of composite literals and the bodies of func literals (the type of
+// T{…} is T, and a func literal's call has no type inference follows).
+func keepDecls(f *ast.File) {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			d.Body = nil
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				s, ok := spec.(*ast.ValueSpec)
+				if !ok {
+					continue
 				}
-				sf.err = err
-				if sf.ast == nil && sf.err == nil {
-					sf.err = errNoPackage
+				if d.Tok == token.CONST {
+					s.Values = nil
+					continue
+				}
+				for _, v := range s.Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						switch n := n.(type) {
+						case *ast.CompositeLit:
+							n.Elts = nil
+						case *ast.FuncLit:
+							n.Body = &ast.BlockStmt{} // walkers expect one
+							return false
+						}
+						return true
+					})
 				}
 			}
-		}()
+		}
 	}
-	for _, sf := range files {
-		next <- sf
-	}
-	close(next)
-	wg.Wait()
+	f.Unresolved = nil // names of the bodies, among others; unused
 }
 
 type ingestError string
@@ -448,6 +492,10 @@ type syntaxResolver struct {
 	x *extractor
 	*declCtx
 	dots []*table
+	// decls is the context of the same file's declarations as the tables
+	// hold them (parsed apart from the file being extracted); nil for a
+	// resolver of a declaration elsewhere.
+	decls *declCtx
 }
 
 // inferDepth bounds the chains type inference follows (x.a.b().c…):
@@ -734,10 +782,15 @@ func selName(e ast.Expr) string {
 	return ""
 }
 
-// in returns a resolver for the file of ctx (a declaration elsewhere).
+// in returns a resolver for the file of ctx (a declaration of the tables).
+// The file's own declarations see its dot imports; those of other files
+// do not (a resolver of a declaration does not keep them).
 func (r *syntaxResolver) in(ctx *declCtx) *syntaxResolver {
-	if ctx == r.declCtx {
+	switch ctx {
+	case r.declCtx:
 		return r
+	case r.decls:
+		return &syntaxResolver{x: r.x, declCtx: ctx, dots: r.dots, decls: ctx}
 	}
 	return &syntaxResolver{x: r.x, declCtx: ctx}
 }
