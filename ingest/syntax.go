@@ -266,9 +266,102 @@ func (x *extractor) extractSyntax() {
 	}
 	parseDecls(todo)
 
-	// Package names per directory, typed packages included, to tell an
-	// external test package (name_test beside name) from a package.
-	dirNames := make(map[string]map[string]bool)
+	var named []fileName
+	for _, sf := range todo {
+		if sf.decls != nil {
+			named = append(named, fileName{sf.src.Rel, sf.decls.Name.Name})
+		}
+	}
+	ipOf := x.syntaxImportPaths(named)
+	importPathFor := func(sf *syntaxFile) string { return ipOf(sf.src.Rel, sf.decls.Name.Name) }
+
+	// Declarations first, so that every file resolves names declared in
+	// any other, then the files in order.
+	type unit struct {
+		ip    string
+		files []*syntaxFile
+	}
+	units := make(map[string]*unit)
+	for _, sf := range todo {
+		if sf.decls == nil {
+			continue
+		}
+		ip := importPathFor(sf)
+		x.table(ip, sf.decls.Name.Name)
+		if units[ip] == nil {
+			units[ip] = &unit{ip: ip}
+		}
+		units[ip].files = append(units[ip].files, sf)
+	}
+	for _, sf := range todo {
+		if sf.decls != nil {
+			named, _ := fileImports(sf.decls, x.packageName)
+			sf.ctx = x.tables[importPathFor(sf)].addDecls(sf.decls, named, true)
+		}
+	}
+	debugHeap("syntax: declarations")
+	ips := sortedKeys(units)
+	parallelInOrder(len(ips), func(i int) *fragment {
+		ip := ips[i]
+		fset := token.NewFileSet()
+		fr := newFragment()
+		for _, sf := range units[ip].files {
+			// The same bytes parse to the same tree: the file whose
+			// declarations the first pass kept, with its bodies.
+			f, _ := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+			_, dots := fileImports(sf.decls, x.packageName)
+			r := &syntaxResolver{x: x, declCtx: &declCtx{
+				tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f),
+			}, decls: sf.ctx}
+			for _, d := range dots {
+				if t := x.tables[d]; t != nil {
+					r.dots = append(r.dots, t)
+				}
+			}
+			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
+			if sf.err != nil {
+				uf.parseErr = parseErrorText(sf.src, sf.err)
+			}
+			fr.extractFile(ip, uf)
+			sf.src.Content = nil // read for the last time
+		}
+		return fr
+	}, func(i int, fr *fragment) {
+		ip := ips[i]
+		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
+		x.merge(fr)
+	})
+	// Files that do not even have a package clause.
+	for _, sf := range todo {
+		if sf.decls == nil {
+			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
+		}
+	}
+	// What only type inference read goes now (implementsSyntax reads the
+	// names, methods and interfaces).
+	for _, t := range x.tables {
+		t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	}
+}
+
+// packageName is the name of the package at import path p: its table's,
+// or a guess for a package outside the tree.
+func (x *extractor) packageName(p string) string {
+	if t := x.tables[p]; t != nil {
+		return t.name
+	}
+	return guessPackageName(p)
+}
+
+// fileName is a file read from syntax and the name its package clause gives.
+type fileName struct{ rel, name string }
+
+// syntaxImportPaths returns the import path of a file read from syntax
+// (one of files) by its path and package name: its directory's, with
+// "_test" for an external test package (name_test beside a package name
+// of the directory, type-checked or not).
+func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) string {
+	dirNames := make(map[string]map[string]bool) // directory → package names
 	addName := func(dir, name string) {
 		if dirNames[dir] == nil {
 			dirNames[dir] = make(map[string]bool)
@@ -291,98 +384,16 @@ func (x *extractor) extractSyntax() {
 			}
 		}
 	}
-	for _, sf := range todo {
-		if sf.decls != nil {
-			addName(path.Dir(sf.src.Rel), sf.decls.Name.Name)
-		}
+	for _, f := range files {
+		addName(path.Dir(f.rel), f.name)
 	}
-	importPathFor := func(sf *syntaxFile) string {
-		dir := path.Dir(sf.src.Rel)
+	return func(rel, name string) string {
+		dir := path.Dir(rel)
 		ip := x.t.importPathOf(dir)
-		if base, ok := strings.CutSuffix(sf.decls.Name.Name, "_test"); ok && dirNames[dir][base] {
+		if base, ok := strings.CutSuffix(name, "_test"); ok && dirNames[dir][base] {
 			ip += "_test"
 		}
 		return ip
-	}
-	nameOf := func(p string) string {
-		if t := x.tables[p]; t != nil {
-			return t.name
-		}
-		return guessPackageName(p)
-	}
-
-	// Declarations first, so that every file resolves names declared in
-	// any other, then the files in order.
-	type unit struct {
-		ip    string
-		files []*syntaxFile
-	}
-	units := make(map[string]*unit)
-	for _, sf := range todo {
-		if sf.decls == nil {
-			continue
-		}
-		ip := importPathFor(sf)
-		x.table(ip, sf.decls.Name.Name)
-		if units[ip] == nil {
-			units[ip] = &unit{ip: ip}
-		}
-		units[ip].files = append(units[ip].files, sf)
-	}
-	for _, sf := range todo {
-		if sf.decls != nil {
-			named, _ := fileImports(sf.decls, nameOf)
-			sf.ctx = x.tables[importPathFor(sf)].addDecls(sf.decls, named, true)
-		}
-	}
-	debugHeap("syntax: declarations")
-	ips := sortedKeys(units)
-	parallelInOrder(len(ips), func(i int) *fragment {
-		ip := ips[i]
-		fset := token.NewFileSet()
-		fr := newFragment()
-		for _, sf := range units[ip].files {
-			// The same bytes parse to the same tree: the file whose
-			// declarations the first pass kept, with its bodies.
-			f, _ := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
-			_, dots := fileImports(sf.decls, nameOf)
-			r := &syntaxResolver{x: x, declCtx: &declCtx{
-				tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f),
-			}, decls: sf.ctx}
-			for _, d := range dots {
-				if t := x.tables[d]; t != nil {
-					r.dots = append(r.dots, t)
-				}
-			}
-			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
-			if sf.err != nil {
-				uf.parseErr = parseErrorText(sf)
-			}
-			fr.extractFile(ip, uf)
-			sf.src.Content = nil // read for the last time
-		}
-		return fr
-	}, func(i int, fr *fragment) {
-		ip := ips[i]
-		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
-		x.merge(fr)
-	})
-	// Files that do not even have a package clause.
-	for _, sf := range todo {
-		if sf.decls == nil {
-			key := FileKey(sf.src.Rel)
-			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
-				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
-				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErrorText(sf),
-				Terms: FileTerms(sf.src.Content),
-			})})
-			x.addDirs(sf.src.Rel)
-		}
-	}
-	// What only type inference read goes now (implementsSyntax reads the
-	// names, methods and interfaces).
-	for _, t := range x.tables {
-		t.typeSpecs, t.sigs, t.vars = nil, nil, nil
 	}
 }
 
@@ -1167,9 +1178,19 @@ func (x *extractor) implementsSyntax() {
 	}
 }
 
+// addUnparsed adds the node of a file without a package clause.
+func (x *extractor) addUnparsed(src *srcFile, parseErr string) {
+	x.g.AddNode(Node{Key: FileKey(src.Rel), Type: TypeFile, Payload: mustJSON(FilePayload{
+		Path: src.Rel, Hash: src.Hash, Bytes: len(src.Content), Lines: countLines(src.Content),
+		Test: strings.HasSuffix(src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErr,
+		Terms: FileTerms(src.Content),
+	})})
+	x.addDirs(src.Rel)
+}
+
 // parseErrorText is the first line of a file's syntax error with the file
 // named by its path relative to the ingested root (SPEC §9: payload paths
 // are relative; the parser names the absolute file it was given).
-func parseErrorText(sf *syntaxFile) string {
-	return strings.ReplaceAll(firstLine(sf.err.Error()), sf.src.Abs, sf.src.Rel)
+func parseErrorText(src *srcFile, err error) string {
+	return strings.ReplaceAll(firstLine(err.Error()), src.Abs, src.Rel)
 }

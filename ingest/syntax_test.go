@@ -58,52 +58,15 @@ func (x *extractor) extractSyntaxWhole() {
 	}
 	close(next)
 	wg.Wait()
-	errText := func(sf *wholeFile) string {
-		return strings.ReplaceAll(firstLine(sf.err.Error()), sf.src.Abs, sf.src.Rel)
-	}
 
-	dirNames := make(map[string]map[string]bool)
-	addName := func(dir, name string) {
-		if dirNames[dir] == nil {
-			dirNames[dir] = make(map[string]bool)
-		}
-		dirNames[dir][name] = true
-	}
-	claimedDir := make(map[string]string)
-	for _, f := range x.t.Files {
-		if x.claimed[f.Rel] {
-			dir := path.Dir(f.Rel)
-			if ip := x.t.importPathOf(dir); claimedDir[ip] == "" {
-				claimedDir[ip] = dir
-			}
-		}
-	}
-	for _, t := range x.tables {
-		if x.pkgModes[t.importPath] == ModeTyped {
-			if dir, ok := claimedDir[strings.TrimSuffix(t.importPath, "_test")]; ok {
-				addName(dir, t.name)
-			}
-		}
-	}
+	var named []fileName
 	for _, sf := range todo {
 		if sf.ast != nil {
-			addName(path.Dir(sf.src.Rel), sf.ast.Name.Name)
+			named = append(named, fileName{sf.src.Rel, sf.ast.Name.Name})
 		}
 	}
-	importPathFor := func(sf *wholeFile) string {
-		dir := path.Dir(sf.src.Rel)
-		ip := x.t.importPathOf(dir)
-		if base, ok := strings.CutSuffix(sf.ast.Name.Name, "_test"); ok && dirNames[dir][base] {
-			ip += "_test"
-		}
-		return ip
-	}
-	nameOf := func(p string) string {
-		if t := x.tables[p]; t != nil {
-			return t.name
-		}
-		return guessPackageName(p)
-	}
+	ipOf := x.syntaxImportPaths(named)
+	importPathFor := func(sf *wholeFile) string { return ipOf(sf.src.Rel, sf.ast.Name.Name) }
 	units := make(map[string][]*wholeFile)
 	for _, sf := range todo {
 		if sf.ast == nil {
@@ -116,7 +79,7 @@ func (x *extractor) extractSyntaxWhole() {
 	ctxs := make(map[*ast.File]*declCtx, len(todo))
 	for _, sf := range todo {
 		if sf.ast != nil {
-			named, _ := fileImports(sf.ast, nameOf)
+			named, _ := fileImports(sf.ast, x.packageName)
 			ctxs[sf.ast] = x.tables[importPathFor(sf)].addDecls(sf.ast, named, true)
 		}
 	}
@@ -125,7 +88,7 @@ func (x *extractor) extractSyntaxWhole() {
 	parallel(len(ips), func(i int) {
 		fr := newFragment()
 		for _, sf := range units[ips[i]] {
-			_, dots := fileImports(sf.ast, nameOf)
+			_, dots := fileImports(sf.ast, x.packageName)
 			r := &syntaxResolver{x: x, declCtx: ctxs[sf.ast]}
 			for _, d := range dots {
 				if t := x.tables[d]; t != nil {
@@ -134,7 +97,7 @@ func (x *extractor) extractSyntaxWhole() {
 			}
 			uf := &unitFile{src: sf.src, ast: sf.ast, fset: fset, res: r, mode: ModeSyntax}
 			if sf.err != nil {
-				uf.parseErr = errText(sf)
+				uf.parseErr = parseErrorText(sf.src, sf.err)
 			}
 			fr.extractFile(ips[i], uf)
 		}
@@ -146,13 +109,7 @@ func (x *extractor) extractSyntaxWhole() {
 	}
 	for _, sf := range todo {
 		if sf.ast == nil {
-			key := FileKey(sf.src.Rel)
-			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
-				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
-				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: errText(sf),
-				Terms: FileTerms(sf.src.Content),
-			})})
-			x.addDirs(sf.src.Rel)
+			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
 		}
 	}
 }
