@@ -397,13 +397,16 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 	}
 }
 
-// parseDecls parses files on all CPUs, with object resolution (the syntax
-// resolver uses it to tell local names from package-level ones), and keeps
-// of each its declarations: the bodies of its funcs and methods go.
+// parseDecls parses files on all CPUs and keeps of each its declarations
+// (keepDecls). Without object resolution: the resolver uses it to tell
+// local names from package-level ones, and what is kept of a declaration
+// holds no local name it resolves (those are in the bodies keepDecls
+// cuts); a package-level name it holds resolves the same through the
+// package's table. The second pass parses with it, for the bodies.
 func parseDecls(files []*syntaxFile) {
 	parallel(len(files), func(i int) {
 		sf := files[i]
-		f, err := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, 0)
+		f, err := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.SkipObjectResolution)
 		if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
 			keepDecls(f)
 			sf.decls = f
@@ -449,7 +452,6 @@ func keepDecls(f *ast.File) {
 			}
 		}
 	}
-	f.Unresolved = nil // names of the bodies, among others; unused
 }
 
 type ingestError string
