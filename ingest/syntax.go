@@ -240,23 +240,28 @@ func fileImports(f *ast.File, nameOf func(string) string) (named map[string]stri
 	return named, dots
 }
 
-// syntaxFile is a file extracted without type information. Between the
-// two passes of extractSyntax it holds its declarations only: decls is
-// the file without its function bodies, which is all that resolving the
-// names of other files needs (types, signatures, package-level vars).
+// syntaxFile is a file extracted without type information.
 type syntaxFile struct {
-	src   *srcFile
-	decls *ast.File // nil when the file has no package clause
-	ctx   *declCtx  // resolves the names of decls
-	err   error
+	src     *srcFile
+	name    string   // its package clause's name; "" when it has none
+	imports []string // the import paths it imports
+	// decls is, between the two passes of extractSyntax, the file without
+	// its function bodies: all that resolving the names of other packages
+	// needs (types, signatures, package-level vars). ctx resolves its names.
+	decls *ast.File
+	ctx   *declCtx
+	err   error // of the parse that tells what the file is, or of the first pass
 }
 
-// extractSyntax extracts every file no typed package claimed, in two
-// passes so that it holds one package's syntax trees per CPU at a time,
-// not the tree's: the first parses every file and keeps its declarations
-// (the tables every file resolves names with); the second parses each
-// package again, extracts it with those tables and lets its trees go,
-// merging the packages into the graph in import-path order as they finish.
+// extractSyntax extracts every file no typed package claimed, holding one
+// package's syntax trees per CPU at a time, not the tree's. The files of
+// a package some file read from syntax imports are read in two passes:
+// the first parses them and keeps their declarations, the tables every
+// file resolves names with; the second parses each package again,
+// extracts it with those tables and lets its trees go. A package no such
+// file imports is parsed once, in the second pass: only its own files
+// read its declarations. Packages are merged into the graph in
+// import-path order as they finish.
 func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
@@ -264,66 +269,89 @@ func (x *extractor) extractSyntax() {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
-	parseDecls(todo)
+	parseHeads(todo)
 
 	var named []fileName
+	imported := make(map[string]bool) // import paths some file read from syntax imports
 	for _, sf := range todo {
-		if sf.decls != nil {
-			named = append(named, fileName{sf.src.Rel, sf.decls.Name.Name})
+		if sf.name != "" {
+			named = append(named, fileName{sf.src.Rel, sf.name})
+			for _, p := range sf.imports {
+				imported[p] = true
+			}
 		}
 	}
 	ipOf := x.syntaxImportPaths(named)
-	importPathFor := func(sf *syntaxFile) string { return ipOf(sf.src.Rel, sf.decls.Name.Name) }
 
-	// Declarations first, so that every file resolves names declared in
-	// any other, then the files in order.
 	type unit struct {
-		ip    string
 		files []*syntaxFile
+		twice bool // read in two passes: another package reads its declarations
 	}
 	units := make(map[string]*unit)
+	var first []*syntaxFile // files of the packages read twice, in order
 	for _, sf := range todo {
-		if sf.decls == nil {
+		if sf.name == "" {
 			continue
 		}
-		ip := importPathFor(sf)
-		x.table(ip, sf.decls.Name.Name)
+		ip := ipOf(sf.src.Rel, sf.name)
+		x.table(ip, sf.name)
 		if units[ip] == nil {
-			units[ip] = &unit{ip: ip}
+			units[ip] = &unit{twice: imported[ip]}
 		}
 		units[ip].files = append(units[ip].files, sf)
-	}
-	for _, sf := range todo {
-		if sf.decls != nil {
-			named, _ := fileImports(sf.decls, x.packageName)
-			sf.ctx = x.tables[importPathFor(sf)].addDecls(sf.decls, named, true)
+		if units[ip].twice {
+			first = append(first, sf)
 		}
+	}
+	parseDecls(first)
+	for _, sf := range first {
+		named, _ := fileImports(sf.decls, x.packageName)
+		sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
 	}
 	debugHeap("syntax: declarations")
 	ips := sortedKeys(units)
 	parallelInOrder(len(ips), func(i int) *fragment {
-		ip := ips[i]
+		ip, u := ips[i], units[ips[i]]
 		fset := token.NewFileSet()
+		files := make([]*ast.File, len(u.files))
+		errs := make([]error, len(u.files))
+		for j, sf := range u.files {
+			// The same bytes parse to the same tree: for a package read
+			// twice, the file whose declarations the first pass kept.
+			files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+			if !u.twice {
+				named, _ := fileImports(files[j], x.packageName)
+				sf.ctx = x.tables[ip].addDecls(files[j], named, true)
+			}
+		}
 		fr := newFragment()
-		for _, sf := range units[ip].files {
-			// The same bytes parse to the same tree: the file whose
-			// declarations the first pass kept, with its bodies.
-			f, _ := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
-			_, dots := fileImports(sf.decls, x.packageName)
-			r := &syntaxResolver{x: x, declCtx: &declCtx{
-				tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f),
-			}, decls: sf.ctx}
+		for j, sf := range u.files {
+			f := files[j]
+			_, dots := fileImports(f, x.packageName)
+			r := &syntaxResolver{x: x, declCtx: sf.ctx}
+			if u.twice {
+				r.declCtx = &declCtx{tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f)}
+				r.decls = sf.ctx
+			}
 			for _, d := range dots {
 				if t := x.tables[d]; t != nil {
 					r.dots = append(r.dots, t)
 				}
 			}
 			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
-			if sf.err != nil {
-				uf.parseErr = parseErrorText(sf.src, sf.err)
+			if errs[j] != nil {
+				uf.parseErr = parseErrorText(sf.src, errs[j])
 			}
 			fr.extractFile(ip, uf)
+			files[j] = nil
 			sf.src.Content = nil // read for the last time
+		}
+		if !u.twice { // no other package reads its declarations: the trees go
+			t := x.tables[ip]
+			t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+			for _, sf := range u.files {
+				sf.ctx = nil
+			}
 		}
 		return fr
 	}, func(i int, fr *fragment) {
@@ -333,7 +361,7 @@ func (x *extractor) extractSyntax() {
 	})
 	// Files that do not even have a package clause.
 	for _, sf := range todo {
-		if sf.decls == nil {
+		if sf.name == "" {
 			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
 		}
 	}
@@ -397,6 +425,29 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 	}
 }
 
+// parseHeads reads the package clause and imports of files on all CPUs.
+// A file without a package name (or named _) is parsed whole, for the
+// error its node reports, as before any pass.
+func parseHeads(files []*syntaxFile) {
+	parallel(len(files), func(i int) {
+		sf := files[i]
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.ImportsOnly|parser.SkipObjectResolution)
+		if f == nil || f.Name == nil || f.Name.Name == "" || f.Name.Name == "_" {
+			_, sf.err = parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, 0)
+			if sf.err == nil {
+				sf.err = errNoPackage
+			}
+			return
+		}
+		sf.name = f.Name.Name
+		for _, imp := range f.Imports {
+			if p, err := strconv.Unquote(imp.Path.Value); err == nil {
+				sf.imports = append(sf.imports, p)
+			}
+		}
+	})
+}
+
 // parseDecls parses files on all CPUs and keeps of each its declarations
 // (keepDecls). Without object resolution: the resolver uses it to tell
 // local names from package-level ones, and what is kept of a declaration
@@ -406,15 +457,9 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 func parseDecls(files []*syntaxFile) {
 	parallel(len(files), func(i int) {
 		sf := files[i]
-		f, err := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.SkipObjectResolution)
-		if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
-			keepDecls(f)
-			sf.decls = f
-		}
-		sf.err = err
-		if sf.decls == nil && sf.err == nil {
-			sf.err = errNoPackage
-		}
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.SkipObjectResolution)
+		keepDecls(f)
+		sf.decls = f
 	})
 }
 
