@@ -250,7 +250,7 @@ type syntaxFile struct {
 	// needs (types, signatures, package-level vars). ctx resolves its names.
 	decls *ast.File
 	ctx   *declCtx
-	err   error // of the parse that tells what the file is, or of the first pass
+	err   error // why it has no package clause: its whole parse's error
 }
 
 // extractSyntax extracts every file no typed package claimed, holding one
