@@ -145,8 +145,15 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
-		// What type-checking kept for the modules to come goes now.
+		// What type-checking kept for the modules to come goes now, with
+		// the source of the files it extracted (unless a GoCache keeps
+		// every file for the next extraction).
 		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
+		for _, f := range t.Files {
+			if x.claimed[f.Rel] && x.next == nil {
+				f.Content = nil
+			}
+		}
 		debugHeap("after type-checking")
 	}
 	report(Progress{Phase: "extracting"})
@@ -256,7 +263,6 @@ type extractor struct {
 	t    *tree
 	opts GoOptions
 	g    *Graph
-	fset *token.FileSet // for files parsed by extractSyntax
 	// typedFset holds the files of type-checked packages; checked are
 	// the type-checked packages by go/packages ID, across modules.
 	typedFset  *token.FileSet
@@ -309,7 +315,7 @@ type testEdge struct {
 
 func newExtractor(t *tree, opts GoOptions) *extractor {
 	x := &extractor{
-		t: t, opts: opts, g: NewGraph(), fset: token.NewFileSet(), typedFset: token.NewFileSet(),
+		t: t, opts: opts, g: NewGraph(), typedFset: token.NewFileSet(),
 		checked:     make(map[string]*types.Package),
 		seenUnits:   make(map[string]bool),
 		parseCache:  make(map[string]*parseEntry),
@@ -449,6 +455,31 @@ func parallel(n int, fn func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// parallelInOrder runs work(i) for i in [0, n) on all CPUs and hands the
+// results to done in the order of i, each as soon as those before it are
+// done, so that results are consumed while later ones are computed. done
+// runs on one goroutine at a time.
+func parallelInOrder[T any](n int, work func(i int) T, done func(i int, v T)) {
+	var mu sync.Mutex
+	pending := make(map[int]T)
+	next := 0
+	parallel(n, func(i int) {
+		v := work(i)
+		mu.Lock()
+		defer mu.Unlock()
+		pending[i] = v
+		for {
+			v, ok := pending[next]
+			if !ok {
+				return
+			}
+			delete(pending, next)
+			done(next, v)
+			next++
+		}
+	})
 }
 
 // extractFile adds the nodes and edges of one file of package importPath.

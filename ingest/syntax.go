@@ -7,11 +7,9 @@ import (
 	"go/types"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // table holds the package-level declarations of one package (every file
@@ -242,14 +240,28 @@ func fileImports(f *ast.File, nameOf func(string) string) (named map[string]stri
 	return named, dots
 }
 
-// syntaxFile is a file parsed for syntax-only extraction.
+// syntaxFile is a file extracted without type information.
 type syntaxFile struct {
-	src *srcFile
-	ast *ast.File
-	err error
+	src     *srcFile
+	name    string   // its package clause's name; "" when it has none
+	imports []string // the import paths it imports
+	// decls is, between the two passes of extractSyntax, the file without
+	// its function bodies: all that resolving the names of other packages
+	// needs (types, signatures, package-level vars). ctx resolves its names.
+	decls *ast.File
+	ctx   *declCtx
+	err   error // why it has no package clause: its whole parse's error
 }
 
-// extractSyntax extracts every file no typed package claimed.
+// extractSyntax extracts every file no typed package claimed, holding one
+// package's syntax trees per CPU at a time, not the tree's. The files of
+// a package some file read from syntax imports are read in two passes:
+// the first parses them and keeps their declarations, the tables every
+// file resolves names with; the second parses each package again,
+// extracts it with those tables and lets its trees go. A package no such
+// file imports is parsed once, in the second pass: only its own files
+// read its declarations. Packages are merged into the graph in
+// import-path order as they finish.
 func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
@@ -260,11 +272,129 @@ func (x *extractor) extractSyntax() {
 	if x.next != nil {
 		x.keepTables(len(todo))
 	}
-	x.parseAll(todo)
+	parseHeads(todo)
 
-	// Package names per directory, typed packages included, to tell an
-	// external test package (name_test beside name) from a package.
-	dirNames := make(map[string]map[string]bool)
+	var named []fileName
+	imported := make(map[string]bool) // import paths some file read from syntax imports
+	for _, sf := range todo {
+		if sf.name != "" {
+			named = append(named, fileName{sf.src.Rel, sf.name})
+			for _, p := range sf.imports {
+				imported[p] = true
+			}
+		}
+	}
+	ipOf := x.syntaxImportPaths(named)
+
+	type unit struct {
+		files []*syntaxFile
+		twice bool // read in two passes: another package reads its declarations
+	}
+	units := make(map[string]*unit)
+	var first []*syntaxFile // files of the packages read twice, in order
+	for _, sf := range todo {
+		if sf.name == "" {
+			continue
+		}
+		ip := ipOf(sf.src.Rel, sf.name)
+		x.table(ip, sf.name)
+		if units[ip] == nil {
+			units[ip] = &unit{twice: imported[ip]}
+		}
+		units[ip].files = append(units[ip].files, sf)
+		if units[ip].twice {
+			first = append(first, sf)
+		}
+	}
+	parseDecls(first)
+	for _, sf := range first {
+		named, _ := fileImports(sf.decls, x.packageName)
+		sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
+	}
+	debugHeap("syntax: declarations")
+	ips := sortedKeys(units)
+	parallelInOrder(len(ips), func(i int) *fragment {
+		ip, u := ips[i], units[ips[i]]
+		fset := token.NewFileSet()
+		files := make([]*ast.File, len(u.files))
+		errs := make([]error, len(u.files))
+		for j, sf := range u.files {
+			// The same bytes parse to the same tree: for a package read
+			// twice, the file whose declarations the first pass kept.
+			files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+			if !u.twice {
+				named, _ := fileImports(files[j], x.packageName)
+				sf.ctx = x.tables[ip].addDecls(files[j], named, true)
+			}
+		}
+		fr := newFragment()
+		for j, sf := range u.files {
+			f := files[j]
+			_, dots := fileImports(f, x.packageName)
+			r := &syntaxResolver{x: x, declCtx: sf.ctx}
+			if u.twice {
+				r.declCtx = &declCtx{tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f)}
+				r.decls = sf.ctx
+			}
+			for _, d := range dots {
+				if t := x.tables[d]; t != nil {
+					r.dots = append(r.dots, t)
+				}
+			}
+			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
+			if errs[j] != nil {
+				uf.parseErr = parseErrorText(sf.src, errs[j])
+			}
+			fr.extractFile(ip, uf)
+			files[j] = nil
+			if x.next == nil { // read for the last time, unless a GoCache keeps it
+				sf.src.Content = nil
+			}
+		}
+		if !u.twice { // no other package reads its declarations: the trees go
+			t := x.tables[ip]
+			t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+			for _, sf := range u.files {
+				sf.ctx = nil
+			}
+		}
+		return fr
+	}, func(i int, fr *fragment) {
+		ip := ips[i]
+		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
+		x.merge(fr)
+	})
+	// Files that do not even have a package clause.
+	for _, sf := range todo {
+		if sf.name == "" {
+			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
+		}
+	}
+	// What only type inference read goes now (implementsSyntax reads the
+	// names, methods and interfaces).
+	for _, t := range x.tables {
+		t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	}
+}
+
+// packageName is the name of the package at import path p: its table's,
+// or a guess for a package outside the tree.
+func (x *extractor) packageName(p string) string {
+	if t := x.tables[p]; t != nil {
+		return t.name
+	}
+	return guessPackageName(p)
+}
+
+// fileName is a file read from syntax and the name its package clause gives.
+type fileName struct{ rel, name string }
+
+// syntaxImportPaths returns the import path of a file read from syntax
+// (one of files) by its path and package name: its directory's, with
+// "_test" for an external test package (name_test beside a package name
+// of the directory, type-checked or not).
+func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) string {
+	dirNames := make(map[string]map[string]bool) // directory → package names
 	addName := func(dir, name string) {
 		if dirNames[dir] == nil {
 			dirNames[dir] = make(map[string]bool)
@@ -287,117 +417,91 @@ func (x *extractor) extractSyntax() {
 			}
 		}
 	}
-	for _, sf := range todo {
-		if sf.ast != nil {
-			addName(path.Dir(sf.src.Rel), sf.ast.Name.Name)
-		}
+	for _, f := range files {
+		addName(path.Dir(f.rel), f.name)
 	}
-	importPathFor := func(sf *syntaxFile) string {
-		dir := path.Dir(sf.src.Rel)
+	return func(rel, name string) string {
+		dir := path.Dir(rel)
 		ip := x.t.importPathOf(dir)
-		if base, ok := strings.CutSuffix(sf.ast.Name.Name, "_test"); ok && dirNames[dir][base] {
+		if base, ok := strings.CutSuffix(name, "_test"); ok && dirNames[dir][base] {
 			ip += "_test"
 		}
 		return ip
 	}
-	nameOf := func(p string) string {
-		if t := x.tables[p]; t != nil {
-			return t.name
-		}
-		return guessPackageName(p)
-	}
-
-	// Declarations first, so that every file resolves names declared in
-	// any other, then the files in order.
-	type unit struct {
-		ip    string
-		files []*syntaxFile
-	}
-	units := make(map[string]*unit)
-	for _, sf := range todo {
-		if sf.ast == nil {
-			continue
-		}
-		ip := importPathFor(sf)
-		x.table(ip, sf.ast.Name.Name)
-		if units[ip] == nil {
-			units[ip] = &unit{ip: ip}
-		}
-		units[ip].files = append(units[ip].files, sf)
-	}
-	ctxs := make(map[*ast.File]*declCtx, len(todo))
-	for _, sf := range todo {
-		if sf.ast != nil {
-			named, _ := fileImports(sf.ast, nameOf)
-			ctxs[sf.ast] = x.tables[importPathFor(sf)].addDecls(sf.ast, named, true)
-		}
-	}
-	ips := sortedKeys(units)
-	frags := make([]*fragment, len(ips))
-	parallel(len(ips), func(i int) {
-		ip := ips[i]
-
-		fr := newFragment()
-		for _, sf := range units[ip].files {
-			_, dots := fileImports(sf.ast, nameOf)
-			r := &syntaxResolver{x: x, declCtx: ctxs[sf.ast]}
-			for _, d := range dots {
-				if t := x.tables[d]; t != nil {
-					r.dots = append(r.dots, t)
-				}
-			}
-			uf := &unitFile{src: sf.src, ast: sf.ast, fset: x.fset, res: r, mode: ModeSyntax}
-			if sf.err != nil {
-				uf.parseErr = parseErrorText(sf)
-			}
-			fr.extractFile(ip, uf)
-		}
-		frags[i] = fr
-	})
-	for i, ip := range ips {
-		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
-		x.merge(frags[i])
-	}
-	// Files that do not even have a package clause.
-	for _, sf := range todo {
-		if sf.ast == nil {
-			key := FileKey(sf.src.Rel)
-			x.g.AddNode(Node{Key: key, Type: TypeFile, Payload: mustJSON(FilePayload{
-				Path: sf.src.Rel, Hash: sf.src.Hash, Bytes: len(sf.src.Content), Lines: countLines(sf.src.Content),
-				Test: strings.HasSuffix(sf.src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErrorText(sf),
-				Terms: FileTerms(sf.src.Content),
-			})})
-			x.addDirs(sf.src.Rel)
-		}
-	}
 }
 
-// parseAll parses files on all CPUs, with object resolution (the syntax
-// resolver uses it to tell local names from package-level ones).
-func (x *extractor) parseAll(files []*syntaxFile) {
-	var wg sync.WaitGroup
-	next := make(chan *syntaxFile)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for sf := range next {
-				f, err := parser.ParseFile(x.fset, sf.src.Abs, sf.src.Content, 0)
-				if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
-					sf.ast = f
+// parseHeads reads the package clause and imports of files on all CPUs.
+// A file without a package name (or named _) is parsed whole, for the
+// error its node reports, as before any pass.
+func parseHeads(files []*syntaxFile) {
+	parallel(len(files), func(i int) {
+		sf := files[i]
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.ImportsOnly|parser.SkipObjectResolution)
+		if f == nil || f.Name == nil || f.Name.Name == "" || f.Name.Name == "_" {
+			_, sf.err = parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, 0)
+			if sf.err == nil {
+				sf.err = errNoPackage
+			}
+			return
+		}
+		sf.name = f.Name.Name
+		for _, imp := range f.Imports {
+			if p, err := strconv.Unquote(imp.Path.Value); err == nil {
+				sf.imports = append(sf.imports, p)
+			}
+		}
+	})
+}
+
+// parseDecls parses files on all CPUs and keeps of each its declarations
+// (keepDecls). Without object resolution: the resolver uses it to tell
+// local names from package-level ones, and what is kept of a declaration
+// holds no local name it resolves (those are in the bodies keepDecls
+// cuts); a package-level name it holds resolves the same through the
+// package's table. The second pass parses with it, for the bodies.
+func parseDecls(files []*syntaxFile) {
+	parallel(len(files), func(i int) {
+		sf := files[i]
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.SkipObjectResolution)
+		keepDecls(f)
+		sf.decls = f
+	})
+}
+
+// keepDecls cuts from f what no table reads: the bodies of funcs and
+// methods, the values of consts, and in the values of vars the elements
+// of composite literals and the bodies of func literals (the type of
+// T{…} is T, and a func literal's call has no type inference follows).
+func keepDecls(f *ast.File) {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			d.Body = nil
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				s, ok := spec.(*ast.ValueSpec)
+				if !ok {
+					continue
 				}
-				sf.err = err
-				if sf.ast == nil && sf.err == nil {
-					sf.err = errNoPackage
+				if d.Tok == token.CONST {
+					s.Values = nil
+					continue
+				}
+				for _, v := range s.Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						switch n := n.(type) {
+						case *ast.CompositeLit:
+							n.Elts = nil
+						case *ast.FuncLit:
+							n.Body = &ast.BlockStmt{} // walkers expect one
+							return false
+						}
+						return true
+					})
 				}
 			}
-		}()
+		}
 	}
-	for _, sf := range files {
-		next <- sf
-	}
-	close(next)
-	wg.Wait()
 }
 
 type ingestError string
@@ -451,6 +555,10 @@ type syntaxResolver struct {
 	x *extractor
 	*declCtx
 	dots []*table
+	// decls is the context of the same file's declarations as the tables
+	// hold them (parsed apart from the file being extracted); nil for a
+	// resolver of a declaration elsewhere.
+	decls *declCtx
 }
 
 // inferDepth bounds the chains type inference follows (x.a.b().c…):
@@ -737,10 +845,15 @@ func selName(e ast.Expr) string {
 	return ""
 }
 
-// in returns a resolver for the file of ctx (a declaration elsewhere).
+// in returns a resolver for the file of ctx (a declaration of the tables).
+// The file's own declarations see its dot imports; those of other files
+// do not (a resolver of a declaration does not keep them).
 func (r *syntaxResolver) in(ctx *declCtx) *syntaxResolver {
-	if ctx == r.declCtx {
+	switch ctx {
+	case r.declCtx:
 		return r
+	case r.decls:
+		return &syntaxResolver{x: r.x, declCtx: ctx, dots: r.dots, decls: ctx}
 	}
 	return &syntaxResolver{x: r.x, declCtx: ctx}
 }
@@ -1117,9 +1230,19 @@ func (x *extractor) implementsSyntax() {
 	}
 }
 
+// addUnparsed adds the node of a file without a package clause.
+func (x *extractor) addUnparsed(src *srcFile, parseErr string) {
+	x.g.AddNode(Node{Key: FileKey(src.Rel), Type: TypeFile, Payload: mustJSON(FilePayload{
+		Path: src.Rel, Hash: src.Hash, Bytes: len(src.Content), Lines: countLines(src.Content),
+		Test: strings.HasSuffix(src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErr,
+		Terms: FileTerms(src.Content),
+	})})
+	x.addDirs(src.Rel)
+}
+
 // parseErrorText is the first line of a file's syntax error with the file
 // named by its path relative to the ingested root (SPEC §9: payload paths
 // are relative; the parser names the absolute file it was given).
-func parseErrorText(sf *syntaxFile) string {
-	return strings.ReplaceAll(firstLine(sf.err.Error()), sf.src.Abs, sf.src.Rel)
+func parseErrorText(src *srcFile, err error) string {
+	return strings.ReplaceAll(firstLine(err.Error()), src.Abs, src.Rel)
 }

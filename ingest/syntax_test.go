@@ -1,0 +1,319 @@
+package ingest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// extractSyntaxWhole is extractSyntax as it was before it streamed (main
+// at dc710c8): every file parsed whole and held, the declarations of every
+// package recorded from the whole trees, then every package extracted
+// with them, and the fragments merged at the end. Kept as a second
+// implementation: the two passes of extractSyntax, which keep only
+// declarations between them and parse each package again, must give the
+// same graph.
+func (x *extractor) extractSyntaxWhole() {
+	type wholeFile struct {
+		src *srcFile
+		ast *ast.File
+		err error
+	}
+	fset := token.NewFileSet()
+	var todo []*wholeFile
+	for _, f := range x.t.Files {
+		if !x.claimed[f.Rel] && !neverBuilt(f.Content) {
+			todo = append(todo, &wholeFile{src: f})
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan *wholeFile)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sf := range next {
+				f, err := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+				if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
+					sf.ast = f
+				}
+				sf.err = err
+				if sf.ast == nil && sf.err == nil {
+					sf.err = errNoPackage
+				}
+			}
+		}()
+	}
+	for _, sf := range todo {
+		next <- sf
+	}
+	close(next)
+	wg.Wait()
+
+	var named []fileName
+	for _, sf := range todo {
+		if sf.ast != nil {
+			named = append(named, fileName{sf.src.Rel, sf.ast.Name.Name})
+		}
+	}
+	ipOf := x.syntaxImportPaths(named)
+	importPathFor := func(sf *wholeFile) string { return ipOf(sf.src.Rel, sf.ast.Name.Name) }
+	units := make(map[string][]*wholeFile)
+	for _, sf := range todo {
+		if sf.ast == nil {
+			continue
+		}
+		ip := importPathFor(sf)
+		x.table(ip, sf.ast.Name.Name)
+		units[ip] = append(units[ip], sf)
+	}
+	ctxs := make(map[*ast.File]*declCtx, len(todo))
+	for _, sf := range todo {
+		if sf.ast != nil {
+			named, _ := fileImports(sf.ast, x.packageName)
+			ctxs[sf.ast] = x.tables[importPathFor(sf)].addDecls(sf.ast, named, true)
+		}
+	}
+	ips := sortedKeys(units)
+	frags := make([]*fragment, len(ips))
+	parallel(len(ips), func(i int) {
+		fr := newFragment()
+		for _, sf := range units[ips[i]] {
+			_, dots := fileImports(sf.ast, x.packageName)
+			r := &syntaxResolver{x: x, declCtx: ctxs[sf.ast]}
+			for _, d := range dots {
+				if t := x.tables[d]; t != nil {
+					r.dots = append(r.dots, t)
+				}
+			}
+			uf := &unitFile{src: sf.src, ast: sf.ast, fset: fset, res: r, mode: ModeSyntax}
+			if sf.err != nil {
+				uf.parseErr = parseErrorText(sf.src, sf.err)
+			}
+			fr.extractFile(ips[i], uf)
+		}
+		frags[i] = fr
+	})
+	for i, ip := range ips {
+		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip][0].src.Rel), ModeSyntax)
+		x.merge(frags[i])
+	}
+	for _, sf := range todo {
+		if sf.ast == nil {
+			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
+		}
+	}
+}
+
+// extractWith runs ExtractGo's phases on dir with syntax as the
+// syntax-only phase, and returns the graph.
+func extractWith(t *testing.T, dir string, opts GoOptions, syntax func(*extractor)) *Graph {
+	t.Helper()
+	tr, err := walkTree(dir, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExtractor(tr, opts)
+	if !opts.SyntaxOnly {
+		for _, m := range tr.Modules {
+			if err := x.loadTyped(m); err != nil {
+				t.Logf("%s: %v", m.Path, err)
+			}
+		}
+		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
+	}
+	syntax(x)
+	x.finish()
+	return x.g
+}
+
+// streamFixture is a module of syntax-only packages that resolve names in
+// each other's declarations: vars initialised by calls into another
+// package, fields and results of types declared elsewhere, promoted
+// methods, embedded interfaces across packages, a dot import (which the
+// declarations of the file holding it see, and those of its package's
+// other files do not), a type switch inside a var's func literal, an
+// external test package, generics, a file that does not parse and one
+// without a package clause.
+var streamFixture = map[string]string{
+	"go.mod": "module example.com/s\n\ngo 1.22\n",
+	"store/store.go": `package store
+
+type Reader interface{ Read() []byte }
+
+type Log struct{ entries [][]byte }
+
+func NewLog() *Log { return &Log{} }
+
+func (l *Log) Append(b []byte) { l.entries = append(l.entries, b) }
+
+func (l *Log) Read() []byte { return nil }
+
+func First[T any](xs []T) T { return xs[0] }
+
+var Default = NewLog()
+`,
+	"peer/peer.go": `package peer
+
+import "example.com/s/store"
+
+type ReadCloser interface {
+	store.Reader
+	Close() error
+}
+
+type Peer struct {
+	*store.Log
+	id  string
+	out map[string][]*store.Log
+}
+
+func New(id string) *Peer { return &Peer{id: id, Log: store.NewLog()} }
+
+func (p *Peer) Close() error { return nil }
+
+func (p *Peer) Logs() []*store.Log { return p.out[p.id] }
+
+var All = []*Peer{New("a")}
+
+var byName = func() *Peer {
+	var x any = All[0]
+	switch v := x.(type) {
+	case *Peer:
+		return v
+	}
+	return nil
+}()
+
+func Named() *Peer { return byName }
+`,
+	"raft/raft.go": `package raft
+
+import (
+	"example.com/s/peer"
+	"example.com/s/store"
+)
+
+var log = store.Default
+
+type Raft struct {
+	peers []*peer.Peer
+	rc    peer.ReadCloser
+}
+
+func (r *Raft) Run() {
+	for _, p := range r.peers {
+		p.Logs()[0].Append(nil)
+	}
+	_ = r.rc.Read()
+	_ = peer.All[0].Close()
+	_ = store.First(r.peers).Close()
+}
+
+func (r *Raft) Follow() { peer.Named().Append(nil) }
+
+func (r *Raft) Tail() { log.Append(nil) }
+`,
+	"raft/dot.go": `package raft
+
+import . "example.com/s/peer"
+
+var leader = New("l")
+
+func (r *Raft) Lead() { leader.Append(nil) }
+`,
+	"raft/other.go": `package raft
+
+func (r *Raft) Step() { leader.Append(nil) }
+`,
+	"raft/raft_test.go": `package raft_test
+
+import (
+	"testing"
+
+	"example.com/s/raft"
+	"example.com/s/store"
+)
+
+func TestRun(t *testing.T) {
+	var r raft.Raft
+	r.Run()
+	store.Default.Append(nil)
+}
+`,
+	"raft/broken.go": "package raft\n\nfunc (r *Raft) Broken( {\n\tleader.Append(nil)\n",
+	"raft/nopkg.go":  "hello\n",
+}
+
+// The streamed syntax-only extraction gives the graph the old one did,
+// on a fixture whose packages resolve names in each other's declarations
+// and on real trees (this repository; the standard library with
+// MEMCTL_INGEST_STD=1).
+func TestExtractSyntaxStreamsSameGraph(t *testing.T) {
+	trees := map[string]string{
+		"fixture":        writeTree(t, streamFixture),
+		"basic":          filepath.Join(testdataDir, "basic"),
+		"the repository": "..",
+	}
+	if os.Getenv("MEMCTL_INGEST_STD") != "" {
+		trees["std"] = filepath.Join(goroot(t), "src")
+	}
+	for name, dir := range trees {
+		modes := []GoOptions{{SyntaxOnly: true}}
+		if name == "fixture" || name == "basic" {
+			modes = append(modes, GoOptions{}) // typed packages beside syntax-only ones
+		}
+		for _, opts := range modes {
+			whole := extractWith(t, dir, opts, (*extractor).extractSyntaxWhole)
+			streamed := extractWith(t, dir, opts, (*extractor).extractSyntax)
+			if diff := cmp.Diff(renderGraph(whole), renderGraph(streamed)); diff != "" {
+				t.Errorf("%s, syntax-only %t: streamed graph differs (-whole +streamed):\n%s", name, opts.SyntaxOnly, diff)
+			}
+			if name == "fixture" && opts.SyntaxOnly {
+				checkStreamFixture(t, streamed)
+			}
+		}
+	}
+}
+
+// checkStreamFixture checks, by hand, the calls of the fixture that
+// resolve only through another package's declarations.
+func checkStreamFixture(t *testing.T, g *Graph) {
+	t.Helper()
+	const (
+		raftT   = "references sym:example.com/s/raft.Raft"
+		appendM = "calls sym:example.com/s/store.Log.Append"
+	)
+	want := map[string][]string{
+		"sym:example.com/s/raft.Raft.Run": {
+			raftT,
+			"calls sym:example.com/s/peer.Peer.Logs", // p ranges over r.peers, a []*peer.Peer
+			appendM,                                  // Logs' result is a []*store.Log
+			"calls sym:example.com/s/store.Reader.Read", // r.rc is a peer.ReadCloser, which embeds store.Reader
+			"calls sym:example.com/s/peer.Peer.Close",   // peer.All is a []*Peer
+			"calls sym:example.com/s/store.First",       // its result is a type parameter: no method
+		},
+		// Append is promoted from the *store.Log that peer.Peer embeds.
+		"sym:example.com/s/raft.Raft.Follow": {raftT, "calls sym:example.com/s/peer.Named", appendM},
+		// var log = store.Default, and var Default = NewLog().
+		"sym:example.com/s/raft.Raft.Tail": {raftT, appendM},
+		// var leader = New("l") resolves New through its file's dot import.
+		"sym:example.com/s/raft.Raft.Lead": {raftT, appendM},
+		// From another file, whose resolver does not have that import,
+		// leader's type is unknown (both implementations' rule).
+		"sym:example.com/s/raft.Raft.Step": {raftT},
+	}
+	got := callEdges(g, want)
+	if diff := cmp.Diff(want, got, sortStrings); diff != "" {
+		t.Errorf("fixture calls (-want +got):\n%s", diff)
+	}
+}
