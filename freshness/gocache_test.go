@@ -153,14 +153,8 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewSource(seed))
 		m := &goTree{t0Area: true}
-		files := map[string]string{}
-		for rel, src := range m.files() {
-			if src != "" {
-				files[rel] = src
-			}
-		}
-		dir := repo(t, files)
-		files = m.files()
+		dir := repo(t, nonEmpty(m.files()))
+		files := m.files()
 		s := newStore(t)
 		c := NewCache()
 		o := goCacheOptions(c)
