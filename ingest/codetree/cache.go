@@ -86,15 +86,19 @@ func (c *Cache) usable(config string, hashes map[string]string) *cachedGraph {
 	return c.last
 }
 
-// forgetIfEdited drops the last graph when a revision after its write,
-// up to the latest r sees, wrote a code key (a hand edit the graph does
-// not know: only a full comparison repairs it) or cannot be read.
+// forgetIfEdited drops each last graph (tree-sitter, Go) when a revision
+// after its write, up to the latest r sees, wrote a code key (a hand edit
+// the graph does not know: only a full comparison repairs it) or cannot
+// be read. The two are checked apart: their revisions differ when one
+// share was written alone.
 func (c *Cache) forgetIfEdited(r *lmdbstore.ReadTxn) {
-	if c != nil && c.last != nil && codeWrittenSince(r, c.last.rev, r.Revision()) {
-		c.last = nil
+	if c == nil {
+		return
 	}
-	if c != nil && c.lastGo != nil && codeWrittenSince(r, c.lastGo.rev, r.Revision()) {
-		c.lastGo = nil
+	for _, g := range []**cachedGraph{&c.last, &c.lastGo} {
+		if *g != nil && codeWrittenSince(r, (*g).rev, r.Revision()) {
+			*g = nil
+		}
 	}
 }
 
