@@ -245,6 +245,11 @@ type call struct {
 	// offline: open a bound store without its remote at all (compact,
 	// which writes no revision; a revision written so is refused).
 	offline bool
+	// stopHeap ends the answering commands' heap floor (openFresh).
+	stopHeap func()
+	// pending is work the call left running (openFresh: the refresh
+	// cache file's save); close waits for it.
+	pending []func()
 }
 
 func runVerb(c *cli.Context, env Env, spec verbSpec) (err error) {
@@ -388,6 +393,14 @@ func (k *call) open(readOnly bool) (*lmdbstore.Store, error) {
 
 func (k *call) close() error {
 	var err error
+	for _, wait := range k.pending {
+		wait()
+	}
+	k.pending = nil
+	if k.stopHeap != nil {
+		k.stopHeap()
+		k.stopHeap = nil
+	}
 	if k.store != nil {
 		err = k.store.Close()
 		k.store = nil
@@ -573,6 +586,9 @@ func noRefreshFlag() cli.Flag {
 func (k *call) openFresh(at lmdbstore.At) (*lmdbstore.Store, *records.AsOf, error) {
 	past := at != (lmdbstore.At{})
 	refresh := !k.ctx.Bool("no-refresh") && !past
+	if k.stopHeap == nil {
+		k.stopHeap = startHeapFloor(k.env.Getenv, answerHeapFloor)
+	}
 	s, err := k.open(!refresh)
 	if err != nil && refresh && !errors.Is(err, lmdbstore.ErrNotExist) {
 		if s, err = k.open(true); err == nil {
@@ -585,10 +601,11 @@ func (k *call) openFresh(at lmdbstore.At) (*lmdbstore.Store, *records.AsOf, erro
 	if past {
 		return s, nil, nil
 	}
-	a, err := ops.Freshen(s, refresh, nil) // one process, one refresh: no cache to keep
+	a, wait, err := ops.Freshen(s, refresh, nil) // one process, one refresh: no cache to keep
 	if err != nil {
 		return nil, nil, err
 	}
+	k.pending = append(k.pending, wait) // the cache file's save, while the command answers
 	if a.Commit == "" && len(a.Stale) == 0 && len(a.Refreshed) == 0 && a.Error == "" {
 		return s, nil, nil
 	}

@@ -53,6 +53,72 @@ func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 	}
 }
 
+// The answering commands' governor: GOGC's pacing off, no collection
+// while the heap stays under the floor, the limit at 2× a live heap above
+// it, and GOGC and the limit restored when stopped.
+func TestHeapFloorPacesAboveFloorOnly(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	prevPct := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prevPct)
+	debug.FreeOSMemory() // what earlier tests left counts toward the limit
+	const floor = 1 << 30
+	stop := startHeapFloor(func(string) string { return "" }, floor)
+	if pct := debug.SetGCPercent(-1); pct != -1 {
+		t.Errorf("GOGC under the floor governor %d, want off (-1)", pct)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	keep := make([][]byte, 0, 512)
+	for range 512 { // 32 MB of garbage and live data, far under the floor
+		keep = append(keep, make([]byte, 64<<10))
+	}
+	runtime.ReadMemStats(&after)
+	if after.NumGC != before.NumGC {
+		t.Errorf("%d collections under the floor, want none", after.NumGC-before.NumGC)
+	}
+	runtime.KeepAlive(keep)
+	keep = nil
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
+	}
+	if pct := debug.SetGCPercent(100); pct != 100 {
+		t.Errorf("GOGC after stop %d, want the previous 100", pct)
+	}
+
+	// Above the floor: the limit follows 2× the live heap.
+	stop = startHeapFloor(func(string) string { return "" }, 8<<20)
+	hold := make([][]byte, 64)
+	for i := range hold {
+		hold[i] = make([]byte, 1<<20)
+	}
+	var got int64
+	for range 100 {
+		runtime.GC()
+		if got = debug.SetMemoryLimit(-1); got >= 2*64<<20 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got < 2*64<<20 || got > 4*64<<20 {
+		t.Errorf("limit with 64 MB live %d, want about 2× the live heap", got)
+	}
+	runtime.KeepAlive(hold)
+	stop()
+	for _, env := range []string{"GOMEMLIMIT", "GOGC"} {
+		stop := startHeapFloor(func(k string) string {
+			if k == env {
+				return "1"
+			}
+			return ""
+		}, floor)
+		if pct := debug.SetGCPercent(100); pct != 100 {
+			t.Errorf("with %s set GOGC became %d, want it unchanged", env, pct)
+		}
+		stop()
+	}
+}
+
 // `ingest go` under its memory governor builds the store it builds
 // without one (GOGC set turns the governor off): same logical snapshot.
 func TestIngestGoSameStoreUnderMemoryLimit(t *testing.T) {

@@ -23,10 +23,12 @@ const CacheFile = "fresh.cache"
 const NoCacheFile = "-"
 
 // diskCache gives a refresh without a process cache the cache file's
-// codetree cache and returns what saves it once the ingest succeeded. A
-// process cache that holds no parse yet (a long-lived process's first
-// refresh that reads files) starts from the file instead of parsing
-// everything; a process cache is not written to the file. With
+// codetree cache and returns what saves it once the ingest succeeded. The
+// file is read on its own goroutine while the refresh walks the tree and
+// asks git (refreshFull takes it through o.loadCache just before the
+// ingest). A process cache that holds no parse yet (a long-lived
+// process's first refresh that reads files) starts from the file instead
+// of parsing everything; a process cache is not written to the file. With
 // NoCacheFile it does nothing. (An explicit ingest, Ingest, uses none:
 // it compares everything with the store and reports the languages it
 // found unchanged.)
@@ -47,9 +49,20 @@ func (o Options) diskCache() (Options, func(codetree.Summary)) {
 		}
 		return o, nothing
 	}
-	c, _ := loadCacheFile(path) // unusable: an empty cache, as in a new process
-	o.Ingest.Cache = c
+	loaded := make(chan *codetree.Cache, 1)
+	go func() {
+		c, _ := loadCacheFile(path) // unusable: an empty cache, as in a new process
+		loaded <- c
+	}()
+	var c *codetree.Cache
+	o.loadCache = func() *codetree.Cache {
+		if c == nil {
+			c = <-loaded
+		}
+		return c
+	}
 	return o, func(sum codetree.Summary) {
+		c := o.loadCache()
 		if o.cacheFileUsed != nil {
 			o.cacheFileUsed(c)
 		}

@@ -60,6 +60,13 @@ type Options struct {
 	// cacheFileUsed, when set (tests), is called with the cache a refresh
 	// read from the cache file, after its ingest.
 	cacheFileUsed func(*codetree.Cache)
+	// SaveLater saves the refresh cache file on its own goroutine, while
+	// the caller answers; the Result's Wait waits for it. The one-shot
+	// commands set it (RefreshTracked without a Cache).
+	SaveLater bool
+	// loadCache, when set (diskCache), waits for the cache file being
+	// read and returns its cache, the same one at every call.
+	loadCache func() *codetree.Cache
 }
 
 // Result says what a refresh did and what the store's code graph is as of.
@@ -87,6 +94,19 @@ type Result struct {
 	// wrote.
 	Summary *codetree.Summary `json:"ingest,omitempty"`
 	Stats   ingest.WriteStats `json:"-"`
+	// saved is closed once the refresh cache file is saved, when
+	// Options.SaveLater left that to a goroutine (nil otherwise).
+	saved chan struct{}
+}
+
+// Wait returns once what the refresh left running is done: the refresh
+// cache file's save under Options.SaveLater. A process waits before it
+// exits, or the next one-shot process finds the old file and refreshes
+// without it.
+func (r Result) Wait() {
+	if r.saved != nil {
+		<-r.saved
+	}
 }
 
 // Refresh brings the code graph of s up to date with dir. Nothing changed
@@ -134,7 +154,15 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	o, save := o.diskCache()
 	res, err := refreshFull(s, abs, o, st)
 	if err == nil && res.Summary != nil {
-		save(*res.Summary)
+		if o.SaveLater {
+			res.saved = make(chan struct{})
+			go func(sum codetree.Summary, done chan struct{}) {
+				defer close(done)
+				save(sum)
+			}(*res.Summary, res.saved)
+		} else {
+			save(*res.Summary)
+		}
 	}
 	if err != nil {
 		stale, serr := staleFiles(s, abs, o)
@@ -302,8 +330,24 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 	}
 	known := prev.knownHashes(entries)
 	o.Ingest.Known = known
+	// What the ingest will wait for starts now, on other goroutines,
+	// while the cache file is read: the grammars of the files whose
+	// content is not known, and (without a process cache, which asks git
+	// only when it cannot tell) git's view of the tree.
+	var unknown []string
+	for _, e := range entries {
+		if _, ok := known[e.Path]; !ok {
+			unknown = append(unknown, e.Path)
+		}
+	}
+	treesitter.Warm(unknown)
 	if o.Cache != nil {
 		o.Ingest.GitState = o.Cache.gitReader(abs, abs+"\x00"+o.config(), entries, currentHashes(abs, entries, known), walked)
+	} else {
+		o.Ingest.GitState = gitStateAhead(abs)
+	}
+	if o.loadCache != nil {
+		o.Ingest.Cache = o.loadCache()
 	}
 	sum, stats, err := codetree.Ingest(s, abs, o.Ingest)
 	if err != nil {

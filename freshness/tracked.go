@@ -50,13 +50,14 @@ func Tracked(s *lmdbstore.Store) (dir string, o Options, ok bool) {
 // RefreshTracked refreshes the tree s follows (Tracked). tracked is false,
 // and nothing is done, when s follows none. With disabled, nothing is
 // written and the Result lists the stale files. cache is the caller's
-// refresh cache (nil for a one-shot process).
+// refresh cache (nil for a one-shot process, whose cache file is saved
+// while it answers: it calls the Result's Wait before it exits).
 func RefreshTracked(s *lmdbstore.Store, disabled bool, cache *Cache) (res Result, tracked bool, err error) {
 	dir, o, ok := Tracked(s)
 	if !ok {
 		return Result{}, false, nil
 	}
-	o.Disabled, o.Cache = disabled, cache
+	o.Disabled, o.Cache, o.SaveLater = disabled, cache, cache == nil
 	res, err = Refresh(s, dir, o)
 	return res, true, err
 }

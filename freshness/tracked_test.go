@@ -1,6 +1,7 @@
 package freshness
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -44,6 +45,12 @@ func TestTrackedTree(t *testing.T) {
 	res, _, err = RefreshTracked(s, false, nil)
 	if err != nil || !res.Refreshed || res.Rev != rev+1 || !slices.Equal(res.Changed, []string{"py/pkg/beta.py"}) {
 		t.Fatalf("refresh after an edit: %+v, %v (store was at %d)", res, err, rev)
+	}
+	// A one-shot refresh saves the cache file while its caller answers;
+	// once Wait returns, the file is there for the next process.
+	res.Wait()
+	if _, err := loadCacheFile(filepath.Join(filepath.Dir(opts.StatePath), CacheFile)); err != nil {
+		t.Errorf("the refresh cache file after Wait: %v", err)
 	}
 	var found bool
 	_ = s.View(func(r *lmdbstore.ReadTxn) error {

@@ -217,7 +217,7 @@ func (x *extractor) startCache(c *GoCache, key, toolchain string) {
 	if prev.startsFrom(x.t, key) {
 		x.prev = prev
 		x.next.listing, x.next.outside = prev.listing, prev.outside
-		x.g = newGraphSized(prev.nodes, prev.edges)
+		x.g = NewGraphSized(prev.nodes, prev.edges)
 	}
 }
 

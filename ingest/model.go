@@ -136,9 +136,9 @@ func NewGraph() *Graph {
 	return &Graph{nodes: make(map[string]Node), edges: make(map[edgeKey]float32)}
 }
 
-// newGraphSized returns an empty graph with room for about that many
+// NewGraphSized returns an empty graph with room for about that many
 // nodes and edges.
-func newGraphSized(nodes, edges int) *Graph {
+func NewGraphSized(nodes, edges int) *Graph {
 	return &Graph{nodes: make(map[string]Node, nodes), edges: make(map[edgeKey]float32, edges)}
 }
 

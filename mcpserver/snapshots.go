@@ -75,7 +75,7 @@ func (s *Server) freshen(f FreshArgs, v ViewArgs) *records.AsOf {
 		return nil
 	}
 	refresh := !s.opts.NoRefresh && (f.Refresh == nil || *f.Refresh)
-	a, err := ops.Freshen(s.store, refresh, s.refresh)
+	a, _, err := ops.Freshen(s.store, refresh, s.refresh) // with a cache, nothing is left running
 	if err != nil {
 		s.log.Warn("refresh before answering", "err", err)
 		return nil

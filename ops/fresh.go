@@ -16,8 +16,10 @@ import (
 // refresh is false, and returns what an answer read at the latest revision
 // is as of. A refresh that fails is not the answer's failure: the answer
 // reads memory as it is, and the record carries the stale files and the
-// error. cache is a long-lived process's refresh cache (nil: none).
-func Freshen(s *lmdbstore.Store, refresh bool, cache *freshness.Cache) (records.AsOf, error) {
+// error. cache is a long-lived process's refresh cache (nil: none; then
+// the refresh cache file is saved while the caller answers, and the
+// caller calls wait before it exits).
+func Freshen(s *lmdbstore.Store, refresh bool, cache *freshness.Cache) (a records.AsOf, wait func(), err error) {
 	res, tracked, err := freshness.RefreshTracked(s, !refresh, cache)
 	out := records.AsOf{Commit: res.Commit, Dirty: res.Dirty, Stale: res.Stale}
 	if res.Refreshed {
@@ -28,10 +30,11 @@ func Freshen(s *lmdbstore.Store, refresh bool, cache *freshness.Cache) (records.
 	}
 	if !tracked || res.AsOf == 0 {
 		if verr := s.View(func(r *lmdbstore.ReadTxn) error { out.Rev = uint64(r.Revision()); return nil }); verr != nil {
-			return out, verr
+			res.Wait()
+			return out, func() {}, verr
 		}
 	} else {
 		out.Rev = uint64(res.AsOf)
 	}
-	return out, nil
+	return out, res.Wait, nil
 }

@@ -30,6 +30,7 @@ package storesnap
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"time"
 	"unsafe"
@@ -147,22 +148,26 @@ func LogicalHash(s *lmdbstore.Store, at lmdbstore.At) ([32]byte, error) {
 	return f.LogicalHash()
 }
 
-// withIndex appends the search sections to what opts.Extra adds.
+// withIndex appends the search sections to what opts.Extra adds. The two
+// read only the mapped file (the kv entries are read from the transaction
+// first): the caller's sections (PageRank) are built on another goroutine
+// while the search sections are built on this one.
 func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 	extra := opts.Extra
 	opts.Extra = func(f *snapshot.File) ([]snapshot.ExtraSection, error) {
-		var out []snapshot.ExtraSection
-		if extra != nil {
-			var err error
-			if out, err = extra(f); err != nil {
-				return nil, err
-			}
-		}
 		kv, err := st.KVEntries()
 		if err != nil {
 			return nil, err
 		}
+		var out []snapshot.ExtraSection
+		wait := func() error { return nil }
+		if extra != nil {
+			wait = beside(func() (err error) { out, err = extra(f); return err })
+		}
 		idx, err := engines.IndexSections(f, kv)
+		if werr := wait(); werr != nil {
+			return nil, werr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -171,6 +176,30 @@ func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 		return out, nil
 	}
 	return opts
+}
+
+// beside starts fn on its own goroutine and returns what waits for it. A
+// panic in fn — a memory fault in the mapped file included, which
+// SetPanicOnFault turns into one — is raised again by the wait, on the
+// caller's goroutine, where the caller's guards see it as they would
+// have had fn run there.
+func beside(fn func() error) (wait func() error) {
+	var err error
+	var p any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { p = recover() }()
+		err = fn()
+	}()
+	return func() error {
+		<-done
+		if p != nil {
+			panic(p)
+		}
+		return err
+	}
 }
 
 // KVEntries lists the kv entries of the state for the text index: every

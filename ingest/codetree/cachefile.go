@@ -142,7 +142,7 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 		return nil, fmt.Errorf("%w: parses: %v", ErrCacheFile, err)
 	}
 	c := &Cache{parses: parses, fileSize: len(b)}
-	g := ingest.NewGraph()
+	g := ingest.NewGraphSized(len(fg.Nodes), len(fg.Edges))
 	if fg.Rev != 0 {
 		for _, n := range fg.Nodes {
 			g.AddNode(n)

@@ -220,6 +220,9 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		// Every tree-sitter language, so that the graph is the whole
 		// share the next ingest compares with.
 		opts.Cache, opts.AllIfAny = o.Cache.parses, true
+		if last != nil {
+			opts.Nodes, opts.Edges = last.graph.NumNodes(), last.graph.NumEdges()
+		}
 	}
 	for _, lang := range o.Langs {
 		if h := ps.skipHash(hashes, lang); h != "" {

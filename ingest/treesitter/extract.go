@@ -49,6 +49,9 @@ type Options struct {
 	// has to be: the result's graph is then the whole tree's, as a
 	// refresh that compares it with the last one needs.
 	AllIfAny bool
+	// Nodes and Edges, when known (the graph a cache last wrote), size
+	// the graph built: an estimate, never a limit.
+	Nodes, Edges int
 }
 
 // LangResult says what Extract did for one language.
@@ -174,7 +177,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 		}
 	}
 	run := &runCtx{root: wk.Root, dirs: wk.Dirs, configs: configs, langs: langs, opts: opts}
-	res := &Result{Graph: ingest.NewGraph()}
+	res := &Result{Graph: ingest.NewGraphSized(opts.Nodes, opts.Edges)}
 	byLang := make(map[string][]*parsedFile)
 	for _, f := range files {
 		byLang[f.Lang] = append(byLang[f.Lang], f)

@@ -73,6 +73,27 @@ func loadGrammars() (map[string]*gram, error) {
 	return grams, nil
 }
 
+// Warm starts compiling, in the background, the grammars that parse the
+// files named (paths with their extension; other files are ignored), so
+// that a caller with other work to do before it parses them — reading a
+// cache, asking git — does not wait for the compile afterwards. The first
+// parse with a grammar waits for a compile under way (load). Compiling a
+// grammar no file ends up needing costs time, never a different answer.
+func Warm(files []string) {
+	gs, _ := loadGrammars()
+	seen := make(map[*gram]bool)
+	for _, f := range files {
+		l := languageNamed(langOfFile(f))
+		if l == nil {
+			continue
+		}
+		if g := gs[l.grammarFor(path.Ext(f)).name]; !seen[g] {
+			seen[g] = true
+			go func() { _ = g.load() }() // the error is load's to report at the parse
+		}
+	}
+}
+
 // gramOf is the compiled grammar that parses f.
 func gramOf(gs map[string]*gram, f *parsedFile) *gram {
 	return gs[languageNamed(f.Lang).grammarFor(path.Ext(f.Rel)).name]
