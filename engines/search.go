@@ -49,15 +49,18 @@ func IndexSections(f *snapshot.File, kv []KVEntry) ([]snapshot.ExtraSection, err
 	if err != nil {
 		return nil, err
 	}
+	// The text index (the larger part) is built beside the lexicon and
+	// the node history: all three read only the file.
+	var x *snapshot.TextIndex
+	wait := snapshot.Beside(func() (err error) { x, err = e.BuildTextIndex(kv); return err })
 	lex, err := e.BuildLexicon()
-	if err != nil {
-		return nil, err
+	var hist []snapshot.NodeHistory
+	if err == nil {
+		hist, err = e.BuildNodeHistory()
 	}
-	hist, err := e.BuildNodeHistory()
-	if err != nil {
-		return nil, err
+	if werr := wait(); err == nil {
+		err = werr
 	}
-	x, err := e.BuildTextIndex(kv)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,6 @@ package storesnap
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"time"
 	"unsafe"
@@ -162,7 +161,7 @@ func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 		var out []snapshot.ExtraSection
 		wait := func() error { return nil }
 		if extra != nil {
-			wait = beside(func() (err error) { out, err = extra(f); return err })
+			wait = snapshot.Beside(func() (err error) { out, err = extra(f); return err })
 		}
 		idx, err := engines.IndexSections(f, kv)
 		if werr := wait(); werr != nil {
@@ -176,30 +175,6 @@ func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 		return out, nil
 	}
 	return opts
-}
-
-// beside starts fn on its own goroutine and returns what waits for it. A
-// panic in fn — a memory fault in the mapped file included, which
-// SetPanicOnFault turns into one — is raised again by the wait, on the
-// caller's goroutine, where the caller's guards see it as they would
-// have had fn run there.
-func beside(fn func() error) (wait func() error) {
-	var err error
-	var p any
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() { p = recover() }()
-		err = fn()
-	}()
-	return func() error {
-		<-done
-		if p != nil {
-			panic(p)
-		}
-		return err
-	}
 }
 
 // KVEntries lists the kv entries of the state for the text index: every
