@@ -325,19 +325,31 @@ func readGitStatus(dir string, ignored bool) (st GitStatus, ok bool, err error) 
 	if _, err := exec.LookPath("git"); err != nil {
 		return st, false, nil
 	}
-	head, err := GitOutput(dir, "rev-parse", "--show-prefix", "--verify", "-q", "HEAD")
-	if err != nil {
-		return st, false, nil // not a work tree, or no commit yet
-	}
-	prefix, commit, _ := strings.Cut(string(head), "\n")
-	st.Commit = strings.TrimSpace(commit)
 	// --no-optional-locks: a refresh reads; it must not take the index
 	// lock from the user's git nor rewrite the index.
 	args := []string{"--no-optional-locks", "-c", "core.quotePath=false", "status", "--porcelain=v2", "-z", "--untracked-files=all"}
 	if ignored {
 		args = append(args, "--ignored=matching")
 	}
-	out, err := GitOutput(dir, append(args, "--", ".")...)
+	// The two git processes run at once (a refresh waits for both); the
+	// status is used only when rev-parse found a commit.
+	type output struct {
+		out []byte
+		err error
+	}
+	status := make(chan output, 1)
+	go func() {
+		out, err := GitOutput(dir, append(args, "--", ".")...)
+		status <- output{out, err}
+	}()
+	head, err := GitOutput(dir, "rev-parse", "--show-prefix", "--verify", "-q", "HEAD")
+	stat := <-status
+	if err != nil {
+		return st, false, nil // not a work tree, or no commit yet
+	}
+	prefix, commit, _ := strings.Cut(string(head), "\n")
+	st.Commit = strings.TrimSpace(commit)
+	out, err := stat.out, stat.err
 	if err != nil {
 		return st, false, err
 	}
