@@ -83,18 +83,33 @@ func (c *Cache) gitReader(abs, key string, entries []entry, now map[string]strin
 	return func(dir string) (ingest.GitState, bool, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if st, ok := c.git.dirty(abs, key, now); ok {
-			return st, true, nil
+		st, ok, ran, err := readGit(&c.git, abs, key, dir, entries, now, walked, nil)
+		if ran {
+			c.runs++
 		}
-		c.git = nil
-		c.runs++
-		gs, ok, err := ingest.ReadGitStatus(dir)
-		if err != nil || !ok {
-			return gs.GitState, ok, err
-		}
-		c.git = newGitMemo(abs, key, gs, entries, now, walked)
-		return gs.GitState, true, nil
+		return st, ok, err
 	}
+}
+
+// readGit is the git state of the tree at abs: what *memo proves, else
+// git's status — the one ahead delivers when it is not nil, else read now
+// — and then *memo is the memo of that status (nil when there is none).
+// ran: git's status was used.
+func readGit(memo **gitMemo, abs, key, dir string, entries []entry, now map[string]string, walked time.Time,
+	ahead func() (ingest.GitStatus, bool, error)) (st ingest.GitState, ok, ran bool, err error) {
+	if st, ok := (*memo).dirty(abs, key, now); ok {
+		return st, true, false, nil
+	}
+	*memo = nil
+	if ahead == nil {
+		ahead = func() (ingest.GitStatus, bool, error) { return ingest.ReadGitStatus(dir) }
+	}
+	gs, ok, err := ahead()
+	if err != nil || !ok {
+		return gs.GitState, ok, true, err
+	}
+	*memo = newGitMemo(abs, key, gs, entries, now, walked)
+	return gs.GitState, true, true, nil
 }
 
 // dirty reports a dirty tree at the memo's commit when the memo proves

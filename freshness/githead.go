@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/memctl/memctl/ingest"
 )
 
 // findGitDir returns the git directory of the work tree holding abs and
@@ -96,30 +94,4 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// gitStateAhead starts reading git's view of the tree at dir now, on its
-// own goroutine, and returns the reader an ingest asks (codetree
-// Options.GitState): its first call waits for that read; a later call (an
-// ingest that retries after a race) reads afresh.
-func gitStateAhead(dir string) func(string) (ingest.GitState, bool, error) {
-	type read struct {
-		st  ingest.GitState
-		ok  bool
-		err error
-	}
-	ahead := make(chan read, 1)
-	go func() {
-		st, ok, err := ingest.ReadGitState(dir)
-		ahead <- read{st, ok, err}
-	}()
-	first := true
-	return func(d string) (ingest.GitState, bool, error) {
-		if first && d == dir {
-			first = false
-			r := <-ahead
-			return r.st, r.ok, r.err
-		}
-		return ingest.ReadGitState(d)
-	}
 }

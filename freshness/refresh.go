@@ -67,6 +67,9 @@ type Options struct {
 	// loadCache, when set (diskCache), waits for the cache file being
 	// read and returns its cache, the same one at every call.
 	loadCache func() *codetree.Cache
+	// gitRuns, when set (tests), counts the git statuses a refresh
+	// without a process cache used (oneShotGit).
+	gitRuns *int
 }
 
 // Result says what a refresh did and what the store's code graph is as of.
@@ -332,8 +335,7 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 	o.Ingest.Known = known
 	// What the ingest will wait for starts now, on other goroutines,
 	// while the cache file is read: the grammars of the files whose
-	// content is not known, and (without a process cache, which asks git
-	// only when it cannot tell) git's view of the tree.
+	// content is not known (and git's status when HEAD moved: oneShotGit).
 	var unknown []string
 	for _, e := range entries {
 		if _, ok := known[e.Path]; !ok {
@@ -341,10 +343,15 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 		}
 	}
 	treesitter.Warm(unknown)
-	if o.Cache != nil {
+	switch {
+	case o.Cache != nil:
 		o.Ingest.GitState = o.Cache.gitReader(abs, abs+"\x00"+o.config(), entries, currentHashes(abs, entries, known), walked)
-	} else {
-		o.Ingest.GitState = gitStateAhead(abs)
+	case o.loadCache != nil:
+		prevCommit := ""
+		if prev != nil {
+			prevCommit = prev.Commit
+		}
+		o.Ingest.GitState = oneShotGit(o.loadCache, abs, abs+"\x00"+o.config(), entries, known, walked, prevCommit, o.gitRuns)
 	}
 	if o.loadCache != nil {
 		o.Ingest.Cache = o.loadCache()

@@ -42,6 +42,28 @@ type Cache struct {
 	// goc and lastGo are the Go share's (gocache.go).
 	goc    *ingest.GoCache
 	lastGo *cachedGraph
+	// extra is the caller's own bytes, kept in the cache file (SetExtra),
+	// guarded by extraMu alone: a caller reads and sets it from inside an
+	// ingest, which holds mu (mu is taken before extraMu, never after).
+	extraMu sync.Mutex
+	extra   []byte
+}
+
+// Extra returns the bytes SetExtra gave the cache (or the cache file it
+// was read from held): the caller's own, opaque here.
+func (c *Cache) Extra() []byte {
+	c.extraMu.Lock()
+	defer c.extraMu.Unlock()
+	return c.extra
+}
+
+// SetExtra makes b the caller's bytes the cache file keeps (freshness
+// keeps its git memo there, so that a one-shot refresh tells a dirty
+// tree without running git).
+func (c *Cache) SetExtra(b []byte) {
+	c.extraMu.Lock()
+	defer c.extraMu.Unlock()
+	c.extra = b
 }
 
 // cachedGraph is the tree-sitter share of the store as one ingest wrote it.

@@ -10,6 +10,7 @@ package codetree
 //	body = str config ‖ uvarint rev ‖ hashes ‖ nodes ‖ edges ‖ others
 //	       ‖ parses (treesitter.AppendParses)
 //	       ‖ payloads (treesitter.AppendPayloads: JSON from nodes)
+//	       ‖ str extra (the caller's own bytes: SetExtra)
 //
 // body is in plaincodec's encoding: hashes map[string]string (the stored
 // tree hashes after the write, by language), nodes []ingest.Node and
@@ -48,8 +49,8 @@ import (
 
 const (
 	cacheMagic = "MEMCTLRC"
-	// cacheVersion 1: the layout above.
-	cacheVersion = 1
+	// cacheVersion 2: the layout above (1 had no extra).
+	cacheVersion = 2
 )
 
 // ErrCacheFile: the refresh cache file cannot be used (see the error's
@@ -110,6 +111,9 @@ func (c *Cache) encodeFile(build string) []byte {
 		n, _ := c.last.graph.Node(key)
 		return n.Payload
 	})
+	c.extraMu.Lock()
+	b = plaincodec.AppendString(b, string(c.extra))
+	c.extraMu.Unlock()
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -158,6 +162,7 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 		return n.Payload, ok
 	})
 	if err == nil {
+		c.extra = []byte(d.String())
 		err = d.Finish()
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package codetree
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"path/filepath"
 	"reflect"
@@ -38,6 +39,8 @@ func ingested(t *testing.T) *Cache {
 // (every node and edge), revision, hashes, config, others and parses.
 func TestCacheFileRoundTrip(t *testing.T) {
 	c := ingested(t)
+	extra := []byte("the caller's\x00own bytes")
+	c.SetExtra(extra)
 	file, err := c.MarshalFile()
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,9 @@ func TestCacheFileRoundTrip(t *testing.T) {
 	}
 	if back.Parses() != c.Parses() {
 		t.Fatalf("%d parses read back, %d saved", back.Parses(), c.Parses())
+	}
+	if !slices.Equal(back.Extra(), extra) {
+		t.Fatalf("extra read back %q, want %q", back.Extra(), extra)
 	}
 }
 
@@ -90,7 +96,8 @@ func TestCacheFileRejected(t *testing.T) {
 	}{
 		{"empty", nil, "bad magic"},
 		{"other magic", append([]byte("MEMCTLFS"), good[8:]...), "bad magic"},
-		{"other version", reseal(append(append([]byte(cacheMagic), cacheVersion+1), good[9:]...)), "version 2"},
+		{"other version", reseal(append(append([]byte(cacheMagic), cacheVersion+1), good[9:]...)), fmt.Sprintf("version %d, want %d", cacheVersion+1, cacheVersion)},
+		{"version 1 (no extra)", reseal(append(append([]byte(cacheMagic), 1), good[9:]...)), fmt.Sprintf("version 1, want %d", cacheVersion)},
 		{"a byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/2] ^= 1; return b }(), "checksum mismatch"},
 		{"truncated", good[:len(good)-10], "checksum mismatch"},
 		{"another build", with(build+"x", cacheLayout), "another build"},
