@@ -125,9 +125,14 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	o = o.withDefaults(s)
 	st, _ := readState(o.StatePath) // damaged or absent: rebuilt below
 	if st != nil && st.Dir == abs && st.Config == o.config() {
-		unchanged, err := st.unchanged(s, abs)
+		unchanged, changed, err := st.unchanged(s, abs)
 		if err != nil {
 			return Result{}, err
+		}
+		if changed != "" && !o.Disabled {
+			// The first changed file found: its grammar compiles while the
+			// refresh reads its cache file and walks the tree.
+			treesitter.Warm([]string{changed})
 		}
 		if unchanged {
 			var res Result
@@ -218,40 +223,42 @@ func (o Options) config() string {
 const preciseConfig = " precise=true"
 
 // unchanged is the fast check: same stored code, same HEAD, same stats.
-func (st *state) unchanged(s *lmdbstore.Store, abs string) (bool, error) {
+// changed is the first file found changed ("" when the difference is
+// elsewhere).
+func (st *state) unchanged(s *lmdbstore.Store, abs string) (same bool, changed string, err error) {
 	code, err := storedCode(s)
 	if err != nil || code != st.Code {
-		return false, err
+		return false, "", err
 	}
 	if st.Commit != "" {
 		if st.GitDir == "" {
-			return false, nil
+			return false, "", nil
 		}
 		if c, ok := readHead(st.GitDir, st.CommonDir); !ok || c != st.Commit {
-			return false, nil
+			return false, "", nil
 		}
 	}
 	var buf []byte
 	for _, e := range st.Entries {
 		fi, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(e.Path)))
 		if err != nil {
-			return false, nil
+			return false, e.Path, nil
 		}
 		if fi.ModTime().UnixNano() != e.MTime || (e.Kind == kindFile && fi.Size() != e.Size) {
-			return false, nil
+			return false, e.Path, nil
 		}
 		if e.Kind == kindFile && e.MTime >= st.written {
 			// Racy: changed within the stat file's clock tick. Compare content.
 			if e.Hash == "" {
-				return false, nil
+				return false, e.Path, nil
 			}
 			buf, err = readInto(buf, filepath.Join(abs, filepath.FromSlash(e.Path)))
 			if err != nil || hashOf(buf) != e.Hash {
-				return false, nil
+				return false, e.Path, nil
 			}
 		}
 	}
-	return true, nil
+	return true, "", nil
 }
 
 // storedCode is the stored tree hash of every language's last ingest, as
