@@ -335,9 +335,39 @@ func TestRefreshGitStateWithoutGit(t *testing.T) {
 	s := newStore(t)
 	c := NewCache()
 	o := mixedOptions(c)
+	gitStateSteps(t, dir, func() (Result, error) { return Refresh(s, dir, o) }, c.GitRuns)
+}
+
+// TestOneShotGitStateFromCacheFile: the same steps through refreshes
+// without a process cache (each one a new process: only the refresh cache
+// file and the stat file carry over). git's status is used exactly where
+// the memo the last refresh kept in the cache file cannot prove the tree
+// dirty — the counts of a process cache — and a memo that does not decode
+// is none.
+func TestOneShotGitStateFromCacheFile(t *testing.T) {
+	dir := mixedFixture(t)
+	s := newStore(t)
+	runs := 0
+	o := mixedOptions(nil)
+	o.gitRuns = &runs
+	gitStateSteps(t, dir, func() (Result, error) { return Refresh(s, dir, o) }, func() int { return runs })
+	c, err := loadCacheFile(filepath.Join(filepath.Dir(o.withDefaults(s).StatePath), CacheFile))
+	if err != nil || decodeMemo(c.Extra()) == nil {
+		t.Fatalf("the cache file holds no memo after git ran: %v", err)
+	}
+	if decodeMemo(c.Extra()[:len(c.Extra())-1]) != nil || decodeMemo([]byte("x")) != nil {
+		t.Error("a truncated or foreign memo decoded")
+	}
+}
+
+// gitStateSteps edits, stages, commits and resets mixedFixture's tree
+// step by step; after each, refresh must record git's own state, with
+// git's status used runs() times in all so far.
+func gitStateSteps(t *testing.T, dir string, refresh func() (Result, error), runs func() int) {
+	t.Helper()
 	step := func(what string, wantDirty bool, wantRuns int) {
 		t.Helper()
-		res, err := Refresh(s, dir, o)
+		res, err := refresh()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -345,8 +375,8 @@ func TestRefreshGitStateWithoutGit(t *testing.T) {
 		if err != nil || res.Commit != gs.Commit || res.Dirty != gs.Dirty || gs.Dirty != wantDirty {
 			t.Fatalf("%s: recorded %s dirty=%t, git says %+v, want dirty=%t (%v)", what, res.Commit, res.Dirty, gs, wantDirty, err)
 		}
-		if c.GitRuns() != wantRuns {
-			t.Fatalf("%s: git ran %d times, want %d", what, c.GitRuns(), wantRuns)
+		if runs() != wantRuns {
+			t.Fatalf("%s: git ran %d times, want %d", what, runs(), wantRuns)
 		}
 	}
 	appendTo := func(rel, text string) {
@@ -390,70 +420,6 @@ func TestRefreshGitStateWithoutGit(t *testing.T) {
 	git(t, dir, "checkout", "-q", "--", ".")
 	os.Chtimes(filepath.Join(dir, "web/old.js"), later.Add(time.Minute), later.Add(time.Minute))
 	step("unstaged and restored: clean", false, 8)
-}
-
-// TestOneShotGitStateFromCacheFile: the same steps as
-// TestRefreshGitStateWithoutGit through refreshes without a process cache
-// (each one a new process: only the refresh cache file and the stat file
-// carry over). The recorded git state equals git's after each step, and
-// git's status is used exactly where the memo the last refresh saved in
-// the cache file cannot prove the tree dirty — the same counts as a
-// process cache's.
-func TestOneShotGitStateFromCacheFile(t *testing.T) {
-	dir := mixedFixture(t)
-	s := newStore(t)
-	runs := 0
-	o := mixedOptions(nil)
-	o.gitRuns = &runs
-	step := func(what string, wantDirty bool, wantRuns int) {
-		t.Helper()
-		res, err := Refresh(s, dir, o)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		gs, _, err := ingest.ReadGitState(dir)
-		if err != nil || res.Commit != gs.Commit || res.Dirty != gs.Dirty || gs.Dirty != wantDirty {
-			t.Fatalf("%s: recorded %s dirty=%t, git says %+v, want dirty=%t (%v)", what, res.Commit, res.Dirty, gs, wantDirty, err)
-		}
-		if runs != wantRuns {
-			t.Fatalf("%s: git's status used %d times, want %d", what, runs, wantRuns)
-		}
-	}
-	appendTo := func(rel, text string) {
-		b, _ := os.ReadFile(filepath.Join(dir, rel))
-		write(t, dir, rel, string(b)+text)
-	}
-	step("initial", false, 1)
-	appendTo("py/pkg/geo.py", "\n\ndef more():\n    return 1\n")
-	step("edit a clean tracked file", true, 1)
-	appendTo("py/pkg/geo.py", "\n\ndef again():\n    return 2\n")
-	step("edit it again", true, 1)
-	git(t, dir, "checkout", "-q", "--", "py/pkg/geo.py")
-	step("restore it: clean, which only git can say", false, 2)
-	appendTo("web/lib.ts", "\nexport const k = 1\n")
-	write(t, dir, "web/extra.ts", "export const e = 2\n")
-	git(t, dir, "add", "web/extra.ts")
-	git(t, dir, "commit", "-q", "-m", "extra")
-	step("HEAD moved, lib.ts changed and not staged", true, 3)
-	appendTo("web/lib.ts", "\nexport const k2 = 2\n")
-	step("lib.ts changed again: still not HEAD's", true, 3)
-	git(t, dir, "checkout", "-q", "--", "web/lib.ts")
-	step("lib.ts restored: clean", false, 4)
-	write(t, dir, "py/pkg/new.py", "def n():\n    return 0\n")
-	step("an untracked source file: a new file proves nothing", true, 5)
-	appendTo("web/app.ts", "\nexport const z = 3\n")
-	step("and a clean tracked file edited", true, 5)
-	git(t, dir, "reset", "-q", "--hard")
-	os.Remove(filepath.Join(dir, "py/pkg/new.py"))
-	step("reset: clean", false, 6)
-	// A memo the cache file holds that does not decode is no memo.
-	c, err := loadCacheFile(filepath.Join(filepath.Dir(o.withDefaults(s).StatePath), CacheFile))
-	if err != nil || decodeMemo(c.Extra()) == nil {
-		t.Fatalf("the cache file holds no memo after git ran: %v", err)
-	}
-	if decodeMemo(c.Extra()[:len(c.Extra())-1]) != nil || decodeMemo([]byte("x")) != nil {
-		t.Error("a truncated or foreign memo decoded")
-	}
 }
 
 // TestRefreshCacheConcurrent: refreshes through one cache from several
