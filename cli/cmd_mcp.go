@@ -48,6 +48,9 @@ func runMCP(k *call) error {
 		return usageErr("mcp: %v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(k.env.Stderr, &slog.HandlerOptions{Level: level}))
+	// The server refreshes and rebuilds engine snapshots between answers:
+	// the same heap floor as the one-shot answering commands.
+	defer startHeapFloor(k.env.Getenv, answerHeapFloor)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := openForMCP(k)

@@ -2,7 +2,7 @@
 """Times one-shot `memctl context` after a one-file edit (issue 25: a
 one-file edit is reflected in the next answer with <= 100 ms of extra
 latency; BENCHMARKS.md, "One-shot context after an edit").
-usage: oneshot-context.py [--files 1000] [--rounds 25] [--dir D] MEMCTL [MEMCTL...]
+usage: oneshot-context.py [--files 1000] [--rounds 25] [--dir D] [--mcp] MEMCTL [MEMCTL...]
   Writes a git repository of --files Python files (p00/m0000.py ...: each
   imports the next module and calls its function; the tree of the
   freshness benchmarks), then one store per binary (`init`, `ingest code`).
@@ -14,13 +14,19 @@ usage: oneshot-context.py [--files 1000] [--rounds 25] [--dir D] MEMCTL [MEMCTL.
   edited call's wall p50 [q1, q3] and CPU p50 (user + system of the process
   and its children), the unchanged call's wall p50, and extra = edited p50
   - unchanged p50. Two warm-up rounds are not counted (the first refresh
-  by a new binary writes its refresh cache file)."""
+  by a new binary writes its refresh cache file).
+  --mcp: the same through one `memctl mcp` server per binary (its refresh
+  cache in memory, its engine snapshot rebuilt after the edit): the
+  `context` tool timed after each edit and again unchanged; CPU is the
+  server's (user + system from /proc, 10 ms ticks)."""
+import json
 import argparse, os, resource, statistics, subprocess, tempfile, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--files", type=int, default=1000)
 ap.add_argument("--rounds", type=int, default=25)
 ap.add_argument("--dir")
+ap.add_argument("--mcp", action="store_true")
 ap.add_argument("memctl", nargs="+")
 a = ap.parse_args()
 root = a.dir or tempfile.mkdtemp(prefix="memctl-oneshot-")
@@ -46,7 +52,47 @@ for k, exe in enumerate(a.memctl):
 target = "p%02d/m%04d.py" % (min(200, n - 1) // 20, min(200, n - 1))
 
 
+class Server:
+    """One `memctl mcp` over stdio, answering tools/call."""
+    def __init__(self, exe, db):
+        self.p = subprocess.Popen([exe, "--db", db, "mcp"], cwd=tree, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.id = 0
+        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "oneshot", "version": "0"}})
+        self.p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}\n')
+        self.p.stdin.flush()
+
+    def call(self, method, params):
+        self.id += 1
+        msg = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise SystemExit("server closed")
+            r = json.loads(line)
+            if r.get("id") == self.id:
+                if "error" in r or r.get("result", {}).get("isError"):
+                    raise SystemExit("error: " + line.decode()[:300])
+                return r
+
+    def cpu_ms(self):
+        f = open("/proc/%d/stat" % self.p.pid).read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+servers = [Server(exe, dbs[k]) for k, exe in enumerate(a.memctl)] if a.mcp else None
+
+
 def timed(exe, db):
+    if servers is not None:
+        srv = servers[a.memctl.index(exe)]
+        c0 = srv.cpu_ms()
+        t0 = time.perf_counter()
+        srv.call("tools/call", {"name": "context", "arguments": {"targets": [target]}})
+        return (time.perf_counter() - t0) * 1000, srv.cpu_ms() - c0
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([exe, "context", "--db", db, target], cwd=tree, check=True,
@@ -73,4 +119,8 @@ for k, exe in enumerate(a.memctl):
     print("%s: edited wall p50 %.0f ms [q1 %.0f, q3 %.0f], cpu p50 %.0f ms; unchanged wall p50 %.0f ms; extra %.0f ms"
           % (exe, statistics.median(e), q[0], q[2], statistics.median(c), statistics.median(u),
              statistics.median(e) - statistics.median(u)))
+if servers is not None:
+    for srv in servers:
+        srv.p.stdin.close()
+        srv.p.wait()
 print("load average", " ".join(open("/proc/loadavg").read().split()[:3]))
