@@ -61,7 +61,7 @@ func runContext(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	a := contextpack.New(s, contextpack.Options{Logf: func(format string, args ...any) {
+	a := contextpack.New(s, contextpack.Options{SyncLater: true, Logf: func(format string, args ...any) {
 		fmt.Fprintf(env.Stderr, "memctl: "+format+"\n", args...)
 	}})
 	defer a.Close()

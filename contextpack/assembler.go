@@ -86,6 +86,9 @@ type Options struct {
 	// Logf receives notes about the snapshot file (a failed write, a file
 	// ignored); nil: discarded.
 	Logf func(format string, args ...any)
+	// SyncLater is enginesnap.Options.SyncLater for the provider the
+	// Assembler makes (a one-shot command: Close waits for the file).
+	SyncLater bool
 }
 
 // Assembler builds context packs over one store. Hold one per store for
@@ -164,7 +167,7 @@ func New(s *lmdbstore.Store, opts Options) *Assembler {
 		a.orphansPath = path + OrphansSuffix
 	}
 	if a.snaps == nil {
-		a.snaps = enginesnap.New(s, enginesnap.Options{Path: path, Clock: a.clock, Logf: opts.Logf})
+		a.snaps = enginesnap.New(s, enginesnap.Options{Path: path, Clock: a.clock, Logf: opts.Logf, SyncLater: opts.SyncLater})
 		a.ownSnaps = true
 	}
 	return a

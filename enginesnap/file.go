@@ -168,27 +168,62 @@ func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
 	return t.UnixNano() == s.CommitTime, nil
 }
 
-// exportFile exports view to the file and maps it.
+// exportFile exports view to the file and maps it. With SyncLater the
+// export is mapped from its temporary file while its syncs and rename run
+// on another goroutine (p.pending); whatever looks at the file next waits
+// for them first (awaitFile).
 func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	w, err := storesnap.ExportFileWindow(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+	sg, w, err := storesnap.ExportFileStaged(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(p.path)
-	if err != nil {
-		return nil, err
+	name := sg.Temp()
+	if !p.later {
+		if err := sg.Commit(); err != nil {
+			return nil, err
+		}
+		name = p.path
 	}
-	g, err := csr.Open(p.path)
-	if err != nil {
-		return nil, err
+	fi, err := os.Stat(name)
+	var s *Snap
+	if err == nil {
+		var g *csr.Graph
+		if g, err = csr.Open(name); err == nil {
+			s, err = newSnap(g, Ranking, p.path)
+		}
 	}
-	s, err := newSnap(g, Ranking, p.path)
 	if err != nil {
+		if p.later {
+			sg.Abort()
+		}
 		return nil, err
 	}
 	s.validAt, s.until = w.ValidAt, w.ValidUntil
-	sl.file.mod = fi.ModTime()
+	sl.file.mod = fi.ModTime() // the rename keeps it
+	if p.later {
+		done := make(chan error, 1)
+		go func() { done <- sg.Commit() }()
+		p.fileMu.Lock()
+		p.pending = func() {
+			if err := <-done; err != nil {
+				p.logf("context: writing %s failed: %v", p.path, err)
+			}
+		}
+		p.fileMu.Unlock()
+	}
 	return s, nil
+}
+
+// awaitFile waits for the syncs and rename of the last export exportFile
+// left running (SyncLater): every call that may look at the file (Get,
+// of any kind) and Close wait for it first.
+func (p *Provider) awaitFile() {
+	p.fileMu.Lock()
+	defer p.fileMu.Unlock()
+	if p.pending != nil {
+		p.pending()
+		p.pending = nil
+	}
 }
 
 func (p *Provider) loadValidity() (validity, bool) {

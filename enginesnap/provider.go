@@ -28,6 +28,12 @@ type Options struct {
 	// Logf receives notes about the file (a failed write, a file
 	// ignored); nil: discarded.
 	Logf func(format string, args ...any)
+	// SyncLater answers from a new export as soon as it is written, its
+	// syncs and rename into Path running on another goroutine; the
+	// provider's next call and Close wait for them. Without it a call
+	// returns once the file is in place (another provider finds it at
+	// once).
+	SyncLater bool
 }
 
 // Snap is one engine snapshot: an export and the engine over it.
@@ -117,11 +123,16 @@ type Provider struct {
 	logf   func(format string, args ...any)
 	kinds  [numKinds]slots
 	closed atomic.Bool
+	later  bool // Options.SyncLater
+	// pending waits for the file an export is putting in place (nil:
+	// none; see exportFile), guarded by fileMu.
+	fileMu  sync.Mutex
+	pending func()
 }
 
 // New returns a Provider over s (which must stay open while it is used).
 func New(s *lmdbstore.Store, opts Options) *Provider {
-	p := &Provider{store: s, path: opts.Path, clock: opts.Clock, logf: opts.Logf}
+	p := &Provider{store: s, path: opts.Path, clock: opts.Clock, logf: opts.Logf, later: opts.SyncLater}
 	if p.clock == nil {
 		p.clock = time.Now
 	}
@@ -135,12 +146,13 @@ func New(s *lmdbstore.Store, opts Options) *Provider {
 func (p *Provider) Builds(k Kind) int { return int(p.kinds[k].builds.Load()) }
 
 // Close drops the provider's references (calls holding a snapshot finish
-// on it first).
+// on it first), once the file an export is putting in place is there.
 func (p *Provider) Close() error {
 	p.closed.Store(true)
 	for k := range p.kinds {
 		sl := &p.kinds[k]
 		sl.mu.Lock()
+		p.awaitFile()
 		for _, slot := range []**Snap{&sl.cur, &sl.past} {
 			if *slot != nil {
 				(*slot).Release()
@@ -178,6 +190,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 	sl := &p.kinds[k]
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	p.awaitFile()
 	now := p.clock()
 	for _, s := range []*Snap{sl.cur, sl.past} {
 		if s == nil {

@@ -491,3 +491,52 @@ func must64(t *testing.T, s *lmdbstore.Store) int64 {
 	}
 	return ns
 }
+
+// TestFileSyncLater: with SyncLater a provider answers from the export
+// as fresh as without it, while the file is put in place on another
+// goroutine; its next call finds the file in place (and keeps its own
+// snapshot: no second export), and after Close another provider maps the
+// file instead of exporting. An edge write then gives a new export, also
+// in place once the provider is closed.
+func TestFileSyncLater(t *testing.T) {
+	s := newStore(t)
+	c := &clock{t: base.Add(time.Hour)}
+	path := filepath.Join(s.Path(), enginesnap.SnapshotFile)
+	open := func(later bool) *enginesnap.Provider {
+		p := enginesnap.New(s, enginesnap.Options{Path: path, Clock: c.now, SyncLater: later})
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	update(t, s, edge("f:a", "calls", "f:b"))
+	p := open(true)
+	if sn := sameAsFresh(t, s, p, enginesnap.Ranking, c.now(), "f:a", "first call"); sn.Path != path || p.Builds(enginesnap.Ranking) != 1 {
+		t.Fatalf("first call: path %q, %d builds; want the file, 1", sn.Path, p.Builds(enginesnap.Ranking))
+	}
+	if sn := sameAsFresh(t, s, p, enginesnap.Ranking, c.now(), "f:a", "second call"); sn.Rev != 1 || p.Builds(enginesnap.Ranking) != 1 {
+		t.Fatalf("second call: rev %d, %d builds; want 1, 1", sn.Rev, p.Builds(enginesnap.Ranking))
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the file after the provider's next call: %v", err)
+	}
+	update(t, s, edge("f:b", "calls", "f:c"))
+	if sn := sameAsFresh(t, s, p, enginesnap.Ranking, c.now(), "f:b", "after an edge write"); sn.Rev != 2 || p.Builds(enginesnap.Ranking) != 2 {
+		t.Fatalf("after an edge write: rev %d, %d builds; want 2, 2", sn.Rev, p.Builds(enginesnap.Ranking))
+	}
+	p.Close()
+	g, err := csr.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := g.Revision()
+	g.Close()
+	if rev != 2 {
+		t.Fatalf("the file after Close holds rev %d, want 2", rev)
+	}
+	q := open(false)
+	if sn := sameAsFresh(t, s, q, enginesnap.Ranking, c.now(), "f:b", "another provider"); sn.Path != path || q.Builds(enginesnap.Ranking) != 0 {
+		t.Errorf("another provider: path %q, %d builds; want the file, 0", sn.Path, q.Builds(enginesnap.Ranking))
+	}
+	if names, _ := filepath.Glob(filepath.Join(s.Path(), ".context.snap.tmp-*")); len(names) != 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
+}

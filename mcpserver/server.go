@@ -93,6 +93,9 @@ func New(store *lmdbstore.Store, opts Options) *Server {
 		Path:  filepath.Join(store.Path(), enginesnap.SnapshotFile),
 		Clock: opts.Now,
 		Logf:  func(format string, args ...any) { s.log.Info(fmt.Sprintf(format, args...)) },
+		// An answer need not wait for the file's syncs (the next call and
+		// the server's Close do).
+		SyncLater: true,
 	})
 	s.contexts = contextpack.New(store, contextpack.Options{Snapshots: s.snaps, Clock: opts.Now})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memctl", Title: "memctl memory", Version: opts.Version},

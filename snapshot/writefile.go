@@ -21,44 +21,75 @@ import (
 // lock with the process); the next WriteFile to the same path removes such
 // leftovers once they are a minute old.
 func WriteFile(path string, st State, opts WriterOptions) (WriteStats, error) {
+	sg, stats, err := WriteFileStaged(path, st, opts)
+	if err != nil {
+		return WriteStats{}, err
+	}
+	return stats, sg.Commit()
+}
+
+// Staged is a file WriteFileStaged wrote, complete under its temporary
+// name (Temp, which can be opened and mapped) and still locked, not yet
+// synced or in place: Commit puts it in place as WriteFile does, Abort
+// removes it. One of the two must be called.
+type Staged struct {
+	tmp  *os.File
+	path string
+}
+
+// WriteFileStaged is WriteFile up to the sync: st written to a locked
+// temporary file beside path.
+func WriteFileStaged(path string, st State, opts WriterOptions) (*Staged, WriteStats, error) {
 	dir := filepath.Dir(path)
 	pattern := "." + filepath.Base(path) + ".tmp-*"
 	removeStaleTemps(filepath.Join(dir, pattern), time.Now().Add(-staleTempAge))
 	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return WriteStats{}, err
+		return nil, WriteStats{}, err
 	}
 	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = tmp.Close()
 		_ = os.Remove(tmp.Name())
-		return WriteStats{}, fmt.Errorf("snapshot: lock %s: %w", tmp.Name(), err)
+		return nil, WriteStats{}, fmt.Errorf("snapshot: lock %s: %w", tmp.Name(), err)
 	}
 	out := &fileOutput{f: tmp}
-	ok := false
-	defer func() {
-		if !ok {
-			out.abort()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
 	stats, err := build(st, opts, out)
+	if err == nil {
+		err = out.flush()
+	}
 	if err != nil {
-		return WriteStats{}, err
+		out.abort()
+		_ = os.Remove(tmp.Name())
+		return nil, WriteStats{}, err
 	}
-	if err := out.flush(); err != nil {
-		return WriteStats{}, err
+	return &Staged{tmp: tmp, path: path}, stats, nil
+}
+
+// Temp is the temporary file's name.
+func (s *Staged) Temp() string { return s.tmp.Name() }
+
+// Commit fsyncs the temporary file, renames it over the path and fsyncs
+// the directory. On failure the temporary file is removed.
+func (s *Staged) Commit() error {
+	name := s.tmp.Name()
+	err := s.tmp.Sync()
+	if cerr := s.tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Sync(); err != nil {
-		return WriteStats{}, err
+	if err == nil {
+		err = os.Rename(name, s.path)
 	}
-	if err := tmp.Close(); err != nil {
-		return WriteStats{}, err
+	if err != nil {
+		_ = os.Remove(name)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return WriteStats{}, err
-	}
-	ok = true
-	return stats, syncDir(dir)
+	return syncDir(filepath.Dir(s.path))
+}
+
+// Abort removes the temporary file.
+func (s *Staged) Abort() {
+	_ = s.tmp.Close()
+	_ = os.Remove(s.tmp.Name())
 }
 
 // staleTempAge is how old an unlocked temporary file must be before it is

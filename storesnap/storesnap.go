@@ -54,8 +54,11 @@ func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.Writ
 
 // ExportFiltered is Export with the items f selects (ValidAt zero: now).
 func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
-	stats, w, err := exportFile(s, path, at, f, opts)
-	return stats, w.Rev, err
+	sg, stats, w, err := exportFile(s, path, at, f, opts)
+	if err != nil {
+		return snapshot.WriteStats{}, 0, err
+	}
+	return stats, w.Rev, sg.Commit()
 }
 
 // Window is the revision an export read and the valid-at times it holds
@@ -67,26 +70,42 @@ type Window struct {
 
 // ExportFileWindow is ExportFiltered returning the export's Window.
 func ExportFileWindow(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (Window, error) {
-	_, w, err := exportFile(s, path, at, f, opts)
-	return w, err
+	sg, w, err := ExportFileStaged(s, path, at, f, opts)
+	if err != nil {
+		return w, err
+	}
+	return w, sg.Commit()
 }
 
-func exportFile(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, Window, error) {
+// ExportFileStaged is ExportFileWindow up to the sync
+// (snapshot.WriteFileStaged): the caller can map the temporary file at
+// once and Commit (or Abort) it meanwhile.
+func ExportFileStaged(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (*snapshot.Staged, Window, error) {
+	sg, _, w, err := exportFile(s, path, at, f, opts)
+	return sg, w, err
+}
+
+func exportFile(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (*snapshot.Staged, snapshot.WriteStats, Window, error) {
 	var stats snapshot.WriteStats
 	var w Window
+	var sg *snapshot.Staged
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
 		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
 			return err
 		}
 		w.Rev, w.ValidAt = lmdbstore.Revision(st.Revision()), st.filter.ValidAt
-		if stats, err = snapshot.WriteFile(path, st, st.withIndex(opts)); err != nil {
+		if sg, stats, err = snapshot.WriteFileStaged(path, st, st.withIndex(opts)); err != nil {
 			return err
 		}
 		w.ValidUntil, err = st.ValidUntil() // found while writing
 		return err
 	})
-	return stats, w, err
+	if err != nil && sg != nil {
+		sg.Abort()
+		sg = nil
+	}
+	return sg, stats, w, err
 }
 
 // InMemory is an export held in memory, with the range of valid-at times
