@@ -57,13 +57,13 @@ func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 	} else if *slot != nil {
 		c = *slot
 	} else {
-		c, err = openChunkCursor(r.txn, dbi)
+		c, err = openChunkCursor(r.txn(), dbi)
 		*slot = c
 	}
 	if err != nil || (c != nil && !c.busy) {
 		return c, false, err
 	}
-	c, err = openChunkCursor(r.txn, dbi)
+	c, err = openChunkCursor(r.txn(), dbi)
 	return c, true, err
 }
 
@@ -107,7 +107,24 @@ func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn
 		cur.busy = true
 		defer func() { cur.busy = false }()
 	}
-	if err := cur.seek(node, rel); err != nil {
+	// A pooled transaction still stale from acquire (this scan is the
+	// View's first read) is renewed in the seek's cgo call.
+	p := r.pooled
+	fused := p != nil && p.stale && p.txnID != nil && !temp
+	if p != nil && p.stale && !fused {
+		if err := p.live(); err != nil {
+			return err
+		}
+	}
+	err = cur.seek(node, rel, fused)
+	if fused {
+		if !cur.renewedTxn() {
+			p.stale, p.renewErr = false, err
+			return err
+		}
+		p.renewedInC()
+	}
+	if err != nil {
 		return err
 	}
 	var last adjacency.Entry

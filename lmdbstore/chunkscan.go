@@ -17,6 +17,7 @@ package lmdbstore
 // naming it, never a crash.
 
 /*
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,11 +26,15 @@ typedef struct { size_t mv_size; void *mv_data; } memctl_val;
 
 extern int mdb_cursor_get(void *cursor, memctl_val *key, memctl_val *data, int op);
 extern int mdb_cursor_renew(void *txn, void *cursor);
+extern int mdb_txn_renew(void *txn);
 
 // MDB_cursor_op values and MDB_NOTFOUND (lmdb.h); chunkscan_test.go
 // checks them against lmdb-go's constants.
 enum { MEMCTL_OP_LAST = 6, MEMCTL_OP_NEXT = 8, MEMCTL_OP_PREV = 12, MEMCTL_OP_SET_RANGE = 17 };
 #define MEMCTL_NOTFOUND (-30798)
+
+// memctl_chunks_seek's renew flags.
+enum { MEMCTL_RENEW_TXN = 1, MEMCTL_RENEW_CURSOR = 2 };
 
 // MEMCTL_CHUNKS is how many chunks one call collects (a node's list of
 // up to 16 * 128 entries is one call).
@@ -40,12 +45,24 @@ typedef struct {
 	unsigned int rel;       // the relation filter (0: every relation)
 	int n;                  // chunks collected
 	int more;               // 1: stopped at MEMCTL_CHUNKS, the cursor on the last
+	int renewed;            // 1: memctl_chunks_seek renewed the transaction
 	memctl_val key[MEMCTL_CHUNKS];
 	memctl_val val[MEMCTL_CHUNKS];
 } memctl_chunks;
 
 static int memctl_same_node(const memctl_val *k, const unsigned char *seek) {
 	return k->mv_size == 20 && memcmp(k->mv_data, seek, 8) == 0;
+}
+
+// memctl_prefetch starts loading a chunk's cache lines (the first few)
+// while the call returns to Go, which decodes it next.
+static inline void memctl_prefetch(memctl_val v) {
+	const char *p = (const char *)v.mv_data;
+	size_t n = v.mv_size < 256 ? v.mv_size : 256;
+	for (size_t o = 0; o < n; o += 64) {
+		__builtin_prefetch(p + o);
+	}
+	__builtin_prefetch(p + v.mv_size - 1);
 }
 
 // memctl_collect records the chunk at (k, v) (rc: the step that reached
@@ -64,6 +81,7 @@ static int memctl_collect(void *cur, memctl_chunks *s, int rc, memctl_val k, mem
 		}
 		s->key[s->n] = k;
 		s->val[s->n] = v;
+		memctl_prefetch(v);
 		if (++s->n == MEMCTL_CHUNKS) {
 			s->more = 1;
 			return 0;
@@ -77,11 +95,22 @@ static int memctl_collect(void *cur, memctl_chunks *s, int rc, memctl_val k, mem
 // entries of s->rel (any with rel 0): the first key at or after the seek
 // key, or, with a relation filter and no chunk starting exactly there, the
 // chunk before it when that one is the node's (it may run into the
-// relation). txn non-NULL renews cur in it first.
-static int memctl_chunks_seek(void *txn, void *cur, memctl_chunks *s) {
+// relation). First, MEMCTL_RENEW_TXN renews the (reset) transaction and
+// MEMCTL_RENEW_CURSOR renews cur in it (s->renewed says whether the
+// transaction's renew succeeded).
+static int memctl_chunks_seek(uintptr_t txnh, uintptr_t curh, uintptr_t sh, int renew) {
+	void *txn = (void *)txnh, *cur = (void *)curh;
+	memctl_chunks *s = (memctl_chunks *)sh;
 	memctl_val k, v;
 	int rc;
-	if (txn != NULL && (rc = mdb_cursor_renew(txn, cur)) != 0) {
+	s->renewed = 0;
+	if (renew & MEMCTL_RENEW_TXN) {
+		if ((rc = mdb_txn_renew(txn)) != 0) {
+			return rc;
+		}
+		s->renewed = 1;
+	}
+	if ((renew & MEMCTL_RENEW_CURSOR) && (rc = mdb_cursor_renew(txn, cur)) != 0) {
 		return rc;
 	}
 	k.mv_size = 20;
@@ -112,7 +141,9 @@ static int memctl_chunks_seek(void *txn, void *cur, memctl_chunks *s) {
 }
 
 // memctl_chunks_next collects the chunks after the last one collected.
-static int memctl_chunks_next(void *cur, memctl_chunks *s) {
+static int memctl_chunks_next(uintptr_t curh, uintptr_t sh) {
+	void *cur = (void *)curh;
+	memctl_chunks *s = (memctl_chunks *)sh;
 	memctl_val k, v;
 	int rc = mdb_cursor_get(cur, &k, &v, MEMCTL_OP_NEXT);
 	return memctl_collect(cur, s, rc, k, v);
@@ -178,28 +209,40 @@ func (cc *chunkCursor) close() {
 }
 
 // seek collects node's first chunks holding rel (0: any relation); see
-// memctl_chunks_seek.
-func (cc *chunkCursor) seek(node NodeID, rel RelID) error {
+// memctl_chunks_seek. renewTxn renews the cursor's transaction first, in
+// the same cgo call (a pooled transaction left stale by acquire); then
+// renewedTxn says whether that renew succeeded, and a failure is
+// reported as mdb_txn_renew's error.
+func (cc *chunkCursor) seek(node NodeID, rel RelID, renewTxn bool) error {
 	b := cc.b
 	seek := (*[20]byte)(unsafe.Pointer(&b.seek[0]))
 	binary.BigEndian.PutUint64(seek[:], uint64(node))
 	binary.BigEndian.PutUint32(seek[8:], uint32(rel))
 	binary.BigEndian.PutUint64(seek[12:], 0)
 	b.rel = C.uint(rel)
-	var txn unsafe.Pointer
-	if cc.renew {
-		txn = cc.txn
+	var renew C.int
+	if renewTxn {
+		renew |= C.MEMCTL_RENEW_TXN
 	}
-	rc := C.memctl_chunks_seek(txn, cc.h, b)
+	if cc.renew {
+		renew |= C.MEMCTL_RENEW_CURSOR
+	}
+	rc := C.memctl_chunks_seek(C.uintptr_t(uintptr(cc.txn)), C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(b))), renew)
+	if renewTxn && b.renewed == 0 {
+		return lmdbError("mdb_txn_renew", rc)
+	}
 	if rc == 0 {
 		cc.renew = false
 	}
 	return lmdbError("mdb_cursor_get", rc)
 }
 
+// renewedTxn reports whether the last seek renewed the transaction.
+func (cc *chunkCursor) renewedTxn() bool { return cc.b.renewed != 0 }
+
 // next collects the chunks after the batch (more must be true).
 func (cc *chunkCursor) next() error {
-	return lmdbError("mdb_cursor_get", C.memctl_chunks_next(cc.h, cc.b))
+	return lmdbError("mdb_cursor_get", C.memctl_chunks_next(C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(cc.b)))))
 }
 
 // len is the number of chunks in the batch; more says whether chunks of
