@@ -108,21 +108,25 @@ func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn
 		defer func() { cur.busy = false }()
 	}
 	// A pooled transaction still stale from acquire (this scan is the
-	// View's first read) is renewed in the seek's cgo call.
-	p := r.pooled
-	fused := p != nil && p.stale && p.txnID != nil && !temp
-	if p != nil && p.stale && !fused {
-		if err := p.live(); err != nil {
+	// View's first read) is refreshed in the seek's cgo call.
+	var refresh *pooledRead
+	if p := r.pooled; p != nil && p.stale {
+		if p.h.txn != 0 && !temp {
+			refresh = p
+		} else if err := p.live(); err != nil {
 			return err
 		}
 	}
-	err = cur.seek(node, rel, fused)
-	if fused {
-		if !cur.renewedTxn() {
-			p.stale, p.renewErr = false, err
+	err = cur.seek(node, rel, refresh)
+	if refresh != nil {
+		if !cur.refreshedTxn() {
+			refresh.stale, refresh.renewErr = false, err
 			return err
 		}
-		p.renewedInC()
+		refresh.refreshedInC(cur.renewedTxn())
+		if err == nil {
+			cur.renew = false
+		}
 	}
 	if err != nil {
 		return err

@@ -27,14 +27,67 @@ typedef struct { size_t mv_size; void *mv_data; } memctl_val;
 extern int mdb_cursor_get(void *cursor, memctl_val *key, memctl_val *data, int op);
 extern int mdb_cursor_renew(void *txn, void *cursor);
 extern int mdb_txn_renew(void *txn);
+extern void mdb_txn_reset(void *txn);
+extern size_t mdb_txn_id(void *txn);
+
+// MDB_envinfo's layout (lmdb.h); chunkscan_test.go checks it against
+// lmdb-go's Env.Info.
+typedef struct {
+	void *me_mapaddr;
+	size_t me_mapsize;
+	size_t me_last_pgno;
+	size_t me_last_txnid;
+	unsigned int me_maxreaders;
+	unsigned int me_numreaders;
+} memctl_envinfo;
+
+extern int mdb_env_info(void *env, memctl_envinfo *info);
+
+// memctl_txn_refresh brings a parked read transaction to the latest
+// committed snapshot: a reset one (live 0) is renewed; a live one is kept
+// when the newest meta page carries its snapshot's txnid (nothing was
+// committed since: a renew would give the same snapshot), else reset and
+// renewed. *renewed says whether it was renewed (its cursors then need a
+// renew). A writer writes the meta page before it publishes the txnid new
+// readers take, so a kept snapshot is never older than a renew's.
+static int memctl_txn_refresh(void *env, void *txn, int live, int *renewed) {
+	*renewed = 0;
+	if (live) {
+		memctl_envinfo info;
+		if (mdb_env_info(env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn)) {
+			return 0;
+		}
+		mdb_txn_reset(txn);
+	}
+	int rc = mdb_txn_renew(txn);
+	if (rc == 0) {
+		*renewed = 1;
+	}
+	return rc;
+}
+
+// memctl_env_last_txnid is the txnid memctl_txn_refresh compares with
+// (for chunkscan_test.go, against lmdb-go's Env.Info).
+static size_t memctl_env_last_txnid(uintptr_t envh) {
+	memctl_envinfo info;
+	return mdb_env_info((void *)envh, &info) == 0 ? info.me_last_txnid : 0;
+}
+
+// memctl_txn_refresh_h is memctl_txn_refresh for Go: 0 kept, 1 renewed,
+// else twice the error code.
+static int memctl_txn_refresh_h(uintptr_t envh, uintptr_t txnh, int live) {
+	int renewed;
+	int rc = memctl_txn_refresh((void *)envh, (void *)txnh, live, &renewed);
+	return rc != 0 ? rc * 2 : renewed;
+}
 
 // MDB_cursor_op values and MDB_NOTFOUND (lmdb.h); chunkscan_test.go
 // checks them against lmdb-go's constants.
 enum { MEMCTL_OP_LAST = 6, MEMCTL_OP_NEXT = 8, MEMCTL_OP_PREV = 12, MEMCTL_OP_SET_RANGE = 17 };
 #define MEMCTL_NOTFOUND (-30798)
 
-// memctl_chunks_seek's renew flags.
-enum { MEMCTL_RENEW_TXN = 1, MEMCTL_RENEW_CURSOR = 2 };
+// memctl_chunks_seek's flags.
+enum { MEMCTL_REFRESH_TXN = 1, MEMCTL_TXN_LIVE = 2, MEMCTL_RENEW_CURSOR = 4 };
 
 // MEMCTL_CHUNKS is how many chunks one call collects (a node's list of
 // up to 16 * 128 entries is one call).
@@ -45,7 +98,8 @@ typedef struct {
 	unsigned int rel;       // the relation filter (0: every relation)
 	int n;                  // chunks collected
 	int more;               // 1: stopped at MEMCTL_CHUNKS, the cursor on the last
-	int renewed;            // 1: memctl_chunks_seek renewed the transaction
+	int refreshed;          // 1: memctl_chunks_seek refreshed the transaction (MEMCTL_REFRESH_TXN)
+	int renewed;            // 1: ... by renewing it
 	memctl_val key[MEMCTL_CHUNKS];
 	memctl_val val[MEMCTL_CHUNKS];
 } memctl_chunks;
@@ -95,22 +149,23 @@ static int memctl_collect(void *cur, memctl_chunks *s, int rc, memctl_val k, mem
 // entries of s->rel (any with rel 0): the first key at or after the seek
 // key, or, with a relation filter and no chunk starting exactly there, the
 // chunk before it when that one is the node's (it may run into the
-// relation). First, MEMCTL_RENEW_TXN renews the (reset) transaction and
-// MEMCTL_RENEW_CURSOR renews cur in it (s->renewed says whether the
-// transaction's renew succeeded).
-static int memctl_chunks_seek(uintptr_t txnh, uintptr_t curh, uintptr_t sh, int renew) {
+// relation). First, MEMCTL_REFRESH_TXN refreshes the transaction
+// (memctl_txn_refresh; MEMCTL_TXN_LIVE: it is live), and cur is renewed in
+// it if the transaction was renewed or MEMCTL_RENEW_CURSOR asks.
+static int memctl_chunks_seek(uintptr_t envh, uintptr_t txnh, uintptr_t curh, uintptr_t sh, int flags) {
 	void *txn = (void *)txnh, *cur = (void *)curh;
 	memctl_chunks *s = (memctl_chunks *)sh;
 	memctl_val k, v;
 	int rc;
+	s->refreshed = 0;
 	s->renewed = 0;
-	if (renew & MEMCTL_RENEW_TXN) {
-		if ((rc = mdb_txn_renew(txn)) != 0) {
+	if (flags & MEMCTL_REFRESH_TXN) {
+		if ((rc = memctl_txn_refresh((void *)envh, txn, flags & MEMCTL_TXN_LIVE, &s->renewed)) != 0) {
 			return rc;
 		}
-		s->renewed = 1;
+		s->refreshed = 1;
 	}
-	if ((renew & MEMCTL_RENEW_CURSOR) && (rc = mdb_cursor_renew(txn, cur)) != 0) {
+	if (((flags & MEMCTL_RENEW_CURSOR) || s->renewed) && (rc = mdb_cursor_renew(txn, cur)) != 0) {
 		return rc;
 	}
 	k.mv_size = 20;
@@ -209,26 +264,31 @@ func (cc *chunkCursor) close() {
 }
 
 // seek collects node's first chunks holding rel (0: any relation); see
-// memctl_chunks_seek. renewTxn renews the cursor's transaction first, in
-// the same cgo call (a pooled transaction left stale by acquire); then
-// renewedTxn says whether that renew succeeded, and a failure is
-// reported as mdb_txn_renew's error.
-func (cc *chunkCursor) seek(node NodeID, rel RelID, renewTxn bool) error {
+// memctl_chunks_seek. refresh (non-nil: a pooled transaction still stale,
+// this scan its View's first read) refreshes the cursor's transaction
+// first, in the same cgo call; then refreshedTxn and renewedTxn say what
+// happened, and a failed refresh is reported as mdb_txn_renew's error.
+func (cc *chunkCursor) seek(node NodeID, rel RelID, refresh *pooledRead) error {
 	b := cc.b
 	seek := (*[20]byte)(unsafe.Pointer(&b.seek[0]))
 	binary.BigEndian.PutUint64(seek[:], uint64(node))
 	binary.BigEndian.PutUint32(seek[8:], uint32(rel))
 	binary.BigEndian.PutUint64(seek[12:], 0)
 	b.rel = C.uint(rel)
-	var renew C.int
-	if renewTxn {
-		renew |= C.MEMCTL_RENEW_TXN
+	var flags C.int
+	var env uintptr
+	if refresh != nil {
+		flags |= C.MEMCTL_REFRESH_TXN
+		if !refresh.reset {
+			flags |= C.MEMCTL_TXN_LIVE
+		}
+		env = refresh.h.env
 	}
 	if cc.renew {
-		renew |= C.MEMCTL_RENEW_CURSOR
+		flags |= C.MEMCTL_RENEW_CURSOR
 	}
-	rc := C.memctl_chunks_seek(C.uintptr_t(uintptr(cc.txn)), C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(b))), renew)
-	if renewTxn && b.renewed == 0 {
+	rc := C.memctl_chunks_seek(C.uintptr_t(env), C.uintptr_t(uintptr(cc.txn)), C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(b))), flags)
+	if refresh != nil && b.refreshed == 0 {
 		return lmdbError("mdb_txn_renew", rc)
 	}
 	if rc == 0 {
@@ -237,8 +297,47 @@ func (cc *chunkCursor) seek(node NodeID, rel RelID, renewTxn bool) error {
 	return lmdbError("mdb_cursor_get", rc)
 }
 
-// renewedTxn reports whether the last seek renewed the transaction.
-func (cc *chunkCursor) renewedTxn() bool { return cc.b.renewed != 0 }
+// refreshedTxn and renewedTxn report what the last seek did to the
+// transaction.
+func (cc *chunkCursor) refreshedTxn() bool { return cc.b.refreshed != 0 }
+func (cc *chunkCursor) renewedTxn() bool   { return cc.b.renewed != 0 }
+
+// txnHandles are a read transaction's C handles for memctl_txn_refresh and
+// the scan: the MDB_env and MDB_txn pointers and lmdb-go's cached
+// transaction id (Txn.id), which its Renew clears; zero when lmdb-go's
+// layout is not the pinned one.
+type txnHandles struct {
+	env, txn uintptr
+	id       *uintptr
+}
+
+func handlesOf(env *lmdb.Env, txn *lmdb.Txn) txnHandles {
+	eh, eok := lmdbHandle(env, "_env")
+	th, tok := lmdbHandle(txn, "_txn")
+	f := reflect.ValueOf(txn).Elem().FieldByName("id")
+	if !eok || !tok || !f.IsValid() || f.Kind() != reflect.Uintptr {
+		return txnHandles{}
+	}
+	return txnHandles{env: uintptr(eh), txn: uintptr(th), id: (*uintptr)(unsafe.Pointer(f.UnsafeAddr()))}
+}
+
+// lastTxnID is the newest meta page's txnid as memctl_txn_refresh reads
+// it.
+func (h txnHandles) lastTxnID() uint64 { return uint64(C.memctl_env_last_txnid(C.uintptr_t(h.env))) }
+
+// refresh is memctl_txn_refresh (live: the transaction is not reset).
+func (h txnHandles) refresh(live bool) (renewed bool, err error) {
+	var l C.int
+	if live {
+		l = 1
+	}
+	switch v := C.memctl_txn_refresh_h(C.uintptr_t(h.env), C.uintptr_t(h.txn), l); v {
+	case 0, 1:
+		return v == 1, nil
+	default:
+		return false, lmdbError("mdb_txn_renew", v/2)
+	}
+}
 
 // next collects the chunks after the batch (more must be true).
 func (cc *chunkCursor) next() error {

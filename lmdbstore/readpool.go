@@ -1,31 +1,40 @@
 package lmdbstore
 
 import (
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"unsafe"
+	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
 
-// Read transactions are reused rather than begun and aborted per View: a
-// parked transaction is reset (it holds its reader slot but no snapshot) and
-// renewed on its first use after acquire, and its adjacency scan cursors are
-// renewed with it instead of being opened and closed each time (LMDB-NOTES:
-// each cgo call costs a few hundred ns).
+// Read transactions are reused rather than begun and aborted per View, and
+// their adjacency scan cursors with them (LMDB-NOTES: each cgo call costs a
+// few hundred ns). A View's transaction comes from the pool stale and is
+// refreshed to the latest committed snapshot on its first read, through
+// live (a cgo call of its own) or, when that read is an adjacency scan,
+// inside the scan's cgo call (chunkscan.go); a View that reads nothing pays
+// no crossing.
 //
-// The renew is lazy: acquire only marks the transaction stale. The first
-// read renews it, through live (a cgo call of its own) or, when the first
-// read is an adjacency scan, inside the scan's cgo call (chunkscan.go), so a
-// get-out pays two crossings (scan, reset), not three; a View that reads
-// nothing pays none.
+// The transaction in the pool's slot is parked live: not reset, still
+// holding the snapshot its last View read. Refreshing it compares that
+// snapshot with the newest meta page: with no commit since, it is the
+// snapshot a renew would give, and it is kept (with its cursors, and the
+// named-database records LMDB re-reads after every renew); otherwise it is
+// reset and renewed. A get-out thus pays one cgo crossing, where reset and
+// renew around it cost two more. A live transaction is reset within
+// parkLiveFor of parking (a timer), so an idle process does not keep
+// writers from reusing the pages freed after its snapshot.
 //
 // Invariants:
-//   - A transaction is live only between acquire and release, both inside
-//     Store.withMap (the map held shared); a parked one is always reset, so
-//     a map resize (which holds the map exclusively) never sees a live read
-//     transaction of this process.
+//   - Acquire, release, the timer's reset and every use of a transaction
+//     happen inside Store.withMap (the map held shared). Whatever holds
+//     the map exclusively to resize it first resets the parked live
+//     transaction (resetParked), so a resize never sees a live read
+//     transaction of this process; Close drains the pool (aborting every
+//     parked transaction), after which no view begins.
+//   - Only the slot holds a live transaction; the free list holds reset
+//     ones.
 //   - A transaction whose renew fails (MDB_MAP_RESIZED after another process
 //     grew the map, or any other error) is aborted, never parked: the error
 //     is kept (renewErr), every later read of the View fails, the View
@@ -34,25 +43,27 @@ import (
 //     repeated.
 //   - A transaction whose user panicked or exited the goroutine is aborted,
 //     not parked.
-//   - Close drains the pool (aborting every parked transaction) holding the
-//     map exclusively, after which no view begins.
 
 // maxParkedReaders bounds the pool; transactions released beyond it are
 // aborted (each holds one of the environment's reader slots).
 const maxParkedReaders = 64
 
+// parkLiveFor is how long a parked transaction may hold its snapshot.
+const parkLiveFor = 5 * time.Millisecond
+
 // pooledRead is a read-only transaction with its lazily opened scan cursors.
 type pooledRead struct {
 	txn *lmdb.Txn
-	// stale: acquired but not yet renewed (txn is still reset); renewErr:
-	// the renew failed (the transaction is unusable and must be aborted).
+	// h are the C handles of txn and its environment (chunkscan.go), zero
+	// when lmdb-go's layout is not the pinned one: then the transaction is
+	// never parked live, and live renews it through lmdb-go.
+	h txnHandles
+	// reset: the transaction holds no snapshot (reset, or never renewed
+	// since); stale: acquired and not yet refreshed; renewErr: the
+	// refresh failed (the transaction is unusable and must be aborted).
+	reset    bool
 	stale    bool
 	renewErr error
-	// txnID is lmdb-go's cached transaction id (Txn.id), cleared when the
-	// scan renews the transaction in C as lmdb-go's Renew clears it; nil
-	// when lmdb-go's layout is not the pinned one (the scan then leaves
-	// the renew to live).
-	txnID *uintptr
 	// out and in are the adjacency scan cursors, nil until first used; a
 	// renewed transaction marks them for a renew at their next seek
 	// (chunkscan.go does it in the same cgo call).
@@ -83,23 +94,59 @@ func (p *pooledRead) cursor(out bool, dbi lmdb.DBI) (*chunkCursor, error) {
 	return *slot, nil
 }
 
-// live renews the transaction if acquire left it stale.
+// live refreshes the transaction if acquire left it stale.
 func (p *pooledRead) live() error {
 	if !p.stale {
 		return p.renewErr
 	}
 	p.stale = false
-	if err := p.txn.Renew(); err != nil {
+	if p.h.txn == 0 {
+		if !p.reset {
+			p.txn.Reset() // not reached: without handles nothing is parked live
+		}
+		if err := p.txn.Renew(); err != nil {
+			p.renewErr = err
+			return err
+		}
+		p.reset = false
+		p.renewed()
+		return nil
+	}
+	renewed, err := p.h.refresh(!p.reset)
+	if err != nil {
 		p.renewErr = err
 		return err
+	}
+	p.reset = false
+	if renewed {
+		p.renewed()
 	}
 	return nil
 }
 
-// renewedInC records that the scan's cgo call renewed the transaction.
-func (p *pooledRead) renewedInC() {
-	p.stale = false
-	*p.txnID = 0
+// refreshedInC records what the scan's cgo call did: refreshed the
+// transaction, and renewed it (renewed) or kept its snapshot. The caller
+// then clears the scanning cursor's renew if the call succeeded (it
+// renewed that cursor too).
+func (p *pooledRead) refreshedInC(renewed bool) {
+	p.stale, p.reset = false, false
+	if renewed {
+		p.renewed()
+	}
+}
+
+// renewed marks what a renew of the transaction invalidates: lmdb-go's
+// cached transaction id (its Renew clears it too) and the cursors.
+func (p *pooledRead) renewed() {
+	if p.h.id != nil {
+		*p.h.id = 0
+	}
+	if p.out != nil {
+		p.out.renew = true
+	}
+	if p.in != nil {
+		p.in.renew = true
+	}
 }
 
 // abort closes the cursors and ends the transaction for good.
@@ -114,20 +161,37 @@ func (p *pooledRead) abort() {
 	p.txn.Abort()
 }
 
-// readPool holds parked read transactions: one in an atomic slot (a
-// single-threaded reader takes and returns it with one atomic operation
-// each, where the mutex costs two) and the rest in a mutex-guarded free
-// list (a sync.Pool could drop one without aborting it, leaking its reader
-// slot until the finalizer runs).
+// readPool holds parked read transactions: one in an atomic slot, maybe
+// live (a single-threaded reader takes and returns it with one atomic
+// operation each, where the mutex costs two), and the rest reset in a
+// mutex-guarded free list (a sync.Pool could drop one without aborting it,
+// leaking its reader slot until the finalizer runs).
 type readPool struct {
 	last atomic.Pointer[pooledRead]
 	mu   sync.Mutex
 	free []*pooledRead
+	// expiry resets the slot's live transaction parkLiveFor after it was
+	// armed (armed: a run is pending); nil until start.
+	expiry *time.Timer
+	armed  atomic.Bool
+	// liveFor is parkLiveFor (tests hold it longer).
+	liveFor time.Duration
 }
 
-// acquire returns a read-only transaction with RawRead set, to be renewed
-// on first use (pooledRead.live, or the scan): a parked one, or a new one
-// (live already).
+// start arms the pool's timer: it calls hold with the reset of a parked
+// live transaction (hold runs it with the map held shared, unless the
+// store is closing).
+func (p *readPool) start(hold func(func())) {
+	p.liveFor = parkLiveFor
+	p.expiry = time.AfterFunc(time.Hour, func() {
+		p.armed.Store(false) // a release after this arms the timer again
+		hold(p.resetParked)
+	})
+	p.expiry.Stop()
+}
+
+// acquire returns a read-only transaction with RawRead set, stale: a parked
+// one, or a new one.
 func (p *readPool) acquire(env *lmdb.Env) (*pooledRead, error) {
 	rt := p.last.Swap(nil)
 	if rt == nil {
@@ -142,12 +206,6 @@ func (p *readPool) acquire(env *lmdb.Env) (*pooledRead, error) {
 	if rt != nil {
 		rt.txn.Pooled = false
 		rt.stale = true
-		if rt.out != nil {
-			rt.out.renew = true
-		}
-		if rt.in != nil {
-			rt.in.renew = true
-		}
 		return rt, nil
 	}
 	txn, err := env.BeginTxn(nil, lmdb.Readonly)
@@ -155,28 +213,39 @@ func (p *readPool) acquire(env *lmdb.Env) (*pooledRead, error) {
 		return nil, err
 	}
 	txn.RawRead = true
-	rt = &pooledRead{txn: txn}
-	if f := reflect.ValueOf(txn).Elem().FieldByName("id"); f.IsValid() && f.Kind() == reflect.Uintptr {
-		rt.txnID = (*uintptr)(unsafe.Pointer(f.UnsafeAddr()))
-	}
-	return rt, nil
+	return &pooledRead{txn: txn, h: handlesOf(env, txn)}, nil // live, on the latest snapshot
 }
 
-// release parks rt (reset) for reuse, or aborts it when reuse is not safe
-// (ok false, or its renew failed) or the pool is full. A transaction never
-// renewed since acquire is still reset.
+// release parks rt for reuse — live in the slot when it is free, reset in
+// the list otherwise — or aborts it when reuse is not safe (ok false, or
+// its refresh failed) or the pool is full.
 func (p *readPool) release(rt *pooledRead, ok bool) {
 	if !ok || rt.renewErr != nil {
 		rt.abort()
 		return
 	}
-	if !rt.stale {
-		rt.txn.Reset()
-	}
 	rt.stale = false
 	rt.txn.Pooled = true
+	if !rt.reset && (rt.h.txn == 0 || p.expiry == nil) {
+		rt.txn.Reset()
+		rt.reset = true
+	}
+	live := !rt.reset // read before the slot publishes rt to the timer
 	if p.last.CompareAndSwap(nil, rt) {
+		if live && !p.armed.Load() && p.armed.CompareAndSwap(false, true) {
+			p.expiry.Reset(p.liveFor)
+		}
 		return
+	}
+	p.parkReset(rt)
+}
+
+// parkReset resets rt if live and puts it in the free list, or aborts it
+// if the list is full.
+func (p *readPool) parkReset(rt *pooledRead) {
+	if !rt.reset {
+		rt.txn.Reset()
+		rt.reset = true
 	}
 	p.mu.Lock()
 	if len(p.free) < maxParkedReaders {
@@ -186,6 +255,22 @@ func (p *readPool) release(rt *pooledRead, ok bool) {
 	p.mu.Unlock()
 	if rt != nil {
 		rt.abort()
+	}
+}
+
+// resetParked resets the slot's transaction if it is live (the timer, and
+// a map resize before it resizes).
+func (p *readPool) resetParked() {
+	rt := p.last.Swap(nil)
+	if rt == nil {
+		return
+	}
+	if !rt.reset {
+		rt.txn.Reset()
+		rt.reset = true
+	}
+	if !p.last.CompareAndSwap(nil, rt) {
+		p.parkReset(rt)
 	}
 }
 
@@ -203,6 +288,9 @@ func (p *readPool) parked() int {
 // drain aborts every parked transaction (Close, with the map held
 // exclusively).
 func (p *readPool) drain() {
+	if p.expiry != nil {
+		p.expiry.Stop()
+	}
 	p.mu.Lock()
 	free := p.free
 	p.free = nil

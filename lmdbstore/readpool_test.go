@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -139,15 +140,18 @@ func snapshotsHeld(t *testing.T, s *Store) int {
 	return n
 }
 
-// TestLazyRenew: a parked transaction is renewed on its View's first read,
-// in the scan's cgo call when that read is a scan and by live otherwise;
-// either way the View sees every revision committed while it was parked,
-// and answers exactly as the other way does. Lists span chunks (3 entries
-// each) and hold tombstoned and re-added edges; reads at older revisions
-// go through the same renew. A View that reads nothing leaves its
-// transaction reset, and no View leaves a snapshot held.
+// TestLazyRenew: a parked transaction is refreshed on its View's first
+// read, in the scan's cgo call when that read is a scan and by live
+// otherwise, from live (kept when nothing was committed since, else reset
+// and renewed) or from reset (the timer's resetParked); every way, the
+// View sees every revision committed while it was parked and answers
+// exactly as the others do. Lists span chunks (3 entries each) and hold
+// tombstoned and re-added edges; reads at older revisions go through the
+// same refresh. No View leaves more than the parked snapshot held, and
+// resetParked releases that one.
 func TestLazyRenew(t *testing.T) {
 	s := newStore(t, Options{})
+	s.readers.liveFor = time.Hour // the test resets the parked transaction itself
 	s.setChunkMaxForTest(3)
 	srcs := []string{"a", "b", "c"}
 	// want[rev][src] is the out-list at rev, built from the writes.
@@ -199,8 +203,16 @@ func TestLazyRenew(t *testing.T) {
 					if d := cmp.Diff(want[i][src], got, cmpOpts...); d != "" {
 						t.Errorf("step %d, %s first, %s at %d (-want +got):\n%s", step, first, src, rev, d)
 					}
-					if n := snapshotsHeld(t, s); n != 0 {
-						t.Fatalf("step %d: %d snapshots held after the View", step, n)
+					if n := snapshotsHeld(t, s); n > 1 {
+						t.Fatalf("step %d: %d snapshots held after the View, want at most the parked one", step, n)
+					}
+					if (i+step)%2 == 0 {
+						// What the timer does: the next View renews
+						// instead of keeping the snapshot.
+						s.readers.resetParked()
+						if n := snapshotsHeld(t, s); n != 0 {
+							t.Fatalf("step %d: %d snapshots held after resetParked", step, n)
+						}
 					}
 				}
 			}
@@ -233,22 +245,20 @@ func TestLazyRenew(t *testing.T) {
 		})
 		snap(c.Rev)
 		// An empty View between the commit and the reads: its transaction
-		// is taken and parked again without a renew.
+		// (live on the snapshot before the commit, or reset) is taken and
+		// parked again without a refresh.
 		if err := s.View(func(*ReadTxn) error { return nil }); err != nil {
 			t.Fatal(err)
-		}
-		if n := snapshotsHeld(t, s); n != 0 {
-			t.Fatalf("step %d: an empty View left %d snapshots held", step, n)
 		}
 		check(step)
 	}
 }
 
-// TestRenewFailureNotParked: when the renew of a parked transaction fails
-// — in the scan's cgo call or in live — the View returns the renew's
+// TestRenewFailureNotParked: when the refresh of a parked transaction
+// fails — in the scan's cgo call or in live — the View returns the renew's
 // error and the transaction is aborted, not parked; the next View works.
-// The failure is provoked by renewing the transaction behind the pool's
-// back, so the pool's own renew finds it live (EINVAL).
+// The failure is provoked by telling the pool a live transaction is reset,
+// so its renew finds it live (EINVAL).
 func TestRenewFailureNotParked(t *testing.T) {
 	s := newStore(t, Options{})
 	putEdge(t, s, "a", "calls", "b")
@@ -261,9 +271,12 @@ func TestRenewFailureNotParked(t *testing.T) {
 			t.Fatal("no parked transaction to reuse")
 		}
 		err := s.View(func(r *ReadTxn) error {
-			if err := r.lt.Renew(); err != nil {
-				return fmt.Errorf("renew behind the pool: %w", err)
+			if r.pooled.reset {
+				if err := r.lt.Renew(); err != nil {
+					return fmt.Errorf("renew behind the pool: %w", err)
+				}
 			}
+			r.pooled.reset = true
 			if first == "meta" {
 				_, err := r.GetNode("a", At{})
 				return err
@@ -279,5 +292,70 @@ func TestRenewFailureNotParked(t *testing.T) {
 		if edges, err := viewGetOut(s, "a"); err != nil || len(edges) != 1 {
 			t.Fatalf("%s first: the next View: %v, %v", first, edges, err)
 		}
+	}
+}
+
+// TestParkedSnapshotExpires: the snapshot a parked transaction holds is
+// released by the pool's timer (parkLiveFor), so an idle store holds none.
+func TestParkedSnapshotExpires(t *testing.T) {
+	s := newStore(t, Options{})
+	putEdge(t, s, "a", "calls", "b")
+	if _, err := viewGetOut(s, "a"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for snapshotsHeld(t, s) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a parked snapshot still held 10 s after the View (timer: %v)", parkLiveFor)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if edges, err := viewGetOut(s, "a"); err != nil || len(edges) != 1 {
+		t.Fatalf("after expiry: %v, %v", edges, err)
+	}
+}
+
+// TestParkedSnapshotKept: a View with no commit since the parked
+// transaction's snapshot keeps that snapshot (no renew: lmdb-go's cached
+// transaction id survives); after a commit the View renews. The txnid the
+// keep decision reads through the C side's MDB_envinfo is lmdb-go's.
+func TestParkedSnapshotKept(t *testing.T) {
+	s := newStore(t, Options{})
+	s.readers.liveFor = time.Hour
+	putEdge(t, s, "a", "calls", "b")
+	scan := func() (kept bool) {
+		t.Helper()
+		err := s.View(func(r *ReadTxn) error {
+			if err := r.ScanOut(IDOf("a"), 0, At{}, func(EdgeRef) bool { return true }); err != nil {
+				return err
+			}
+			kept = *r.pooled.h.id != 0
+			info, err := s.env.Info()
+			if err != nil {
+				return err
+			}
+			if got := r.pooled.h.lastTxnID(); got != uint64(info.LastTxnID) {
+				return fmt.Errorf("C side reads txnid %d, lmdb-go %d", got, info.LastTxnID)
+			}
+			_ = r.lt.ID() // cached by lmdb-go until a renew clears it
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kept
+	}
+	scan()
+	for i := range 3 {
+		if !scan() {
+			t.Fatalf("view %d without a commit renewed its transaction", i)
+		}
+	}
+	putEdge(t, s, "a", "calls", "c")
+	if scan() {
+		t.Fatal("the view after a commit kept the old snapshot")
+	}
+	if !scan() {
+		t.Fatal("the next view renewed again")
 	}
 }
