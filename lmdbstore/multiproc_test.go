@@ -107,10 +107,10 @@ func killWhenReady(t *testing.T, cmd *exec.Cmd) {
 	cmd.Wait()
 }
 
-// TestManyProcesses: a writer killed inside its transaction, a reader killed
-// holding a slot, then several writer processes at once, all through map
-// growth from a tiny map. Nothing is lost, the killed write is absent.
-func TestManyProcesses(t *testing.T) {
+// tinyMapStore creates a store whose map the child processes grow under
+// each other (skipped with -short: the tests spawn processes).
+func tinyMapStore(t *testing.T) (string, *Store) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -119,6 +119,14 @@ func TestManyProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, s
+}
+
+// TestManyProcesses: a writer killed inside its transaction, a reader killed
+// holding a slot, then several writer processes at once, all through map
+// growth from a tiny map. Nothing is lost, the killed write is absent.
+func TestManyProcesses(t *testing.T) {
+	dir, s := tinyMapStore(t)
 	s.Close()
 
 	killWhenReady(t, child(t, "hang-writer", dir, "x"))
@@ -139,7 +147,7 @@ func TestManyProcesses(t *testing.T) {
 		}
 	}
 
-	s, err = Open(dir, Options{})
+	s, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +185,7 @@ func TestManyProcesses(t *testing.T) {
 // write, then writers that grow the map under it (MDB_MAP_RESIZED) — and
 // every View after a commit sees it.
 func TestParkedSnapshotSeesOtherProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
-	dir := t.TempDir()
-	s, err := Init(dir, Options{MapSize: 128 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, s := tinyMapStore(t)
 	defer s.Close()
 	s.readers.liveFor = time.Hour
 	outOf := func(src string) int {
