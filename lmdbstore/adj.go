@@ -57,13 +57,13 @@ func (r *ReadTxn) cursor(out bool) (c *chunkCursor, temp bool, err error) {
 	} else if *slot != nil {
 		c = *slot
 	} else {
-		c, err = openChunkCursor(r.txn, dbi)
+		c, err = openChunkCursor(r.txn(), dbi)
 		*slot = c
 	}
 	if err != nil || (c != nil && !c.busy) {
 		return c, false, err
 	}
-	c, err = openChunkCursor(r.txn, dbi)
+	c, err = openChunkCursor(r.txn(), dbi)
 	return c, true, err
 }
 
@@ -107,7 +107,28 @@ func (r *ReadTxn) scanChunks(out bool, node NodeID, rel RelID, view Revision, fn
 		cur.busy = true
 		defer func() { cur.busy = false }()
 	}
-	if err := cur.seek(node, rel); err != nil {
+	// A pooled transaction still stale from acquire (this scan is the
+	// View's first read) is refreshed in the seek's cgo call.
+	var refresh *pooledRead
+	if p := r.pooled; p != nil && p.stale {
+		if p.h.txn != 0 && !temp {
+			refresh = p
+		} else if err := p.live(); err != nil {
+			return err
+		}
+	}
+	err = cur.seek(node, rel, refresh)
+	if refresh != nil {
+		if !cur.refreshedTxn() {
+			refresh.stale, refresh.renewErr = false, err
+			return err
+		}
+		refresh.refreshedInC(cur.renewedTxn())
+		if err == nil {
+			cur.renew = false
+		}
+	}
+	if err != nil {
 		return err
 	}
 	var last adjacency.Entry

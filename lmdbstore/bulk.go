@@ -325,7 +325,7 @@ func (b *Bulk) AddRelation(r Relation) (RelID, error) {
 	var next uint64
 	if err := b.s.View(func(rt *ReadTxn) error {
 		var err error
-		next, err = getU64(rt.txn, b.s.db.meta, metaNextRel)
+		next, err = getU64(rt.txn(), b.s.db.meta, metaNextRel)
 		return err
 	}); err != nil {
 		return 0, err

@@ -660,7 +660,7 @@ func (c *checker) noteLive(src, dst uint64) {
 	for _, id := range []uint64{src, dst} {
 		if !c.liveNodes[NodeID(id)] && !c.missing[id] {
 			c.missing[id] = true
-			key, err := (&ReadTxn{s: c.s, txn: c.txn}).keyOf(NodeID(id))
+			key, err := (&ReadTxn{s: c.s, lt: c.txn}).keyOf(NodeID(id))
 			if err != nil {
 				c.corrupt(dbIDs, u64be(id), "edge endpoint has no ids entry")
 				continue

@@ -17,6 +17,7 @@ package lmdbstore
 // naming it, never a crash.
 
 /*
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,11 +26,68 @@ typedef struct { size_t mv_size; void *mv_data; } memctl_val;
 
 extern int mdb_cursor_get(void *cursor, memctl_val *key, memctl_val *data, int op);
 extern int mdb_cursor_renew(void *txn, void *cursor);
+extern int mdb_txn_renew(void *txn);
+extern void mdb_txn_reset(void *txn);
+extern size_t mdb_txn_id(void *txn);
+
+// MDB_envinfo's layout (lmdb.h); chunkscan_test.go checks it against
+// lmdb-go's Env.Info.
+typedef struct {
+	void *me_mapaddr;
+	size_t me_mapsize;
+	size_t me_last_pgno;
+	size_t me_last_txnid;
+	unsigned int me_maxreaders;
+	unsigned int me_numreaders;
+} memctl_envinfo;
+
+extern int mdb_env_info(void *env, memctl_envinfo *info);
+
+// memctl_txn_refresh brings a parked read transaction to the latest
+// committed snapshot: a reset one (live 0) is renewed; a live one is kept
+// when the newest meta page carries its snapshot's txnid (nothing was
+// committed since: a renew would give the same snapshot), else reset and
+// renewed. *renewed says whether it was renewed (its cursors then need a
+// renew). A writer writes the meta page before it publishes the txnid new
+// readers take, so a kept snapshot is never older than a renew's.
+static int memctl_txn_refresh(void *env, void *txn, int live, int *renewed) {
+	*renewed = 0;
+	if (live) {
+		memctl_envinfo info;
+		if (mdb_env_info(env, &info) == 0 && info.me_last_txnid == mdb_txn_id(txn)) {
+			return 0;
+		}
+		mdb_txn_reset(txn);
+	}
+	int rc = mdb_txn_renew(txn);
+	if (rc == 0) {
+		*renewed = 1;
+	}
+	return rc;
+}
+
+// memctl_env_last_txnid is the txnid memctl_txn_refresh compares with
+// (for chunkscan_test.go, against lmdb-go's Env.Info).
+static size_t memctl_env_last_txnid(uintptr_t envh) {
+	memctl_envinfo info;
+	return mdb_env_info((void *)envh, &info) == 0 ? info.me_last_txnid : 0;
+}
+
+// memctl_txn_refresh_h is memctl_txn_refresh for Go: 0 kept, 1 renewed,
+// else twice the error code.
+static int memctl_txn_refresh_h(uintptr_t envh, uintptr_t txnh, int live) {
+	int renewed;
+	int rc = memctl_txn_refresh((void *)envh, (void *)txnh, live, &renewed);
+	return rc != 0 ? rc * 2 : renewed;
+}
 
 // MDB_cursor_op values and MDB_NOTFOUND (lmdb.h); chunkscan_test.go
 // checks them against lmdb-go's constants.
 enum { MEMCTL_OP_LAST = 6, MEMCTL_OP_NEXT = 8, MEMCTL_OP_PREV = 12, MEMCTL_OP_SET_RANGE = 17 };
 #define MEMCTL_NOTFOUND (-30798)
+
+// memctl_chunks_seek's flags.
+enum { MEMCTL_REFRESH_TXN = 1, MEMCTL_TXN_LIVE = 2, MEMCTL_RENEW_CURSOR = 4 };
 
 // MEMCTL_CHUNKS is how many chunks one call collects (a node's list of
 // up to 16 * 128 entries is one call).
@@ -40,12 +98,25 @@ typedef struct {
 	unsigned int rel;       // the relation filter (0: every relation)
 	int n;                  // chunks collected
 	int more;               // 1: stopped at MEMCTL_CHUNKS, the cursor on the last
+	int refreshed;          // 1: memctl_chunks_seek refreshed the transaction (MEMCTL_REFRESH_TXN)
+	int renewed;            // 1: ... by renewing it
 	memctl_val key[MEMCTL_CHUNKS];
 	memctl_val val[MEMCTL_CHUNKS];
 } memctl_chunks;
 
 static int memctl_same_node(const memctl_val *k, const unsigned char *seek) {
 	return k->mv_size == 20 && memcmp(k->mv_data, seek, 8) == 0;
+}
+
+// memctl_prefetch starts loading a chunk's cache lines (the first few)
+// while the call returns to Go, which decodes it next.
+static inline void memctl_prefetch(memctl_val v) {
+	const char *p = (const char *)v.mv_data;
+	size_t n = v.mv_size < 256 ? v.mv_size : 256;
+	for (size_t o = 0; o < n; o += 64) {
+		__builtin_prefetch(p + o);
+	}
+	__builtin_prefetch(p + v.mv_size - 1);
 }
 
 // memctl_collect records the chunk at (k, v) (rc: the step that reached
@@ -64,6 +135,7 @@ static int memctl_collect(void *cur, memctl_chunks *s, int rc, memctl_val k, mem
 		}
 		s->key[s->n] = k;
 		s->val[s->n] = v;
+		memctl_prefetch(v);
 		if (++s->n == MEMCTL_CHUNKS) {
 			s->more = 1;
 			return 0;
@@ -77,11 +149,23 @@ static int memctl_collect(void *cur, memctl_chunks *s, int rc, memctl_val k, mem
 // entries of s->rel (any with rel 0): the first key at or after the seek
 // key, or, with a relation filter and no chunk starting exactly there, the
 // chunk before it when that one is the node's (it may run into the
-// relation). txn non-NULL renews cur in it first.
-static int memctl_chunks_seek(void *txn, void *cur, memctl_chunks *s) {
+// relation). First, MEMCTL_REFRESH_TXN refreshes the transaction
+// (memctl_txn_refresh; MEMCTL_TXN_LIVE: it is live), and cur is renewed in
+// it if the transaction was renewed or MEMCTL_RENEW_CURSOR asks.
+static int memctl_chunks_seek(uintptr_t envh, uintptr_t txnh, uintptr_t curh, uintptr_t sh, int flags) {
+	void *txn = (void *)txnh, *cur = (void *)curh;
+	memctl_chunks *s = (memctl_chunks *)sh;
 	memctl_val k, v;
 	int rc;
-	if (txn != NULL && (rc = mdb_cursor_renew(txn, cur)) != 0) {
+	s->refreshed = 0;
+	s->renewed = 0;
+	if (flags & MEMCTL_REFRESH_TXN) {
+		if ((rc = memctl_txn_refresh((void *)envh, txn, flags & MEMCTL_TXN_LIVE, &s->renewed)) != 0) {
+			return rc;
+		}
+		s->refreshed = 1;
+	}
+	if (((flags & MEMCTL_RENEW_CURSOR) || s->renewed) && (rc = mdb_cursor_renew(txn, cur)) != 0) {
 		return rc;
 	}
 	k.mv_size = 20;
@@ -112,7 +196,9 @@ static int memctl_chunks_seek(void *txn, void *cur, memctl_chunks *s) {
 }
 
 // memctl_chunks_next collects the chunks after the last one collected.
-static int memctl_chunks_next(void *cur, memctl_chunks *s) {
+static int memctl_chunks_next(uintptr_t curh, uintptr_t sh) {
+	void *cur = (void *)curh;
+	memctl_chunks *s = (memctl_chunks *)sh;
 	memctl_val k, v;
 	int rc = mdb_cursor_get(cur, &k, &v, MEMCTL_OP_NEXT);
 	return memctl_collect(cur, s, rc, k, v);
@@ -178,28 +264,84 @@ func (cc *chunkCursor) close() {
 }
 
 // seek collects node's first chunks holding rel (0: any relation); see
-// memctl_chunks_seek.
-func (cc *chunkCursor) seek(node NodeID, rel RelID) error {
+// memctl_chunks_seek. refresh (non-nil: a pooled transaction still stale,
+// this scan its View's first read) refreshes the cursor's transaction
+// first, in the same cgo call; then refreshedTxn and renewedTxn say what
+// happened, and a failed refresh is reported as mdb_txn_renew's error.
+func (cc *chunkCursor) seek(node NodeID, rel RelID, refresh *pooledRead) error {
 	b := cc.b
 	seek := (*[20]byte)(unsafe.Pointer(&b.seek[0]))
 	binary.BigEndian.PutUint64(seek[:], uint64(node))
 	binary.BigEndian.PutUint32(seek[8:], uint32(rel))
 	binary.BigEndian.PutUint64(seek[12:], 0)
 	b.rel = C.uint(rel)
-	var txn unsafe.Pointer
-	if cc.renew {
-		txn = cc.txn
+	var flags C.int
+	var env uintptr
+	if refresh != nil {
+		flags |= C.MEMCTL_REFRESH_TXN
+		if !refresh.reset {
+			flags |= C.MEMCTL_TXN_LIVE
+		}
+		env = refresh.h.env
 	}
-	rc := C.memctl_chunks_seek(txn, cc.h, b)
+	if cc.renew {
+		flags |= C.MEMCTL_RENEW_CURSOR
+	}
+	rc := C.memctl_chunks_seek(C.uintptr_t(env), C.uintptr_t(uintptr(cc.txn)), C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(b))), flags)
+	if refresh != nil && b.refreshed == 0 {
+		return lmdbError("mdb_txn_renew", rc)
+	}
 	if rc == 0 {
 		cc.renew = false
 	}
 	return lmdbError("mdb_cursor_get", rc)
 }
 
+// refreshedTxn and renewedTxn report what the last seek did to the
+// transaction.
+func (cc *chunkCursor) refreshedTxn() bool { return cc.b.refreshed != 0 }
+func (cc *chunkCursor) renewedTxn() bool   { return cc.b.renewed != 0 }
+
+// txnHandles are a read transaction's C handles for memctl_txn_refresh and
+// the scan: the MDB_env and MDB_txn pointers and lmdb-go's cached
+// transaction id (Txn.id), which its Renew clears; zero when lmdb-go's
+// layout is not the pinned one.
+type txnHandles struct {
+	env, txn uintptr
+	id       *uintptr
+}
+
+func handlesOf(env *lmdb.Env, txn *lmdb.Txn) txnHandles {
+	eh, eok := lmdbHandle(env, "_env")
+	th, tok := lmdbHandle(txn, "_txn")
+	f := reflect.ValueOf(txn).Elem().FieldByName("id")
+	if !eok || !tok || !f.IsValid() || f.Kind() != reflect.Uintptr {
+		return txnHandles{}
+	}
+	return txnHandles{env: uintptr(eh), txn: uintptr(th), id: (*uintptr)(unsafe.Pointer(f.UnsafeAddr()))}
+}
+
+// lastTxnID is the newest meta page's txnid as memctl_txn_refresh reads
+// it.
+func (h txnHandles) lastTxnID() uint64 { return uint64(C.memctl_env_last_txnid(C.uintptr_t(h.env))) }
+
+// refresh is memctl_txn_refresh (live: the transaction is not reset).
+func (h txnHandles) refresh(live bool) (renewed bool, err error) {
+	var l C.int
+	if live {
+		l = 1
+	}
+	switch v := C.memctl_txn_refresh_h(C.uintptr_t(h.env), C.uintptr_t(h.txn), l); v {
+	case 0, 1:
+		return v == 1, nil
+	default:
+		return false, lmdbError("mdb_txn_renew", v/2)
+	}
+}
+
 // next collects the chunks after the batch (more must be true).
 func (cc *chunkCursor) next() error {
-	return lmdbError("mdb_cursor_get", C.memctl_chunks_next(cc.h, cc.b))
+	return lmdbError("mdb_cursor_get", C.memctl_chunks_next(C.uintptr_t(uintptr(cc.h)), C.uintptr_t(uintptr(unsafe.Pointer(cc.b)))))
 }
 
 // len is the number of chunks in the batch; more says whether chunks of

@@ -220,7 +220,7 @@ func TestScanAcrossChunkBatches(t *testing.T) {
 // countChunks counts key's in-list chunks with a cursor of its own.
 func countChunks(t *testing.T, r *ReadTxn, key string) int {
 	t.Helper()
-	c, err := r.txn.OpenCursor(r.s.db.in)
+	c, err := r.txn().OpenCursor(r.s.db.in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func (s *Store) latestRev(txn *lmdb.Txn, kind byte, dbi lmdb.DBI, key []byte) (R
 	if kind != histEdge {
 		return 0, false, nil
 	}
-	r := &ReadTxn{s: s, txn: txn}
+	r := &ReadTxn{s: s, lt: txn}
 	defer r.close()
 	e, ok, err := r.newestOutEntry(NodeID(binary.BigEndian.Uint64(key)), RelID(binary.BigEndian.Uint32(key[8:])),
 		NodeID(binary.BigEndian.Uint64(key[12:])))

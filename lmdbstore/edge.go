@@ -136,7 +136,7 @@ func (r *ReadTxn) scanEdges(at At, want []bool, fn func(Edge) error) error {
 			return err
 		}
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.out)
+	cur, err := r.txn().OpenCursor(r.s.db.out)
 	if err != nil {
 		return err
 	}

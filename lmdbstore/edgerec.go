@@ -50,7 +50,7 @@ func (r *ReadTxn) implicitEdgeRec(e adjacency.Entry, rec *edgeRec) error {
 // compaction).
 func (r *ReadTxn) currentEdge(src NodeID, rel RelID, dst NodeID, rec *edgeRec) (raw []byte, explicit, found bool, err error) {
 	k := edgeKey(src, rel, dst)
-	v, err := r.txn.Get(r.s.db.e, k)
+	v, err := r.txn().Get(r.s.db.e, k)
 	if err == nil {
 		if err := r.s.decodeRecord(dbEdges, k, v, rec.decodeBody); err != nil {
 			return nil, false, false, err
@@ -95,7 +95,7 @@ func (r *ReadTxn) newestOutEntry(src NodeID, rel RelID, dst NodeID) (adjacency.E
 	} else {
 		// A cursor of its own: a caller may be iterating with the
 		// transaction's shared scan cursor.
-		c, err := r.txn.OpenCursor(r.s.db.out)
+		c, err := r.txn().OpenCursor(r.s.db.out)
 		if err != nil {
 			return adjacency.Entry{}, false, err
 		}

@@ -20,7 +20,7 @@ func hasERecord(t *testing.T, s *Store, src, rel, dst string) bool {
 		if err != nil {
 			return err
 		}
-		_, err = r.txn.Get(s.db.e, edgeKey(IDOf(src), x.ID, IDOf(dst)))
+		_, err = r.txn().Get(s.db.e, edgeKey(IDOf(src), x.ID, IDOf(dst)))
 		if lmdb.IsNotFound(err) {
 			return nil
 		}

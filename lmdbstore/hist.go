@@ -36,7 +36,7 @@ func histKey(kind byte, entity []byte, rev Revision) []byte {
 
 // histAt finds the newest hist version of an entity at or below view.
 func (r *ReadTxn) histAt(kind byte, entity []byte, view Revision) ([]byte, []byte, bool, error) {
-	cur, err := r.txn.OpenCursor(r.s.db.hist)
+	cur, err := r.txn().OpenCursor(r.s.db.hist)
 	if err != nil {
 		return nil, nil, false, err
 	}

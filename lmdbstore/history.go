@@ -40,7 +40,7 @@ type Version struct {
 func (r *ReadTxn) versions(cur *lmdb.Cursor, kind byte, entity []byte, dbi lmdb.DBI, dbName string, key []byte,
 	decode func(body []byte) (Version, error), fn func(Version) error) error {
 	if cur == nil {
-		c, err := r.txn.OpenCursor(r.s.db.hist)
+		c, err := r.txn().OpenCursor(r.s.db.hist)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func (r *ReadTxn) versions(cur *lmdb.Cursor, kind byte, entity []byte, dbi lmdb.
 		}
 		return fn(rec.version())
 	}
-	v, err = r.txn.Get(dbi, key)
+	v, err = r.txn().Get(dbi, key)
 	if lmdb.IsNotFound(err) {
 		return nil
 	}
@@ -163,7 +163,7 @@ type VersionReader struct {
 
 // Versions opens a VersionReader.
 func (r *ReadTxn) Versions() (*VersionReader, error) {
-	cur, err := r.txn.OpenCursor(r.s.db.hist)
+	cur, err := r.txn().OpenCursor(r.s.db.hist)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (vr *VersionReader) EdgeAt(src NodeID, rel RelID, dst NodeID, rev Revision)
 	}
 	var ver Version
 	hk := histKey(histEdge, k, rev)
-	v, err := r.txn.Get(r.s.db.hist, hk)
+	v, err := r.txn().Get(r.s.db.hist, hk)
 	if lmdb.IsNotFound(err) {
 		return Version{}, false, nil
 	}
@@ -220,7 +220,7 @@ func (r *ReadTxn) CommitTime(rev Revision) (time.Time, error) {
 		return time.Time{}, err
 	}
 	if rev == r.rev && rev > 0 && !r.inWrite {
-		ts, err := getU64(r.txn, r.s.db.meta, metaTS)
+		ts, err := getU64(r.txn(), r.s.db.meta, metaTS)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -248,7 +248,7 @@ func (r *ReadTxn) ScanAdjHistory(out bool, node NodeID, rel RelID, fn func(AdjEn
 	if out {
 		dbName, dbi = dbOut, r.s.db.out
 	}
-	cur, err := r.txn.OpenCursor(dbi)
+	cur, err := r.txn().OpenCursor(dbi)
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (r *ReadTxn) ScanKV(at At, fn func(KV) error) error {
 	if err != nil {
 		return err
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.kv)
+	cur, err := r.txn().OpenCursor(r.s.db.kv)
 	if err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func (r *ReadTxn) LogHeaders(from Revision, fn func(LogHeader) bool) error {
 	if from == 0 {
 		return nil
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.log)
+	cur, err := r.txn().OpenCursor(r.s.db.log)
 	if err != nil {
 		return err
 	}
@@ -398,7 +398,7 @@ func (r *ReadTxn) LogHeaders(from Revision, fn func(LogHeader) bool) error {
 // RevisionOps calls fn for the operations of revision rev, in order.
 func (r *ReadTxn) RevisionOps(rev Revision, fn func(Op) error) error {
 	k := u64be(uint64(rev))
-	v, err := r.txn.Get(r.s.db.log, k)
+	v, err := r.txn().Get(r.s.db.log, k)
 	if lmdb.IsNotFound(err) {
 		return fmt.Errorf("%w: revision %d", ErrNotFound, rev)
 	}

@@ -53,7 +53,7 @@ func (r *ReadTxn) KeyOf(id NodeID) (string, error) {
 // in-adjacency chunk under id.
 func (r *ReadTxn) idInUse(id NodeID) (bool, error) {
 	k := nodeKey(id)
-	_, err := r.txn.Get(r.s.db.n, k)
+	_, err := r.txn().Get(r.s.db.n, k)
 	if err == nil {
 		return true, nil
 	}
@@ -64,7 +64,7 @@ func (r *ReadTxn) idInUse(id NodeID) (bool, error) {
 		name string
 		dbi  lmdb.DBI
 	}{{dbOut, r.s.db.out}, {dbIn, r.s.db.in}} {
-		cur, err := r.txn.OpenCursor(ks.dbi)
+		cur, err := r.txn().OpenCursor(ks.dbi)
 		if err != nil {
 			return false, classifyLMDB(ks.name, k, err)
 		}
@@ -98,7 +98,7 @@ func (r *ReadTxn) keyOf(id NodeID) (string, error) {
 func (r *ReadTxn) lookupKey(id NodeID) ([]byte, error) {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], uint64(id))
-	v, err := r.txn.Get(r.s.db.ids, k[:])
+	v, err := r.txn().Get(r.s.db.ids, k[:])
 	if lmdb.IsNotFound(err) {
 		return nil, fmt.Errorf("%w: node id %016x", ErrNotFound, uint64(id))
 	}

@@ -84,7 +84,7 @@ func (r *kvRec) decodeBody(body []byte) error {
 
 func (r *ReadTxn) kvAt(scope, ns, key string, view Revision, rec *kvRec) (bool, error) {
 	k := kvKey(scope, ns, key)
-	v, err := r.txn.Get(r.s.db.kv, k)
+	v, err := r.txn().Get(r.s.db.kv, k)
 	if lmdb.IsNotFound(err) {
 		return false, nil
 	}
@@ -142,7 +142,7 @@ func (r *ReadTxn) ListKV(scope, ns string, at At) ([]KV, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.kv)
+	cur, err := r.txn().OpenCursor(r.s.db.kv)
 	if err != nil {
 		return nil, err
 	}

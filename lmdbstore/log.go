@@ -54,7 +54,7 @@ func (r *ReadTxn) DiffSince(since At, f DiffFilter, fn func(Op) error) error {
 			first = uint64(rev) + 1
 		}
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.log)
+	cur, err := r.txn().OpenCursor(r.s.db.log)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,15 @@ func runChild(mode, dir string) int {
 			}
 		}
 		return 0
+	case "put-one":
+		_, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+			return tx.PutEdge(EdgePut{Src: "p", Rel: "calls", Dst: "d" + id})
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "update:", err)
+			return 1
+		}
+		return 0
 	case "hang-reader":
 		s.View(func(r *ReadTxn) error {
 			fmt.Println("ready")
@@ -98,10 +107,10 @@ func killWhenReady(t *testing.T, cmd *exec.Cmd) {
 	cmd.Wait()
 }
 
-// TestManyProcesses: a writer killed inside its transaction, a reader killed
-// holding a slot, then several writer processes at once, all through map
-// growth from a tiny map. Nothing is lost, the killed write is absent.
-func TestManyProcesses(t *testing.T) {
+// tinyMapStore creates a store whose map the child processes grow under
+// each other (skipped with -short: the tests spawn processes).
+func tinyMapStore(t *testing.T) (string, *Store) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -110,6 +119,14 @@ func TestManyProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, s
+}
+
+// TestManyProcesses: a writer killed inside its transaction, a reader killed
+// holding a slot, then several writer processes at once, all through map
+// growth from a tiny map. Nothing is lost, the killed write is absent.
+func TestManyProcesses(t *testing.T) {
+	dir, s := tinyMapStore(t)
 	s.Close()
 
 	killWhenReady(t, child(t, "hang-writer", dir, "x"))
@@ -130,7 +147,7 @@ func TestManyProcesses(t *testing.T) {
 		}
 	}
 
-	s, err = Open(dir, Options{})
+	s, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,4 +178,57 @@ func TestManyProcesses(t *testing.T) {
 	if st.MapSize <= 128<<10 {
 		t.Errorf("map never grew: %d", st.MapSize)
 	}
+}
+
+// TestParkedSnapshotSeesOtherProcesses: a read transaction parked live (its
+// timer held off) is refreshed when another process commits — a single
+// write, then writers that grow the map under it (MDB_MAP_RESIZED) — and
+// every View after a commit sees it.
+func TestParkedSnapshotSeesOtherProcesses(t *testing.T) {
+	dir, s := tinyMapStore(t)
+	defer s.Close()
+	s.readers.liveFor = time.Hour
+	outOf := func(src string) int {
+		t.Helper()
+		out, err := viewGetOut(s, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out)
+	}
+	// Scan first (the refresh in the scan's cgo call) and another read
+	// first (live).
+	scanFirst := func(src string) int {
+		t.Helper()
+		n := 0
+		err := s.View(func(r *ReadTxn) error {
+			return r.ScanOut(IDOf(src), 0, At{}, func(EdgeRef) bool { n++; return true })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	putEdge(t, s, "p", "calls", "d-parent")
+	for i := range 3 {
+		if got := scanFirst("p"); got != i+1 {
+			t.Fatalf("before child %d: %d edges, want %d", i, got, i+1)
+		}
+		if err := child(t, "put-one", dir, strconv.Itoa(i)).Run(); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+		if got := []int{scanFirst("p"), outOf("p")}; got[0] != i+2 || got[1] != i+2 {
+			t.Fatalf("after child %d: %v edges (scan first, key first), want %d", i, got, i+2)
+		}
+	}
+	if got := scanFirst("w0"); got != 0 {
+		t.Fatalf("w0 before the writer: %d edges", got)
+	}
+	if err := child(t, "writer", dir, "0").Run(); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if got := []int{scanFirst("w0"), outOf("w0")}; got[0] != childWrites || got[1] != childWrites {
+		t.Fatalf("after the writer: %v edges, want %d", got, childWrites)
+	}
+	mustCheck(t, s)
 }

@@ -123,7 +123,7 @@ func (r *ReadTxn) resolveKeys(sc *keyScratch, es []adjacency.Entry) error {
 		}
 		id := NodeID(es[i].Peer)
 		binary.BigEndian.PutUint64(k[:], uint64(id))
-		v, err := r.txn.Get(r.s.db.ids, k[:])
+		v, err := r.txn().Get(r.s.db.ids, k[:])
 		if lmdb.IsNotFound(err) {
 			return &CorruptionError{dbIDs, bytes.Clone(k[:]), "adjacency peer has no ids entry"}
 		}

@@ -103,7 +103,7 @@ func (r *nodeRec) node(id NodeID, key string) Node {
 // false for no version or a tombstone.
 func (r *ReadTxn) nodeAt(id NodeID, view Revision, rec *nodeRec) (bool, error) {
 	k := nodeKey(id)
-	v, err := r.txn.Get(r.s.db.n, k)
+	v, err := r.txn().Get(r.s.db.n, k)
 	if lmdb.IsNotFound(err) {
 		return false, nil
 	}
@@ -187,7 +187,7 @@ func (r *ReadTxn) ScanNodes(at At, fn func(Node) error) error {
 	if err != nil {
 		return err
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.n)
+	cur, err := r.txn().OpenCursor(r.s.db.n)
 	if err != nil {
 		return err
 	}

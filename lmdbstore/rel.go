@@ -155,7 +155,7 @@ func (s *Store) loadRelations() error {
 
 // Relations lists every relation in id order.
 func (r *ReadTxn) Relations() ([]Relation, error) {
-	cur, err := r.txn.OpenCursor(r.s.db.rel)
+	cur, err := r.txn().OpenCursor(r.s.db.rel)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (r *ReadTxn) relationNamed(name string) (Relation, bool, error) {
 	if rel, ok := r.s.cachedRel(0, name); ok {
 		return rel, true, nil
 	}
-	v, err := r.txn.Get(r.s.db.relname, []byte(name))
+	v, err := r.txn().Get(r.s.db.relname, []byte(name))
 	if lmdb.IsNotFound(err) || (err == nil && name == "") {
 		return Relation{}, false, nil
 	}
@@ -240,7 +240,7 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 		return rel, nil
 	}
 	k := relKey(id)
-	v, err := r.txn.Get(r.s.db.rel, k)
+	v, err := r.txn().Get(r.s.db.rel, k)
 	if lmdb.IsNotFound(err) {
 		return Relation{}, fmt.Errorf("%w: relation id %d", ErrNotFound, id)
 	}
@@ -263,7 +263,7 @@ func (r *ReadTxn) RelationByID(id RelID) (Relation, error) {
 // checkRelName verifies that relname maps rel's name back to its id (the
 // two keyspaces are mirror images; a damaged name fails here).
 func (r *ReadTxn) checkRelName(rel Relation) error {
-	v, err := r.txn.Get(r.s.db.relname, []byte(rel.Name))
+	v, err := r.txn().Get(r.s.db.relname, []byte(rel.Name))
 	var id RelID
 	if err == nil {
 		id, err = parseRelNameValue(v)

@@ -198,7 +198,7 @@ func (s *Store) Unbind() error {
 // LogRecord returns the log record of revision rev (a copy), exactly as
 // the log keyspace stores it.
 func (r *ReadTxn) LogRecord(rev Revision) ([]byte, error) {
-	v, err := r.txn.Get(r.s.db.log, u64be(uint64(rev)))
+	v, err := r.txn().Get(r.s.db.log, u64be(uint64(rev)))
 	if lmdb.IsNotFound(err) {
 		return nil, fmt.Errorf("%w: revision %d", ErrNotFound, rev)
 	}

@@ -70,7 +70,7 @@ func (r *ReadTxn) revMeta(rev Revision) (revMeta, error) {
 		return r.revMemo.m, nil
 	}
 	k := u64be(uint64(rev))
-	v, err := r.txn.Get(r.s.db.revs, k)
+	v, err := r.txn().Get(r.s.db.revs, k)
 	if lmdb.IsNotFound(err) {
 		return revMeta{}, &CorruptionError{dbRevs, k, "revision has no revs entry"}
 	}

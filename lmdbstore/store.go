@@ -102,7 +102,7 @@ type Store struct {
 	zenc  *zstd.Encoder
 	zdec  *zstd.Decoder
 
-	// readers parks reset read-only transactions for reuse by view.
+	// readers parks read-only transactions for reuse by view (readpool.go).
 	readers readPool
 
 	// ids caches id -> canonical key for ids entries known to be committed
@@ -178,7 +178,7 @@ func Init(path string, opts Options) (*Store, error) {
 		err = s.loadRelations()
 	}
 	if err != nil {
-		s.env.Close()
+		s.closeEnv()
 		if !errors.Is(err, ErrExists) {
 			undo()
 		}
@@ -268,11 +268,11 @@ func Open(path string, opts Options) (*Store, error) {
 		err = s.upgrade(schema)
 	}
 	if err != nil {
-		s.env.Close()
+		s.closeEnv()
 		return nil, err
 	}
 	if err := s.loadRelations(); err != nil {
-		s.env.Close()
+		s.closeEnv()
 		return nil, err
 	}
 	return s, nil
@@ -284,6 +284,13 @@ func openEnv(path string, opts Options) (*Store, error) {
 	if s.clock == nil {
 		s.clock = time.Now
 	}
+	s.readers.start(func(reset func()) {
+		s.resize.RLock()
+		defer s.resize.RUnlock()
+		if !s.closing.Load() {
+			reset()
+		}
+	})
 	if s.maxMap <= 0 {
 		s.maxMap = defaultMaxMapSize
 	}
@@ -454,6 +461,17 @@ func (s *Store) Close() error {
 	return s.env.Close()
 }
 
+// closeEnv closes the environment of a store that was never handed out
+// (an open that failed after it began reading, vacuum's copy): the parked
+// read transactions and their timer go first.
+func (s *Store) closeEnv() {
+	s.closing.Store(true)
+	s.resize.Lock()
+	s.readers.drain()
+	s.resize.Unlock()
+	s.env.Close()
+}
+
 // Path is the store directory.
 func (s *Store) Path() string { return s.path }
 
@@ -518,6 +536,7 @@ func (s *Store) recoverable(err error) (bool, error) {
 	case lmdb.MapResized:
 		s.resize.Lock()
 		defer s.resize.Unlock()
+		s.readers.resetParked() // no live read transaction under a resize
 		return true, s.env.SetMapSize(0)
 	case lmdb.ReadersFull:
 		_, cerr := s.env.ReaderCheck()
@@ -561,6 +580,7 @@ func (s *Store) growMap() error {
 	if info.MapSize >= s.maxMap {
 		return fmt.Errorf("%w: map size %d reached the maximum %d", ErrMapFull, info.MapSize, s.maxMap)
 	}
+	s.readers.resetParked() // no live read transaction under a resize
 	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
 }
 

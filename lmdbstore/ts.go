@@ -31,7 +31,7 @@ func (r *ReadTxn) revAtTime(t time.Time) (Revision, bool, error) {
 	if r.inWrite && uint64(ns) >= r.pendingTS {
 		return r.rev, true, nil
 	}
-	cur, err := r.txn.OpenCursor(r.s.db.ts)
+	cur, err := r.txn().OpenCursor(r.s.db.ts)
 	if err != nil {
 		return 0, false, err
 	}
@@ -108,7 +108,7 @@ func (c *revTimeCache) put(rev Revision, t time.Time) {
 // logTime reads the commit time of rev from its log record.
 func (r *ReadTxn) logTime(rev Revision) (time.Time, error) {
 	k := u64be(uint64(rev))
-	v, err := r.txn.Get(r.s.db.log, k)
+	v, err := r.txn().Get(r.s.db.log, k)
 	if lmdb.IsNotFound(err) {
 		return time.Time{}, fmt.Errorf("%w: revision %d", ErrNotFound, rev)
 	}

@@ -24,7 +24,7 @@ const viewLatest = Revision(math.MaxUint64)
 // transaction, where it sees the transaction's own writes).
 type ReadTxn struct {
 	s       *Store
-	txn     *lmdb.Txn
+	lt      *lmdb.Txn // read through txn(), which renews a pooled one first
 	inWrite bool
 	w       *WriteTxn // the write transaction (inWrite only): adjacency reads flush its buffers first
 
@@ -40,6 +40,17 @@ type ReadTxn struct {
 	revMemo       revMemo           // the last revs entry read (revs.go)
 }
 
+// txn is the transaction to read with. A pooled one that View left stale
+// is renewed first (readpool.go); if that fails, the pool keeps the error,
+// the reads on the still-reset transaction fail (MDB_BAD_TXN), and View
+// returns the renew's error instead of fn's.
+func (r *ReadTxn) txn() *lmdb.Txn {
+	if r.pooled != nil && r.pooled.stale {
+		_ = r.pooled.live() // kept in renewErr
+	}
+	return r.lt
+}
+
 func (r *ReadTxn) close() {
 	if r.outCur != nil {
 		r.outCur.close()
@@ -53,11 +64,11 @@ func (r *ReadTxn) loadMeta() error {
 	if r.metaLoaded {
 		return nil
 	}
-	rev, err := getU64(r.txn, r.s.db.meta, metaRev)
+	rev, err := getU64(r.txn(), r.s.db.meta, metaRev)
 	if err != nil {
 		return err
 	}
-	h, err := getU64(r.txn, r.s.db.meta, metaHorizon)
+	h, err := getU64(r.txn(), r.s.db.meta, metaHorizon)
 	if err != nil {
 		return err
 	}
@@ -224,7 +235,7 @@ func (s *Store) beginWrite(txn *lmdb.Txn, meta WriteMeta) (*WriteTxn, error) {
 		tx.red.r = nil // derived keys and payloads: no scan (the count so far stays)
 	}
 	tx.outBuf.out = true
-	tx.r = ReadTxn{s: s, txn: txn, inWrite: true, w: tx, metaLoaded: true,
+	tx.r = ReadTxn{s: s, lt: txn, inWrite: true, w: tx, metaLoaded: true,
 		rev: tx.rev, horizon: tx.horizon, horizon0: Revision(storedHorizon), pendingTS: ts}
 	return tx, nil
 }
@@ -312,7 +323,12 @@ func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
 // view runs fn in a pooled read transaction (readPool) with RawRead,
 // retrying on the recoverable conditions.
 func (s *Store) view(fn func(*lmdb.Txn) error) error {
-	return s.viewPooled(func(rt *pooledRead) error { return fn(rt.txn) })
+	return s.viewPooled(func(rt *pooledRead) error {
+		if err := rt.live(); err != nil {
+			return err
+		}
+		return fn(rt.txn)
+	})
 }
 
 // viewPooled is view handing over the pooled transaction with its cursors.
@@ -326,6 +342,9 @@ func (s *Store) viewPooled(fn func(*pooledRead) error) error {
 		defer func() { s.readers.release(rt, ok) }()
 		err = fn(rt)
 		ok = true
+		if rt.renewErr != nil {
+			return rt.renewErr // what fn saw were its consequences
+		}
 		return err
 	})
 }
@@ -419,7 +438,7 @@ func (s *Store) runWrite(txn *lmdb.Txn, meta WriteMeta, fn func(tx *WriteTxn) er
 func (s *Store) View(fn func(r *ReadTxn) error) error {
 	return s.viewPooled(func(rt *pooledRead) error {
 		r := &rt.reader // reused with the transaction: no allocation per View
-		*r = ReadTxn{s: s, txn: rt.txn, pooled: rt}
+		*r = ReadTxn{s: s, lt: rt.txn, pooled: rt}
 		defer r.close()
 		return fn(r)
 	})

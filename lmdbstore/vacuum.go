@@ -61,7 +61,7 @@ func (s *Store) VacuumInto(dir string) (st VacuumStats, err error) {
 		return st, err
 	}
 	defer func() {
-		dst.env.Close()
+		dst.closeEnv()
 		if err != nil {
 			for _, f := range []string{"data.mdb", "lock.mdb"} {
 				_ = os.Remove(filepath.Join(dir, f))
