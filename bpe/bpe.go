@@ -51,14 +51,24 @@ func (e *Encoding) Name() string { return e.name }
 // Count is the number of tokens s encodes to.
 func (e *Encoding) Count(s string) int {
 	n := 0
-	e.encode(s, func(uint32) { n++ })
+	e.encode(s, func(uint32) { n++ }, nil)
+	return n
+}
+
+// CountUpTo is Count(s) when that is at most limit, and otherwise some
+// number greater than limit: it stops encoding at the first piece that
+// takes the count past limit. It tells whether s fits in limit tokens,
+// and in how many, for about the price of the tokens that fit.
+func (e *Encoding) CountUpTo(s string, limit int) int {
+	n := 0
+	e.encode(s, func(uint32) { n++ }, func() bool { return n > limit })
 	return n
 }
 
 // Encode returns the token ids of s (tests and diagnostics).
 func (e *Encoding) Encode(s string) []int {
 	var ids []int
-	e.encode(s, func(id uint32) { ids = append(ids, int(id)) })
+	e.encode(s, func(id uint32) { ids = append(ids, int(id)) }, nil)
 	return ids
 }
 
@@ -73,10 +83,12 @@ func (e *Encoding) Token(id int) string {
 // Size is the number of tokens in the vocabulary.
 func (e *Encoding) Size() int { return int(e.t.n) }
 
-func (e *Encoding) encode(s string, yield func(uint32)) {
+// encode yields the tokens of s, a piece at a time; it stops before the
+// next piece once done (when not nil) reports true.
+func (e *Encoding) encode(s string, yield func(uint32), done func() bool) {
 	sc := e.pool.Get().(*scratch)
 	defer e.pool.Put(sc)
-	for rest := s; rest != ""; {
+	for rest := s; rest != "" && (done == nil || !done()); {
 		n := splitO200k(rest)
 		piece := rest[:n]
 		rest = rest[n:]

@@ -301,3 +301,39 @@ func (e *Encoding) mergeScanForTest(piece string, sc *scratch, yield func(uint32
 	}
 	e.mergeScan(piece, sc, yield)
 }
+
+// TestCountUpTo: for random texts and every limit around the count, the
+// reference library's count when it is at most the limit, and more than
+// the limit otherwise, never more than the count (it stops, it does not
+// guess).
+func TestCountUpTo(t *testing.T) {
+	ref, _ := reference(t)
+	e := O200kBase()
+	r := rand.New(rand.NewPCG(3, 4))
+	over := 0
+	for range 500 {
+		s := randomText(r, 1+r.IntN(60))
+		if libraryDropsDEL(s) {
+			continue
+		}
+		ids, _, err := ref.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(ids)
+		for limit := 0; limit <= want+2; limit++ {
+			got := e.CountUpTo(s, limit)
+			switch {
+			case want <= limit && got != want:
+				t.Fatalf("CountUpTo(%q, %d) = %d, want the count %d", s, limit, got, want)
+			case want > limit && (got <= limit || got > want):
+				t.Fatalf("CountUpTo(%q, %d) = %d, want in (%d, %d]", s, limit, got, limit, want)
+			case want > limit && got < want:
+				over++ // stopped early
+			}
+		}
+	}
+	if over == 0 {
+		t.Error("CountUpTo never stopped before the end of a text")
+	}
+}

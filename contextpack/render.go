@@ -79,7 +79,6 @@ type candidate struct {
 	group int // attempts: index of the Attempt
 	line  string
 	revs  []lmdbstore.Revision
-	cost  int
 	taken bool
 }
 
@@ -110,7 +109,7 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 	var per [numSections][]int // candidate indexes per section, in section order
 	add := func(sec, idx, group int, line string, revs ...lmdbstore.Revision) {
 		per[sec] = append(per[sec], len(cands))
-		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs, cost: -1}) // counted when visited
+		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs})
 	}
 	for i, pol := range p.Applies {
 		add(secApplies, i, 0, policyLine(pol), pol.Prov.Rev)
@@ -161,10 +160,10 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 			break // nothing more can fit: the rest stays out uncounted
 		}
 		c := &cands[ci]
-		if c.cost < 0 {
-			c.cost = enc.Count(c.line + "\n")
-		}
-		cost := c.cost
+		// What the line brings with it first: the line itself is counted
+		// only as far as the room those leave (a line that does not fit
+		// is not counted to its end).
+		cost := 0
 		if !secOpen[c.sec] {
 			cost += enc.Count(sectionHeading(c.sec, p))
 		}
@@ -185,7 +184,11 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 				cost += enc.Count(p.timeEntry(r))
 			}
 		}
-		if fixed+used+cost > p.Budget {
+		room := p.Budget - fixed - used - cost
+		if room < 0 {
+			continue
+		}
+		if cost += enc.CountUpTo(c.line+"\n", room); fixed+used+cost > p.Budget {
 			continue
 		}
 		used += cost
