@@ -206,15 +206,26 @@ func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sims := lex.Similar(seeds); len(sims) > 0 {
-			act, err := r.rank(hist, 0) // the whole activation list: TopK applies after the fusion
+		// Both lists are the scratch's: only the fused one is returned.
+		if sims := lex.similarTo(seeds, r.s.sims); len(sims) > 0 {
+			r.s.sims = sims
+			act, err := r.rank(hist, 0, r.s.ranked) // the whole activation list: TopK applies after the fusion
 			if err != nil {
 				return nil, err
 			}
+			r.s.ranked = act
 			return r.fuse(act, sims)
 		}
 	}
-	return r.rank(hist, r.p.TopK)
+	return r.rank(hist, r.p.TopK, nil)
+}
+
+// fusedCand is a node of the lexical fusion (fuse).
+type fusedCand struct {
+	node    uint32
+	score   float64
+	actRank int // 0: not activated
+	lexRank int // 0: no similarity
 }
 
 // fuse merges act (the activation ranking, filtered to Kind) with sims
@@ -225,17 +236,13 @@ func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
 // index; TopK applies last.
 func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 	k := r.p.LexicalK
-	type fused struct {
-		node    uint32
-		score   float64
-		actRank int // 0: not activated
-		lexRank int // 0: no similarity
-	}
+	type fused = fusedCand
 	// at: a node's index in all, in the scratch's i1 under one generation.
 	at := &r.s.i1
 	at.need(r.s.n)
 	gen := r.s.nextGen()
-	all := make([]fused, 0, len(act)+len(sims))
+	all := slices.Grow(r.s.fused[:0], len(act)+len(sims))
+	defer func() { r.s.fused = all[:0] }()
 	for i, s := range act {
 		at.set(s.Node, gen, int32(len(all)))
 		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
@@ -434,8 +441,8 @@ type rankCand struct {
 // rank keeps the activated nodes of the kind asked, scores them (A × (1 +
 // τ × recency)), orders them (score, then recency rank, then PageRank,
 // then node index), and applies the per-container cap and the top-K cut
-// (topK <= 0: all).
-func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
+// (topK <= 0: all), appending to dst[:0].
+func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, error) {
 	s := r.s
 	var pr []float64
 	if r.e.info != nil {
@@ -451,6 +458,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	cands := s.cands[:0] // the scratch's, kept for the next ranking
 	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
+		if ks != nil && ks.surelyNot(v) {
+			continue // before reading A: most activated nodes are of other kinds
+		}
 		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
 			continue
@@ -586,7 +596,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			return top, true
 		}
 	}()
-	out := make([]Scored, 0, min(len(cands), max(topK, 0)))
+	out := slices.Grow(dst[:0], min(len(cands), max(topK, 0)))
 	kept := map[uint32]int{} // container → leaves listed
 	for c, ok := next(); ok; c, ok = next() {
 		if topK > 0 && len(out) == topK {

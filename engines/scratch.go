@@ -26,6 +26,9 @@ type scratch struct {
 	bits     []uint64 // sortNodes' bitmap: all zero between calls
 	scores   []float64
 	cands    []rankCand // related ranking's candidates
+	ranked   []Scored   // related: the activation ranking fused with lexical similarity
+	sims     []Scored   // related: the lexical similarity fused with it
+	fused    []fusedCand
 	arrivals []arrival
 	labels   []label
 	pulses   []pulse
@@ -176,6 +179,9 @@ func (e *Engine) putScratch(s *scratch) {
 	}
 	if cap(s.cands) > keep {
 		s.cands = nil
+	}
+	if cap(s.ranked) > keep || cap(s.sims) > keep || cap(s.fused) > keep {
+		s.ranked, s.sims, s.fused = nil, nil, nil
 	}
 	if e.kept.CompareAndSwap(nil, s) {
 		return
