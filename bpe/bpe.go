@@ -16,6 +16,7 @@ package bpe
 import (
 	"math"
 	"sync"
+	"unicode/utf8"
 )
 
 // Encoding is one byte-pair encoding.
@@ -63,6 +64,30 @@ func (e *Encoding) CountUpTo(s string, limit int) int {
 	n := 0
 	e.encode(s, func(uint32) { n++ }, func() bool { return n > limit })
 	return n
+}
+
+// Separate reports whether the split rules (split.go) put a piece boundary
+// between a and b whatever else a and b hold, so that Count(a+b) =
+// Count(a) + Count(b) and a caller may count the parts of a text apart and
+// keep the counts of the parts that repeat: a ends with a character other
+// than white space (valid UTF-8) and b begins with a space (U+0020).
+//
+// Why: the expression has no look-behind, so the pieces of b are the
+// same alone and after a once a piece ends where b begins. The piece
+// holding a's last character matches A1–A4 (A5–A7 match white space
+// alone), and none of those goes on at a space: letters, marks and digits
+// stop there, A4's run of other characters stops there and its tail takes
+// only CR, LF and '/', and each alternative's optional leading character
+// comes first. Nor does the piece, or any before it, look past a space:
+// the only look-ahead is A6's, after a run of white space, which a
+// non-space character ends inside a. TestSeparate checks the sum against
+// the reference library.
+func (e *Encoding) Separate(a, b string) bool {
+	if a == "" || b == "" || b[0] != ' ' {
+		return false
+	}
+	r, w := utf8.DecodeLastRuneInString(a)
+	return !(r == utf8.RuneError && w <= 1) && !isSpace(r)
 }
 
 // Encode returns the token ids of s (tests and diagnostics).

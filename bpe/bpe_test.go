@@ -337,3 +337,59 @@ func TestCountUpTo(t *testing.T) {
 		t.Error("CountUpTo never stopped before the end of a text")
 	}
 }
+
+// TestSeparate: whenever Separate(a, b) holds, the reference library
+// counts a+b as a and b apart; and it refuses the pairs where the rule does
+// not hold (a text ending in white space, a b that does not begin with a
+// space), some of which the library does count otherwise.
+func TestSeparate(t *testing.T) {
+	ref, _ := reference(t)
+	count := func(s string) int {
+		ids, _, err := ref.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	e := O200kBase()
+	r := rand.New(rand.NewPCG(5, 6))
+	held, refusedDiffers := 0, 0
+	heads := []string{"- sym:net/http.(*Server).Serve", "- file:a/b.go · a/b.go:12-30", "x)", "héllo", "中文", "1234", "a'", "--", "."}
+	tails := []string{" · 0.0123 · rev 1\n", " · rev 12 · run r1 · task t\n", " 's", " /x", "  \n", " ", "\n/x", "/x", "'s", "x"}
+	for range 4000 {
+		a := randomText(r, r.IntN(12))
+		b := randomText(r, r.IntN(12))
+		switch r.IntN(3) {
+		case 0:
+			a += heads[r.IntN(len(heads))]
+		case 1:
+			b = tails[r.IntN(len(tails))] + b
+		}
+		if libraryDropsDEL(a + b) {
+			continue
+		}
+		sum, whole := count(a)+count(b), count(a+b)
+		if e.Separate(a, b) {
+			held++
+			if sum != whole {
+				t.Fatalf("Separate(%q, %q) but the library counts %d for the whole, %d apart", a, b, whole, sum)
+			}
+		} else if sum != whole {
+			refusedDiffers++
+		}
+	}
+	if held < 500 || refusedDiffers == 0 {
+		t.Errorf("%d pairs held, %d refused that count otherwise: the test does not tell", held, refusedDiffers)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"- key", " · 1", true}, {"x)", " /y", true}, {"x ", " y", false}, {"x", "\ny", false},
+		{"x\n", " y", false}, {"x", "/y", false}, {"", " y", false}, {"x", "", false}, {"x\xff", " y", false},
+	} {
+		if got := e.Separate(c.a, c.b); got != c.want {
+			t.Errorf("Separate(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
