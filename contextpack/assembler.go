@@ -108,6 +108,7 @@ type Assembler struct {
 
 	related relatedMemo   // the related walk's rankings of the current snapshot
 	places  neighbourMemo // what the view says about the nodes they place
+	tokens  tokenMemo     // token counts of the line parts packs repeat
 
 	// rankSlack is how many places past limit + skipped the first,
 	// shorter rankings of a pack reach (related.go); rankFull ranks the
@@ -305,7 +306,7 @@ func (c *call) run() (*Pack, error) {
 	if p.Changed, p.Attempted, err = c.history(p); err != nil {
 		return nil, err
 	}
-	if err := p.fit(c.a.enc); err != nil {
+	if err := p.fit(c.a.enc, &c.a.tokens); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -77,13 +77,29 @@ type candidate struct {
 	sec   int
 	idx   int // index in its section (attempts: flattened)
 	group int // attempts: index of the Attempt
-	line  string
+	// parts are the line and its newline: one part, or a related item's
+	// three (neighbourLine).
+	parts [3]string
 	revs  []lmdbstore.Revision
 	taken bool
 }
 
-// fit selects what fits the budget and renders the Markdown.
-func (p *Pack) fit(enc *bpe.Encoding) error {
+// cost is the o200k count of c's parts when it is at most room, and
+// otherwise some number greater than room. The parts a related line
+// repeats between packs are counted through memo.
+func (c *candidate) cost(enc *bpe.Encoding, memo *tokenMemo, room int) int {
+	if c.parts[1] == "" {
+		return enc.CountUpTo(c.parts[0], room)
+	}
+	if enc.Separate(c.parts[0], c.parts[1]) && enc.Separate(c.parts[1], c.parts[2]) {
+		return memo.count(enc, c.parts[0]) + enc.Count(c.parts[1]) + memo.count(enc, c.parts[2])
+	}
+	return enc.CountUpTo(c.parts[0]+c.parts[1]+c.parts[2], room)
+}
+
+// fit selects what fits the budget and renders the Markdown; memo keeps
+// the counts of the line parts that repeat between packs (nil: none kept).
+func (p *Pack) fit(enc *bpe.Encoding, memo *tokenMemo) error {
 	p.Superseded, p.Expired, p.Pending = p.hidden.Superseded, p.hidden.Expired, p.hidden.Pending
 	p.times = map[lmdbstore.Revision]time.Time{p.Rev: p.TS}
 	cite := func(pr Provenance) {
@@ -107,23 +123,24 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 	}
 	var cands []candidate
 	var per [numSections][]int // candidate indexes per section, in section order
-	add := func(sec, idx, group int, line string, revs ...lmdbstore.Revision) {
+	add := func(sec, idx, group int, parts [3]string, revs ...lmdbstore.Revision) {
 		per[sec] = append(per[sec], len(cands))
-		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs})
+		cands = append(cands, candidate{sec: sec, idx: idx, group: group, parts: parts, revs: revs})
 	}
+	line := func(s string) [3]string { return [3]string{s + "\n"} }
 	for i, pol := range p.Applies {
-		add(secApplies, i, 0, policyLine(pol), pol.Prov.Rev)
+		add(secApplies, i, 0, line(policyLine(pol)), pol.Prov.Rev)
 	}
 	for i, nb := range p.Related {
 		add(secRelated, i, 0, neighbourLine(nb), nb.Prov.Rev)
 	}
 	for i, ch := range p.Changed {
-		add(secChanged, i, 0, changeLine(ch, true), ch.Prov.Rev)
+		add(secChanged, i, 0, line(changeLine(ch, true)), ch.Prov.Rev)
 	}
 	flat := 0
 	for g, at := range p.Attempted {
 		for _, ch := range at.Changes {
-			add(secAttempted, flat, g, changeLine(ch, false), ch.Prov.Rev)
+			add(secAttempted, flat, g, line(changeLine(ch, false)), ch.Prov.Rev)
 			flat++
 		}
 	}
@@ -188,7 +205,7 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 		if room < 0 {
 			continue
 		}
-		if cost += enc.CountUpTo(c.line+"\n", room); fixed+used+cost > p.Budget {
+		if cost += c.cost(enc, memo, room); fixed+used+cost > p.Budget {
 			continue
 		}
 		used += cost
@@ -301,8 +318,9 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 				b.WriteString(attemptHeading(p.Attempted[c.group]))
 				lastGroup = c.group
 			}
-			b.WriteString(c.line)
-			b.WriteByte('\n')
+			for _, part := range c.parts {
+				b.WriteString(part)
+			}
 			for _, r := range c.revs {
 				if r > 0 {
 					revs[r] = true
@@ -508,7 +526,10 @@ func policyLine(p Policy) string {
 	return b.String()
 }
 
-func neighbourLine(n Neighbour) string {
+// neighbourLine is a related item's line and its newline, in three parts
+// that budgeting counts apart (bpe.Separate): the head (key, path, lines)
+// and the provenance repeat from pack to pack, the score does not.
+func neighbourLine(n Neighbour) [3]string {
 	var b strings.Builder
 	b.WriteString("- " + cut(n.Key, 200))
 	if n.Kind == "symbol" && n.Path != "" {
@@ -517,9 +538,7 @@ func neighbourLine(n Neighbour) string {
 			fmt.Fprintf(&b, ":%d-%d", n.LineStart, n.LineEnd)
 		}
 	}
-	b.WriteString(" · " + strconv.FormatFloat(n.Score, 'g', 3, 64))
-	b.WriteString(provText(n.Prov))
-	return b.String()
+	return [3]string{b.String(), " · " + strconv.FormatFloat(n.Score, 'g', 3, 64), provText(n.Prov) + "\n"}
 }
 
 // changeLine prints one change; withRev false leaves the revision to the
