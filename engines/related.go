@@ -523,7 +523,7 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 	next := func() func() (rankCand, bool) {
 		if topK <= 0 {
 			fill(cands)
-			slices.SortFunc(cands, cmp)
+			s.candsTmp = sortRankCands(cands, s.candsTmp, cmp)
 			i := 0
 			return func() (rankCand, bool) {
 				if i == len(cands) {
@@ -597,7 +597,8 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 		}
 	}()
 	out := slices.Grow(dst[:0], min(len(cands), max(topK, 0)))
-	kept := map[uint32]int{} // container → leaves listed
+	s.i1.need(s.n)
+	kept := s.nextGen() // leaves listed per container, in i1 (underCap)
 	for c, ok := next(); ok; c, ok = next() {
 		if topK > 0 && len(out) == topK {
 			break
@@ -619,8 +620,9 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 // underCap reports whether leaf v may be listed: v is not a leaf (it has a
 // structure out-edge), or has no container, or one of its containers has
 // listed fewer than PerContainer leaves. It counts v against every
-// container when it is listed.
-func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
+// container when it is listed. The leaves listed per container are
+// counted in the scratch's i1 under generation gen.
+func (r *relatedRun) underCap(v uint32, gen uint32) (bool, error) {
 	leaf, err := r.e.isLeaf(v)
 	if err != nil || !leaf {
 		return !leaf, err
@@ -629,7 +631,8 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var containers []uint32
+	containers := r.s.containers[:0]
+	defer func() { r.s.containers = containers[:0] }()
 	for i, u := range ins {
 		if r.e.relRole[inRels[i]] == roles.Structure && !slices.Contains(containers, u) {
 			containers = append(containers, u)
@@ -638,15 +641,17 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 	if len(containers) == 0 {
 		return true, nil
 	}
+	kept := &r.s.i1
 	room := false
 	for _, u := range containers {
-		if kept[u] < r.p.PerContainer {
+		if n, _ := kept.get(u, gen); int(n) < r.p.PerContainer {
 			room = true
 		}
 	}
 	if room {
 		for _, u := range containers {
-			kept[u]++
+			n, _ := kept.get(u, gen)
+			kept.set(u, gen, n+1)
 		}
 	}
 	return room, nil
