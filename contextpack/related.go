@@ -113,7 +113,8 @@ func (c *call) placeRelated(e *enginesnap.Snap, seeds []engines.Seed, p engines.
 	}
 	scored, files := views[0], views[1]
 	filesCut := len(files) == p.TopK
-	used := map[csr.NodeIndex]bool{}
+	used := make(map[csr.NodeIndex]bool, limit)
+	out = make([]Neighbour, 0, limit)
 	// place lists s at a place of activation's ranking scored score.
 	place := func(s engines.Scored, score float64) (bool, error) {
 		if used[s.Node] {
@@ -160,6 +161,9 @@ func (c *call) placeRelated(e *enginesnap.Snap, seeds []engines.Seed, p engines.
 				return nil, false, err
 			}
 		}
+	}
+	if len(out) == 0 {
+		out = nil // as when nothing was appended
 	}
 	return out, len(out) < limit && len(scored) == p.TopK, nil
 }

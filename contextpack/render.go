@@ -121,7 +121,11 @@ func (p *Pack) fit(enc *bpe.Encoding, memo *tokenMemo) error {
 			cite(x.Prov)
 		}
 	}
-	var cands []candidate
+	n := len(p.Applies) + len(p.Related) + len(p.Changed)
+	for _, at := range p.Attempted {
+		n += len(at.Changes)
+	}
+	cands := make([]candidate, 0, n)
 	var per [numSections][]int // candidate indexes per section, in section order
 	add := func(sec, idx, group int, parts [3]string, revs ...lmdbstore.Revision) {
 		per[sec] = append(per[sec], len(cands))
