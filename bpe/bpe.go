@@ -69,25 +69,39 @@ func (e *Encoding) CountUpTo(s string, limit int) int {
 // Separate reports whether the split rules (split.go) put a piece boundary
 // between a and b whatever else a and b hold, so that Count(a+b) =
 // Count(a) + Count(b) and a caller may count the parts of a text apart and
-// keep the counts of the parts that repeat: a ends with a character other
-// than white space (valid UTF-8) and b begins with a space (U+0020).
+// keep the counts of the parts that repeat. Two cases qualify (valid
+// UTF-8 at the seam):
+//   - a ends with a character other than white space and b begins with a
+//     space (U+0020): a line's fields joined by " · ";
+//   - a ends with a line feed and b begins with a character that is
+//     neither white space nor '/': a line, then the next one.
 //
 // Why: the expression has no look-behind, so the pieces of b are the
-// same alone and after a once a piece ends where b begins. The piece
-// holding a's last character matches A1–A4 (A5–A7 match white space
-// alone), and none of those goes on at a space: letters, marks and digits
-// stop there, A4's run of other characters stops there and its tail takes
-// only CR, LF and '/', and each alternative's optional leading character
-// comes first. Nor does the piece, or any before it, look past a space:
-// the only look-ahead is A6's, after a run of white space, which a
-// non-space character ends inside a. TestSeparate checks the sum against
-// the reference library.
+// same alone and after a once a piece ends where b begins. In the first
+// case the piece holding a's last character matches A1–A4 (A5–A7 match
+// white space alone), and none of those goes on at a space: letters,
+// marks and digits stop there, A4's run of other characters stops there
+// and its tail takes only CR, LF and '/', and each alternative's optional
+// leading character comes first. In the second, a's line feed ends an A4
+// tail or an A5 run of CRs and LFs (a run of white space that holds a
+// line feed is A5's before A6's or A7's), and neither goes on at a
+// character that is not CR, LF or '/'. Nor does any piece of a look past
+// its end: the only look-ahead is A6's, after a run of white space, which
+// ends inside a. TestSeparate checks the sum against the reference
+// library.
 func (e *Encoding) Separate(a, b string) bool {
-	if a == "" || b == "" || b[0] != ' ' {
+	if a == "" || b == "" {
 		return false
 	}
-	r, w := utf8.DecodeLastRuneInString(a)
-	return !(r == utf8.RuneError && w <= 1) && !isSpace(r)
+	last, w := utf8.DecodeLastRuneInString(a)
+	first, fw := utf8.DecodeRuneInString(b)
+	if last == utf8.RuneError && w <= 1 || first == utf8.RuneError && fw <= 1 {
+		return false
+	}
+	if last == '\n' {
+		return !isSpace(first) && first != '/'
+	}
+	return first == ' ' && !isSpace(last)
 }
 
 // Encode returns the token ids of s (tests and diagnostics).

@@ -354,8 +354,10 @@ func TestSeparate(t *testing.T) {
 	e := O200kBase()
 	r := rand.New(rand.NewPCG(5, 6))
 	held, refusedDiffers := 0, 0
-	heads := []string{"- sym:net/http.(*Server).Serve", "- file:a/b.go · a/b.go:12-30", "x)", "héllo", "中文", "1234", "a'", "--", "."}
-	tails := []string{" · 0.0123 · rev 1\n", " · rev 12 · run r1 · task t\n", " 's", " /x", "  \n", " ", "\n/x", "/x", "'s", "x"}
+	heads := []string{"- sym:net/http.(*Server).Serve", "- file:a/b.go · a/b.go:12-30", "x)", "héllo", "中文", "1234", "a'", "--", ".",
+		"- rev 3 · run r\n", "x)\n", "a \n", "\n\n", "·\r\n", "\n"}
+	tails := []string{" · 0.0123 · rev 1\n", " · rev 12 · run r1 · task t\n", " 's", " /x", "  \n", " ", "\n/x", "/x", "'s", "x",
+		"- sym:x\n", "## Related\n", "\n## Related\n", "-", "'s", "\u00a0x", "/x\n"}
 	for range 4000 {
 		a := randomText(r, r.IntN(12))
 		b := randomText(r, r.IntN(12))
@@ -387,6 +389,8 @@ func TestSeparate(t *testing.T) {
 	}{
 		{"- key", " · 1", true}, {"x)", " /y", true}, {"x ", " y", false}, {"x", "\ny", false},
 		{"x\n", " y", false}, {"x", "/y", false}, {"", " y", false}, {"x", "", false}, {"x\xff", " y", false},
+		{"x\n", "- y", true}, {"x)\n", "#", true}, {"x\n", "/y", false}, {"x\n", "\ny", false}, {"x\n", "\ty", false},
+		{"x\n", "\xffy", false}, {"x\r", "- y", false},
 	} {
 		if got := e.Separate(c.a, c.b); got != c.want {
 			t.Errorf("Separate(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
