@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memctl/memctl/bpe"
 	"github.com/memctl/memctl/contextpack"
 	"github.com/memctl/memctl/enginesnap"
 	"github.com/memctl/memctl/lmdbstore"
@@ -17,9 +18,10 @@ import (
 // ranking and ranks again, and with the default slack) equal those placed
 // from the full top-k ranked at once, for every file and symbol target at
 // a small and the default budget: Related, what was left out and the
-// Markdown, byte for byte.
+// Markdown, byte for byte; and each pack's token count is the Markdown's.
 func TestRankPrefixPlacesAsFullTopK(t *testing.T) {
 	compared := 0
+	enc := bpe.O200kBase()
 	var tight *contextpack.Assembler
 	retries := 0
 	for seed := range uint64(10) {
@@ -43,6 +45,9 @@ func TestRankPrefixPlacesAsFullTopK(t *testing.T) {
 						got := assemble(t, a, req)
 						if d := cmp.Diff(want.Related, got.Related); d != "" {
 							t.Fatalf("seed %d %s, %s, budget %d, %s: Related differs (-full top-k +prefix first):\n%s", seed, stage, target, budget, name, d)
+						}
+						if n := enc.Count(got.Markdown); n != got.Tokens || got.Tokens > want.Budget {
+							t.Fatalf("seed %d %s, %s, budget %d, %s: %d tokens, the pack says %d", seed, stage, target, budget, name, n, got.Tokens)
 						}
 						if want.Omitted != got.Omitted || want.Markdown != got.Markdown {
 							t.Fatalf("seed %d %s, %s, budget %d, %s: Markdown differs:\n%s\n---\n%s", seed, stage, target, budget, name, want.Markdown, got.Markdown)

@@ -82,6 +82,7 @@ type candidate struct {
 	parts [3]string
 	revs  []lmdbstore.Revision
 	taken bool
+	count int // the parts' o200k count, once taken (exact: it fit)
 }
 
 // cost is the o200k count of c's parts when it is at most room, and
@@ -209,11 +210,12 @@ func (p *Pack) fit(enc *bpe.Encoding, memo *tokenMemo) error {
 		if room < 0 {
 			continue
 		}
-		if cost += c.cost(enc, memo, room); fixed+used+cost > p.Budget {
+		n := c.cost(enc, memo, room)
+		if cost += n; fixed+used+cost > p.Budget {
 			continue
 		}
 		used += cost
-		c.taken = true
+		c.taken, c.count = true, n
 		secOpen[c.sec] = true
 		if c.sec == secAttempted {
 			groupOpen[c.group] = true
@@ -227,8 +229,7 @@ func (p *Pack) fit(enc *bpe.Encoding, memo *tokenMemo) error {
 	// until it fits (the per-line counts are close, not exact, since BPE
 	// pieces may cross a line boundary).
 	for {
-		doc := p.render(cands, per)
-		n := enc.Count(doc)
+		doc, n := p.render(cands, per, enc)
 		if n <= p.Budget {
 			p.Markdown, p.Tokens = doc, n
 			break
@@ -296,10 +297,17 @@ func (p *Pack) keepTaken(cands []candidate, per [numSections][]int) {
 	p.Applies, p.Related, p.Changed, p.Attempted = applies, related, changed, attempted
 }
 
-// render prints the document with the taken candidates.
-func (p *Pack) render(cands []candidate, per [numSections][]int) string {
+// render prints the document with the taken candidates, and counts it:
+// the o200k count of the whole document, added up from its segments where
+// the split rules keep them apart (segmentCount).
+func (p *Pack) render(cands []candidate, per [numSections][]int, enc *bpe.Encoding) (string, int) {
 	var b strings.Builder
-	b.WriteString(p.header())
+	sc := segmentCount{enc: enc}
+	write := func(s string) {
+		b.WriteString(s)
+		sc.add(s, -1)
+	}
+	write(p.header())
 	revs := map[lmdbstore.Revision]bool{}
 	for sec := range numSections {
 		any := false
@@ -311,7 +319,7 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		if !any {
 			continue
 		}
-		b.WriteString(sectionHeading(sec, p))
+		write(sectionHeading(sec, p))
 		lastGroup := -1
 		for _, ci := range per[sec] {
 			c := cands[ci]
@@ -319,12 +327,14 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 				continue
 			}
 			if sec == secAttempted && c.group != lastGroup {
-				b.WriteString(attemptHeading(p.Attempted[c.group]))
+				write(attemptHeading(p.Attempted[c.group]))
 				lastGroup = c.group
 			}
+			start := b.Len()
 			for _, part := range c.parts {
 				b.WriteString(part)
 			}
+			sc.add(b.String()[start:], c.count)
 			for _, r := range c.revs {
 				if r > 0 {
 					revs[r] = true
@@ -333,14 +343,14 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		}
 	}
 	if len(revs) > 0 {
-		b.WriteString("\nRevision times:\n")
+		write("\nRevision times:\n")
 		keys := make([]lmdbstore.Revision, 0, len(revs))
 		for r := range revs {
 			keys = append(keys, r)
 		}
 		slices.SortFunc(keys, func(x, y lmdbstore.Revision) int { return int(y - x) })
 		for _, r := range keys {
-			b.WriteString(p.timeEntry(r))
+			write(p.timeEntry(r))
 		}
 	}
 	omitted := func(sec int) int {
@@ -352,8 +362,50 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		}
 		return n
 	}
-	b.WriteString(p.footer(omitted))
-	return b.String()
+	write(p.footer(omitted))
+	return b.String(), sc.total()
+}
+
+// segmentCount adds up the o200k count of a document written a segment at
+// a time: where the split rules put a piece boundary between two segments
+// (bpe.Separate: a line and the next one) their counts add up, so a
+// segment whose count is known (a line the budget counted) costs nothing;
+// where they do not (a line, then a blank line and a heading), the
+// segments are counted together.
+type segmentCount struct {
+	enc   *bpe.Encoding
+	sum   int
+	run   []string // segments not yet counted, none apart from the next
+	known int      // the count of run when it is one segment whose count is known, else -1
+}
+
+// add appends segment s, whose count is n (-1: not known).
+func (c *segmentCount) add(s string, n int) {
+	if s == "" {
+		return
+	}
+	if len(c.run) > 0 && !c.enc.Separate(c.run[len(c.run)-1], s) {
+		c.run, c.known = append(c.run, s), -1
+		return
+	}
+	c.flush()
+	c.run, c.known = append(c.run, s), n
+}
+
+func (c *segmentCount) flush() {
+	switch {
+	case len(c.run) == 0:
+	case c.known >= 0:
+		c.sum += c.known
+	default:
+		c.sum += c.enc.Count(strings.Join(c.run, ""))
+	}
+	c.run, c.known = c.run[:0], -1
+}
+
+func (c *segmentCount) total() int {
+	c.flush()
+	return c.sum
 }
 
 func (p *Pack) timeEntry(r lmdbstore.Revision) string {
