@@ -103,19 +103,7 @@ func TestSortByScore(t *testing.T) {
 		xs := make([]Scored, n)
 		for i := range xs {
 			xs[i].Node = uint32(rng.IntN(1 << 20))
-			switch trial % 4 {
-			case 0:
-				xs[i].Score = rng.Float64() + 1e-300
-			case 1:
-				xs[i].Score = float64(1 + rng.IntN(3)) // ties: the node decides
-			case 2:
-				xs[i].Score = math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
-			case 3:
-				xs[i].Score = rng.Float64() + 1e-300
-				if rng.IntN(50) == 0 {
-					xs[i].Score = math.Inf(1)
-				}
-			}
+			xs[i].Score = testScore(rng, trial%4) // 1: ties, the node decides
 		}
 		want := slices.Clone(xs)
 		slices.SortFunc(want, func(a, b Scored) int {
@@ -158,21 +146,7 @@ func TestSortRankCands(t *testing.T) {
 			xs[i].Node = uint32(rng.IntN(1 << 20))
 			xs[i].recent = int32(rng.IntN(5))
 			xs[i].pr = float64(rng.IntN(3)) / 7
-			switch trial % 5 {
-			case 0:
-				xs[i].Score = rng.Float64() + 1e-300
-			case 1:
-				xs[i].Score = float64(1 + rng.IntN(3)) // ties: the later keys decide
-			case 2:
-				xs[i].Score = math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
-			case 3:
-				xs[i].Score = rng.Float64() + 1e-300
-				if rng.IntN(50) == 0 {
-					xs[i].Score = math.Inf(1)
-				}
-			case 4:
-				xs[i].Score = float64(rng.IntN(4)) // a zero among them
-			}
+			xs[i].Score = testScore(rng, trial%5) // 1: ties, the later keys decide
 		}
 		want := slices.Clone(xs)
 		slices.SortFunc(want, order)
@@ -181,4 +155,23 @@ func TestSortRankCands(t *testing.T) {
 			t.Fatalf("trial %d (%d candidates): ordered differently", trial, n)
 		}
 	}
+}
+
+// testScore is a score of one of the sorting tests' kinds: 0 uniform, 1
+// few values (ties), 2 spanning many magnitudes, 3 uniform with some +Inf,
+// 4 few values with zero among them.
+func testScore(rng *rand.Rand, kind int) float64 {
+	switch kind {
+	case 1:
+		return float64(1 + rng.IntN(3))
+	case 2:
+		return math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
+	case 3:
+		if rng.IntN(50) == 0 {
+			return math.Inf(1)
+		}
+	case 4:
+		return float64(rng.IntN(4))
+	}
+	return rng.Float64() + 1e-300
 }

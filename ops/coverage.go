@@ -142,6 +142,11 @@ func factsOf(p []byte, ok bool) payloadFacts {
 		return payloadFacts{ok: true, path: both.Path, importPath: both.ImportPath, mode: both.Mode,
 			sums: true, unresolved: both.Unresolved, sumsMode: both.Mode, pkg: both.Package}
 	}
+	return factsApart(p)
+}
+
+// factsApart is factsOf decoding the place and the sums apart.
+func factsApart(p []byte) payloadFacts {
 	var where struct {
 		Path       string `json:"path"`
 		ImportPath string `json:"import_path"`

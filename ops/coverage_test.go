@@ -111,27 +111,11 @@ func TestStoreCoverageMemo(t *testing.T) {
 }
 
 // TestFactsOfOneDecode: factsOf, which decodes a payload once when it can,
-// reads what decoding the place and the sums apart reads (the way it was
-// written first, kept here as the expectation), on payloads of every shape:
+// reads what decoding the place and the sums apart reads (factsApart, the
+// way it was written first), on payloads of every shape:
 // the ingest's, fields of the wrong type in either part, nulls, duplicate
 // members, bad JSON, and random mixtures of those members.
 func TestFactsOfOneDecode(t *testing.T) {
-	apart := func(p []byte) payloadFacts {
-		var where struct {
-			Path       string `json:"path"`
-			ImportPath string `json:"import_path"`
-			Mode       string `json:"mode"`
-		}
-		_ = json.Unmarshal(p, &where)
-		var sums struct {
-			Unresolved int    `json:"unresolved"`
-			Mode       string `json:"mode"`
-			Package    string `json:"package"`
-		}
-		valid := json.Unmarshal(p, &sums) == nil
-		return payloadFacts{ok: true, path: where.Path, importPath: where.ImportPath, mode: where.Mode,
-			sums: valid, unresolved: sums.Unresolved, sumsMode: sums.Mode, pkg: sums.Package}
-	}
 	payloads := []string{
 		`{"path":"net/http/server.go","unresolved":3,"mode":"types","package":"net/http","terms":{"serve":4}}`,
 		`{"import_path":"net/http","mode":"syntax"}`,
@@ -150,7 +134,7 @@ func TestFactsOfOneDecode(t *testing.T) {
 		payloads = append(payloads, "{"+strings.Join(ms, ",")+"}")
 	}
 	for _, p := range payloads {
-		if got, want := factsOf([]byte(p), true), apart([]byte(p)); got != want {
+		if got, want := factsOf([]byte(p), true), factsApart([]byte(p)); got != want {
 			t.Fatalf("factsOf(%s) = %+v, want %+v", p, got, want)
 		}
 	}
