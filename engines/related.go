@@ -126,6 +126,14 @@ type relatedRun struct {
 	weight [2][]float64
 	accGen uint32
 	fb     *feedbackRun // nil: no feedback overlay
+	// lexical is the seeds' lexical similarity (Lexicon.Similar, into the
+	// scratch's sims), computed beside the walk when a files-only view
+	// fuses it: wait returns once it is there.
+	lexical struct {
+		sims []Scored
+		err  error
+		wait func()
+	}
 }
 
 // Related runs the related profile of activation from seeds: a walk that
@@ -185,13 +193,31 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 			r.weight[1][rel] = w.Out
 		}
 	}
+	if p.Lexical && slices.Contains(kinds, "file") {
+		// The lexical similarity the files-only view fuses depends on the
+		// seeds alone: it is computed on another goroutine while the walk
+		// spreads (it writes only into the buffer it is given, and is
+		// waited for before the scratch goes back).
+		lx := &r.lexical
+		done := make(chan struct{})
+		buf := s.sims
+		go func() {
+			defer close(done)
+			var lex *Lexicon
+			if lex, lx.err = e.Lexicon(); lx.err == nil {
+				lx.sims = lex.similarTo(seeds, buf)
+			}
+		}()
+		lx.wait = func() { <-done }
+		defer lx.wait()
+	}
 	if err := r.spread(seeds); err != nil {
 		return nil, err
 	}
 	views := make([][]Scored, len(kinds))
 	for i, kind := range kinds {
 		r.p.Kind = kind
-		if views[i], err = r.view(seeds, hist); err != nil {
+		if views[i], err = r.view(hist); err != nil {
 			return nil, err
 		}
 	}
@@ -199,15 +225,15 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 }
 
 // view ranks the walk's result for r.p.Kind, fused with lexical
-// similarity when the kind is "file" and p.Lexical is set.
-func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
+// similarity (r.lexical) when the kind is "file" and p.Lexical is set.
+func (r *relatedRun) view(hist *History) ([]Scored, error) {
 	if r.p.Lexical && r.p.Kind == "file" {
-		lex, err := r.e.Lexicon()
-		if err != nil {
-			return nil, err
+		r.lexical.wait()
+		if r.lexical.err != nil {
+			return nil, r.lexical.err
 		}
 		// Both lists are the scratch's: only the fused one is returned.
-		if sims := lex.similarTo(seeds, r.s.sims); len(sims) > 0 {
+		if sims := r.lexical.sims; len(sims) > 0 {
 			r.s.sims = sims
 			act, err := r.rank(hist, 0, r.s.ranked) // the whole activation list: TopK applies after the fusion
 			if err != nil {
