@@ -16,6 +16,7 @@ package bpe
 import (
 	"math"
 	"sync"
+	"unicode/utf8"
 )
 
 // Encoding is one byte-pair encoding.
@@ -51,14 +52,62 @@ func (e *Encoding) Name() string { return e.name }
 // Count is the number of tokens s encodes to.
 func (e *Encoding) Count(s string) int {
 	n := 0
-	e.encode(s, func(uint32) { n++ })
+	e.encode(s, func(uint32) { n++ }, nil)
 	return n
+}
+
+// CountUpTo is Count(s) when that is at most limit, and otherwise some
+// number greater than limit: it stops encoding at the first piece that
+// takes the count past limit. It tells whether s fits in limit tokens,
+// and in how many, for about the price of the tokens that fit.
+func (e *Encoding) CountUpTo(s string, limit int) int {
+	n := 0
+	e.encode(s, func(uint32) { n++ }, func() bool { return n > limit })
+	return n
+}
+
+// Separate reports whether the split rules (split.go) put a piece boundary
+// between a and b whatever else a and b hold, so that Count(a+b) =
+// Count(a) + Count(b) and a caller may count the parts of a text apart and
+// keep the counts of the parts that repeat. Two cases qualify (valid
+// UTF-8 at the seam):
+//   - a ends with a character other than white space and b begins with a
+//     space (U+0020): a line's fields joined by " · ";
+//   - a ends with a line feed and b begins with a character that is
+//     neither white space nor '/': a line, then the next one.
+//
+// Why: the expression has no look-behind, so the pieces of b are the
+// same alone and after a once a piece ends where b begins. In the first
+// case the piece holding a's last character matches A1–A4 (A5–A7 match
+// white space alone), and none of those goes on at a space: letters,
+// marks and digits stop there, A4's run of other characters stops there
+// and its tail takes only CR, LF and '/', and each alternative's optional
+// leading character comes first. In the second, a's line feed ends an A4
+// tail or an A5 run of CRs and LFs (a run of white space that holds a
+// line feed is A5's before A6's or A7's), and neither goes on at a
+// character that is not CR, LF or '/'. Nor does any piece of a look past
+// its end: the only look-ahead is A6's, after a run of white space, which
+// ends inside a. TestSeparate checks the sum against the reference
+// library.
+func (e *Encoding) Separate(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	last, w := utf8.DecodeLastRuneInString(a)
+	first, fw := utf8.DecodeRuneInString(b)
+	if last == utf8.RuneError && w <= 1 || first == utf8.RuneError && fw <= 1 {
+		return false
+	}
+	if last == '\n' {
+		return !isSpace(first) && first != '/'
+	}
+	return first == ' ' && !isSpace(last)
 }
 
 // Encode returns the token ids of s (tests and diagnostics).
 func (e *Encoding) Encode(s string) []int {
 	var ids []int
-	e.encode(s, func(id uint32) { ids = append(ids, int(id)) })
+	e.encode(s, func(id uint32) { ids = append(ids, int(id)) }, nil)
 	return ids
 }
 
@@ -73,10 +122,12 @@ func (e *Encoding) Token(id int) string {
 // Size is the number of tokens in the vocabulary.
 func (e *Encoding) Size() int { return int(e.t.n) }
 
-func (e *Encoding) encode(s string, yield func(uint32)) {
+// encode yields the tokens of s, a piece at a time; it stops before the
+// next piece once done (when not nil) reports true.
+func (e *Encoding) encode(s string, yield func(uint32), done func() bool) {
 	sc := e.pool.Get().(*scratch)
 	defer e.pool.Put(sc)
-	for rest := s; rest != ""; {
+	for rest := s; rest != "" && (done == nil || !done()); {
 		n := splitO200k(rest)
 		piece := rest[:n]
 		rest = rest[n:]

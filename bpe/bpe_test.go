@@ -301,3 +301,99 @@ func (e *Encoding) mergeScanForTest(piece string, sc *scratch, yield func(uint32
 	}
 	e.mergeScan(piece, sc, yield)
 }
+
+// TestCountUpTo: for random texts and every limit around the count, the
+// reference library's count when it is at most the limit, and more than
+// the limit otherwise, never more than the count (it stops, it does not
+// guess).
+func TestCountUpTo(t *testing.T) {
+	ref, _ := reference(t)
+	e := O200kBase()
+	r := rand.New(rand.NewPCG(3, 4))
+	over := 0
+	for range 500 {
+		s := randomText(r, 1+r.IntN(60))
+		if libraryDropsDEL(s) {
+			continue
+		}
+		ids, _, err := ref.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(ids)
+		for limit := 0; limit <= want+2; limit++ {
+			got := e.CountUpTo(s, limit)
+			switch {
+			case want <= limit && got != want:
+				t.Fatalf("CountUpTo(%q, %d) = %d, want the count %d", s, limit, got, want)
+			case want > limit && (got <= limit || got > want):
+				t.Fatalf("CountUpTo(%q, %d) = %d, want in (%d, %d]", s, limit, got, limit, want)
+			case want > limit && got < want:
+				over++ // stopped early
+			}
+		}
+	}
+	if over == 0 {
+		t.Error("CountUpTo never stopped before the end of a text")
+	}
+}
+
+// TestSeparate: whenever Separate(a, b) holds, the reference library
+// counts a+b as a and b apart; and it refuses the pairs where the rule does
+// not hold (a text ending in white space, a b that does not begin with a
+// space), some of which the library does count otherwise.
+func TestSeparate(t *testing.T) {
+	ref, _ := reference(t)
+	count := func(s string) int {
+		ids, _, err := ref.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	e := O200kBase()
+	r := rand.New(rand.NewPCG(5, 6))
+	held, refusedDiffers := 0, 0
+	heads := []string{"- sym:net/http.(*Server).Serve", "- file:a/b.go · a/b.go:12-30", "x)", "héllo", "中文", "1234", "a'", "--", ".",
+		"- rev 3 · run r\n", "x)\n", "a \n", "\n\n", "·\r\n", "\n"}
+	tails := []string{" · 0.0123 · rev 1\n", " · rev 12 · run r1 · task t\n", " 's", " /x", "  \n", " ", "\n/x", "/x", "'s", "x",
+		"- sym:x\n", "## Related\n", "\n## Related\n", "-", "'s", "\u00a0x", "/x\n"}
+	for range 4000 {
+		a := randomText(r, r.IntN(12))
+		b := randomText(r, r.IntN(12))
+		switch r.IntN(3) {
+		case 0:
+			a += heads[r.IntN(len(heads))]
+		case 1:
+			b = tails[r.IntN(len(tails))] + b
+		}
+		if libraryDropsDEL(a + b) {
+			continue
+		}
+		sum, whole := count(a)+count(b), count(a+b)
+		if e.Separate(a, b) {
+			held++
+			if sum != whole {
+				t.Fatalf("Separate(%q, %q) but the library counts %d for the whole, %d apart", a, b, whole, sum)
+			}
+		} else if sum != whole {
+			refusedDiffers++
+		}
+	}
+	if held < 500 || refusedDiffers == 0 {
+		t.Errorf("%d pairs held, %d refused that count otherwise: the test does not tell", held, refusedDiffers)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"- key", " · 1", true}, {"x)", " /y", true}, {"x ", " y", false}, {"x", "\ny", false},
+		{"x\n", " y", false}, {"x", "/y", false}, {"", " y", false}, {"x", "", false}, {"x\xff", " y", false},
+		{"x\n", "- y", true}, {"x)\n", "#", true}, {"x\n", "/y", false}, {"x\n", "\ny", false}, {"x\n", "\ty", false},
+		{"x\n", "\xffy", false}, {"x\r", "- y", false},
+	} {
+		if got := e.Separate(c.a, c.b); got != c.want {
+			t.Errorf("Separate(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -111,6 +111,14 @@ type Assembler struct {
 
 	related relatedMemo   // the related walk's rankings of the current snapshot
 	places  neighbourMemo // what the view says about the nodes they place
+	tokens  tokenMemo     // token counts of the line parts packs repeat
+
+	// rankSlack is how many places past limit + skipped the first,
+	// shorter rankings of a pack reach (related.go); rankFull ranks the
+	// full top-k at once instead (tests compare the two).
+	rankSlack   int
+	rankFull    bool
+	rankRetries atomic.Int64 // packs that ranked again to the full top-k (tests)
 }
 
 // header is the log header of rev (commit time, scope, run, task), read
@@ -152,7 +160,7 @@ func (a *Assembler) revisionTime(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (
 
 // New returns an Assembler over s (which must stay open while it is used).
 func New(s *lmdbstore.Store, opts Options) *Assembler {
-	a := &Assembler{store: s, clock: opts.Clock, enc: bpe.O200kBase(), snaps: opts.Snapshots}
+	a := &Assembler{store: s, clock: opts.Clock, enc: bpe.O200kBase(), snaps: opts.Snapshots, rankSlack: defaultRankSlack}
 	if a.clock == nil {
 		a.clock = time.Now
 	}
@@ -301,7 +309,7 @@ func (c *call) run() (*Pack, error) {
 	if p.Changed, p.Attempted, err = c.history(p); err != nil {
 		return nil, err
 	}
-	if err := p.fit(c.a.enc); err != nil {
+	if err := p.fit(c.a.enc, &c.a.tokens); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -40,10 +40,18 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 		return nil, nil, err
 	}
 	defer vr.Close()
+	// A version is listed when it is newer than "since" (Changed) or
+	// another task's (Attempted): the others are read, to learn their
+	// provenance, but not kept, nor their peers' keys looked up (on a
+	// store written without tasks, or by this one task, that is all of
+	// them: a file target has hundreds of edge versions).
+	listed := func(v lmdbstore.Version) bool {
+		return p.Since.Found && v.Rev > p.Since.Rev || v.TaskID != "" && v.TaskID != c.req.Task
+	}
 	var vs []version
 	nodeOps := func(key string) error {
 		return vr.Node(key, func(v lmdbstore.Version) error {
-			if v.Rev > c.view {
+			if v.Rev > c.view || !listed(v) {
 				return nil
 			}
 			op := "put_node"
@@ -120,14 +128,6 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 				dir = "out"
 			}
 			for _, e := range entries {
-				name, err := relName(e.rel)
-				if err != nil {
-					return nil, nil, err
-				}
-				peer, err := c.keyOf(e.peer)
-				if err != nil {
-					return nil, nil, err
-				}
 				src, dst := id, e.peer
 				if !out {
 					src, dst = e.peer, id
@@ -136,8 +136,16 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				if !ok {
-					continue // compacted away
+				if !ok || !listed(v) {
+					continue // compacted away, or not listed
+				}
+				name, err := relName(e.rel)
+				if err != nil {
+					return nil, nil, err
+				}
+				peer, err := c.keyOf(e.peer)
+				if err != nil {
+					return nil, nil, err
 				}
 				op := "put_edge"
 				if v.Deleted {
@@ -167,7 +175,7 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 	for _, pol := range p.Applies {
 		if pol.Source == "kv" {
 			err := vr.KV(pol.Scope, pol.Namespace, pol.KVKey, func(v lmdbstore.Version) error {
-				if v.Rev > c.view {
+				if v.Rev > c.view || !listed(v) {
 					return nil
 				}
 				op := "put_kv"
@@ -187,11 +195,10 @@ func (c *call) history(p *Pack) ([]Change, []Attempt, error) {
 		}
 	}
 	var changed, earlier []version
-	for _, v := range vs {
-		switch {
-		case p.Since.Found && v.prov.Rev > p.Since.Rev:
+	for _, v := range vs { // every one listed
+		if p.Since.Found && v.prov.Rev > p.Since.Rev {
 			changed = append(changed, v)
-		case v.prov.Task != "" && v.prov.Task != c.req.Task:
+		} else {
 			earlier = append(earlier, v)
 		}
 	}

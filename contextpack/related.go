@@ -79,13 +79,42 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 			return nil, err
 		}
 	}
+	// Placing rarely reads far down the rankings (about limit + 25 of
+	// the mixed one on the Go standard library, of a top-k of about
+	// 4 × limit): rank a shorter prefix first, and the full top-k only
+	// when placing ran past its end. A top-k ranking is the prefix of a
+	// longer one (engines' contract), so the items placed are the same.
+	full := p.TopK
+	if !c.a.rankFull {
+		p.TopK = min(full, max(1, limit+len(skip)+c.a.rankSlack))
+	}
+	for {
+		out, short, err := c.placeRelated(e, seeds, p, skip, limit)
+		if err != nil || !short || p.TopK == full {
+			return out, err
+		}
+		c.a.rankRetries.Add(1)
+		p.TopK = full
+	}
+}
+
+// defaultRankSlack is Assembler.rankSlack: on the Go standard library,
+// placing reads 15–30 items past limit of the mixed ranking.
+const defaultRankSlack = 64
+
+// placeRelated fills the Related places from the walk's rankings with
+// p.TopK: short reports that it read one of them to its end while that
+// ranking was cut at p.TopK (a longer one may place otherwise).
+func (c *call) placeRelated(e *enginesnap.Snap, seeds []engines.Seed, p engines.RelatedParams, skip map[csr.NodeIndex]bool, limit int) (out []Neighbour, short bool, err error) {
+	g := e.Graph
 	views, err := c.relatedViews(e, seeds, p)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	scored, files := views[0], views[1]
-	used := map[csr.NodeIndex]bool{}
-	var out []Neighbour
+	filesCut := len(files) == p.TopK
+	used := make(map[csr.NodeIndex]bool, limit)
+	out = make([]Neighbour, 0, limit)
 	// place lists s at a place of activation's ranking scored score.
 	place := func(s engines.Scored, score float64) (bool, error) {
 		if used[s.Node] {
@@ -108,7 +137,7 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 		}
 		key, err := g.Key(s.Node)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		placed := false
 		if kindOf(key) == "file" {
@@ -119,18 +148,24 @@ func (c *call) related(targets []Target, limit int) ([]Neighbour, error) {
 			// ranking.
 			for len(files) > 0 && !placed {
 				if placed, err = place(files[0], s.Score); err != nil {
-					return nil, err
+					return nil, false, err
 				}
 				files = files[1:]
+			}
+			if !placed && filesCut {
+				return nil, true, nil
 			}
 		}
 		if !placed {
 			if _, err := place(s, s.Score); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		out = nil // as when nothing was appended
+	}
+	return out, len(out) < limit && len(scored) == p.TopK, nil
 }
 
 // relatedViews is the walk's mixed and files-only rankings, from the

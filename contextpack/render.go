@@ -77,14 +77,30 @@ type candidate struct {
 	sec   int
 	idx   int // index in its section (attempts: flattened)
 	group int // attempts: index of the Attempt
-	line  string
+	// parts are the line and its newline: one part, or a related item's
+	// three (neighbourLine).
+	parts [3]string
 	revs  []lmdbstore.Revision
-	cost  int
 	taken bool
+	count int // the parts' o200k count, once taken (exact: it fit)
 }
 
-// fit selects what fits the budget and renders the Markdown.
-func (p *Pack) fit(enc *bpe.Encoding) error {
+// cost is the o200k count of c's parts when it is at most room, and
+// otherwise some number greater than room. The parts a related line
+// repeats between packs are counted through memo.
+func (c *candidate) cost(enc *bpe.Encoding, memo *tokenMemo, room int) int {
+	if c.parts[1] == "" {
+		return enc.CountUpTo(c.parts[0], room)
+	}
+	if enc.Separate(c.parts[0], c.parts[1]) && enc.Separate(c.parts[1], c.parts[2]) {
+		return memo.count(enc, c.parts[0]) + enc.Count(c.parts[1]) + memo.count(enc, c.parts[2])
+	}
+	return enc.CountUpTo(c.parts[0]+c.parts[1]+c.parts[2], room)
+}
+
+// fit selects what fits the budget and renders the Markdown; memo keeps
+// the counts of the line parts that repeat between packs (nil: none kept).
+func (p *Pack) fit(enc *bpe.Encoding, memo *tokenMemo) error {
 	p.Superseded, p.Expired, p.Pending = p.hidden.Superseded, p.hidden.Expired, p.hidden.Pending
 	p.times = map[lmdbstore.Revision]time.Time{p.Rev: p.TS}
 	cite := func(pr Provenance) {
@@ -106,25 +122,30 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 			cite(x.Prov)
 		}
 	}
-	var cands []candidate
-	var per [numSections][]int // candidate indexes per section, in section order
-	add := func(sec, idx, group int, line string, revs ...lmdbstore.Revision) {
-		per[sec] = append(per[sec], len(cands))
-		cands = append(cands, candidate{sec: sec, idx: idx, group: group, line: line, revs: revs, cost: -1}) // counted when visited
+	n := len(p.Applies) + len(p.Related) + len(p.Changed)
+	for _, at := range p.Attempted {
+		n += len(at.Changes)
 	}
+	cands := make([]candidate, 0, n)
+	var per [numSections][]int // candidate indexes per section, in section order
+	add := func(sec, idx, group int, parts [3]string, revs ...lmdbstore.Revision) {
+		per[sec] = append(per[sec], len(cands))
+		cands = append(cands, candidate{sec: sec, idx: idx, group: group, parts: parts, revs: revs})
+	}
+	line := func(s string) [3]string { return [3]string{s + "\n"} }
 	for i, pol := range p.Applies {
-		add(secApplies, i, 0, policyLine(pol), pol.Prov.Rev)
+		add(secApplies, i, 0, line(policyLine(pol)), pol.Prov.Rev)
 	}
 	for i, nb := range p.Related {
 		add(secRelated, i, 0, neighbourLine(nb), nb.Prov.Rev)
 	}
 	for i, ch := range p.Changed {
-		add(secChanged, i, 0, changeLine(ch, true), ch.Prov.Rev)
+		add(secChanged, i, 0, line(changeLine(ch, true)), ch.Prov.Rev)
 	}
 	flat := 0
 	for g, at := range p.Attempted {
 		for _, ch := range at.Changes {
-			add(secAttempted, flat, g, changeLine(ch, false), ch.Prov.Rev)
+			add(secAttempted, flat, g, line(changeLine(ch, false)), ch.Prov.Rev)
 			flat++
 		}
 	}
@@ -161,10 +182,10 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 			break // nothing more can fit: the rest stays out uncounted
 		}
 		c := &cands[ci]
-		if c.cost < 0 {
-			c.cost = enc.Count(c.line + "\n")
-		}
-		cost := c.cost
+		// What the line brings with it first: the line itself is counted
+		// only as far as the room those leave (a line that does not fit
+		// is not counted to its end).
+		cost := 0
 		if !secOpen[c.sec] {
 			cost += enc.Count(sectionHeading(c.sec, p))
 		}
@@ -185,11 +206,16 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 				cost += enc.Count(p.timeEntry(r))
 			}
 		}
-		if fixed+used+cost > p.Budget {
+		room := p.Budget - fixed - used - cost
+		if room < 0 {
+			continue
+		}
+		n := c.cost(enc, memo, room)
+		if cost += n; fixed+used+cost > p.Budget {
 			continue
 		}
 		used += cost
-		c.taken = true
+		c.taken, c.count = true, n
 		secOpen[c.sec] = true
 		if c.sec == secAttempted {
 			groupOpen[c.group] = true
@@ -203,8 +229,7 @@ func (p *Pack) fit(enc *bpe.Encoding) error {
 	// until it fits (the per-line counts are close, not exact, since BPE
 	// pieces may cross a line boundary).
 	for {
-		doc := p.render(cands, per)
-		n := enc.Count(doc)
+		doc, n := p.render(cands, per, enc)
 		if n <= p.Budget {
 			p.Markdown, p.Tokens = doc, n
 			break
@@ -272,10 +297,17 @@ func (p *Pack) keepTaken(cands []candidate, per [numSections][]int) {
 	p.Applies, p.Related, p.Changed, p.Attempted = applies, related, changed, attempted
 }
 
-// render prints the document with the taken candidates.
-func (p *Pack) render(cands []candidate, per [numSections][]int) string {
+// render prints the document with the taken candidates, and counts it:
+// the o200k count of the whole document, added up from its segments where
+// the split rules keep them apart (segmentCount).
+func (p *Pack) render(cands []candidate, per [numSections][]int, enc *bpe.Encoding) (string, int) {
 	var b strings.Builder
-	b.WriteString(p.header())
+	sc := segmentCount{enc: enc}
+	write := func(s string) {
+		b.WriteString(s)
+		sc.add(s, -1)
+	}
+	write(p.header())
 	revs := map[lmdbstore.Revision]bool{}
 	for sec := range numSections {
 		any := false
@@ -287,7 +319,7 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		if !any {
 			continue
 		}
-		b.WriteString(sectionHeading(sec, p))
+		write(sectionHeading(sec, p))
 		lastGroup := -1
 		for _, ci := range per[sec] {
 			c := cands[ci]
@@ -295,11 +327,14 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 				continue
 			}
 			if sec == secAttempted && c.group != lastGroup {
-				b.WriteString(attemptHeading(p.Attempted[c.group]))
+				write(attemptHeading(p.Attempted[c.group]))
 				lastGroup = c.group
 			}
-			b.WriteString(c.line)
-			b.WriteByte('\n')
+			start := b.Len()
+			for _, part := range c.parts {
+				b.WriteString(part)
+			}
+			sc.add(b.String()[start:], c.count)
 			for _, r := range c.revs {
 				if r > 0 {
 					revs[r] = true
@@ -308,14 +343,14 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		}
 	}
 	if len(revs) > 0 {
-		b.WriteString("\nRevision times:\n")
+		write("\nRevision times:\n")
 		keys := make([]lmdbstore.Revision, 0, len(revs))
 		for r := range revs {
 			keys = append(keys, r)
 		}
 		slices.SortFunc(keys, func(x, y lmdbstore.Revision) int { return int(y - x) })
 		for _, r := range keys {
-			b.WriteString(p.timeEntry(r))
+			write(p.timeEntry(r))
 		}
 	}
 	omitted := func(sec int) int {
@@ -327,8 +362,50 @@ func (p *Pack) render(cands []candidate, per [numSections][]int) string {
 		}
 		return n
 	}
-	b.WriteString(p.footer(omitted))
-	return b.String()
+	write(p.footer(omitted))
+	return b.String(), sc.total()
+}
+
+// segmentCount adds up the o200k count of a document written a segment at
+// a time: where the split rules put a piece boundary between two segments
+// (bpe.Separate: a line and the next one) their counts add up, so a
+// segment whose count is known (a line the budget counted) costs nothing;
+// where they do not (a line, then a blank line and a heading), the
+// segments are counted together.
+type segmentCount struct {
+	enc   *bpe.Encoding
+	sum   int
+	run   []string // segments not yet counted, none apart from the next
+	known int      // the count of run when it is one segment whose count is known, else -1
+}
+
+// add appends segment s, whose count is n (-1: not known).
+func (c *segmentCount) add(s string, n int) {
+	if s == "" {
+		return
+	}
+	if len(c.run) > 0 && !c.enc.Separate(c.run[len(c.run)-1], s) {
+		c.run, c.known = append(c.run, s), -1
+		return
+	}
+	c.flush()
+	c.run, c.known = append(c.run, s), n
+}
+
+func (c *segmentCount) flush() {
+	switch {
+	case len(c.run) == 0:
+	case c.known >= 0:
+		c.sum += c.known
+	default:
+		c.sum += c.enc.Count(strings.Join(c.run, ""))
+	}
+	c.run, c.known = c.run[:0], -1
+}
+
+func (c *segmentCount) total() int {
+	c.flush()
+	return c.sum
 }
 
 func (p *Pack) timeEntry(r lmdbstore.Revision) string {
@@ -505,7 +582,10 @@ func policyLine(p Policy) string {
 	return b.String()
 }
 
-func neighbourLine(n Neighbour) string {
+// neighbourLine is a related item's line and its newline, in three parts
+// that budgeting counts apart (bpe.Separate): the head (key, path, lines)
+// and the provenance repeat from pack to pack, the score does not.
+func neighbourLine(n Neighbour) [3]string {
 	var b strings.Builder
 	b.WriteString("- " + cut(n.Key, 200))
 	if n.Kind == "symbol" && n.Path != "" {
@@ -514,9 +594,7 @@ func neighbourLine(n Neighbour) string {
 			fmt.Fprintf(&b, ":%d-%d", n.LineStart, n.LineEnd)
 		}
 	}
-	b.WriteString(" · " + strconv.FormatFloat(n.Score, 'g', 3, 64))
-	b.WriteString(provText(n.Prov))
-	return b.String()
+	return [3]string{b.String(), " · " + strconv.FormatFloat(n.Score, 'g', 3, 64), provText(n.Prov) + "\n"}
 }
 
 // changeLine prints one change; withRev false leaves the revision to the

@@ -10,6 +10,9 @@
 //     scratch (epoch-stamped arrays, queues, heaps) comes from a sync.Pool, so
 //     a query costs in proportion to the nodes and edges it touches, not to
 //     the size of the graph (PageRank, which is global, is the exception).
+//     A query may do independent parts of its work on a second goroutine
+//     (the related profile's lexical similarity beside its walk); it waits
+//     for them before it returns, and each writes only its own buffers.
 //   - Every node index read from the graph is checked against NumNodes before
 //     it is used; an out-of-range index or any error from the reader comes
 //     back as an error (the reader's typed corruption error where it has one,

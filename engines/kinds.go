@@ -53,3 +53,10 @@ func (e *Engine) isKind(ks *kindSet, kind string, v uint32) (bool, error) {
 	}
 	return ks.match[w]&b != 0, nil
 }
+
+// surelyNot reports whether node v is known not to be of ks's kind (its
+// type was read and differs), without reading anything else.
+func (ks *kindSet) surelyNot(v uint32) bool {
+	w, b := v/64, uint64(1)<<(v%64)
+	return int(w) < len(ks.match) && (ks.match[w]|ks.bad[w])&b == 0
+}

@@ -215,6 +215,11 @@ func (l *Lexicon) Len() int {
 // vector to the seeds' (Σ seed score × seed vector): best first, ties by
 // node index; only nodes with a similarity > 0, the seeds left out.
 func (l *Lexicon) Similar(seeds []Seed) []Scored {
+	return l.similarTo(seeds, nil)
+}
+
+// similarTo is Similar appending to dst[:0] (a caller's reused buffer).
+func (l *Lexicon) similarTo(seeds []Seed, dst []Scored) []Scored {
 	if l.Len() == 0 {
 		return nil
 	}
@@ -244,7 +249,7 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 			}
 		}
 	}
-	out := make([]Scored, 0, len(touched))
+	out := slices.Grow(dst[:0], len(touched))
 	for _, v := range touched {
 		s := acc[v]
 		acc[v] = 0

@@ -126,6 +126,14 @@ type relatedRun struct {
 	weight [2][]float64
 	accGen uint32
 	fb     *feedbackRun // nil: no feedback overlay
+	// lexical is the seeds' lexical similarity (Lexicon.Similar, into the
+	// scratch's sims), computed beside the walk when a files-only view
+	// fuses it: wait returns once it is there.
+	lexical struct {
+		sims []Scored
+		err  error
+		wait func()
+	}
 }
 
 // Related runs the related profile of activation from seeds: a walk that
@@ -185,13 +193,31 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 			r.weight[1][rel] = w.Out
 		}
 	}
+	if p.Lexical && slices.Contains(kinds, "file") {
+		// The lexical similarity the files-only view fuses depends on the
+		// seeds alone: it is computed on another goroutine while the walk
+		// spreads (it writes only into the buffer it is given, and is
+		// waited for before the scratch goes back).
+		lx := &r.lexical
+		done := make(chan struct{})
+		buf := s.sims
+		go func() {
+			defer close(done)
+			var lex *Lexicon
+			if lex, lx.err = e.Lexicon(); lx.err == nil {
+				lx.sims = lex.similarTo(seeds, buf)
+			}
+		}()
+		lx.wait = func() { <-done }
+		defer lx.wait()
+	}
 	if err := r.spread(seeds); err != nil {
 		return nil, err
 	}
 	views := make([][]Scored, len(kinds))
 	for i, kind := range kinds {
 		r.p.Kind = kind
-		if views[i], err = r.view(seeds, hist); err != nil {
+		if views[i], err = r.view(hist); err != nil {
 			return nil, err
 		}
 	}
@@ -199,22 +225,33 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 }
 
 // view ranks the walk's result for r.p.Kind, fused with lexical
-// similarity when the kind is "file" and p.Lexical is set.
-func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
+// similarity (r.lexical) when the kind is "file" and p.Lexical is set.
+func (r *relatedRun) view(hist *History) ([]Scored, error) {
 	if r.p.Lexical && r.p.Kind == "file" {
-		lex, err := r.e.Lexicon()
-		if err != nil {
-			return nil, err
+		r.lexical.wait()
+		if r.lexical.err != nil {
+			return nil, r.lexical.err
 		}
-		if sims := lex.Similar(seeds); len(sims) > 0 {
-			act, err := r.rank(hist, 0) // the whole activation list: TopK applies after the fusion
+		// Both lists are the scratch's: only the fused one is returned.
+		if sims := r.lexical.sims; len(sims) > 0 {
+			r.s.sims = sims
+			act, err := r.rank(hist, 0, r.s.ranked) // the whole activation list: TopK applies after the fusion
 			if err != nil {
 				return nil, err
 			}
+			r.s.ranked = act
 			return r.fuse(act, sims)
 		}
 	}
-	return r.rank(hist, r.p.TopK)
+	return r.rank(hist, r.p.TopK, nil)
+}
+
+// fusedCand is a node of the lexical fusion (fuse).
+type fusedCand struct {
+	node    uint32
+	score   float64
+	actRank int // 0: not activated
+	lexRank int // 0: no similarity
 }
 
 // fuse merges act (the activation ranking, filtered to Kind) with sims
@@ -225,17 +262,13 @@ func (r *relatedRun) view(seeds []Seed, hist *History) ([]Scored, error) {
 // index; TopK applies last.
 func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 	k := r.p.LexicalK
-	type fused struct {
-		node    uint32
-		score   float64
-		actRank int // 0: not activated
-		lexRank int // 0: no similarity
-	}
+	type fused = fusedCand
 	// at: a node's index in all, in the scratch's i1 under one generation.
 	at := &r.s.i1
 	at.need(r.s.n)
 	gen := r.s.nextGen()
-	all := make([]fused, 0, len(act)+len(sims))
+	all := slices.Grow(r.s.fused[:0], len(act)+len(sims))
+	defer func() { r.s.fused = all[:0] }()
 	for i, s := range act {
 		at.set(s.Node, gen, int32(len(all)))
 		all = append(all, fused{node: s.Node, score: 1 / (k + float64(i+1)), actRank: i + 1})
@@ -434,8 +467,8 @@ type rankCand struct {
 // rank keeps the activated nodes of the kind asked, scores them (A × (1 +
 // τ × recency)), orders them (score, then recency rank, then PageRank,
 // then node index), and applies the per-container cap and the top-K cut
-// (topK <= 0: all).
-func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
+// (topK <= 0: all), appending to dst[:0].
+func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, error) {
 	s := r.s
 	var pr []float64
 	if r.e.info != nil {
@@ -451,6 +484,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	cands := s.cands[:0] // the scratch's, kept for the next ranking
 	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
+		if ks != nil && ks.surelyNot(v) {
+			continue // before reading A: most activated nodes are of other kinds
+		}
 		a := s.f1.e[v].v * r.fb.factor(v)
 		if !(a > 0) {
 			continue
@@ -513,7 +549,7 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 	next := func() func() (rankCand, bool) {
 		if topK <= 0 {
 			fill(cands)
-			slices.SortFunc(cands, cmp)
+			s.candsTmp = sortRankCands(cands, s.candsTmp, cmp)
 			i := 0
 			return func() (rankCand, bool) {
 				if i == len(cands) {
@@ -586,8 +622,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 			return top, true
 		}
 	}()
-	out := make([]Scored, 0, min(len(cands), max(topK, 0)))
-	kept := map[uint32]int{} // container → leaves listed
+	out := slices.Grow(dst[:0], min(len(cands), max(topK, 0)))
+	s.i1.need(s.n)
+	kept := s.nextGen() // leaves listed per container, in i1 (underCap)
 	for c, ok := next(); ok; c, ok = next() {
 		if topK > 0 && len(out) == topK {
 			break
@@ -609,8 +646,9 @@ func (r *relatedRun) rank(hist *History, topK int) ([]Scored, error) {
 // underCap reports whether leaf v may be listed: v is not a leaf (it has a
 // structure out-edge), or has no container, or one of its containers has
 // listed fewer than PerContainer leaves. It counts v against every
-// container when it is listed.
-func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
+// container when it is listed. The leaves listed per container are
+// counted in the scratch's i1 under generation gen.
+func (r *relatedRun) underCap(v uint32, gen uint32) (bool, error) {
 	leaf, err := r.e.isLeaf(v)
 	if err != nil || !leaf {
 		return !leaf, err
@@ -619,7 +657,8 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var containers []uint32
+	containers := r.s.containers[:0]
+	defer func() { r.s.containers = containers[:0] }()
 	for i, u := range ins {
 		if r.e.relRole[inRels[i]] == roles.Structure && !slices.Contains(containers, u) {
 			containers = append(containers, u)
@@ -628,15 +667,17 @@ func (r *relatedRun) underCap(v uint32, kept map[uint32]int) (bool, error) {
 	if len(containers) == 0 {
 		return true, nil
 	}
+	kept := &r.s.i1
 	room := false
 	for _, u := range containers {
-		if kept[u] < r.p.PerContainer {
+		if n, _ := kept.get(u, gen); int(n) < r.p.PerContainer {
 			room = true
 		}
 	}
 	if room {
 		for _, u := range containers {
-			kept[u]++
+			n, _ := kept.get(u, gen)
+			kept.set(u, gen, n+1)
 		}
 	}
 	return room, nil

@@ -19,16 +19,21 @@ type scratch struct {
 	act        []actEntry // activation only
 
 	// Reused lists.
-	touched  []uint32
-	frontier []uint32
-	nextList []uint32
-	fired    []uint32
-	bits     []uint64 // sortNodes' bitmap: all zero between calls
-	scores   []float64
-	cands    []rankCand // related ranking's candidates
-	arrivals []arrival
-	labels   []label
-	pulses   []pulse
+	touched    []uint32
+	frontier   []uint32
+	nextList   []uint32
+	fired      []uint32
+	bits       []uint64 // sortNodes' bitmap: all zero between calls
+	scores     []float64
+	cands      []rankCand // related ranking's candidates
+	candsTmp   []rankCand // sortRankCands' buffer
+	containers []uint32   // related ranking: a leaf's containers (underCap)
+	ranked     []Scored   // related: the activation ranking fused with lexical similarity
+	sims       []Scored   // related: the lexical similarity fused with it
+	fused      []fusedCand
+	arrivals   []arrival
+	labels     []label
+	pulses     []pulse
 }
 
 // stampedFloats is a per-node float64 array whose entries are valid only
@@ -174,8 +179,11 @@ func (e *Engine) putScratch(s *scratch) {
 	if cap(s.touched) > keep {
 		s.touched = nil
 	}
-	if cap(s.cands) > keep {
-		s.cands = nil
+	if cap(s.cands) > keep || cap(s.candsTmp) > keep {
+		s.cands, s.candsTmp = nil, nil
+	}
+	if cap(s.ranked) > keep || cap(s.sims) > keep || cap(s.fused) > keep {
+		s.ranked, s.sims, s.fused = nil, nil, nil
 	}
 	if e.kept.CompareAndSwap(nil, s) {
 		return

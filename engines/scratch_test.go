@@ -103,19 +103,7 @@ func TestSortByScore(t *testing.T) {
 		xs := make([]Scored, n)
 		for i := range xs {
 			xs[i].Node = uint32(rng.IntN(1 << 20))
-			switch trial % 4 {
-			case 0:
-				xs[i].Score = rng.Float64() + 1e-300
-			case 1:
-				xs[i].Score = float64(1 + rng.IntN(3)) // ties: the node decides
-			case 2:
-				xs[i].Score = math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
-			case 3:
-				xs[i].Score = rng.Float64() + 1e-300
-				if rng.IntN(50) == 0 {
-					xs[i].Score = math.Inf(1)
-				}
-			}
+			xs[i].Score = testScore(rng, trial%4) // 1: ties, the node decides
 		}
 		want := slices.Clone(xs)
 		slices.SortFunc(want, func(a, b Scored) int {
@@ -129,4 +117,61 @@ func TestSortByScore(t *testing.T) {
 			t.Fatalf("trial %d (%d scores): ordered differently", trial, n)
 		}
 	}
+}
+
+// TestSortRankCands: sortRankCands orders related candidates as
+// slices.SortFunc with ranking's comparison (score descending, then
+// recency rank, PageRank descending, node), on short and long lists, with
+// scores tied in runs (the later keys decide), +Inf, scores spanning many
+// magnitudes, and a list holding a zero score (sorted without the radix).
+func TestSortRankCands(t *testing.T) {
+	order := func(a, b rankCand) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.recent, b.recent); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.pr, a.pr); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Node, b.Node)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var tmp []rankCand
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(4000)
+		xs := make([]rankCand, n)
+		for i := range xs {
+			xs[i].Node = uint32(rng.IntN(1 << 20))
+			xs[i].recent = int32(rng.IntN(5))
+			xs[i].pr = float64(rng.IntN(3)) / 7
+			xs[i].Score = testScore(rng, trial%5) // 1: ties, the later keys decide
+		}
+		want := slices.Clone(xs)
+		slices.SortFunc(want, order)
+		tmp = sortRankCands(xs, tmp, order)
+		if !slices.Equal(xs, want) {
+			t.Fatalf("trial %d (%d candidates): ordered differently", trial, n)
+		}
+	}
+}
+
+// testScore is a score of one of the sorting tests' kinds: 0 uniform, 1
+// few values (ties), 2 spanning many magnitudes, 3 uniform with some +Inf,
+// 4 few values with zero among them.
+func testScore(rng *rand.Rand, kind int) float64 {
+	switch kind {
+	case 1:
+		return float64(1 + rng.IntN(3))
+	case 2:
+		return math.Ldexp(1+rng.Float64(), rng.IntN(2000)-1000)
+	case 3:
+		if rng.IntN(50) == 0 {
+			return math.Inf(1)
+		}
+	case 4:
+		return float64(rng.IntN(4))
+	}
+	return rng.Float64() + 1e-300
 }

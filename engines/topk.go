@@ -116,3 +116,60 @@ func sortByScore(xs, tmp []Scored) []Scored {
 	}
 	return tmp
 }
+
+// sortRankCands orders cs as slices.SortFunc with cmp would, where cmp
+// orders by score, highest first, before anything else: a long list of
+// positive scores (+Inf included, no NaN) is radix-sorted on the scores'
+// bits (stable, as sortByScore), then each run of equal scores is sorted
+// with cmp. tmp is reused scratch, returned grown.
+func sortRankCands(cs, tmp []rankCand, cmp func(a, b rankCand) int) []rankCand {
+	const minRadix = 256
+	positive := len(cs) >= minRadix
+	for i := 0; positive && i < len(cs); i++ {
+		positive = cs[i].Score > 0
+	}
+	if !positive {
+		slices.SortFunc(cs, cmp)
+		return tmp
+	}
+	if cap(tmp) < len(cs) {
+		tmp = make([]rankCand, len(cs))
+	}
+	tmp = tmp[:len(cs)]
+	src, dst := cs, tmp
+	for shift := uint(0); shift < 64; shift += 8 {
+		key := func(c *rankCand) byte { return byte(^math.Float64bits(c.Score) >> shift) }
+		var count [256]int
+		for i := range src {
+			count[key(&src[i])]++
+		}
+		if count[key(&src[0])] == len(src) {
+			continue // one value everywhere: the order stays
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for i := range src {
+			d := key(&src[i])
+			dst[count[d]] = src[i]
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &cs[0] {
+		copy(cs, src)
+	}
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && cs[j].Score == cs[i].Score {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(cs[i:j], cmp)
+		}
+		i = j
+	}
+	return tmp
+}

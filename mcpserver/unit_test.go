@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestReadLine(t *testing.T) {
@@ -223,6 +224,54 @@ func TestRestoreID(t *testing.T) {
 			}
 			if resp.Error != nil && !strings.Contains(string(m["error"]), `"code":-32602`) {
 				t.Errorf("%s: error changed", got)
+			}
+		}
+	}
+}
+
+// TestResultLine: a result as the SDK encodes it (NewResponse: an encoder
+// that does not escape HTML, its newline trimmed) goes out around the
+// client's id byte for byte as EncodeMessage and restoreID write it: tool
+// results with HTML characters, line and paragraph separators, escapes and
+// non-ASCII text in their text and structured content, plain values, for
+// ids of every shape.
+func TestResultLine(t *testing.T) {
+	syn := "memctl-7"
+	id, err := jsonrpc.MakeID(syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdkEncode := func(v any) json.RawMessage { // the SDK's jsonMarshal
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		return bytes.TrimRight(buf.Bytes(), "\n")
+	}
+	texts := []string{"", "plain", `a <b> & "c" \ d`, "line\u2028sep\u2029", "tab\tnl\n\x01", "中文 é 😀", `{"k":[1, 2]}`}
+	var results []json.RawMessage
+	for _, text := range texts {
+		sc, _ := json.Marshal(map[string]any{"markdown": text, "n": []any{1, 2.5, nil, true}, "nested": map[string]string{"t": text}})
+		results = append(results,
+			sdkEncode(&mcp.CallToolResult{StructuredContent: json.RawMessage(sc), Content: []mcp.Content{&mcp.TextContent{Text: text}}}),
+			sdkEncode(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}),
+			sdkEncode(map[string]string{"s": text}))
+	}
+	results = append(results, sdkEncode(42), sdkEncode([]int{}), sdkEncode("x"))
+	for _, result := range results {
+		b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range []string{`7`, `9223372036854775807`, `1.5`, `"x\"y"`, `"memctl-7"`, `null`} {
+			want, err := restoreID(b, syn, json.RawMessage(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultLine(json.RawMessage(raw), result); !bytes.Equal(got, want) {
+				t.Fatalf("id %s:\n got  %s\n want %s", raw, got, want)
 			}
 		}
 	}

@@ -121,11 +121,32 @@ type payloadFacts struct {
 	sumsMode, pkg          string
 }
 
-// factsOf decodes payload p (of a node, when ok) as coverage reads it.
+// factsOf decodes payload p (of a node, when ok) as coverage reads it:
+// where the node is (as far as the payload gives it), and its sums when
+// the payload decodes into their shape. One decode serves both when it
+// meets no error (a file's payload on the Go standard library carries its
+// lexical terms: each decode scans them); otherwise each is decoded apart,
+// so that an ill-typed field of one does not cost the other.
 func factsOf(p []byte, ok bool) payloadFacts {
 	if !ok {
 		return payloadFacts{}
 	}
+	var both struct {
+		Path       string `json:"path"`
+		ImportPath string `json:"import_path"`
+		Mode       string `json:"mode"`
+		Unresolved int    `json:"unresolved"`
+		Package    string `json:"package"`
+	}
+	if json.Unmarshal(p, &both) == nil {
+		return payloadFacts{ok: true, path: both.Path, importPath: both.ImportPath, mode: both.Mode,
+			sums: true, unresolved: both.Unresolved, sumsMode: both.Mode, pkg: both.Package}
+	}
+	return factsApart(p)
+}
+
+// factsApart is factsOf decoding the place and the sums apart.
+func factsApart(p []byte) payloadFacts {
 	var where struct {
 		Path       string `json:"path"`
 		ImportPath string `json:"import_path"`

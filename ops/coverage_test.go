@@ -3,7 +3,9 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,4 +108,37 @@ func TestStoreCoverageMemo(t *testing.T) {
 	check(lmdbstore.At{}, 7)
 	check(lmdbstore.AtRevision(1), 2)
 	check(lmdbstore.At{}, 7)
+}
+
+// TestFactsOfOneDecode: factsOf, which decodes a payload once when it can,
+// reads what decoding the place and the sums apart reads (factsApart, the
+// way it was written first), on payloads of every shape:
+// the ingest's, fields of the wrong type in either part, nulls, duplicate
+// members, bad JSON, and random mixtures of those members.
+func TestFactsOfOneDecode(t *testing.T) {
+	payloads := []string{
+		`{"path":"net/http/server.go","unresolved":3,"mode":"types","package":"net/http","terms":{"serve":4}}`,
+		`{"import_path":"net/http","mode":"syntax"}`,
+		`{"path":7,"unresolved":2}`, `{"path":"a.go","unresolved":"2"}`, `{"mode":1,"package":"p"}`,
+		`{"path":null,"unresolved":null}`, `{"path":"a","path":"b","unresolved":1,"unresolved":2}`,
+		`{"path":"a.go",`, `[]`, `"x"`, `{}`, `{"package":["p"],"import_path":"q"}`, `{"unresolved":1.5,"path":"x"}`,
+	}
+	members := []string{`"path":"p.go"`, `"path":3`, `"import_path":"ip"`, `"import_path":{}`, `"mode":"m"`, `"mode":false`,
+		`"unresolved":4`, `"unresolved":"4"`, `"unresolved":-1`, `"package":"pk"`, `"package":9`, `"terms":{"a":1}`, `"x":[1,2]`}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 2000 {
+		var ms []string
+		for range rng.IntN(6) {
+			ms = append(ms, members[rng.IntN(len(members))])
+		}
+		payloads = append(payloads, "{"+strings.Join(ms, ",")+"}")
+	}
+	for _, p := range payloads {
+		if got, want := factsOf([]byte(p), true), factsApart([]byte(p)); got != want {
+			t.Fatalf("factsOf(%s) = %+v, want %+v", p, got, want)
+		}
+	}
+	if factsOf([]byte(`{"path":"a"}`), false) != (payloadFacts{}) {
+		t.Error("factsOf of no payload is not empty")
+	}
 }
