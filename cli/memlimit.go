@@ -35,7 +35,8 @@ type memGovernor struct {
 	floor   int64
 	grow    float64
 	prev    int64
-	prevPct int // GOGC before, when the governor turned it off; 0 if it did not
+	gcOff   bool // GOGC's pacing turned off while the governor runs
+	prevPct int  // GOGC before, when gcOff
 	mu      sync.Mutex
 	stopped bool
 	sample  []metrics.Sample
@@ -57,7 +58,7 @@ func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
 // below floor, the default pacing above it. Same rules as
 // startMemGovernor.
 func startHeapFloor(getenv func(string) string, floor int64) (stop func()) {
-	return startGovernor(getenv, &memGovernor{floor: floor, grow: 2, prevPct: -1})
+	return startGovernor(getenv, &memGovernor{floor: floor, grow: 2, gcOff: true})
 }
 
 func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
@@ -65,7 +66,7 @@ func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 		return func() {}
 	}
 	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	if g.prevPct != 0 {
+	if g.gcOff {
 		g.prevPct = debug.SetGCPercent(-1)
 	}
 	g.prev = debug.SetMemoryLimit(g.floor)
@@ -75,7 +76,7 @@ func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 		defer g.mu.Unlock()
 		g.stopped = true
 		debug.SetMemoryLimit(g.prev)
-		if g.prevPct != 0 {
+		if g.gcOff {
 			debug.SetGCPercent(g.prevPct)
 		}
 	}

@@ -48,18 +48,10 @@ func (o Options) diskCache() (Options, func(codetree.Summary)) {
 		}
 		return o, nothing
 	}
-	loaded := make(chan *codetree.Cache, 1)
-	go func() {
+	o.loadCache = later(func() *codetree.Cache {
 		c, _ := loadCacheFile(path) // unusable: an empty cache, as in a new process
-		loaded <- c
-	}()
-	var c *codetree.Cache
-	o.loadCache = func() *codetree.Cache {
-		if c == nil {
-			c = <-loaded
-		}
 		return c
-	}
+	})
 	return o, func(sum codetree.Summary) {
 		c := o.loadCache()
 		if o.cacheFileUsed != nil {

@@ -63,12 +63,11 @@ func oneShotGit(cache func() *codetree.Cache, abs, key string, entries []entry, 
 			ok  bool
 			err error
 		}
-		ch := make(chan read, 1)
-		go func() {
+		status := later(func() read {
 			gs, ok, err := ingest.ReadGitStatus(abs)
-			ch <- read{gs, ok, err}
-		}()
-		ahead = func() (ingest.GitStatus, bool, error) { r := <-ch; return r.gs, r.ok, r.err }
+			return read{gs, ok, err}
+		})
+		ahead = func() (ingest.GitStatus, bool, error) { r := status(); return r.gs, r.ok, r.err }
 	}
 	return func(dir string) (ingest.GitState, bool, error) {
 		c := cache()

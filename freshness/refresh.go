@@ -97,9 +97,9 @@ type Result struct {
 	// wrote.
 	Summary *codetree.Summary `json:"ingest,omitempty"`
 	Stats   ingest.WriteStats `json:"-"`
-	// saved is closed once the refresh cache file is saved, when
-	// Options.SaveLater left that to a goroutine (nil otherwise).
-	saved chan struct{}
+	// saved waits for the refresh cache file's save when
+	// Options.SaveLater left it to a goroutine (nil otherwise).
+	saved func() struct{}
 }
 
 // Wait returns once what the refresh left running is done: the refresh
@@ -108,7 +108,7 @@ type Result struct {
 // without it.
 func (r Result) Wait() {
 	if r.saved != nil {
-		<-r.saved
+		r.saved()
 	}
 }
 
@@ -163,11 +163,8 @@ func Refresh(s *lmdbstore.Store, dir string, o Options) (Result, error) {
 	res, err := refreshFull(s, abs, o, st)
 	if err == nil && res.Summary != nil {
 		if o.SaveLater {
-			res.saved = make(chan struct{})
-			go func(sum codetree.Summary, done chan struct{}) {
-				defer close(done)
-				save(sum)
-			}(*res.Summary, res.saved)
+			sum := *res.Summary
+			res.saved = later(func() struct{} { save(sum); return struct{}{} })
 		} else {
 			save(*res.Summary)
 		}

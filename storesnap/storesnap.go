@@ -68,18 +68,9 @@ type Window struct {
 	ValidAt, ValidUntil time.Time
 }
 
-// ExportFileWindow is ExportFiltered returning the export's Window.
-func ExportFileWindow(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (Window, error) {
-	sg, w, err := ExportFileStaged(s, path, at, f, opts)
-	if err != nil {
-		return w, err
-	}
-	return w, sg.Commit()
-}
-
-// ExportFileStaged is ExportFileWindow up to the sync
-// (snapshot.WriteFileStaged): the caller can map the temporary file at
-// once and Commit (or Abort) it meanwhile.
+// ExportFileStaged is ExportFiltered up to the sync
+// (snapshot.WriteFileStaged), returning the export's Window: the caller
+// can map the temporary file at once and Commit (or Abort) it meanwhile.
 func ExportFileStaged(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (*snapshot.Staged, Window, error) {
 	sg, _, w, err := exportFile(s, path, at, f, opts)
 	return sg, w, err
