@@ -25,9 +25,10 @@ const NoCacheFile = "-"
 // diskCache gives a refresh without a process cache the cache file's
 // codetree cache and returns what saves it once the ingest succeeded. The
 // file is read on its own goroutine while the refresh walks the tree
-// (refreshFull takes it through o.loadCache just before the ingest). A process cache that holds no parse yet (a long-lived
-// process's first refresh that reads files) starts from the file instead
-// of parsing everything; a process cache is not written to the file. With
+// (refreshFull takes it through o.loadCache just before the ingest). A
+// process cache that holds no parse yet (a long-lived process's first
+// refresh that reads files) starts from the file instead of parsing
+// everything; a process cache is not written to the file. With
 // NoCacheFile it does nothing. (An explicit ingest, Ingest, uses none:
 // it compares everything with the store and reports the languages it
 // found unchanged.)
