@@ -2,7 +2,6 @@ package terms
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,14 +13,9 @@ import (
 // with it, so a query word and a document word meet exactly when their
 // tokens are equal.
 func Tokens(dst []string, text string) []string {
-	start := -1 // byte offset of the current run of letters
-	prevUpper := false
-	emit := func(lo, hi int) {
-		if hi-lo < 2 {
-			return
-		}
+	eachWord(text, func(lo, hi int, ascii bool) {
 		w := text[lo:hi]
-		if utf8.RuneCountInString(w) < 2 {
+		if len(w) < 2 || !ascii && utf8.RuneCountInString(w) < 2 {
 			return
 		}
 		w = strings.ToLower(w)
@@ -29,28 +23,7 @@ func Tokens(dst []string, text string) []string {
 			return
 		}
 		dst = append(dst, Stem(w))
-	}
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		letter := r != utf8.RuneError && unicode.IsLetter(r)
-		switch {
-		case !letter:
-			if start >= 0 {
-				emit(start, i)
-				start = -1
-			}
-		case start < 0:
-			start = i
-		case unicode.IsUpper(r) && !prevUpper:
-			emit(start, i)
-			start = i
-		}
-		prevUpper = letter && unicode.IsUpper(r)
-		i += n
-	}
-	if start >= 0 {
-		emit(start, len(text))
-	}
+	})
 	return dst
 }
 

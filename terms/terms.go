@@ -10,10 +10,9 @@
 package terms
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,51 +27,65 @@ const MaxFileTerms = 128
 // MaxFileTerms most frequent are kept (ties: the smaller term). Nil for a
 // text without such terms. Invalid UTF-8 bytes separate words.
 func FileTerms(src []byte) map[string]int {
-	counts := map[string]int{}
-	var word []rune
-	flush := func() {
-		start := 0
-		for i := 1; i <= len(word); i++ {
-			if i == len(word) || (unicode.IsUpper(word[i]) && !unicode.IsUpper(word[i-1])) {
-				if i-start >= 3 {
-					counts[strings.ToLower(string(word[start:i]))]++
-				}
-				start = i
+	idx := map[string]int{} // term → index into terms and counts
+	var terms []string
+	var counts []int
+	var low []byte
+	eachWord(src, func(lo, hi int, ascii bool) {
+		w := src[lo:hi]
+		if ascii {
+			if len(w) < 3 {
+				return
 			}
+			low = low[:0]
+			for _, c := range w {
+				low = append(low, c|0x20) // w holds ASCII letters only
+			}
+		} else {
+			if utf8.RuneCount(w) < 3 {
+				return
+			}
+			low = append(low[:0], bytes.ToLower(w)...)
 		}
-		word = word[:0]
-	}
-	for len(src) > 0 {
-		r, n := utf8.DecodeRune(src)
-		src = src[n:]
-		if r != utf8.RuneError && unicode.IsLetter(r) {
-			word = append(word, r)
-			continue
+		if i, ok := idx[string(low)]; ok { // no allocation to look up
+			counts[i]++
+			return
 		}
-		flush()
-	}
-	flush()
-	if len(counts) == 0 {
+		t := string(low)
+		idx[t] = len(terms)
+		terms = append(terms, t)
+		counts = append(counts, 1)
+	})
+	if len(terms) == 0 {
 		return nil
 	}
-	if len(counts) > MaxFileTerms {
-		type tc struct {
-			t string
-			c int
+	keep := make([]int, 0, min(len(terms), MaxFileTerms))
+	if len(terms) <= MaxFileTerms {
+		for i := range terms {
+			keep = append(keep, i)
 		}
-		all := make([]tc, 0, len(counts))
-		for t, c := range counts {
-			all = append(all, tc{t, c})
-		}
-		slices.SortFunc(all, func(a, b tc) int {
-			if a.c != b.c {
-				return cmp.Compare(b.c, a.c)
+	} else {
+		// The MaxFileTerms most frequent: every term counted more often
+		// than the count at that rank, then the smallest of those that tie
+		// with it.
+		byCount := slices.Clone(counts)
+		slices.SortFunc(byCount, func(a, b int) int { return cmp.Compare(b, a) })
+		edge := byCount[MaxFileTerms-1]
+		var ties []int
+		for i, c := range counts {
+			switch {
+			case c > edge:
+				keep = append(keep, i)
+			case c == edge:
+				ties = append(ties, i)
 			}
-			return cmp.Compare(a.t, b.t)
-		})
-		for _, x := range all[MaxFileTerms:] {
-			delete(counts, x.t)
 		}
+		slices.SortFunc(ties, func(a, b int) int { return cmp.Compare(terms[a], terms[b]) })
+		keep = append(keep, ties[:MaxFileTerms-len(keep)]...)
 	}
-	return counts
+	out := make(map[string]int, len(keep))
+	for _, i := range keep {
+		out[terms[i]] = counts[i]
+	}
+	return out
 }
