@@ -173,7 +173,7 @@ func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
 // on another goroutine (p.pending); whatever looks at the file next waits
 // for them first (awaitFile).
 func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	sg, w, err := storesnap.ExportFileStaged(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+	sg, w, err := storesnap.ExportFileStaged(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions(), sl.base())
 	if err != nil {
 		return nil, err
 	}

@@ -266,7 +266,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 		}
 	}
 	if s == nil {
-		if s, err = p.exportMemory(k, view, now); err != nil {
+		if s, err = p.exportMemory(k, sl, view, now); err != nil {
 			return nil, false, err
 		}
 	}
@@ -283,8 +283,8 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 	return s, true, nil
 }
 
-func (p *Provider) exportMemory(k Kind, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	m, err := storesnap.ExportInMemory(p.store, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+func (p *Provider) exportMemory(k Kind, sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
+	m, err := storesnap.ExportInMemoryFrom(p.store, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions(), sl.base())
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +298,24 @@ func (p *Provider) exportMemory(k Kind, view lmdbstore.Revision, now time.Time) 
 	}
 	s.validAt, s.until = m.ValidAt, m.ValidUntil
 	return s, nil
+}
+
+// base is the export a new one of this kind starts from
+// (storesnap.Base): the latest view's snapshot, when the valid-at window
+// of its content is known; nil otherwise. Every snapshot here is a plain
+// export (nothing included) at its own valid-at time; storesnap checks
+// the rest.
+func (sl *slots) base() *storesnap.Base {
+	s := sl.cur
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.validAt.IsZero() {
+		return nil
+	}
+	return &storesnap.Base{File: s.Graph.File(), ValidAt: s.validAt, ValidUntil: s.until}
 }
 
 // replace installs s in slot, retiring what was there.
