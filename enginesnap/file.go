@@ -199,6 +199,9 @@ func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time)
 		return nil, err
 	}
 	s.validAt, s.until = w.ValidAt, w.ValidUntil
+	if w.FromBase {
+		sl.fromBase.Add(1)
+	}
 	sl.file.mod = fi.ModTime() // the rename keeps it
 	if p.later {
 		done := make(chan error, 1)

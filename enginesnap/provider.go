@@ -112,6 +112,7 @@ type slots struct {
 	cur, past *Snap
 	file      fileState
 	builds    atomic.Int64
+	fromBase  atomic.Int64 // exports that started from the previous one
 }
 
 // Provider keeps the engine snapshots of one store. Safe for concurrent
@@ -144,6 +145,11 @@ func New(s *lmdbstore.Store, opts Options) *Provider {
 
 // Builds is how many snapshots of kind k this provider exported.
 func (p *Provider) Builds(k Kind) int { return int(p.kinds[k].builds.Load()) }
+
+// FromBase is how many of those exports started from the snapshot they
+// replaced (storesnap.Base: its nodes reused where the log shows them
+// unchanged).
+func (p *Provider) FromBase(k Kind) int { return int(p.kinds[k].fromBase.Load()) }
 
 // Close drops the provider's references (calls holding a snapshot finish
 // on it first), once the file an export is putting in place is there.
@@ -297,6 +303,9 @@ func (p *Provider) exportMemory(k Kind, sl *slots, view lmdbstore.Revision, now 
 		return nil, err
 	}
 	s.validAt, s.until = m.ValidAt, m.ValidUntil
+	if m.FromBase {
+		sl.fromBase.Add(1)
+	}
 	return s, nil
 }
 
