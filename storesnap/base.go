@@ -37,6 +37,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memctl/memctl/engines"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
@@ -239,4 +240,31 @@ func baseNode(f *snapshot.File, i uint32, row snapshot.NodeRow) (node, error) {
 		n.Valid.Until = time.Unix(0, row.ValidUntil)
 	}
 	return node{Node: n, stored: stored}, nil
+}
+
+// textBase is the base's text index with, for each node of f (the
+// export's finished core file), the base's document when the node was
+// taken from the base (engines.TextIndexBase); nil without a base or when
+// the base has no text index.
+func (st *State) textBase(f *snapshot.File) *engines.TextIndexBase {
+	b := st.base
+	if b == nil {
+		return nil
+	}
+	x, ok := b.f.TextIndex()
+	if !ok {
+		return nil
+	}
+	ids, rows, baseRows := f.NodeIDs(), f.NodeRows(), b.f.NodeRows()
+	same := make([]uint32, len(ids))
+	for v, id := range ids {
+		same[v] = engines.NoBaseDoc
+		if rows[v].Flags&snapshot.NodeFlagMissing != 0 || b.skip[id] {
+			continue
+		}
+		if u, ok := b.f.Lookup(id); ok && baseRows[u].Flags&snapshot.NodeFlagMissing == 0 {
+			same[v] = u // baseNodes took it from the base
+		}
+	}
+	return &engines.TextIndexBase{Index: x, Same: same}
 }

@@ -190,7 +190,7 @@ func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 		if extra != nil {
 			wait = snapshot.Beside(func() (err error) { out, err = extra(f); return err })
 		}
-		idx, err := engines.IndexSections(f, kv)
+		idx, err := engines.IndexSectionsFrom(f, kv, st.textBase(f))
 		if werr := wait(); werr != nil {
 			return nil, werr
 		}
