@@ -70,6 +70,11 @@ type base struct {
 	fetched []lmdbstore.Node // read from the store, ascending id
 	skip    map[uint64]bool  // base rows not to take: touched since
 	until   time.Time        // the base's ValidUntil
+	// merged: the merge of the first pass, replayed by the later ones
+	// when it fits the state's budget (its strings and payload entries
+	// are the mapped file's: only the records take heap).
+	merged []node
+	kept   bool
 }
 
 // useBase sets st to take its nodes from b where it can; false (and st
@@ -182,6 +187,35 @@ func (st *State) baseFits(b *Base) bool {
 // the base's rows not read again, merged with the nodes read.
 func (st *State) baseNodes(fn func(node) error) error {
 	b := st.base
+	if b.kept {
+		for _, n := range b.merged {
+			if err := fn(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	budget := st.keepBytes
+	if budget == 0 {
+		budget = keepBudget
+	}
+	keep := !st.rescan && (b.f.NumNodes()+len(b.fetched))*nodeBytes <= budget
+	if err := b.merge(func(n node) error {
+		if keep {
+			b.merged = append(b.merged, n)
+		}
+		return fn(n)
+	}); err != nil {
+		b.merged = nil
+		return err
+	}
+	b.kept = keep
+	return nil
+}
+
+// merge calls fn for every live node at the export's revision, ascending
+// id: the base's rows not read again, merged with the nodes read.
+func (b *base) merge(fn func(node) error) error {
 	f := b.f
 	ids, rows := f.NodeIDs(), f.NodeRows()
 	j := 0

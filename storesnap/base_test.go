@@ -178,10 +178,20 @@ func TestIncrementalExportIsFullExport(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := storesnap.ExportInMemoryFrom(s, lmdbstore.AtRevision(rev), f, opts,
-					&storesnap.Base{File: bf, ValidAt: b.m.ValidAt, ValidUntil: b.m.ValidUntil})
+				base := &storesnap.Base{File: bf, ValidAt: b.m.ValidAt, ValidUntil: b.m.ValidUntil}
+				got, err := storesnap.ExportInMemoryFrom(s, lmdbstore.AtRevision(rev), f, opts, base)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if total%3 == 0 {
+					// A state that keeps nothing reads and merges at each pass.
+					rescanned, fb, err := storesnap.ExportFromKeeping(s, lmdbstore.AtRevision(rev), f, opts, base, -1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fb != got.FromBase || !bytes.Equal(rescanned, full.Bytes) {
+						t.Fatalf("seed %d: export of rev %d from the base of rev %d keeping nothing (from base: %v) differs from the full export", seed, rev, b.rev, fb)
+					}
 				}
 				total++
 				if got.FromBase {
