@@ -53,7 +53,10 @@ type WriteStats struct {
 }
 
 // compressMin is the payload size from which zstd is tried; the compressed
-// form is kept only if smaller.
+// form is kept only if smaller. It and the encoder's settings (fill) decide
+// a payload's entry, which an export from a base copies from an earlier
+// file (NodeRecord.Stored): changing them changes FormatNewest (SPEC.md
+// §12.5).
 const compressMin = 256
 
 // output is where the writer puts the file: a fixed region it fills in
