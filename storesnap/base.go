@@ -159,12 +159,15 @@ func (st *State) useBase(b *Base) (bool, error) {
 }
 
 // baseFits reports whether b can stand for the nodes of st's revision it
-// holds: a plain export (not logical, nothing included) of a revision of
+// holds: a file of this writer's format version, a plain export (not logical, nothing included) of a revision of
 // this history at or before st's, at or after the store's horizon, whose
 // valid-at window holds st's valid-at time.
 func (st *State) baseFits(b *Base) bool {
 	h := b.File.Header()
 	f := st.filter
+	if h.Version != snapshot.FormatNewest {
+		return false // what it copies is defined by this writer's version
+	}
 	if f.IncludeSuperseded || f.IncludeExpired || h.Flags&(snapshot.FlagLogical|snapshot.FlagIncludesSuperseded|snapshot.FlagIncludesExpired) != 0 {
 		return false
 	}
