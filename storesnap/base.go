@@ -123,17 +123,20 @@ func (st *State) useBase(b *Base) (bool, error) {
 	for id := range touched {
 		read[id] = true
 	}
-	last := ^uint64(0)
-	if err := st.eachEdge(func(e lmdbstore.Edge) error {
-		for _, id := range [2]uint64{uint64(e.Src), uint64(e.Dst)} {
-			if id == last || touched[id] || read[id] {
-				continue
-			}
-			last = id
+	check := func(id uint64) {
+		if !read[id] { // read holds the touched ids
 			if _, ok := f.Lookup(id); !ok {
 				read[id] = true
 			}
 		}
+	}
+	lastSrc := ^uint64(0)
+	if err := st.eachEdge(func(e lmdbstore.Edge) error {
+		if src := uint64(e.Src); src != lastSrc { // edges come by source
+			lastSrc = src
+			check(src)
+		}
+		check(uint64(e.Dst))
 		return nil
 	}); err != nil {
 		return false, err

@@ -400,14 +400,21 @@ func (st *State) findMissing() error {
 		return err
 	}
 	set := map[uint64]struct{}{}
+	lastSrc, srcLive := ^uint64(0), false // edges come by source
 	if err := st.eachEdge(func(e lmdbstore.Edge) error {
-		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
+		src, dst := uint64(e.Src), uint64(e.Dst)
+		if st.hidden[src] || st.hidden[dst] {
 			return nil
 		}
-		for _, id := range [2]uint64{uint64(e.Src), uint64(e.Dst)} {
-			if _, ok := slices.BinarySearch(live, id); !ok {
-				set[id] = struct{}{}
-			}
+		if src != lastSrc {
+			lastSrc = src
+			_, srcLive = slices.BinarySearch(live, src)
+		}
+		if !srcLive {
+			set[src] = struct{}{}
+		}
+		if _, ok := slices.BinarySearch(live, dst); !ok {
+			set[dst] = struct{}{}
 		}
 		return nil
 	}); err != nil {
