@@ -126,7 +126,7 @@ func deltaOp(rng *rand.Rand, tx *lmdbstore.WriteTxn) error {
 // nothing.
 func TestIncrementalExportIsFullExport(t *testing.T) {
 	opts := snapshot.WriterOptions{Extra: engines.PageRankSection}
-	var fromBase, total int
+	var fromBase, total, pastFromBase int
 	for seed := uint64(1); seed <= 12; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		s := newStore(t)
@@ -205,15 +205,38 @@ func TestIncrementalExportIsFullExport(t *testing.T) {
 					t.Fatalf("seed %d: valid until %v from the base, %v in full", seed, got.ValidUntil, full.ValidUntil)
 				}
 			}
+			if len(exports) >= 2 {
+				// A past view (the log read up to it only) from an older base.
+				view, b := exports[len(exports)-1].rev, exports[0]
+				want, err := storesnap.ExportInMemory(s, lmdbstore.AtRevision(view), f, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bf, err := snapshot.FromBytes(b.m.Bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := storesnap.ExportInMemoryFrom(s, lmdbstore.AtRevision(view), f, opts,
+					&storesnap.Base{File: bf, ValidAt: b.m.ValidAt, ValidUntil: b.m.ValidUntil})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.FromBase {
+					pastFromBase++
+				}
+				if !bytes.Equal(got.Bytes, want.Bytes) {
+					t.Fatalf("seed %d: export of past rev %d (latest %d) from the base of rev %d differs from the full export", seed, view, rev, b.rev)
+				}
+			}
 			exports = append(exports, export{rev: rev, at: at, m: full})
 			if len(exports) > 6 {
 				exports = exports[1:]
 			}
 		}
 	}
-	t.Logf("%d of %d exports started from their base", fromBase, total)
-	if fromBase*3 < total {
-		t.Fatalf("only %d of %d exports started from their base", fromBase, total)
+	t.Logf("%d of %d exports started from their base; %d of past views", fromBase, total, pastFromBase)
+	if fromBase*3 < total || pastFromBase == 0 {
+		t.Fatalf("only %d of %d exports started from their base, %d of past views", fromBase, total, pastFromBase)
 	}
 }
 
