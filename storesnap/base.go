@@ -52,9 +52,10 @@ type Base struct {
 	ValidAt, ValidUntil time.Time
 }
 
-// baseOpsFloor bounds the log an export reads to start from a base: past
-// it (a quarter of the base's nodes, at least baseOpsFloor operations)
-// reading the changed nodes costs about what reading all of them does.
+// An export reads at most a quarter of the base's node count in log
+// operations, and at least baseOpsFloor, to start from it: past that,
+// reading the changed nodes costs about what reading all of them does,
+// and the export is a full one.
 const baseOpsFloor = 256
 
 // errLongLog and errPastView stop the log read: the log is too long to
@@ -93,7 +94,7 @@ func (st *State) useBase(b *Base) (bool, error) {
 		n := 0
 		err := st.r.DiffSince(lmdbstore.AtRevision(lmdbstore.Revision(h.Revision)), lmdbstore.DiffFilter{}, func(op lmdbstore.Op) error {
 			if op.Rev > st.rev {
-				return errPastView // st is not the latest view: its log is read
+				return errPastView // st is a past view: its log is read
 			}
 			if n++; n > limit {
 				return errLongLog
@@ -162,9 +163,10 @@ func (st *State) useBase(b *Base) (bool, error) {
 }
 
 // baseFits reports whether b can stand for the nodes of st's revision it
-// holds: a file of this writer's format version, a plain export (not logical, nothing included) of a revision of
-// this history at or before st's, at or after the store's horizon, whose
-// valid-at window holds st's valid-at time.
+// holds: a file of this writer's format version, a plain export (not
+// logical, nothing included) of a revision of this history at or before
+// st's, at or after the store's horizon, whose valid-at window holds st's
+// valid-at time.
 func (st *State) baseFits(b *Base) bool {
 	h := b.File.Header()
 	f := st.filter
