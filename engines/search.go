@@ -45,6 +45,12 @@ type KVEntry struct {
 // §7.10.1): the lexicon, the node history and the text index (with kv, the store's kv
 // entries at the exported state) over the finished core file f.
 func IndexSections(f *snapshot.File, kv []KVEntry) ([]snapshot.ExtraSection, error) {
+	return IndexSectionsFrom(f, kv, nil)
+}
+
+// IndexSectionsFrom is IndexSections with the text index built from b
+// (BuildTextIndexFrom; nil: from scratch). The sections are the same.
+func IndexSectionsFrom(f *snapshot.File, kv []KVEntry, b *TextIndexBase) ([]snapshot.ExtraSection, error) {
 	e, err := New(csr.New(f))
 	if err != nil {
 		return nil, err
@@ -52,7 +58,7 @@ func IndexSections(f *snapshot.File, kv []KVEntry) ([]snapshot.ExtraSection, err
 	// The text index (the larger part) is built beside the lexicon and
 	// the node history: all three read only the file.
 	var x *snapshot.TextIndex
-	wait := snapshot.Beside(func() (err error) { x, err = e.BuildTextIndex(kv); return err })
+	wait := snapshot.Beside(func() (err error) { x, err = e.BuildTextIndexFrom(kv, b); return err })
 	lex, err := e.BuildLexicon()
 	var hist []snapshot.NodeHistory
 	if err == nil {
@@ -73,6 +79,33 @@ func IndexSections(f *snapshot.File, kv []KVEntry) ([]snapshot.ExtraSection, err
 // invalid argument). Missing nodes are not documents. Terms sorted by
 // bytes, postings in document order: the same input gives the same bits.
 func (e *Engine) BuildTextIndex(kv []KVEntry) (*snapshot.TextIndex, error) {
+	return e.BuildTextIndexFrom(kv, nil)
+}
+
+// TextIndexBase is an earlier text index a new one takes documents from:
+// Same[v] is the base's document for node v of the graph when v's key,
+// type and payload are that document's (an export that took the node
+// from the base file knows), NoBaseDoc when v is tokenized anew. Kv
+// entries are always tokenized.
+type TextIndexBase struct {
+	Index *snapshot.TextIndex
+	Same  []uint32
+}
+
+// NoBaseDoc marks a node TextIndexBase has no document for.
+const NoBaseDoc = math.MaxUint32
+
+// posting is one document's count of one token.
+type posting struct{ doc, tf uint32 }
+
+// BuildTextIndexFrom is BuildTextIndex taking the documents b names from
+// b's index (nil: none): only the other nodes and the kv entries are
+// tokenized, and each of b's terms' postings is renumbered and merged
+// with the new documents' in document order. The arrays are the ones
+// BuildTextIndex gives (documents are a pure function of key, type and
+// payload), at a cost in b's postings instead of in tokenizing every
+// payload.
+func (e *Engine) BuildTextIndexFrom(kv []KVEntry, b *TextIndexBase) (*snapshot.TextIndex, error) {
 	kv = slices.Clone(kv)
 	slices.SortFunc(kv, func(a, b KVEntry) int { return strings.Compare(a.Address, b.Address) })
 	for i := range kv {
@@ -82,7 +115,10 @@ func (e *Engine) BuildTextIndex(kv []KVEntry) (*snapshot.TextIndex, error) {
 	}
 	n := e.numNodes
 	x := &snapshot.TextIndex{DocLens: make([]uint32, n+len(kv)), KVFlags: make([]uint32, len(kv))}
-	type posting struct{ doc, tf uint32 }
+	renumber, err := takeDocs(x, n, b)
+	if err != nil {
+		return nil, err
+	}
 	post := map[string][]posting{}
 	var toks []string
 	counts := map[string]uint32{}
@@ -97,6 +133,9 @@ func (e *Engine) BuildTextIndex(kv []KVEntry) (*snapshot.TextIndex, error) {
 		}
 	}
 	for v := 0; v < n && e.graph != nil; v++ {
+		if b != nil && b.Same[v] != NoBaseDoc {
+			continue
+		}
 		node, err := e.graph.Node(csr.NodeIndex(v))
 		if err != nil {
 			return nil, err
@@ -135,19 +174,13 @@ func (e *Engine) BuildTextIndex(kv []KVEntry) (*snapshot.TextIndex, error) {
 		list = append(list, t)
 	}
 	slices.Sort(list)
-	x.TermOffsets = make([]uint64, 0, len(list)+1)
-	x.PostOffsets = make([]uint64, 0, len(list)+1)
-	for _, t := range list {
-		x.TermOffsets = append(x.TermOffsets, uint64(len(x.TermBytes)))
-		x.TermBytes = append(x.TermBytes, t...)
-		x.PostOffsets = append(x.PostOffsets, uint64(len(x.PostDocs)))
-		for _, p := range post[t] { // appended in document order
-			x.PostDocs = append(x.PostDocs, p.doc)
-			x.PostTFs = append(x.PostTFs, p.tf)
-		}
+	var base *snapshot.TextIndex
+	if b != nil {
+		base = b.Index
 	}
-	x.TermOffsets = append(x.TermOffsets, uint64(len(x.TermBytes)))
-	x.PostOffsets = append(x.PostOffsets, uint64(len(x.PostDocs)))
+	if err := mergeTerms(x, list, post, base, renumber); err != nil {
+		return nil, err
+	}
 	return x, nil
 }
 

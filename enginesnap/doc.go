@@ -21,6 +21,10 @@
 //     Exact one) stays valid while referenced.
 //   - Time comes only from Options.Clock; Builds counts exports, so tests
 //     assert on it instead of on timing.
+//   - An export starts from the latest view's snapshot it replaces
+//     (storesnap.Base: the nodes the log shows unchanged are copied from
+//     it) whenever storesnap can show the bytes are a full export's;
+//     FromBase counts those exports.
 //   - Persistence (Options.Path) is for Ranking snapshots only: the file
 //     is written atomically (snapshot.WriteFile) and mapped; its validity
 //     range lives in ValidityFile beside it. A file this package cannot

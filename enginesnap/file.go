@@ -173,7 +173,7 @@ func sameHistory(r *lmdbstore.ReadTxn, s *Snap) (bool, error) {
 // on another goroutine (p.pending); whatever looks at the file next waits
 // for them first (awaitFile).
 func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	sg, w, err := storesnap.ExportFileStaged(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+	sg, w, err := storesnap.ExportFileStaged(p.store, p.path, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions(), sl.base())
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,9 @@ func (p *Provider) exportFile(sl *slots, view lmdbstore.Revision, now time.Time)
 		return nil, err
 	}
 	s.validAt, s.until = w.ValidAt, w.ValidUntil
+	if w.FromBase {
+		sl.fromBase.Add(1)
+	}
 	sl.file.mod = fi.ModTime() // the rename keeps it
 	if p.later {
 		done := make(chan error, 1)

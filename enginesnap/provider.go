@@ -112,6 +112,7 @@ type slots struct {
 	cur, past *Snap
 	file      fileState
 	builds    atomic.Int64
+	fromBase  atomic.Int64 // exports that started from the previous one
 }
 
 // Provider keeps the engine snapshots of one store. Safe for concurrent
@@ -144,6 +145,11 @@ func New(s *lmdbstore.Store, opts Options) *Provider {
 
 // Builds is how many snapshots of kind k this provider exported.
 func (p *Provider) Builds(k Kind) int { return int(p.kinds[k].builds.Load()) }
+
+// FromBase is how many of those exports started from the snapshot they
+// replaced (storesnap.Base: its nodes reused where the log shows them
+// unchanged).
+func (p *Provider) FromBase(k Kind) int { return int(p.kinds[k].fromBase.Load()) }
 
 // Close drops the provider's references (calls holding a snapshot finish
 // on it first), once the file an export is putting in place is there.
@@ -266,7 +272,7 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 		}
 	}
 	if s == nil {
-		if s, err = p.exportMemory(k, view, now); err != nil {
+		if s, err = p.exportMemory(k, sl, view, now); err != nil {
 			return nil, false, err
 		}
 	}
@@ -283,8 +289,8 @@ func (p *Provider) Get(r *lmdbstore.ReadTxn, k Kind, view lmdbstore.Revision) (*
 	return s, true, nil
 }
 
-func (p *Provider) exportMemory(k Kind, view lmdbstore.Revision, now time.Time) (*Snap, error) {
-	m, err := storesnap.ExportInMemory(p.store, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions())
+func (p *Provider) exportMemory(k Kind, sl *slots, view lmdbstore.Revision, now time.Time) (*Snap, error) {
+	m, err := storesnap.ExportInMemoryFrom(p.store, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: now}, exportOptions(), sl.base())
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +303,28 @@ func (p *Provider) exportMemory(k Kind, view lmdbstore.Revision, now time.Time) 
 		return nil, err
 	}
 	s.validAt, s.until = m.ValidAt, m.ValidUntil
+	if m.FromBase {
+		sl.fromBase.Add(1)
+	}
 	return s, nil
+}
+
+// base is the export a new one of this kind starts from
+// (storesnap.Base): the latest view's snapshot, when the valid-at window
+// of its content is known; nil otherwise. Every snapshot here is a plain
+// export (nothing included) at its own valid-at time; storesnap checks
+// the rest.
+func (sl *slots) base() *storesnap.Base {
+	s := sl.cur
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.validAt.IsZero() {
+		return nil
+	}
+	return &storesnap.Base{File: s.Graph.File(), ValidAt: s.validAt, ValidUntil: s.until}
 }
 
 // replace installs s in slot, retiring what was there.

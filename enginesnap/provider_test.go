@@ -540,3 +540,64 @@ func TestFileSyncLater(t *testing.T) {
 		t.Errorf("temporary files left: %v", names)
 	}
 }
+
+// TestFileFromBase: a one-shot command after a small write (a new
+// provider, the file one revision behind) exports starting from the file
+// it mapped, and writes the bytes a full export at the same view and time
+// writes; so does a long-lived provider's next in-memory Exact export.
+// A clock before the file's valid-at time exports in full.
+func TestFileFromBase(t *testing.T) {
+	s := newStore(t)
+	c := &clock{t: base.Add(time.Hour)}
+	path := filepath.Join(s.Path(), enginesnap.SnapshotFile)
+	update(t, s, node("f:a", lmdbstore.Validity{}, `{"text":"`+strings.Repeat("alpha beta ", 40)+`"}`))
+	update(t, s, edge("f:a", "calls", "f:b"))
+	update(t, s, edge("f:b", "calls", "f:c"))
+	oneShot := func(what string, wantFromBase int) {
+		t.Helper()
+		p := enginesnap.New(s, enginesnap.Options{Path: path, Clock: c.now})
+		sn, view, err := p.At(enginesnap.Ranking, lmdbstore.At{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sn.Release()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if p.Builds(enginesnap.Ranking) != 1 || p.FromBase(enginesnap.Ranking) != wantFromBase {
+			t.Errorf("%s: %d builds, %d from the base; want 1, %d", what, p.Builds(enginesnap.Ranking), p.FromBase(enginesnap.Ranking), wantFromBase)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := storesnap.ExportInMemory(s, lmdbstore.AtRevision(view), lmdbstore.StatusFilter{ValidAt: c.now()}, snapshot.WriterOptions{Extra: engines.PageRankSection})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want.Bytes) {
+			t.Errorf("%s: the file differs from a full export of rev %d", what, view)
+		}
+	}
+	oneShot("the first export", 0)
+	update(t, s, func(tx *lmdbstore.WriteTxn) error {
+		if err := node("f:b", lmdbstore.Validity{}, `{"text":"gamma"}`)(tx); err != nil {
+			return err
+		}
+		return edge("f:b", "calls", "f:e")(tx)
+	})
+	c.add(time.Second)
+	oneShot("after a node and an edge put", 1)
+	update(t, s, edge("f:c", "calls", "f:d"))
+	c.t = base // before the file's valid-at time
+	oneShot("a clock before the file's", 0)
+
+	e := enginesnap.New(s, enginesnap.Options{Clock: c.now})
+	defer e.Close()
+	sameAsFresh(t, s, e, enginesnap.Exact, c.now(), "f:a", "the first Exact export")
+	update(t, s, edge("f:d", "calls", "f:a"))
+	sameAsFresh(t, s, e, enginesnap.Exact, c.now(), "f:a", "the next Exact export")
+	if e.Builds(enginesnap.Exact) != 2 || e.FromBase(enginesnap.Exact) != 1 {
+		t.Errorf("Exact: %d builds, %d from the base; want 2, 1", e.Builds(enginesnap.Exact), e.FromBase(enginesnap.Exact))
+	}
+}

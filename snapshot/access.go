@@ -231,6 +231,16 @@ func (f *File) PayloadEntry(i uint32) (enc byte, data []byte, err error) {
 	return enc, f.payloads[lo+1 : hi], nil
 }
 
+// StoredPayload returns node i's payload entry as stored (zero-copy): the
+// encoding byte, then the bytes; empty for none. It is what
+// NodeRecord.Stored takes.
+func (f *File) StoredPayload(i uint32) ([]byte, error) {
+	if _, _, err := f.PayloadEntry(i); err != nil {
+		return nil, err
+	}
+	return f.payloads[f.payloadOffsets[i]:f.payloadOffsets[i+1]], nil
+}
+
 // Payload returns the JSON payload of node i (nil for none). A raw entry is
 // returned zero-copy; a compressed one is decoded into a new slice.
 func (f *File) Payload(i uint32) ([]byte, error) {

@@ -19,6 +19,13 @@ type NodeRecord struct {
 	CreatedRev uint64
 	Rev        uint64
 	Payload    []byte // JSON; nil or empty for none
+	// Stored, when set, is the payload's entry as a file of this writer
+	// stores it (File.StoredPayload: encoding byte, then the bytes), copied
+	// as it is instead of encoding Payload: an export that starts from an
+	// earlier file (storesnap's Base) hands over the entries of the nodes
+	// that did not change. The writer's encoding is a pure function of the
+	// payload, so the file is the one Payload would give.
+	Stored []byte
 	// Valid time (SPEC.md §4): each bound only when its Has flag is set.
 	ValidFrom, ValidUntil       int64
 	HasValidFrom, HasValidUntil bool

@@ -53,7 +53,10 @@ type WriteStats struct {
 }
 
 // compressMin is the payload size from which zstd is tried; the compressed
-// form is kept only if smaller.
+// form is kept only if smaller. It and the encoder's settings (fill) decide
+// a payload's entry, which an export from a base copies from an earlier
+// file (NodeRecord.Stored): changing them changes FormatNewest (SPEC.md
+// §12.5).
 const compressMin = 256
 
 // output is where the writer puts the file: a fixed region it fills in
@@ -546,7 +549,7 @@ func (b *builder) writeNodes() error {
 				row.CreatedTS, row.UpdatedTS = n.CreatedTS, n.UpdatedTS
 				row.CreatedRev, row.Rev = n.CreatedRev, n.Rev
 			}
-			if err := b.writePayload(n.Payload); err != nil {
+			if err := b.writeNodePayload(n); err != nil {
 				return err
 			}
 		}
@@ -567,6 +570,38 @@ func (b *builder) writeNodes() error {
 		return invalid("the state changed between passes (%d nodes, then %d)", len(b.ids), i)
 	}
 	return nil
+}
+
+// writeNodePayload writes n's entry: the stored one when given, else its
+// payload encoded.
+func (b *builder) writeNodePayload(n NodeRecord) error {
+	if n.Stored == nil {
+		return b.writePayload(n.Payload)
+	}
+	size, err := storedSize(n.Stored)
+	if err != nil {
+		return invalid("node %d: %v", n.ID, err)
+	}
+	b.stats.PayloadBytes += int64(size)
+	return b.appendPayload(n.Stored)
+}
+
+// storedSize is the payload length of a stored entry (its frame's content
+// size when compressed: EncodeAll records it).
+func storedSize(entry []byte) (int, error) {
+	switch {
+	case len(entry) == 0:
+		return 0, nil
+	case entry[0] == PayloadRaw:
+		return len(entry) - 1, nil
+	case entry[0] == PayloadZstd:
+		var h zstd.Header
+		if err := h.Decode(entry[1:]); err != nil || !h.HasFCS {
+			return 0, fmt.Errorf("stored payload has no zstd frame size (%v)", err)
+		}
+		return int(h.FrameContentSize), nil
+	}
+	return 0, fmt.Errorf("stored payload has unknown encoding %d", entry[0])
 }
 
 func (b *builder) writePayload(p []byte) error {

@@ -23,3 +23,21 @@ func ExportBytesKeeping(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusF
 	})
 	return out, rescanned, err
 }
+
+// ExportFromKeeping is ExportBytesKeeping started from b (ExportInMemoryFrom);
+// fromBase says whether it did.
+func ExportFromKeeping(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions, b *Base, keep int) (out []byte, fromBase bool, err error) {
+	err = s.View(func(r *lmdbstore.ReadTxn) error {
+		st, err := NewStateFiltered(r, at, f)
+		if err != nil {
+			return err
+		}
+		st.rescan, st.keepBytes = keep < 0, keep
+		if fromBase, err = st.useBase(b); err != nil {
+			return err
+		}
+		out, _, err = snapshot.Write(st, st.withIndex(opts))
+		return err
+	})
+	return out, fromBase, err
+}

@@ -54,7 +54,7 @@ func Export(s *lmdbstore.Store, path string, at lmdbstore.At, opts snapshot.Writ
 
 // ExportFiltered is Export with the items f selects (ValidAt zero: now).
 func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (snapshot.WriteStats, lmdbstore.Revision, error) {
-	sg, stats, w, err := exportFile(s, path, at, f, opts)
+	sg, stats, w, err := exportFile(s, path, at, f, opts, nil)
 	if err != nil {
 		return snapshot.WriteStats{}, 0, err
 	}
@@ -62,27 +62,33 @@ func ExportFiltered(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstor
 }
 
 // Window is the revision an export read and the valid-at times it holds
-// for, as InMemory's fields say.
+// for, as InMemory's fields say, and whether it started from a base.
 type Window struct {
 	Rev                 lmdbstore.Revision
 	ValidAt, ValidUntil time.Time
+	FromBase            bool
 }
 
 // ExportFileStaged is ExportFiltered up to the sync
 // (snapshot.WriteFileStaged), returning the export's Window: the caller
 // can map the temporary file at once and Commit (or Abort) it meanwhile.
-func ExportFileStaged(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (*snapshot.Staged, Window, error) {
-	sg, _, w, err := exportFile(s, path, at, f, opts)
+// With a base (nil: none) it starts from it where it can (base.go); the
+// file is the same.
+func ExportFileStaged(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions, b *Base) (*snapshot.Staged, Window, error) {
+	sg, _, w, err := exportFile(s, path, at, f, opts, b)
 	return sg, w, err
 }
 
-func exportFile(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (*snapshot.Staged, snapshot.WriteStats, Window, error) {
+func exportFile(s *lmdbstore.Store, path string, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions, b *Base) (*snapshot.Staged, snapshot.WriteStats, Window, error) {
 	var stats snapshot.WriteStats
 	var w Window
 	var sg *snapshot.Staged
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
 		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
+			return err
+		}
+		if w.FromBase, err = st.useBase(b); err != nil {
 			return err
 		}
 		w.Rev, w.ValidAt = lmdbstore.Revision(st.Revision()), st.filter.ValidAt
@@ -110,14 +116,25 @@ type InMemory struct {
 	// An export at any valid-at time in [ValidAt, ValidUntil) holds the
 	// same nodes, edges and flags; only the header's valid_at differs.
 	ValidAt, ValidUntil time.Time
+	// FromBase: the export started from a base (ExportInMemoryFrom).
+	FromBase bool
 }
 
 // ExportInMemory is ExportFiltered into memory.
 func ExportInMemory(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions) (InMemory, error) {
+	return ExportInMemoryFrom(s, at, f, opts, nil)
+}
+
+// ExportInMemoryFrom is ExportInMemory started from b where it can
+// (base.go; nil: a full export). The bytes are the same.
+func ExportInMemoryFrom(s *lmdbstore.Store, at lmdbstore.At, f lmdbstore.StatusFilter, opts snapshot.WriterOptions, b *Base) (InMemory, error) {
 	var out InMemory
 	err := s.View(func(r *lmdbstore.ReadTxn) error {
 		st, err := NewStateFiltered(r, at, f)
 		if err != nil {
+			return err
+		}
+		if out.FromBase, err = st.useBase(b); err != nil {
 			return err
 		}
 		if out.Bytes, _, err = snapshot.Write(st, st.withIndex(opts)); err != nil {
@@ -173,7 +190,7 @@ func (st *State) withIndex(opts snapshot.WriterOptions) snapshot.WriterOptions {
 		if extra != nil {
 			wait = snapshot.Beside(func() (err error) { out, err = extra(f); return err })
 		}
-		idx, err := engines.IndexSections(f, kv)
+		idx, err := engines.IndexSectionsFrom(f, kv, st.textBase(f))
 		if werr := wait(); werr != nil {
 			return nil, werr
 		}
@@ -227,7 +244,7 @@ type State struct {
 	// keepBytes (keepBudget unless a test sets it): past that the state
 	// rescans, as every state did before, so a large export's heap stays
 	// flat (BENCHMARKS.md, exporter peak heap).
-	nodes     []lmdbstore.Node
+	nodes     []node
 	edges     []lmdbstore.Edge
 	loaded    bool
 	rescan    bool
@@ -240,6 +257,17 @@ type State struct {
 	// validUntil: the first bound after the filter's ValidAt of the
 	// valid times that decide what is exported (zero: none).
 	validUntil time.Time
+	// fromBase: the nodes come from base (base.go), not from a scan.
+	fromBase bool
+	base     *base
+}
+
+// node is one live node as the export holds it: read from the store, or
+// taken from a base file with its payload entry as stored (then Payload
+// is nil and stored is set).
+type node struct {
+	lmdbstore.Node
+	stored []byte
 }
 
 // NewState resolves at to a revision (ErrBeforeHorizon / ErrNotFound as the
@@ -286,6 +314,11 @@ func (st *State) time(rev lmdbstore.Revision) (int64, error) {
 // every kv entry whose address ends a kept edge.
 func (st *State) ValidUntil() (time.Time, error) {
 	err := st.findMissing()
+	if st.base != nil {
+		// The nodes the base left out as expired are not read; their
+		// bounds lie at or after the base's ValidUntil (base.go).
+		return lmdbstore.EarlierBound(st.validUntil, st.base.until), err
+	}
 	return st.validUntil, err
 }
 
@@ -354,7 +387,7 @@ func (st *State) findMissing() error {
 		st.hidden[id] = true
 	}
 	var live []uint64
-	if err := st.eachNode(func(n lmdbstore.Node) error {
+	if err := st.eachNode(func(n node) error {
 		live = append(live, uint64(n.ID))
 		if !st.hidden[uint64(n.ID)] {
 			st.noteValidity(n.Valid) // it decides the node's Expired flag, or whether it is kept
@@ -367,14 +400,21 @@ func (st *State) findMissing() error {
 		return err
 	}
 	set := map[uint64]struct{}{}
+	lastSrc, srcLive := ^uint64(0), false // edges come by source
 	if err := st.eachEdge(func(e lmdbstore.Edge) error {
-		if st.hidden[uint64(e.Src)] || st.hidden[uint64(e.Dst)] {
+		src, dst := uint64(e.Src), uint64(e.Dst)
+		if st.hidden[src] || st.hidden[dst] {
 			return nil
 		}
-		for _, id := range [2]uint64{uint64(e.Src), uint64(e.Dst)} {
-			if _, ok := slices.BinarySearch(live, id); !ok {
-				set[id] = struct{}{}
-			}
+		if src != lastSrc {
+			lastSrc = src
+			_, srcLive = slices.BinarySearch(live, src)
+		}
+		if !srcLive {
+			set[src] = struct{}{}
+		}
+		if _, ok := slices.BinarySearch(live, dst); !ok {
+			set[dst] = struct{}{}
 		}
 		return nil
 	}); err != nil {
@@ -431,14 +471,17 @@ func (st *State) load() error {
 		budget = keepBudget
 	}
 	over := errors.New("over budget")
-	err := st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
-		budget -= nodeBytes + len(n.Key) + len(n.Type) + len(n.Scope) + len(n.RunID) + len(n.TaskID) + len(n.Payload)
-		if budget < 0 {
-			return over
-		}
-		st.nodes = append(st.nodes, n) // its key and payload are its own
-		return nil
-	})
+	var err error
+	if !st.fromBase { // a base's nodes are merged at each pass (baseNodes)
+		err = st.r.ScanNodes(st.at, func(n lmdbstore.Node) error {
+			budget -= nodeBytes + len(n.Key) + len(n.Type) + len(n.Scope) + len(n.RunID) + len(n.TaskID) + len(n.Payload)
+			if budget < 0 {
+				return over
+			}
+			st.nodes = append(st.nodes, node{Node: n}) // its key and payload are its own
+			return nil
+		})
+	}
 	if err == nil {
 		err = st.r.ScanEdges(st.at, func(e lmdbstore.Edge) error {
 			if budget -= edgeBytes; budget < 0 {
@@ -465,13 +508,20 @@ const keepBudget = 16 << 20
 // nodeBytes and edgeBytes are what a kept record takes besides its
 // strings and payload.
 const (
-	nodeBytes = int(unsafe.Sizeof(lmdbstore.Node{}))
+	nodeBytes = int(unsafe.Sizeof(node{}))
 	edgeBytes = int(unsafe.Sizeof(lmdbstore.Edge{}))
 )
 
 // eachNode calls fn for every live node at the revision, ascending id.
-func (st *State) eachNode(fn func(lmdbstore.Node) error) error {
-	return replay(st, &st.nodes, st.r.ScanNodes, fn)
+func (st *State) eachNode(fn func(node) error) error {
+	if st.base != nil {
+		return st.baseNodes(fn)
+	}
+	return replay(st, &st.nodes, st.scanNodes, fn)
+}
+
+func (st *State) scanNodes(at lmdbstore.At, fn func(node) error) error {
+	return st.r.ScanNodes(at, func(n lmdbstore.Node) error { return fn(node{Node: n}) })
 }
 
 // eachEdge calls fn for every live edge at the revision, in the store's
@@ -517,7 +567,7 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 		}
 		return nil
 	}
-	err := st.eachNode(func(n lmdbstore.Node) error {
+	err := st.eachNode(func(n node) error {
 		if err := emitMissingBelow(uint64(n.ID), false); err != nil {
 			return err
 		}
@@ -527,7 +577,7 @@ func (st *State) Nodes(fn func(snapshot.NodeRecord) error) error {
 		rec := snapshot.NodeRecord{
 			ID: uint64(n.ID), Key: n.Key, Type: n.Type, Scope: n.Scope, RunID: n.RunID, TaskID: n.TaskID,
 			CreatedTS: n.CreatedTS.UnixNano(), UpdatedTS: n.UpdatedTS.UnixNano(),
-			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload,
+			CreatedRev: uint64(n.CreatedRev), Rev: uint64(n.Rev), Payload: n.Payload, Stored: n.stored,
 			Superseded: st.superseded[uint64(n.ID)], Expired: !n.Valid.Contains(st.filter.ValidAt),
 		}
 		if !n.Valid.From.IsZero() {
