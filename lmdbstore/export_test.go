@@ -10,3 +10,6 @@ func (s *Store) setChunkMaxForTest(n int) { s.chunkMax = n }
 
 // setAdjDirectForTest turns off the adjacency write-back buffer.
 func (s *Store) setAdjDirectForTest() { s.adjDirect = true }
+
+// setLogFormat02ForTest writes compressed log records as format 02.
+func (s *Store) setLogFormat02ForTest() { s.logFormat02 = true }

@@ -59,8 +59,10 @@ func TestHostileMessages(t *testing.T) {
 			func(good []byte) []byte { return good }, "part 2/3"},
 		{"bad part header", map[string]string{"Memctl-Format": "1", "Memctl-Rev": "2", "Memctl-Part": "x"},
 			func(good []byte) []byte { return good }, "Memctl-Part"},
-		{"future format", map[string]string{"Memctl-Format": "2", "Memctl-Rev": "2"},
-			func(good []byte) []byte { return good }, "format"},
+		{"future format", map[string]string{"Memctl-Format": "3", "Memctl-Rev": "2"},
+			func(good []byte) []byte { return good }, `format "3" (this memctl reads "1" and "2")`},
+		{"key-table header on a record without one", map[string]string{"Memctl-Format": "2", "Memctl-Rev": "2"},
+			func(good []byte) []byte { return good }, `message format "2", its record needs "1"`},
 		{"valid crc, ops that do not decode", map[string]string{"Memctl-Format": "1", "Memctl-Rev": "2"},
 			func([]byte) []byte {
 				body := []byte{1}
