@@ -83,7 +83,7 @@ func randomLogOps(r *rand.Rand, n int) []keyedCase {
 
 // format01Ops encodes cases as SPEC.md §2 lists format 01's ops, written
 // out here field by field.
-func format01Ops(t *testing.T, cases []keyedCase) []byte {
+func format01Ops(t testing.TB, cases []keyedCase) []byte {
 	t.Helper()
 	var b []byte
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
