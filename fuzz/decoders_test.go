@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/memctl/memctl/adjacency"
 	"github.com/memctl/memctl/lmdbstore"
@@ -110,13 +114,41 @@ var valueKeyspaces = []string{"n", "e", "kv", "hist", "rel", "relname", "ids", "
 // canonical encoding is the input value.
 func FuzzStoreValue(f *testing.F) {
 	d := rawDump(f, fixture(f))
+	logFormats := map[byte]bool{}
 	for i, db := range valueKeyspaces {
 		for _, p := range d[db] {
 			f.Add(storeValueInput(byte(i), p.K, p.V))
+			if db == "log" {
+				logFormats[p.V[0]] = true
+			}
 		}
 	}
+	if !logFormats[1] || !logFormats[3] {
+		f.Fatalf("the fixture's log records have formats %v, want 1 and 3", logFormats)
+	}
+	// Format 02 (no key table), which this memctl reads and no longer
+	// writes: one put_node of a long payload, compressed.
+	ops := []byte{1, 0, 0, 0, 6}
+	ops = append(ops, "file:z"...)
+	ops = append(ops, 4)
+	ops = append(ops, "file"...)
+	payload := `"` + strings.Repeat("p", 400) + `"`
+	ops = binary.AppendUvarint(ops, uint64(len(payload)))
+	ops = append(ops, payload...)
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rec := binary.BigEndian.AppendUint64([]byte{2}, 1)
+	rec = append(rec, 0, 0, 0, 1)
+	rec = binary.AppendUvarint(rec, uint64(len(ops)))
 	var dec lmdbstore.RecordDecoder
 	f.Cleanup(dec.Close)
+	key, v02 := binary.BigEndian.AppendUint64(nil, 1), resealed(enc.EncodeAll(ops, rec))
+	if _, err := dec.DecodeValue("log", key, v02); err != nil {
+		f.Fatalf("the format-02 seed: %v", err)
+	}
+	f.Add(storeValueInput(byte(slices.Index(valueKeyspaces, "log")), key, v02))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		defer watchdog(hangLimit)()
 		// As stored (mostly a checksum mismatch), and with the value resealed

@@ -1,7 +1,9 @@
 package lmdbstore
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
@@ -289,5 +291,66 @@ func BenchmarkStatus(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLogRecord encodes and decodes the log record of a bulk-shaped
+// load (20,000 put_node and 160,000 put_edge ops over the nodes' keys) as
+// format 02 (zstd of the ops) and 03 (zstd of a key table and the ops
+// naming keys by index), and reports the record's bytes per edge.
+func BenchmarkLogRecord(b *testing.B) {
+	const nodes, perNode = 20000, 8
+	r := rand.New(rand.NewPCG(1, 2))
+	key := func(i int) string {
+		return fmt.Sprintf("sym:github.com/acme/svc%d/internal/pkg%d.Func%d", i%37, i%401, i)
+	}
+	rels := []string{"calls", "imports", "defines", "references", "tests"}
+	var cases []keyedCase
+	for i := range nodes {
+		cases = append(cases, keyedCase{logged: OpPutNode, op: Op{Kind: OpPutNode, Scope: "repo", RunID: "bench", NodeKey: key(i), NodeType: "func"}})
+	}
+	for i := range nodes * perNode {
+		o := Op{Kind: OpPutEdge, Scope: "repo", RunID: "bench", Src: key(i / perNode), Rel: rels[r.IntN(len(rels))], Dst: key(r.IntN(nodes)), Weight: 1}
+		cases = append(cases, keyedCase{logged: OpPutEdge, op: o})
+	}
+	ops := format01Ops(b, cases)
+	s := benchStore(b, Options{})
+	enc, _ := s.zstd()
+	seal := func(format byte, body []byte) []byte {
+		v := binary.BigEndian.AppendUint64([]byte{format}, 1)
+		v = append(v, 0, 0, 0)
+		v = binary.AppendUvarint(v, uint64(len(cases)))
+		v = binary.AppendUvarint(v, uint64(len(body)))
+		return sealValue(enc.EncodeAll(body, v))
+	}
+	encode := map[string]func() []byte{
+		"format02": func() []byte { return seal(fmtZstd, ops) },
+		"format03": func() []byte {
+			body, err := keyedOps(ops, len(cases))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return seal(fmtKeyed, body)
+		},
+	}
+	for _, name := range []string{"format02", "format03"} {
+		v := encode[name]()
+		b.Run(name+"/encode", func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				encode[name]()
+			}
+			c.report(b, 0, "")
+			b.ReportMetric(float64(len(v))/float64(nodes*perNode), "B/edge")
+		})
+		b.Run(name+"/decode", func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				if _, err := s.decodeLog(u64be(1), v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.report(b, 0, "")
+		})
 	}
 }

@@ -51,7 +51,7 @@ type Bulk struct {
 	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
 	// logValue delivers the fast path's log record (compressed beside the
 	// keyspace writes).
-	logValue chan []byte
+	logValue chan bulkLog
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -485,7 +485,11 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		return errAbort
 	}
 	if fast {
-		return tx.finishLog(<-b.logValue)
+		lv := <-b.logValue
+		if lv.err != nil {
+			return lv.err
+		}
+		return tx.finishLog(lv.v)
 	}
 	return tx.finish()
 }
@@ -750,9 +754,17 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 	}
 }
 
+// bulkLog is the fast path's log record, or why it could not be encoded.
+type bulkLog struct {
+	v   []byte
+	err error
+}
+
 // encodeLog encodes the log record: the operations that change something,
 // in order, encoded now and compressed on another goroutine (b.logValue)
-// while the keyspaces are written.
+// while the keyspaces are written. A record whose format-01 ops would
+// exceed compressLogAbv bytes is format 03, built from the interned keys
+// (encodeKeyedLog); a smaller one is format 01, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	// On every core: each worker sizes its share of the operations
 	// exactly, then encodes it in place at its offset in tx.ops.
@@ -782,7 +794,27 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 			}
 		}
 	})
+	before := tx.nops // operations in tx.ops already (add_rel)
+	for _, c := range counts {
+		tx.nops += c
+	}
+	logDone := make(chan bulkLog, 1)
+	b.logValue = logDone
 	start := len(tx.ops)
+	total := start
+	for _, sz := range sizes {
+		total += sz
+	}
+	if total > compressLogAbv && !b.s.logFormat02 {
+		body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
+		if err != nil {
+			return err
+		}
+		if len(body) >= minKeyedBody { // else logValue writes format 02
+			go func() { logDone <- bulkLog{v: tx.sealLog(fmtKeyed, body)} }()
+			return nil
+		}
+	}
 	offs := make([]int, workers)
 	for w := range workers {
 		offs[w] = start
@@ -802,13 +834,71 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	if !slices.Equal(wrote, sizes) {
 		return fmt.Errorf("bulk load: log operations of %v bytes, sized %v", wrote, sizes) // a bug, not bad input
 	}
-	for _, c := range counts {
-		tx.nops += c
-	}
-	logDone := make(chan []byte, 1)
-	go func() { logDone <- tx.logValue() }()
-	b.logValue = logDone
+	go func() {
+		v, err := tx.logValue()
+		logDone <- bulkLog{v, err}
+	}()
 	return nil
+}
+
+// encodeKeyedLog encodes the operations already in ops (nops0 of them,
+// format 01) and those of the load that change something as a format-03
+// body: the bytes keyedOps makes of ops followed by appendLogOp's
+// encoding, with one table lookup per distinct key, provenance and
+// relation rather than one per name.
+func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
+	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
+	out, err := t.appendOps(make([]byte, 0, len(ops)+nops*16), ops, nops0)
+	if err != nil {
+		return nil, err
+	}
+	// Indices +1, 0: not in the table yet.
+	keyIdx := make([]uint32, len(b.keys.keys))
+	provIdx := make([][3]uint32, len(b.provs))
+	relIdx := make(map[RelID]uint32, len(relNames))
+	key := func(k uint32) uint32 {
+		if keyIdx[k] == 0 {
+			keyIdx[k] = keyIndex(t, b.keys.keys[k]) + 1
+		}
+		return keyIdx[k] - 1
+	}
+	prov := func(pi uint32) {
+		if provIdx[pi][0] == 0 {
+			pv := b.provs[pi]
+			provIdx[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
+		}
+		for _, i := range provIdx[pi] {
+			out = binary.AppendUvarint(out, uint64(i-1))
+		}
+	}
+	for i, x := range b.seq {
+		if !p.changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			out = append(out, byte(OpPutEdge))
+			prov(e.prov)
+			out = binary.AppendUvarint(out, uint64(key(e.src)))
+			r, ok := relIdx[e.rel]
+			if !ok {
+				r = keyIndex(t, relNames[e.rel])
+				relIdx[e.rel] = r
+			}
+			out = binary.AppendUvarint(out, uint64(r))
+			out = binary.AppendUvarint(out, uint64(key(e.dst)))
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
+			out = appendStr(out, string(b.edgePayload(e)))
+			continue
+		}
+		n := &b.nodes[x]
+		out = append(out, byte(OpPutNode))
+		prov(n.prov)
+		out = binary.AppendUvarint(out, uint64(key(n.key)))
+		out = binary.AppendUvarint(out, uint64(keyIndex(t, n.typ)))
+		out = appendStr(out, string(n.payload))
+	}
+	return t.body(out), nil
 }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes

@@ -129,10 +129,10 @@ type checker struct {
 	stopped bool
 	missing map[uint64]bool
 
-	rev, ts, horizon, nextRel, replRev uint64
-	logMeta                            map[uint64]revMeta // rev → time and provenance of its log record
-	liveNodes                          map[NodeID]bool
-	out, in                            []adjTuple
+	schema, rev, ts, horizon, nextRel, replRev uint64
+	logMeta                                    map[uint64]revMeta // rev → time and provenance of its log record
+	liveNodes                                  map[NodeID]bool
+	out, in                                    []adjTuple
 }
 
 func (c *checker) problem(err error) {
@@ -218,7 +218,7 @@ func (c *checker) run() error {
 }
 
 func (c *checker) meta() error {
-	known := map[string]*uint64{metaSchema: nil, metaCreated: nil, metaRev: &c.rev, metaTS: &c.ts,
+	known := map[string]*uint64{metaSchema: &c.schema, metaCreated: nil, metaRev: &c.rev, metaTS: &c.ts,
 		metaRetain: nil, metaHorizon: &c.horizon, metaNextRel: &c.nextRel, metaReplPos: nil, metaReplRev: &c.replRev}
 	optional := map[string]bool{metaReplPos: true, metaReplRev: true} // a bound store's (replica.go)
 	seen := map[string]bool{}
@@ -391,6 +391,9 @@ func (c *checker) log() error {
 			c.corrupt(dbLog, k, "revision %d follows %d (gap or duplicate)", rec.rev, expect-1)
 		}
 		expect = uint64(rec.rev) + 1
+		if rec.format == fmtKeyed && c.schema < schemaKeyedLog {
+			c.corrupt(dbLog, k, "format-03 record in a schema-%d store (format 03 needs schema %d)", c.schema, schemaKeyedLog)
+		}
 		if rec.ts <= lastTS {
 			c.corrupt(dbLog, k, "commit time %d not after the previous %d", rec.ts, lastTS)
 		}

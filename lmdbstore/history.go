@@ -374,7 +374,7 @@ func (r *ReadTxn) LogHeaders(from Revision, fn func(LogHeader) bool) error {
 		if oerr != nil {
 			return oerr
 		}
-		if len(body) < 9 || (body[0] != fmtPlain && body[0] != fmtZstd) {
+		if len(body) < 9 || !logFormat(body[0]) {
 			return bad("bad header")
 		}
 		h := LogHeader{Rev: Revision(binary.BigEndian.Uint64(k)), TS: nsTime(binary.BigEndian.Uint64(body[1:9]))}

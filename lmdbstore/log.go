@@ -4,9 +4,13 @@ package lmdbstore
 // operations in order.
 //
 //	key:   rev u64 BE
-//	value: format u8 (01 ops plain, 02 ops zstd) ‖ commit time u64 BE ‖
-//	       str scope ‖ str run_id ‖ str task_id ‖ uvarint op count ‖ ops ‖ crc
+//	value: format u8 (01 ops plain, 02 ops zstd, 03 key table and ops zstd)
+//	       ‖ commit time u64 BE ‖ str scope ‖ str run_id ‖ str task_id ‖
+//	       uvarint op count ‖ ops ‖ crc
 //	op:    kind u8 ‖ str scope ‖ str run_id ‖ str task_id ‖ fields (SPEC.md §2)
+//
+// Format 03 is in logkeyed.go. Writers use 01 up to compressLogAbv bytes of
+// ops and 03 above; 02 is read, no longer written.
 //
 // The record is written at commit with the ts, revs and meta entries of the
 // revision (finishLog).
@@ -85,6 +89,7 @@ func (r *ReadTxn) DiffSince(since At, f DiffFilter, fn func(Op) error) error {
 
 // logRecord is one decoded `log` value.
 type logRecord struct {
+	format          byte // fmtPlain, fmtZstd or fmtKeyed
 	rev             Revision
 	ts              uint64
 	scope, run, tsk string
@@ -92,52 +97,62 @@ type logRecord struct {
 	relFlags        map[int]byte // add_rel ops by index: the relation's flags byte (encodeRel)
 }
 
-// openLog checks a log value's crc and returns its header, its op count
-// and its operations' bytes (decompressed). The record's rev is left 0.
-func (s *Store) openLog(v []byte) (logRecord, uint64, []byte, error) {
+// openLog checks a log value's crc and returns its header, its op count,
+// its format byte and its body (decompressed): the ops for formats 01 and
+// 02, the key table and the ops for 03. The record's rev is left 0.
+func (s *Store) openLog(v []byte) (logRecord, uint64, byte, []byte, error) {
 	v, err := unsealValue(v)
 	if err != nil {
-		return logRecord{}, 0, nil, err
+		return logRecord{}, 0, 0, nil, err
 	}
-	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
-		return logRecord{}, 0, nil, errors.New("bad header")
+	if len(v) < 9 || !logFormat(v[0]) {
+		return logRecord{}, 0, 0, nil, errors.New("bad header")
 	}
 	rec := logRecord{ts: binary.BigEndian.Uint64(v[1:9])}
 	d := decoder{b: v, off: 9}
 	rec.scope, rec.run, rec.tsk = d.str(), d.str(), d.str()
 	nops := d.uvarint()
 	if d.err != nil {
-		return logRecord{}, 0, nil, d.err
+		return logRecord{}, 0, 0, nil, d.err
 	}
-	opsBytes := v[d.off:]
-	if v[0] == fmtZstd {
-		n, w := binary.Uvarint(opsBytes)
+	body := v[d.off:]
+	if v[0] != fmtPlain {
+		n, w := binary.Uvarint(body)
 		if w <= 0 || n > 1<<30 {
-			return logRecord{}, 0, nil, errors.New("bad compressed length")
+			return logRecord{}, 0, 0, nil, errors.New("bad compressed length")
 		}
-		body, err := s.unzstd(opsBytes[w:], n)
+		plain, err := s.unzstd(body[w:], n)
 		if err != nil {
-			return logRecord{}, 0, nil, fmt.Errorf("bad compressed ops: %v", err)
+			return logRecord{}, 0, 0, nil, fmt.Errorf("bad compressed ops: %v", err)
 		}
-		opsBytes = body
+		body = plain
 	}
-	if nops > uint64(len(opsBytes)) {
-		return logRecord{}, 0, nil, errors.New("op count exceeds value")
+	if nops > uint64(len(body)) {
+		return logRecord{}, 0, 0, nil, errors.New("op count exceeds value")
 	}
-	return rec, nops, opsBytes, nil
+	return rec, nops, v[0], body, nil
 }
+
+// logFormat reports whether f is a log record format this binary reads.
+func logFormat(f byte) bool { return f == fmtPlain || f == fmtZstd || f == fmtKeyed }
 
 func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 	bad := func(msg string) error { return &CorruptionError{dbLog, bytes.Clone(k), msg} }
 	if len(k) != 8 {
 		return logRecord{}, bad("key is not 8 bytes")
 	}
-	rec, nops, opsBytes, err := s.openLog(v)
+	rec, nops, format, opsBytes, err := s.openLog(v)
 	if err != nil {
 		return logRecord{}, bad(err.Error())
 	}
-	rec.rev = Revision(binary.BigEndian.Uint64(k))
-	od := decoder{b: opsBytes}
+	var tab []string
+	if format == fmtKeyed {
+		if tab, opsBytes, err = splitKeyTable(opsBytes); err != nil {
+			return logRecord{}, bad(err.Error())
+		}
+	}
+	rec.rev, rec.format = Revision(binary.BigEndian.Uint64(k)), format
+	od := opDecoder{decoder: decoder{b: opsBytes}, tab: tab}
 	ts := nsTime(rec.ts)
 	// Every op takes at least minOpBytes (kind byte and three string
 	// lengths), so this bounds what a damaged count can make us allocate.
@@ -146,33 +161,33 @@ func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
 	scope, run, task := rec.scope, rec.run, rec.tsk // the previous op's, shared when equal
 	for range nops {
 		op := Op{Rev: rec.rev, TS: ts, Kind: OpKind(od.u8())}
-		scope, run, task = od.strLike(scope), od.strLike(run), od.strLike(task)
+		scope, run, task = od.nameLike(scope), od.nameLike(run), od.nameLike(task)
 		op.Scope, op.RunID, op.TaskID = scope, run, task
 		switch op.Kind {
 		case OpPutNode, opPutNodeValid:
-			op.NodeKey, op.NodeType = od.str(), od.str()
+			op.NodeKey, op.NodeType = od.name(), od.name()
 			op.Payload = nilIfEmpty(od.bytes())
 			if op.Kind == opPutNodeValid {
-				op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od).api()
+				op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od.decoder).api()
 			}
 		case OpDelNode:
-			op.NodeKey = od.str()
+			op.NodeKey = od.name()
 		case OpPutEdge:
-			op.Src, op.Rel, op.Dst = od.str(), od.str(), od.str()
+			op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
 			op.Weight = od.f32()
 			op.Payload = nilIfEmpty(od.bytes())
 		case OpDelEdge:
-			op.Src, op.Rel, op.Dst = od.str(), od.str(), od.str()
+			op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
 		case OpPutKV, opPutKVValid:
-			op.Namespace, op.Key = od.str(), od.str()
+			op.Namespace, op.Key = od.name(), od.name()
 			op.Payload = nilIfEmpty(od.bytes())
 			if op.Kind == opPutKVValid {
-				op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od).api()
+				op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od.decoder).api()
 			}
 		case OpDelKV:
-			op.Namespace, op.Key = od.str(), od.str()
+			op.Namespace, op.Key = od.name(), od.name()
 		case OpAddRel:
-			op.Rel = od.str()
+			op.Rel = od.name()
 			od.u32be()
 			if rec.relFlags == nil {
 				rec.relFlags = map[int]byte{}
@@ -218,23 +233,56 @@ func appendLogOp(b []byte, kind OpKind, scope, run, task string, fields func([]b
 	return fields(b)
 }
 
-// logValue encodes the log record of the operations so far.
-func (tx *WriteTxn) logValue() []byte {
-	v := make([]byte, 0, 32+len(tx.ops))
-	head := binary.BigEndian.AppendUint64(nil, tx.ts)
+// logValue encodes the log record of the operations so far: format 01, or
+// format 03 when they exceed compressLogAbv bytes (02 when its body would
+// be under minKeyedBody bytes, and with the test-only logFormat02).
+func (tx *WriteTxn) logValue() ([]byte, error) {
+	if len(tx.ops) <= compressLogAbv {
+		v := append(append(make([]byte, 0, 48+len(tx.ops)), fmtPlain), tx.logHead()...)
+		return sealValue(append(v, tx.ops...)), nil
+	}
+	if tx.s.logFormat02 {
+		return tx.sealLog(fmtZstd, tx.ops), nil
+	}
+	body, err := keyedOps(tx.ops, tx.nops)
+	if err != nil {
+		return nil, err // tx.ops are this package's own encoding: a bug
+	}
+	if len(body) < minKeyedBody {
+		return tx.sealLog(fmtZstd, tx.ops), nil
+	}
+	return tx.sealLog(fmtKeyed, body), nil
+}
+
+// logHead is a log record's header after its format byte.
+func (tx *WriteTxn) logHead() []byte {
+	head := binary.BigEndian.AppendUint64(make([]byte, 0, 48), tx.ts)
 	head = appendStr(head, tx.meta.Scope)
 	head = appendStr(head, tx.meta.RunID)
 	head = appendStr(head, tx.meta.TaskID)
-	head = binary.AppendUvarint(head, uint64(tx.nops))
-	if len(tx.ops) > compressLogAbv {
-		enc, _ := tx.s.zstd()
-		v = append(append(v, fmtZstd), head...)
-		v = binary.AppendUvarint(v, uint64(len(tx.ops)))
-		v = enc.EncodeAll(tx.ops, v)
-	} else {
-		v = append(append(append(v, fmtPlain), head...), tx.ops...)
+	return binary.AppendUvarint(head, uint64(tx.nops))
+}
+
+// sealLog encodes a compressed log record (format 02 or 03) of body.
+func (tx *WriteTxn) sealLog(format byte, body []byte) []byte {
+	enc, _ := tx.s.zstd()
+	v := append(append(make([]byte, 0, 64+len(body)/4), format), tx.logHead()...)
+	v = binary.AppendUvarint(v, uint64(len(body)))
+	return sealValue(enc.EncodeAll(body, v))
+}
+
+// noteLogFormat raises the store's schema to schemaKeyedLog in the
+// transaction that writes its first format-03 log record v, so binaries
+// that cannot read one refuse the store (ErrNewerSchema).
+func (tx *WriteTxn) noteLogFormat(v []byte) error {
+	if v[0] != fmtKeyed {
+		return nil
 	}
-	return sealValue(v)
+	ver, err := getU64(tx.txn, tx.s.db.meta, metaSchema)
+	if err != nil || ver >= schemaKeyedLog {
+		return err
+	}
+	return tx.txn.Put(tx.s.db.meta, []byte(metaSchema), u64Value(schemaKeyedLog), 0)
 }
 
 // finishLog writes the log record v (logValue), the time index and the
@@ -244,6 +292,9 @@ func (tx *WriteTxn) finishLog(v []byte) error {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
 			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
 		}
+		return err
+	}
+	if err := tx.noteLogFormat(v); err != nil {
 		return err
 	}
 	if err := tx.txn.Put(tx.s.db.ts, u64be(tx.ts), u64Value(uint64(tx.rev)), lmdb.Append); err != nil {

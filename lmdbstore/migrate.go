@@ -10,7 +10,7 @@ import (
 	"github.com/memctl/memctl/roles"
 )
 
-// upgrade brings a store written by an older schema to SchemaVersion, in
+// upgrade brings a store written by an older schema to schemaRevs, in
 // one LMDB transaction that commits no revision: it changes encodings, not
 // the memory, so reads at every revision and diff-since answer as before.
 //
@@ -21,13 +21,15 @@ import (
 //	2 → 3: the revs keyspace is created and filled from the log records'
 //	headers; every e record stays as it is (an explicit record is valid
 //	for any edge, SPEC.md §2).
+//	3 → 4 needs no upgrade: the first format-03 log record sets it
+//	(WriteTxn.noteLogFormat).
 //
 // A read-only open cannot upgrade and fails with ErrReadOnly saying so.
 // Concurrent openers are safe: the transaction re-reads the schema and does
 // nothing if another process upgraded first.
 func (s *Store) upgrade(from uint64) error {
 	if s.opts.ReadOnly {
-		return fmt.Errorf("%w: %s has schema %d; open it once writable to upgrade it to schema %d", ErrReadOnly, s.path, from, SchemaVersion)
+		return fmt.Errorf("%w: %s has schema %d; open it once writable to upgrade it to schema %d", ErrReadOnly, s.path, from, schemaRevs)
 	}
 	created := map[string]Revision{}
 	var heads []LogHeader
@@ -54,7 +56,7 @@ func (s *Store) upgrade(from uint64) error {
 	var revs lmdb.DBI
 	_, err = s.update(func(txn *lmdb.Txn) error {
 		ver, err := getU64(txn, s.db.meta, metaSchema)
-		if err != nil || ver >= SchemaVersion {
+		if err != nil || ver >= schemaRevs {
 			return err
 		}
 		if ver < 2 {
@@ -75,7 +77,7 @@ func (s *Store) upgrade(from uint64) error {
 				return err
 			}
 		}
-		return txn.Put(s.db.meta, []byte(metaSchema), u64Value(SchemaVersion), 0)
+		return txn.Put(s.db.meta, []byte(metaSchema), u64Value(schemaRevs), 0)
 	})
 	if err != nil {
 		return fmt.Errorf("upgrade %s from schema %d: %w", s.path, from, err)

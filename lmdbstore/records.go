@@ -35,7 +35,20 @@ import (
 //	   -2 store in place by filling revs from the log; their e records all
 //	   stay valid. Schema-2 binaries refuse a schema-3 store (ErrNewerSchema)
 //	   instead of misreading its edges.
-const SchemaVersion = 3
+//	4: adds: log records of format 03 (a key table, logkeyed.go). A store
+//	   becomes schema 4 in the transaction that writes its first such
+//	   record (WriteTxn.noteLogFormat), not at Open: its other records all
+//	   stay valid, and a store that never holds one stays readable by
+//	   schema-3 binaries. Schema-3 binaries refuse a schema-4 store
+//	   (ErrNewerSchema) instead of failing on its log.
+const SchemaVersion = schemaKeyedLog
+
+// The schemas that name a layout step: Open upgrades an older store to
+// schemaRevs; the first format-03 log record raises it to schemaKeyedLog.
+const (
+	schemaRevs     = 3
+	schemaKeyedLog = 4
+)
 
 // Keyspace (DBI) names.
 const (
@@ -58,6 +71,7 @@ const (
 const (
 	fmtPlain byte = 1 // body follows as is
 	fmtZstd  byte = 2 // uvarint body length, then one zstd frame of the body
+	// fmtKeyed (3, logkeyed.go) is a log record format only.
 )
 
 // Record flags (node, edge and kv records).

@@ -287,7 +287,7 @@ func (s *Store) replayOne(txn *lmdb.Txn, rc Replicated) (*WriteTxn, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	_, _, opsBytes, _ := s.openLog(rc.Record)
+	_, _, format, opsBytes, _ := s.openLog(rc.Record)
 	tx, err := s.beginWrite(txn, WriteMeta{Scope: rec.scope, RunID: rec.run, TaskID: rec.tsk})
 	if err != nil {
 		return nil, err
@@ -314,7 +314,13 @@ func (s *Store) replayOne(txn *lmdb.Txn, rc Replicated) (*WriteTxn, error) {
 	if err := tx.flushAdj(); err != nil {
 		return nil, err
 	}
-	if tx.nops != len(rec.ops) || !bytes.Equal(tx.ops, opsBytes) {
+	replayed := tx.ops
+	if format == fmtKeyed { // compare in the record's own encoding (unique: logkeyed.go)
+		if replayed, err = keyedOps(tx.ops, tx.nops); err != nil {
+			return nil, err
+		}
+	}
+	if tx.nops != len(rec.ops) || !bytes.Equal(replayed, opsBytes) {
 		return nil, bad("its operations do not replay to themselves on this store (%d of %d logged)", tx.nops, len(rec.ops))
 	}
 	// The record as received: its bytes are the log entry on every replica.

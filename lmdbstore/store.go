@@ -83,6 +83,9 @@ type Store struct {
 	// adjDirect turns off the adjacency write-back buffer (adjbuf.go);
 	// tests compare the two paths' layouts.
 	adjDirect bool
+	// logFormat02 writes compressed log records in format 02 (no key
+	// table), as a schema-3 binary does; tests compare the two formats.
+	logFormat02 bool
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice
@@ -155,8 +158,9 @@ func Init(path string, opts Options) (*Store, error) {
 			return fmt.Errorf("%w: %s", ErrExists, path)
 		}
 		now := uint64(s.clock().UnixNano())
+		// schemaRevs: schemaKeyedLog comes with the first format-03 log record.
 		for k, v := range map[string]uint64{
-			metaSchema: SchemaVersion, metaCreated: now, metaRev: 0, metaTS: 0,
+			metaSchema: schemaRevs, metaCreated: now, metaRev: 0, metaTS: 0,
 			metaRetain: 0, metaHorizon: 0, metaNextRel: uint64(len(builtinRelations) + 1),
 		} {
 			if err := txn.Put(s.db.meta, []byte(k), u64Value(v), 0); err != nil {
@@ -255,7 +259,7 @@ func Open(path string, opts Options) (*Store, error) {
 		if ver < 1 {
 			return &CorruptionError{dbMeta, []byte(metaSchema), fmt.Sprintf("schema version %d", ver)}
 		}
-		if ver >= 3 && noRevs {
+		if ver >= schemaRevs && noRevs {
 			return fmt.Errorf("%w: %s has no %q keyspace", ErrCorrupt, path, dbRevs)
 		}
 		schema = ver
@@ -264,7 +268,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err == nil && schema == 0 {
 		err = &CorruptionError{dbMeta, []byte(metaSchema), "schema version 0"}
 	}
-	if err == nil && schema < SchemaVersion {
+	if err == nil && schema < schemaRevs {
 		err = s.upgrade(schema)
 	}
 	if err != nil {

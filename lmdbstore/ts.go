@@ -119,7 +119,7 @@ func (r *ReadTxn) logTime(rev Revision) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if len(v) < 9 || (v[0] != fmtPlain && v[0] != fmtZstd) {
+	if len(v) < 9 || !logFormat(v[0]) {
 		return time.Time{}, &CorruptionError{dbLog, k, "bad log record header"}
 	}
 	return nsTime(binary.BigEndian.Uint64(v[1:9])), nil

@@ -281,7 +281,11 @@ func (tx *WriteTxn) finish() error {
 	if err := tx.flushAdj(); err != nil {
 		return err
 	}
-	return tx.finishLog(tx.logValue())
+	v, err := tx.logValue()
+	if err != nil {
+		return err
+	}
+	return tx.finishLog(v)
 }
 
 // errAbort ends a write transaction that wrote nothing worth committing.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/nats-io/nats.go"
 
 	"github.com/memctl/memctl/lmdbstore"
@@ -59,8 +60,10 @@ func TestHostileMessages(t *testing.T) {
 			func(good []byte) []byte { return good }, "part 2/3"},
 		{"bad part header", map[string]string{"Memctl-Format": "1", "Memctl-Rev": "2", "Memctl-Part": "x"},
 			func(good []byte) []byte { return good }, "Memctl-Part"},
-		{"future format", map[string]string{"Memctl-Format": "2", "Memctl-Rev": "2"},
-			func(good []byte) []byte { return good }, "format"},
+		{"future format", map[string]string{"Memctl-Format": "3", "Memctl-Rev": "2"},
+			func(good []byte) []byte { return good }, `format "3" (this memctl reads "1" and "2")`},
+		{"key-table header on a record without one", map[string]string{"Memctl-Format": "2", "Memctl-Rev": "2"},
+			func(good []byte) []byte { return good }, `message format "2", its record needs "1"`},
 		{"valid crc, ops that do not decode", map[string]string{"Memctl-Format": "1", "Memctl-Rev": "2"},
 			func([]byte) []byte {
 				body := []byte{1}
@@ -68,6 +71,25 @@ func TestHostileMessages(t *testing.T) {
 				body = append(body, 0, 0, 0, 1, 99) // empty scope/run/task, 1 op of kind 99
 				return sealed(body)
 			}, "unknown op kind 99"},
+		{"key-table record whose ops do not replay to themselves", map[string]string{"Memctl-Format": "2", "Memctl-Rev": "2"},
+			func([]byte) []byte {
+				// put_node of a payload spelled non-canonically: the replay
+				// stores (and logs) its canonical form, so the ops differ.
+				payload := `{"b": 1, "a": "` + strings.Repeat("x", 300) + `"}`
+				body := []byte{2, 0, 10}
+				body = append(body, "decision:x"...)
+				body = append(body, byte(lmdbstore.OpPutNode), 0, 0, 0, 1, 0)
+				body = binary.AppendUvarint(body, uint64(len(payload)))
+				body = append(body, payload...)
+				enc, err := zstd.NewWriter(nil)
+				if err != nil {
+					panic(err)
+				}
+				rec := binary.BigEndian.AppendUint64([]byte{3}, 1<<62)
+				rec = append(rec, 0, 0, 0, 1) // empty scope/run/task, 1 op
+				rec = binary.AppendUvarint(rec, uint64(len(body)))
+				return sealed(enc.EncodeAll(body, rec))
+			}, "do not replay to themselves"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,7 +5,8 @@ package replica
 // one message.
 //
 //	subject: memctl.<STREAM>.log
-//	headers: Memctl-Format: 1
+//	headers: Memctl-Format: 1, or 2 for a record of log format 03 (a key
+//	                        table; older memctls refuse it by this header)
 //	         Memctl-Rev:    <revision, decimal>
 //	         Memctl-Part:   <i>/<n>   (only when n > 1; i from 1)
 //	data:    the revision's log record (SPEC.md §2 `log` value, crc
@@ -25,13 +26,26 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 )
 
-// Header names and the format version.
+// Header names and the format versions.
 const (
 	hdrFormat = "Memctl-Format"
 	hdrRev    = "Memctl-Rev"
 	hdrPart   = "Memctl-Part"
-	format    = "1"
+	format    = "1" // records of log formats 01 and 02
+	formatKey = "2" // records of log format 03
 )
+
+// keyedLog is the format byte of a log record with a key table (SPEC.md
+// §2), the one record format message format 2 carries.
+const keyedLog = 3
+
+// messageFormat is the Memctl-Format of a record's messages.
+func messageFormat(record []byte) string {
+	if len(record) > 0 && record[0] == keyedLog {
+		return formatKey
+	}
+	return format
+}
 
 // Subject is the subject a stream's revisions are published on.
 func Subject(stream string) string { return "memctl." + stream + ".log" }
@@ -44,7 +58,7 @@ func encode(subject string, rev lmdbstore.Revision, record []byte, maxData int) 
 	for i := range n {
 		part := record[i*maxData : min(len(record), (i+1)*maxData)]
 		m := nats.NewMsg(subject)
-		m.Header.Set(hdrFormat, format)
+		m.Header.Set(hdrFormat, messageFormat(record))
 		m.Header.Set(hdrRev, strconv.FormatUint(uint64(rev), 10))
 		if n > 1 {
 			m.Header.Set(hdrPart, fmt.Sprintf("%d/%d", i+1, n))
@@ -71,10 +85,11 @@ func (e *MessageError) Is(target error) bool { return target == lmdbstore.ErrDiv
 
 // part is one decoded message.
 type part struct {
-	seq  uint64
-	rev  lmdbstore.Revision
-	i, n int
-	data []byte
+	seq    uint64
+	format string
+	rev    lmdbstore.Revision
+	i, n   int
+	data   []byte
 }
 
 // decodePart reads a stream message's headers.
@@ -82,14 +97,15 @@ func decodePart(m *jetstream.RawStreamMsg) (part, error) {
 	bad := func(format string, a ...any) (part, error) {
 		return part{}, &MessageError{Seq: m.Sequence, Msg: fmt.Sprintf(format, a...)}
 	}
-	if f := m.Header.Get(hdrFormat); f != format {
-		return bad("format %q (this memctl reads %q)", f, format)
+	f := m.Header.Get(hdrFormat)
+	if f != format && f != formatKey {
+		return bad("format %q (this memctl reads %q and %q)", f, format, formatKey)
 	}
 	rev, err := strconv.ParseUint(m.Header.Get(hdrRev), 10, 64)
 	if err != nil || rev == 0 {
 		return bad("bad %s header %q", hdrRev, m.Header.Get(hdrRev))
 	}
-	p := part{seq: m.Sequence, rev: lmdbstore.Revision(rev), i: 1, n: 1, data: m.Data}
+	p := part{seq: m.Sequence, format: f, rev: lmdbstore.Revision(rev), i: 1, n: 1, data: m.Data}
 	if h := m.Header.Get(hdrPart); h != "" {
 		a, b, ok := strings.Cut(h, "/")
 		i, err1 := strconv.Atoi(a)
@@ -104,10 +120,11 @@ func decodePart(m *jetstream.RawStreamMsg) (part, error) {
 
 // assembler joins consecutive parts into revisions.
 type assembler struct {
-	next lmdbstore.Revision // the revision the next complete record must be
-	cur  []byte
-	curN int
-	curI int
+	next   lmdbstore.Revision // the revision the next complete record must be
+	cur    []byte
+	curN   int
+	curI   int
+	curFmt string // the Memctl-Format of the revision's part 1
 }
 
 // add takes the next message's part; it returns a complete revision when
@@ -127,10 +144,18 @@ func (a *assembler) add(p part) (lmdbstore.Replicated, bool, error) {
 	} else if p.n != a.curN || p.i != a.curI+1 {
 		return lmdbstore.Replicated{}, false, bad("part %d/%d of revision %d, expected part %d/%d", p.i, p.n, p.rev, a.curI+1, max(a.curN, 1))
 	}
+	if p.i == 1 {
+		a.curFmt = p.format
+	} else if p.format != a.curFmt {
+		return lmdbstore.Replicated{}, false, bad("part %d/%d of revision %d has format %q, part 1 %q", p.i, p.n, p.rev, p.format, a.curFmt)
+	}
 	a.curI = p.i
 	a.cur = append(a.cur, p.data...)
 	if p.i < p.n {
 		return lmdbstore.Replicated{}, false, nil
+	}
+	if f := messageFormat(a.cur); f != a.curFmt {
+		return lmdbstore.Replicated{}, false, bad("revision %d has message format %q, its record needs %q", p.rev, a.curFmt, f)
 	}
 	r := lmdbstore.Replicated{Rev: p.rev, Record: a.cur, Pos: p.seq}
 	a.cur, a.curI, a.curN = nil, 0, 0

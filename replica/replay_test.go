@@ -45,6 +45,33 @@ func TestEveryOpKindReplays(t *testing.T) {
 		func(tx *lmdbstore.WriteTxn) error { return tx.DeleteEdge("decision:b", "reviews", "decision:a") },
 		func(tx *lmdbstore.WriteTxn) error { return tx.DeleteKV("repo", "ops", "k") },
 		func(tx *lmdbstore.WriteTxn) error { return tx.DeleteNode("decision:b") },
+		// Every kind in one record over 4096 bytes of ops: format 03.
+		func(tx *lmdbstore.WriteTxn) error {
+			if _, err := tx.AddRelation(lmdbstore.Relation{Name: "cites", DefaultWeight: 0.75, Inhibitory: true}); err != nil {
+				return err
+			}
+			for i := range 40 {
+				k := fmt.Sprintf("decision:k%d", i)
+				if err := tx.PutNode(lmdbstore.NodePut{Key: k, Payload: []byte(fmt.Sprintf(`{"i":%d}`, i)), Valid: valid, RunID: "big"}); err != nil {
+					return err
+				}
+				if err := tx.PutEdge(lmdbstore.EdgePut{Src: k, Rel: "cites", Dst: "decision:k0", Weight: float32(i%3) + 0.5, Payload: []byte(`{"why":"y"}`)}); err != nil {
+					return err
+				}
+				if err := tx.PutKV(lmdbstore.KVPut{Scope: "repo", Namespace: "ops", Key: k, Payload: []byte(`"v"`), Valid: valid}); err != nil {
+					return err
+				}
+				if i%4 == 0 {
+					if err := tx.DeleteKV("repo", "ops", k); err != nil {
+						return err
+					}
+					if err := tx.DeleteEdge(k, "cites", "decision:k0"); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.DeleteNode("decision:k1")
+		},
 	}
 	for i, f := range steps {
 		if _, err := a.s.Update(lmdbstore.WriteMeta{Scope: "team", RunID: fmt.Sprintf("run%d", i), TaskID: "replay"}, f); err != nil {
@@ -62,6 +89,10 @@ func TestEveryOpKindReplays(t *testing.T) {
 	}
 	if c, err := bulk.Commit(); err != nil || c.Rev != lmdbstore.Revision(len(steps)+1) {
 		t.Fatalf("bulk: %+v %v", c, err)
+	}
+	recs := logOf(t, a.s)
+	if f := recs[len(steps)-1][0]; f != 3 {
+		t.Fatalf("the every-kind transaction's log record has format %d, want 3 (key table)", f)
 	}
 	b := newMachine(t, filepath.Join(dir, "b"), addr, replica.Options{})
 	assertReplicas(t, []*machine{a, b})
@@ -104,6 +135,9 @@ func TestBulkFastPathReplays(t *testing.T) {
 	}
 	if !bulk.Appended {
 		t.Fatal("the bulk load did not take the fast path")
+	}
+	if f := logOf(t, a.s)[0][0]; f != 3 {
+		t.Fatalf("the bulk load's log record has format %d, want 3 (key table)", f)
 	}
 	b := newMachine(t, filepath.Join(dir, "b"), addr, replica.Options{})
 	assertReplicas(t, []*machine{a, b})
