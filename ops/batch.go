@@ -158,7 +158,7 @@ func checkTime(name, v string) (time.Time, error) {
 }
 
 // Apply writes op in tx.
-func (c CheckedOp) Apply(tx *lmdbstore.WriteTxn) error {
+func (c *CheckedOp) Apply(tx *lmdbstore.WriteTxn) error {
 	switch c.Op {
 	case "put_node":
 		return tx.PutNode(lmdbstore.NodePut{Key: c.Key, Type: c.Type, Payload: c.Payload, Valid: c.valid, Scope: c.Scope, RunID: c.RunID, TaskID: c.TaskID})
@@ -183,12 +183,12 @@ func (c CheckedOp) Apply(tx *lmdbstore.WriteTxn) error {
 	return fmt.Errorf("unknown op %q", c.Op)
 }
 
-func (c CheckedOp) edgePut() lmdbstore.EdgePut {
+func (c *CheckedOp) edgePut() lmdbstore.EdgePut {
 	return lmdbstore.EdgePut{Src: c.Src, Rel: c.Rel, Dst: c.Dst, Weight: c.weight, Payload: c.Payload, Scope: c.Scope, RunID: c.RunID, TaskID: c.TaskID}
 }
 
 // Bulkable reports whether op may be part of a bulk load (BulkBatch).
-func (c CheckedOp) Bulkable() bool { return c.Op == "put_node" || c.Op == "put_edge" }
+func (c *CheckedOp) Bulkable() bool { return c.Op == "put_node" || c.Op == "put_edge" }
 
 // BatchError is the failure of op Index (0-based) of a batch; Err is the
 // store's error.
