@@ -232,7 +232,17 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		}
 		return out
 	}
-	switch rng.Intn(11) {
+	switch rng.Intn(12) {
+	case 11: // Python: a unittest base class in a, a test class of b deriving it
+		// (b's methods are test code through a: a later rename or removal
+		// of the base in a changes b's symbols and edges, b unchanged)
+		if path.Ext(a) != ".py" {
+			return "skip"
+		}
+		base := "Base_" + name
+		write(t, dir, a, read(a)+"\n\nclass "+base+"(TestCase):\n    def check(self):\n        return 1\n")
+		write(t, dir, b, read(b)+fb.imp(a, b, base)+"\n\nclass Case_"+name+"("+base+"):\n    def test_it(self):\n        return self.check()\n")
+		return "test base " + base + " in " + a + ", derived in " + b
 	case 9, 10: // an import of a module not there yet, or the module added
 		// An import case 9 made and nothing since removed names a missing
 		// module: add it, its importers unchanged but now resolving.
