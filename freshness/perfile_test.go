@@ -232,7 +232,35 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		}
 		return out
 	}
-	switch rng.Intn(9) {
+	switch rng.Intn(12) {
+	case 11: // Python: a unittest base class in a, a test class of b deriving it
+		// (b's methods are test code through a: a later rename or removal
+		// of the base in a changes b's symbols and edges, b unchanged)
+		if path.Ext(a) != ".py" {
+			return "skip"
+		}
+		base := "Base_" + name
+		write(t, dir, a, read(a)+"\n\nclass "+base+"(TestCase):\n    def check(self):\n        return 1\n")
+		write(t, dir, b, read(b)+fb.imp(a, b, base)+"\n\nclass Case_"+name+"("+base+"):\n    def test_it(self):\n        return self.check()\n")
+		return "test base " + base + " in " + a + ", derived in " + b
+	case 9, 10: // an import of a module not there yet, or the module added
+		// An import case 9 made and nothing since removed names a missing
+		// module: add it, its importers unchanged but now resolving.
+		for _, f := range files {
+			for _, m := range missingModRe.FindAllStringSubmatch(read(f), -1) {
+				mod := path.Join(path.Dir(f), "mod_"+m[1]+path.Ext(f))
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(mod))); err == nil {
+					continue
+				}
+				write(t, dir, mod, forms[path.Ext(f)].def(m[1]))
+				return "add " + mod + ", imported by " + f
+			}
+		}
+		// Else b imports and calls a name of a module not there yet
+		// (unresolved until a later step adds it).
+		mod := path.Join(path.Dir(b), "mod_"+name+path.Ext(b))
+		write(t, dir, b, read(b)+fb.imp(mod, b, name)+fb.use(name))
+		return "import " + name + " from missing " + mod + " into " + b
 	case 6: // stage everything
 		git(t, dir, "add", "-A")
 		return "stage"
@@ -297,6 +325,11 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		return "delete " + a
 	}
 }
+
+// missingModRe finds an import crossFileEdit made of a module it names
+// "mod_<name>"
+// (group 1: the name it defines).
+var missingModRe = regexp.MustCompile(`(?m)(?:from pkg\.|from '\./)mod_(nm\d+)(?: import|(?:\.js)?'$)`)
 
 // cutDef removes the top-level definition of name from text (its lines up
 // to the next top-level line) and returns it.

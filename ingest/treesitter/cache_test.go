@@ -98,11 +98,15 @@ func TestCacheOverBudgetNotUsed(t *testing.T) {
 	}
 }
 
-// writer returns what writes a file of dir.
-func writer(t *testing.T, dir string) func(rel, text string) {
+// writer returns what writes a file of dir (and its directories).
+func writer(t testing.TB, dir string) func(rel, text string) {
 	return func(rel, text string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
+		abs := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
