@@ -118,18 +118,27 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		}
 	}
 	pairs := make(map[string]string)
+	reuse := r.reusable(run.opts.Previous, files)
+	var last map[string][]ingest.Edge
+	if reuse != nil {
+		last = reuse.edgesFrom(r)
+		run.pyReused = len(reuse.missed)
+	}
 	for _, f := range files {
 		m := r.byRel[f.Rel]
-		r.imports(m)
-		for i, d := range m.facts.defs {
-			for _, base := range r.bases(m, i) {
-				if base.kind == pyTSymbol {
-					b.edge(r.key(m, i), ingest.RelImplements, r.key(base.mod, base.def))
+		if reuse.has(m) {
+			reuse.replay(r, m, last)
+		} else {
+			r.imports(m)
+			for i := range m.facts.defs {
+				for _, base := range r.bases(m, i) {
+					if base.kind == pyTSymbol {
+						b.edge(r.key(m, i), ingest.RelImplements, r.key(base.mod, base.def))
+					}
 				}
 			}
-			_ = d
+			r.calls(m)
 		}
-		r.calls(m)
 		dir, base := path.Split(f.Rel)
 		for _, pattern := range []struct{ prefix, suffix string }{{"test_", ".py"}, {"", "_test.py"}} {
 			if strings.HasPrefix(base, pattern.prefix) && strings.HasSuffix(base, pattern.suffix) && base != pattern.prefix+pattern.suffix {
