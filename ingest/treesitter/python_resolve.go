@@ -51,6 +51,9 @@ type pyResolver struct {
 	// members under negative scopes).
 	varCache map[pyVarKey]pyTarget
 	depth    int // nesting of walk: a bound on chains through values
+	// reused are the modules whose last resolution was taken from
+	// Options.Previous (python_reuse.go).
+	reused map[*pyMod]int
 }
 
 type pyVarKey struct {
@@ -118,17 +121,14 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		}
 	}
 	pairs := make(map[string]string)
-	reuse := r.reusable(run.opts.Previous, files)
-	var last map[string][]ingest.Edge
-	if reuse != nil {
-		last = reuse.edgesFrom(r)
+	if reuse := r.reusable(run.opts.Previous, files); reuse != nil {
+		reuse.replay(r)
 		run.pyReused = len(reuse.missed)
+		r.reused = reuse.missed
 	}
 	for _, f := range files {
 		m := r.byRel[f.Rel]
-		if reuse.has(m) {
-			reuse.replay(r, m, last)
-		} else {
+		if _, ok := r.reused[m]; !ok {
 			r.imports(m)
 			for i := range m.facts.defs {
 				for _, base := range r.bases(m, i) {

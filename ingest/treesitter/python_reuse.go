@@ -90,10 +90,20 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 	}
 	// Which modules each dotted name an import names can reach: the
 	// module of the name or of a prefix of it, and those under it.
+	names := make(map[*pyMod][]string, len(files))
 	under := make(map[string][]*pyMod)
+	for _, f := range files {
+		m := r.byRel[f.Rel]
+		names[m] = r.importedNames(m)
+		for _, d := range names[m] {
+			under[d] = nil
+		}
+	}
 	for name, m := range r.mods {
 		for p := name; p != ""; p = parentDotted(p) {
-			under[p] = append(under[p], m)
+			if ms, ok := under[p]; ok {
+				under[p] = append(ms, m)
+			}
 		}
 	}
 	underChanged := make(map[string]bool)
@@ -113,7 +123,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 			continue
 		}
 		hit := false
-		for _, d := range r.importedNames(m) {
+		for _, d := range names[m] {
 			if underChanged[d] {
 				hit = true
 			}
@@ -221,53 +231,29 @@ func (m *pyMod) byQualOK(qual string) (int, bool) {
 	return i, ok
 }
 
-// has reports whether m's last resolution is reused.
-func (u *pyReuse) has(m *pyMod) bool {
-	if u == nil {
-		return false
-	}
-	_, ok := u.missed[m]
-	return ok
-}
-
-// replay adds what resolving m added last time: the edges of the previous
-// graph from its file and symbols (with the external package nodes its
-// imports point to), and its unresolved calls.
-func (u *pyReuse) replay(r *pyResolver, m *pyMod, out map[string][]ingest.Edge) {
-	srcs := []string{ingest.FileKey(m.file.Rel)}
-	for i := range m.facts.defs {
-		srcs = append(srcs, r.key(m, i))
-	}
-	for _, src := range srcs {
-		for _, e := range out[src] {
-			if e.Rel == ingest.RelImports && !r.b.g.HasNode(e.Dst) && !r.b.pendingKeys[e.Dst] {
-				if n, ok := u.prev.Node(e.Dst); ok && n.Type == ingest.TypePackage {
-					r.b.g.AddNode(n)
-				}
-			}
-			r.b.g.AddEdge(e)
-		}
-	}
-	key := ingest.FileKey(m.file.Rel)
-	r.b.fileMissed[key] += u.missed[m]
-	r.b.unresolved[ingest.LangPython] += u.missed[m]
-}
-
-// edgesFrom groups the edges of the previous graph by source, for the
-// sources of the modules reused.
-func (u *pyReuse) edgesFrom(r *pyResolver) map[string][]ingest.Edge {
-	srcs := make(map[string]bool)
-	for m := range u.missed {
-		srcs[ingest.FileKey(m.file.Rel)] = true
-		for i := range m.facts.defs {
-			srcs[r.key(m, i)] = true
-		}
-	}
-	out := make(map[string][]ingest.Edge, len(srcs))
+// replay adds what resolving the modules reused added last time: the
+// edges of the previous graph from their files and symbols (with the
+// external package nodes their imports point to), and their unresolved
+// calls.
+func (u *pyReuse) replay(r *pyResolver) {
+	b := r.b
 	u.prev.EachEdge(func(e ingest.Edge) {
-		if srcs[e.Src] {
-			out[e.Src] = append(out[e.Src], e)
+		rel, ok := strings.CutPrefix(e.Src, "file:")
+		if !ok {
+			rel = b.symFile[e.Src] // the declaring file: keys shared are not reused
 		}
+		if _, ok := u.missed[r.byRel[rel]]; !ok {
+			return
+		}
+		if e.Rel == ingest.RelImports && !b.g.HasNode(e.Dst) && !b.pendingKeys[e.Dst] {
+			if n, ok := u.prev.Node(e.Dst); ok && n.Type == ingest.TypePackage {
+				b.g.AddNode(n)
+			}
+		}
+		b.g.AddEdge(e)
 	})
-	return out
+	for m, n := range u.missed {
+		b.fileMissed[ingest.FileKey(m.file.Rel)] += n
+		b.unresolved[ingest.LangPython] += n
+	}
 }
