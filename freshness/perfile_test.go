@@ -192,6 +192,10 @@ var forms = map[string]langForms{
 	},
 }
 
+// wantsRe finds the modules an import of crossFileEdit names before they
+// exist ("# wants pkg/nm3.py nm3").
+var wantsRe = regexp.MustCompile(`(?m)^# wants (\S+) (\w+)$`)
+
 // crossFileEdit makes one random edit that other files can see.
 func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 	*n++
@@ -232,7 +236,22 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		}
 		return out
 	}
-	switch rng.Intn(9) {
+	switch rng.Intn(10) {
+	case 9: // a module a file imports but that is missing: created, or a new such import
+		if path.Ext(a) != ".py" {
+			return "skip"
+		}
+		for _, f := range files {
+			for _, w := range wantsRe.FindAllStringSubmatch(read(f), -1) {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(w[1]))); os.IsNotExist(err) {
+					write(t, dir, w[1], fa.def(w[2]))
+					return "create " + w[1] + ", which " + f + " imports"
+				}
+			}
+		}
+		rel := path.Join(path.Dir(a), name+".py")
+		write(t, dir, b, read(b)+fb.imp(rel, b, name)+fb.use(name)+"\n# wants "+rel+" "+name+"\n")
+		return "import " + name + " from missing " + rel + " into " + b
 	case 6: // stage everything
 		git(t, dir, "add", "-A")
 		return "stage"
