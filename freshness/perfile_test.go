@@ -237,21 +237,27 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		return out
 	}
 	switch rng.Intn(10) {
-	case 9: // a module a file imports but that is missing: created, or a new such import
-		if path.Ext(a) != ".py" {
-			return "skip"
-		}
+	case 9: // (Python) a module a file imports but that is missing: created, or a new such import
+		py := forms[".py"]
+		var pys []string
 		for _, f := range files {
+			if path.Ext(f) == ".py" {
+				pys = append(pys, f)
+			}
 			for _, w := range wantsRe.FindAllStringSubmatch(read(f), -1) {
 				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(w[1]))); os.IsNotExist(err) {
-					write(t, dir, w[1], fa.def(w[2]))
+					write(t, dir, w[1], py.def(w[2]))
 					return "create " + w[1] + ", which " + f + " imports"
 				}
 			}
 		}
-		rel := path.Join(path.Dir(a), name+".py")
-		write(t, dir, b, read(b)+fb.imp(rel, b, name)+fb.use(name)+"\n# wants "+rel+" "+name+"\n")
-		return "import " + name + " from missing " + rel + " into " + b
+		if len(pys) == 0 {
+			return "skip"
+		}
+		pb := pys[rng.Intn(len(pys))]
+		rel := path.Join(path.Dir(pb), name+".py")
+		write(t, dir, pb, read(pb)+py.imp(rel, pb, name)+py.use(name)+"\n# wants "+rel+" "+name+"\n")
+		return "import " + name + " from missing " + rel + " into " + pb
 	case 6: // stage everything
 		git(t, dir, "add", "-A")
 		return "stage"
