@@ -160,15 +160,7 @@ func BenchmarkExtractOneFileEdit(b *testing.B) {
 			b.Run(tree+"/"+mode, func(b *testing.B) {
 				const n = 1000
 				dir := b.TempDir()
-				put := func(rel, text string) {
-					p := filepath.Join(dir, filepath.FromSlash(rel))
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						b.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-						b.Fatal(err)
-					}
-				}
+				put := func(rel, text string) { putVariant(b, dir, rel, text) }
 				edit := func(i int) { put("p10/m0210.py", fmt.Sprintf("def g%d():\n    return %d\n", i, i)) }
 				if tree == "real" {
 					src, rel := os.Getenv("MEMCTL_BENCH_PYTREE"), os.Getenv("MEMCTL_BENCH_PYEDIT")

@@ -94,7 +94,9 @@ func reuseStep(t *testing.T, dir string, c *Cache, prev *ingest.Graph, step stri
 	return got
 }
 
-func putVariant(t *testing.T, dir, rel, text string) {
+// putVariant writes file rel of dir (creating its directories), or
+// removes it when text is "".
+func putVariant(t testing.TB, dir, rel, text string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if text == "" {
