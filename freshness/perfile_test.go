@@ -192,6 +192,10 @@ var forms = map[string]langForms{
 	},
 }
 
+// wantsRe finds the modules an import of crossFileEdit names before they
+// exist ("# wants pkg/nm3.py nm3").
+var wantsRe = regexp.MustCompile(`(?m)^# wants (\S+) (\w+)$`)
+
 // crossFileEdit makes one random edit that other files can see.
 func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 	*n++
@@ -232,7 +236,7 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		}
 		return out
 	}
-	switch rng.Intn(12) {
+	switch rng.Intn(13) {
 	case 11: // Python: a unittest base class in a, a test class of b deriving it
 		// (b's methods are test code through a: a later rename or removal
 		// of the base in a changes b's symbols and edges, b unchanged)
@@ -261,6 +265,27 @@ func crossFileEdit(t testing.TB, rng *rand.Rand, dir string, n *int) string {
 		mod := path.Join(path.Dir(b), "mod_"+name+path.Ext(b))
 		write(t, dir, b, read(b)+fb.imp(mod, b, name)+fb.use(name))
 		return "import " + name + " from missing " + mod + " into " + b
+	case 12: // (Python) a module a file imports but that is missing: created, or a new such import
+		py := forms[".py"]
+		var pys []string
+		for _, f := range files {
+			if path.Ext(f) == ".py" {
+				pys = append(pys, f)
+			}
+			for _, w := range wantsRe.FindAllStringSubmatch(read(f), -1) {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(w[1]))); os.IsNotExist(err) {
+					write(t, dir, w[1], py.def(w[2]))
+					return "create " + w[1] + ", which " + f + " imports"
+				}
+			}
+		}
+		if len(pys) == 0 {
+			return "skip"
+		}
+		pb := pys[rng.Intn(len(pys))]
+		rel := path.Join(path.Dir(pb), name+".py")
+		write(t, dir, pb, read(pb)+py.imp(rel, pb, name)+py.use(name)+"\n# wants "+rel+" "+name+"\n")
+		return "import " + name + " from missing " + rel + " into " + pb
 	case 6: // stage everything
 		git(t, dir, "add", "-A")
 		return "stage"

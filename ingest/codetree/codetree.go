@@ -222,6 +222,11 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		opts.Cache, opts.AllIfAny = o.Cache.parses, true
 		if last != nil {
 			opts.Nodes, opts.Edges = last.graph.NumNodes(), last.graph.NumEdges()
+			if !o.Force && o.Precise == nil {
+				// The graph the last extraction gave (precise mode
+				// rewrites its calls): what did not change is reused.
+				opts.Previous = last.graph
+			}
 		}
 	}
 	for _, lang := range o.Langs {

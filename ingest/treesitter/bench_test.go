@@ -142,41 +142,69 @@ func BenchmarkGrammarLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkExtractOneFileEdit: Extract of a 1,000-file Python tree (each
-// module importing and calling the next) through one Cache, one file
-// edited between extractions and every other file's hash known (as a
-// refresh knows it from unchanged stats): one file is read and parsed,
-// so what remains is the resolve and the graph of the whole tree, the
-// cost a refresh that resolves only what an edit can affect would shrink.
+// BenchmarkExtractOneFileEdit: one Python file of 1,000 edited (a
+// definition renamed) between extractions through one Cache, with the
+// last graph (reuse: Options.Previous, as a refresh passes it) or without
+// (full: every module resolved again). Compare the two in one run: their
+// difference is the resolution saved. Trees: cycle, freshness's benchmark
+// tree (module i imports and calls module i+1 mod 1,000: every module's
+// import closure holds every other, nothing is reused); layered, the same
+// with the chain cut at each package of 20 (an edit of p10/m0210 reaches
+// p10/m0200…m0209); real, a copy of $MEMCTL_BENCH_PYTREE (when set) with
+// a function added to its file $MEMCTL_BENCH_PYEDIT at each edit.
 //
 //	go test -run '^$' -bench ExtractOneFileEdit -benchtime 20x ./ingest/treesitter/
 func BenchmarkExtractOneFileEdit(b *testing.B) {
-	dir := b.TempDir()
-	writeFile := writer(b, dir)
-	const n = 1000
-	known := make(map[string]string, n)
-	for i := 0; i < n; i++ {
-		rel := fmt.Sprintf("p%02d/m%04d.py", i/20, i)
-		text := fmt.Sprintf("from p%02d.m%04d import f%d\n\n\ndef f%d(x):\n    return f%d(x) + %d\n\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n",
-			(i+1)%n/20, (i+1)%n, (i+1)%n, i, (i+1)%n, i, i, i)
-		writeFile(rel, text)
-		known[rel] = contentHash([]byte(text))
-	}
-	langs := []string{ingest.LangPython}
-	c := NewCache()
-	if _, err := Extract(dir, langs, Options{Cache: c, Known: known}); err != nil {
-		b.Fatal(err)
-	}
-	const edited = "p10/m0200.py"
-	delete(known, edited)
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := 0; i < b.N; i++ {
-		writeFile(edited, fmt.Sprintf("def g%d():\n    return %d\n", i, i))
-		res, err := Extract(dir, langs, Options{Cache: c, Known: known})
-		if err != nil || res.Lang(ingest.LangPython).Files != n {
-			b.Fatal(res, err)
+	for _, tree := range []string{"cycle", "layered", "real"} {
+		for _, mode := range []string{"full", "reuse"} {
+			b.Run(tree+"/"+mode, func(b *testing.B) {
+				const n = 1000
+				dir := b.TempDir()
+				put := func(rel, text string) { putVariant(b, dir, rel, text) }
+				edit := func(i int) { put("p10/m0210.py", fmt.Sprintf("def g%d():\n    return %d\n", i, i)) }
+				if tree == "real" {
+					src, rel := os.Getenv("MEMCTL_BENCH_PYTREE"), os.Getenv("MEMCTL_BENCH_PYEDIT")
+					requireDir(b, src, "set MEMCTL_BENCH_PYTREE=DIR and MEMCTL_BENCH_PYEDIT=FILE (relative to it)")
+					if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+						b.Fatal(err)
+					}
+					orig, err := os.ReadFile(filepath.Join(dir, rel))
+					if err != nil {
+						b.Fatal(err)
+					}
+					edit = func(i int) { put(rel, fmt.Sprintf("%s\n\ndef _bench_g%d():\n    return %d\n", orig, i, i)) }
+				}
+				for i := 0; i < n && tree != "real"; i++ {
+					j := (i + 1) % n
+					if tree == "layered" && j%20 == 0 {
+						j = i - i%20 // the package's first module: no import out of the package
+					}
+					put(fmt.Sprintf("p%02d/m%04d.py", i/20, i), fmt.Sprintf("from p%02d.m%04d import f%d\n\n\ndef f%d(x):\n    return f%d(x) + %d\n\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n",
+						j/20, j, j, i, j, i, i, i))
+				}
+				c := NewCache()
+				langs := []string{ingest.LangPython}
+				res, err := Extract(dir, langs, Options{Cache: c, AllIfAny: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				reused := 0
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					edit(i)
+					o := Options{Cache: c, AllIfAny: true}
+					if mode == "reuse" {
+						o.Previous = res.Graph
+					}
+					if res, err = Extract(dir, langs, o); err != nil {
+						b.Fatal(err)
+					}
+					reused += res.Reused
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(res.Lang(ingest.LangPython).Files)-float64(reused)/float64(b.N), "resolved/op")
+			})
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }

@@ -4,8 +4,9 @@ package treesitter
 // grammar only (the package invariant), so a long-lived process that
 // extracts one tree again and again (a refresh before each answer, SPEC.md
 // §9.10) keeps it by content and parses only the files whose content it
-// has not seen. Resolution still runs over every file of the family: the
-// graph is the one a fresh extraction gives, by construction.
+// has not seen. Resolution runs over every file of the family, but for
+// the Python modules an edit cannot reach when Options.Previous is given
+// (python_reuse.go): the graph is the one a fresh extraction gives.
 
 import (
 	"encoding/json"

@@ -49,6 +49,12 @@ type Options struct {
 	// has to be: the result's graph is then the whole tree's, as a
 	// refresh that compares it with the last one needs.
 	AllIfAny bool
+	// Previous, when set, is the graph the last extraction of this tree
+	// with these options gave (whole: AllIfAny), Cache holding its
+	// payloads: a Python module whose content and import closure are
+	// unchanged since is not resolved again, its edges taken from it
+	// (python_reuse.go). The result is the same graph.
+	Previous *ingest.Graph
 	// Nodes and Edges, when known (the graph a cache last wrote), size
 	// the graph built: an estimate, never a limit.
 	Nodes, Edges int
@@ -82,7 +88,10 @@ type Result struct {
 	Langs     []LangResult // in ingest.Languages order
 	Extracted []string     // the languages in Graph
 	Elapsed   time.Duration
-	bytes     int // bytes parsed (for the benchmark)
+	// Reused counts the Python modules whose resolution Options.Previous
+	// gave (not resolved again).
+	Reused int
+	bytes  int // bytes parsed (for the benchmark)
 }
 
 // Lang returns the result of one language.
@@ -325,6 +334,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 			}
 		}
 	})
+	res.Reused = run.pyReused
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
@@ -336,6 +346,8 @@ type runCtx struct {
 	configs map[string][]byte // rel path → content
 	langs   []string
 	opts    Options
+	// pyReused counts the Python modules whose resolution Previous gave.
+	pyReused int
 	// pyPrefix is the dotted package path above root when root itself is
 	// a Python package ("requests." for …/dist-packages/requests).
 	pyPrefix string

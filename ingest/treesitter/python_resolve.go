@@ -51,6 +51,9 @@ type pyResolver struct {
 	// members under negative scopes).
 	varCache map[pyVarKey]pyTarget
 	depth    int // nesting of walk: a bound on chains through values
+	// reused are the modules whose last resolution was taken from
+	// Options.Previous (python_reuse.go).
+	reused map[*pyMod]int
 }
 
 type pyVarKey struct {
@@ -118,18 +121,24 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		}
 	}
 	pairs := make(map[string]string)
+	if reuse := r.reusable(run.opts.Previous, files); reuse != nil {
+		reuse.replay(r)
+		run.pyReused = len(reuse.missed)
+		r.reused = reuse.missed
+	}
 	for _, f := range files {
 		m := r.byRel[f.Rel]
-		r.imports(m)
-		for i, d := range m.facts.defs {
-			for _, base := range r.bases(m, i) {
-				if base.kind == pyTSymbol {
-					b.edge(r.key(m, i), ingest.RelImplements, r.key(base.mod, base.def))
+		if _, ok := r.reused[m]; !ok {
+			r.imports(m)
+			for i := range m.facts.defs {
+				for _, base := range r.bases(m, i) {
+					if base.kind == pyTSymbol {
+						b.edge(r.key(m, i), ingest.RelImplements, r.key(base.mod, base.def))
+					}
 				}
 			}
-			_ = d
+			r.calls(m)
 		}
-		r.calls(m)
 		dir, base := path.Split(f.Rel)
 		for _, pattern := range []struct{ prefix, suffix string }{{"test_", ".py"}, {"", "_test.py"}} {
 			if strings.HasPrefix(base, pattern.prefix) && strings.HasSuffix(base, pattern.suffix) && base != pattern.prefix+pattern.suffix {
