@@ -161,24 +161,22 @@ func TestTokenizersMatchRuneByRune(t *testing.T) {
 	}
 }
 
+// BenchmarkFileTerms: the byte-classifying FileTerms against the
+// rune-by-rune one, on a Go source file of this repository.
 func BenchmarkFileTerms(b *testing.B) {
 	src, err := os.ReadFile("../lmdbstore/bulk.go")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		FileTerms(src)
-	}
-}
-
-func BenchmarkFileTermsRuneByRune(b *testing.B) {
-	src, err := os.ReadFile("../lmdbstore/bulk.go")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		fileTermsRef(src)
+	for _, impl := range []struct {
+		name string
+		fn   func([]byte) map[string]int
+	}{{"bytes", FileTerms}, {"runes", fileTermsRef}} {
+		b.Run(impl.name, func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				impl.fn(src)
+			}
+		})
 	}
 }
