@@ -123,8 +123,8 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	pairs := make(map[string]string)
 	if reuse := r.reusable(run.opts.Previous, files); reuse != nil {
 		reuse.replay(r)
-		run.pyReused = len(reuse.missed)
-		r.reused = reuse.missed
+		run.pyReused = len(reuse.reused)
+		r.reused = reuse.reused
 	}
 	for _, f := range files {
 		m := r.byRel[f.Rel]

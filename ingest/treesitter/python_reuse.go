@@ -22,7 +22,7 @@ import (
 // pyReuse is what the resolution of the unaffected modules reuses.
 type pyReuse struct {
 	prev   *ingest.Graph
-	missed map[*pyMod]int // module → unresolved calls of its file last time
+	reused map[*pyMod]int // module → unresolved calls of its file last time
 }
 
 // reusable returns the modules of r whose resolution prev (the graph of
@@ -53,7 +53,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 		changed[name] = true
 		changed[pathModuleName(rel)] = true
 	}
-	use := &pyReuse{prev: prev, missed: make(map[*pyMod]int, len(files))}
+	use := &pyReuse{prev: prev, reused: make(map[*pyMod]int, len(files))}
 	for _, f := range files {
 		m := r.byRel[f.Rel]
 		key := ingest.FileKey(f.Rel)
@@ -66,7 +66,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 		case !ok || fp.Hash != f.Hash || fp.Lang != f.Lang:
 			mark(m.name, f.Rel)
 		default:
-			use.missed[m] = fp.Unresolved
+			use.reused[m] = fp.Unresolved
 		}
 	}
 	var unknown bool
@@ -117,7 +117,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 	var todo []*pyMod
 	for _, f := range files {
 		m := r.byRel[f.Rel]
-		if _, ok := use.missed[m]; !ok || affected[m] {
+		if _, ok := use.reused[m]; !ok || affected[m] {
 			affected[m] = true
 			todo = append(todo, m)
 			continue
@@ -153,7 +153,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 		}
 	}
 	for m := range affected {
-		delete(use.missed, m)
+		delete(use.reused, m)
 	}
 	return use
 }
@@ -173,7 +173,10 @@ func (r *pyResolver) sharedKeys(prev *ingest.Graph, removed []string) map[*pyMod
 				outer = nil // a path alias: keys use names
 			}
 			first, _, _ := strings.Cut(name[len(p)+1:], ".")
-			_, now := outer.byQualOK(first)
+			now := false
+			if outer != nil {
+				_, now = outer.byQual[first]
+			}
 			if now || prev.HasNode(symKey(ingest.LangPython, p+"."+first)) {
 				if outer != nil {
 					out[outer] = true
@@ -222,15 +225,6 @@ func (r *pyResolver) importedNames(m *pyMod) []string {
 	return out
 }
 
-// byQualOK is the first def of m named qual (m may be nil).
-func (m *pyMod) byQualOK(qual string) (int, bool) {
-	if m == nil {
-		return 0, false
-	}
-	i, ok := m.byQual[qual]
-	return i, ok
-}
-
 // replay adds what resolving the modules reused added last time: the
 // edges of the previous graph from their files and symbols (with the
 // external package nodes their imports point to), and their unresolved
@@ -242,7 +236,7 @@ func (u *pyReuse) replay(r *pyResolver) {
 		if !ok {
 			rel = b.symFile[e.Src] // the declaring file: keys shared are not reused
 		}
-		if _, ok := u.missed[r.byRel[rel]]; !ok {
+		if _, ok := u.reused[r.byRel[rel]]; !ok {
 			return
 		}
 		if e.Rel == ingest.RelImports && !b.g.HasNode(e.Dst) && !b.pendingKeys[e.Dst] {
@@ -252,7 +246,7 @@ func (u *pyReuse) replay(r *pyResolver) {
 		}
 		b.g.AddEdge(e)
 	})
-	for m, n := range u.missed {
+	for m, n := range u.reused {
 		b.fileMissed[ingest.FileKey(m.file.Rel)] += n
 		b.unresolved[ingest.LangPython] += n
 	}
