@@ -128,10 +128,18 @@ func (c *Codec) DecodeInto(d *Decoder, ptr any) {
 type Decoder struct {
 	b   []byte
 	err error
+	// shared: strings and byte slices decoded are the input's own
+	// memory (NewSharedDecoder).
+	shared bool
 }
 
 // NewDecoder reads b (which must not change while decoding).
 func NewDecoder(b []byte) *Decoder { return &Decoder{b: b} }
+
+// NewSharedDecoder reads b, which must never change afterwards: the
+// strings and byte slices it decodes are b's own memory, not copies (a
+// cache read once and kept whole saves an allocation per string).
+func NewSharedDecoder(b []byte) *Decoder { return &Decoder{b: b, shared: true} }
 
 // Err is the first error of a read, nil if none.
 func (d *Decoder) Err() error { return d.err }
@@ -203,8 +211,15 @@ func (d *Decoder) Bytes() []byte {
 	return out
 }
 
-// String reads a length-prefixed string.
-func (d *Decoder) String() string { return string(d.Bytes()) }
+// String reads a length-prefixed string (the input's memory when the
+// decoder is shared).
+func (d *Decoder) String() string {
+	b := d.Bytes()
+	if d.shared && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
 
 // count reads the n+1 prefix of a slice or map: -1 for nil. Every element
 // takes at least one byte, so more elements than bytes left is an error.
@@ -421,9 +436,13 @@ func compileSlice(t reflect.Type) (encFn, decFn) {
 				if n < 0 {
 					return
 				}
-				buf := make([]byte, n)
-				copy(buf, d.b)
-				*(*[]byte)(p) = buf
+				if d.shared {
+					*(*[]byte)(p) = d.b[:n:n]
+				} else {
+					buf := make([]byte, n)
+					copy(buf, d.b)
+					*(*[]byte)(p) = buf
+				}
 				d.b = d.b[n:]
 			}
 	}

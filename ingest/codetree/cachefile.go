@@ -49,8 +49,9 @@ import (
 
 const (
 	cacheMagic = "MEMCTLRC"
-	// cacheVersion 2: the layout above (1 had no extra).
-	cacheVersion = 2
+	// cacheVersion 3: the layout above; 2 wrote each payload's value
+	// without its length; 1 had no extra.
+	cacheVersion = 3
 )
 
 // ErrCacheFile: the refresh cache file cannot be used (see the error's
@@ -129,7 +130,7 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCacheFile)
 	}
-	d := plaincodec.NewDecoder(body[len(cacheMagic)+1:])
+	d := plaincodec.NewSharedDecoder(body[len(cacheMagic)+1:])
 	if got := d.String(); got != build {
 		return nil, fmt.Errorf("%w: written by another build (%q)", ErrCacheFile, got)
 	}

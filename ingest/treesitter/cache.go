@@ -9,7 +9,9 @@ package treesitter
 // (python_reuse.go): the graph is the one a fresh extraction gives.
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"sync"
 
 	"github.com/memctl/memctl/ingest"
@@ -34,11 +36,36 @@ type Cache struct {
 }
 
 type cachedPayload struct {
+	// payload is the value; nil when read from a cache file, whose entry
+	// holds its encoding (enc), decoded only when asked (value).
 	payload any
 	json    json.RawMessage
 	// raw is the entry's encoding when it was read from a cache file
-	// (AppendPayloads copies it instead of encoding again).
-	raw []byte
+	// (AppendPayloads copies it instead of encoding again), enc the
+	// value's in it (appendPayloadValue).
+	raw, enc []byte
+}
+
+// value is the payload (an ingest.FilePayload without its terms when
+// decoded from a file); false when it does not decode.
+func (p cachedPayload) value() (any, bool) {
+	if p.payload != nil {
+		return p.payload, true
+	}
+	return decodePayloadValue(p.enc)
+}
+
+// equal reports whether v, a payload of this extraction, is the kept
+// one, so that it marshals to the kept JSON. A payload read from a file
+// is compared by encoding (scratch is the buffer to encode v in): a file
+// payload's encoding leaves its terms out, which are those of the parse
+// of its content hash, the same content then and now.
+func (p cachedPayload) equal(v any, scratch *[]byte) bool {
+	if p.payload != nil {
+		return reflect.DeepEqual(p.payload, v)
+	}
+	*scratch = appendPayloadValue((*scratch)[:0], v)
+	return bytes.Equal(*scratch, p.enc)
 }
 
 type cacheKey struct {

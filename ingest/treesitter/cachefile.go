@@ -14,13 +14,17 @@ package treesitter
 // not marshalled again (builder.flush):
 //
 //	payloads = uvarint n ‖ n × payload
-//	payload  = str key ‖ kind u8 (0 file, 1 symbol)
+//	payload  = str key ‖ uvarint len ‖ value (len bytes)
+//	value    = kind u8 (0 file, 1 symbol)
 //	           ‖ ingest.FilePayload without terms | ingest.SymbolPayload
 //
 // A payload's JSON is not in the section: it is the payload of the node
 // of the same key in the graph written (the caller's), and only the
 // payloads whose JSON is that node's are written; a file payload's terms
-// are the parse's of the same content hash. The layout (ParsesLayout)
+// are the parse's of the same content hash. A reader keeps each value
+// encoded (its length lets it step over) and decodes it when asked; an
+// extraction compares its payloads with the kept ones by encoding. The
+// layout (ParsesLayout)
 // names every language's rules version and the shape of its facts type
 // and of the payloads: a reader of another layout ignores the section.
 
@@ -144,59 +148,67 @@ func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessag
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(keep)))
+	var value []byte
 	for _, e := range keep {
 		if e.p.raw != nil {
 			b = append(b, e.p.raw...)
 			continue
 		}
 		b = plaincodec.AppendString(b, e.key)
-		switch p := e.p.payload.(type) {
-		case ingest.FilePayload:
-			p.Terms = nil
-			b = fileCodec.Append(append(b, 0), p)
-		case ingest.SymbolPayload:
-			b = symbolCodec.Append(append(b, 1), p)
-		default:
-			panic(fmt.Sprintf("treesitter: payload %T kept", e.p.payload))
-		}
+		value = appendPayloadValue(value[:0], e.p.payload)
+		b = binary.AppendUvarint(b, uint64(len(value)))
+		b = append(b, value...)
 	}
 	return b
 }
 
-// DecodePayloads reads the payloads AppendPayloads wrote into c (whose
-// parses are read), each with the JSON written(key) of the node written;
-// a payload without a node, or a file payload without a parse of its
-// content, is left out. An error (wrapping plaincodec.ErrFormat) leaves
-// none.
+// appendPayloadValue appends a payload's value encoding: kind u8 (0 file,
+// 1 symbol) ‖ pc(the payload), a file payload without its terms.
+func appendPayloadValue(b []byte, v any) []byte {
+	switch p := v.(type) {
+	case ingest.FilePayload:
+		p.Terms = nil
+		return fileCodec.Append(append(b, 0), p)
+	case ingest.SymbolPayload:
+		return symbolCodec.Append(append(b, 1), p)
+	}
+	panic(fmt.Sprintf("treesitter: payload %T kept", v))
+}
+
+// decodePayloadValue decodes what appendPayloadValue wrote (its strings
+// are enc's memory); false when it does not decode.
+func decodePayloadValue(enc []byte) (any, bool) {
+	d := plaincodec.NewSharedDecoder(enc)
+	kind := int(d.Byte())
+	if kind >= len(payloadKinds) {
+		return nil, false
+	}
+	v := payloadKinds[kind].Decode(d)
+	return v, d.Finish() == nil
+}
+
+// DecodePayloads reads the payloads AppendPayloads wrote into c, each
+// with the JSON written(key) of the node written; a payload without a
+// node is left out. Their values stay encoded (a slice of d's input,
+// which must not change) until asked (cachedPayload.value): an
+// extraction compares a payload with the kept one by encoding. An error
+// (wrapping plaincodec.ErrFormat) leaves none.
 func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (json.RawMessage, bool)) error {
 	n := d.Uvarint()
 	if n > uint64(d.Len()) {
 		return fmt.Errorf("%w: %d payloads in %d bytes", plaincodec.ErrFormat, n, d.Len())
 	}
-	terms := make(map[string]map[string]int, len(c.files))
-	for k, f := range c.files {
-		terms[k.hash] = f.terms
-	}
 	out := make(map[string]cachedPayload, n)
 	for i := uint64(0); i < n && d.Err() == nil; i++ {
 		start := d.Rest()
 		key := d.String()
-		kind := int(d.Byte())
-		if kind >= len(payloadKinds) {
-			return fmt.Errorf("%w: payload kind %d", plaincodec.ErrFormat, kind)
+		enc := d.Bytes()
+		if d.Err() == nil && (len(enc) == 0 || int(enc[0]) >= len(payloadKinds)) {
+			return fmt.Errorf("%w: payload of %q without a kind", plaincodec.ErrFormat, key)
 		}
-		v := payloadKinds[kind].Decode(d)
 		raw := start[: len(start)-d.Len() : len(start)-d.Len()]
-		if fp, ok := v.(ingest.FilePayload); ok {
-			t, ok := terms[fp.Hash]
-			if !ok {
-				continue
-			}
-			fp.Terms = t
-			v = fp
-		}
 		if js, ok := written(key); ok {
-			out[key] = cachedPayload{payload: v, json: js, raw: raw}
+			out[key] = cachedPayload{json: js, raw: raw, enc: enc}
 		}
 	}
 	if err := d.Err(); err != nil {

@@ -42,11 +42,12 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 			return ingest.FilePayload{}, false
 		}
 		p, ok := last[key]
-		fp, isFile := p.payload.(ingest.FilePayload)
-		if !ok || !isFile || !bytes.Equal(p.json, n.Payload) {
+		if !ok || !bytes.Equal(p.json, n.Payload) {
 			return ingest.FilePayload{}, false
 		}
-		return fp, true
+		v, ok := p.value()
+		fp, isFile := v.(ingest.FilePayload)
+		return fp, ok && isFile
 	}
 	changed := make(map[string]bool) // names and path aliases of the modules changed, added or removed
 	mark := func(name, rel string) {
