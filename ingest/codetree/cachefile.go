@@ -49,9 +49,10 @@ import (
 
 const (
 	cacheMagic = "MEMCTLRC"
-	// cacheVersion 3: the layout above; 2 wrote each payload's value
-	// without its length; 1 had no extra.
-	cacheVersion = 3
+	// cacheVersion 4: the layout above; 3 had no names read by the
+	// Python resolutions; 2 wrote each payload's value without its
+	// length; 1 had no extra.
+	cacheVersion = 4
 )
 
 // ErrCacheFile: the refresh cache file cannot be used (see the error's

@@ -99,6 +99,7 @@ func TestCacheFileRejected(t *testing.T) {
 		{"other version", reseal(append(append([]byte(cacheMagic), cacheVersion+1), good[9:]...)), fmt.Sprintf("version %d, want %d", cacheVersion+1, cacheVersion)},
 		{"version 1 (no extra)", reseal(append(append([]byte(cacheMagic), 1), good[9:]...)), fmt.Sprintf("version 1, want %d", cacheVersion)},
 		{"version 2 (payload values without their length)", reseal(append(append([]byte(cacheMagic), 2), good[9:]...)), fmt.Sprintf("version 2, want %d", cacheVersion)},
+		{"version 3 (no names read by the Python resolutions)", reseal(append(append([]byte(cacheMagic), 3), good[9:]...)), fmt.Sprintf("version 3, want %d", cacheVersion)},
 		{"a byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/2] ^= 1; return b }(), "checksum mismatch"},
 		{"truncated", good[:len(good)-10], "checksum mismatch"},
 		{"another build", with(build+"x", cacheLayout), "another build"},

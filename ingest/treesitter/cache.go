@@ -31,8 +31,10 @@ type Cache struct {
 	over     bool
 	files    map[cacheKey]*cachedFile
 	// payloads are the file and symbol payloads of the last extraction by
-	// node key, with their JSON.
+	// node key, with their JSON; pyDeps the names each Python module's
+	// resolution read then, by file key (python_reuse.go).
 	payloads map[string]cachedPayload
+	pyDeps   map[string][]string
 }
 
 type cachedPayload struct {
@@ -140,7 +142,7 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.over = c.tooLarge(files); c.over {
-		c.files, c.payloads = nil, nil
+		c.files, c.payloads, c.pyDeps = nil, nil, nil
 		return
 	}
 	next := make(map[cacheKey]*cachedFile, len(files))
@@ -173,8 +175,20 @@ func (c *Cache) lastPayloads() map[string]cachedPayload {
 	return c.payloads
 }
 
-// keepPayloads replaces the payloads kept with those of this extraction.
-func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
+// lastPyDeps are the names each Python module's resolution read in the
+// last extraction (read only), by file key.
+func (c *Cache) lastPyDeps() map[string][]string {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pyDeps
+}
+
+// keepPayloads replaces the payloads kept, and the names the Python
+// resolutions read, with those of this extraction.
+func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node, pyDeps map[string][]string) {
 	if c == nil || c.Over() {
 		return
 	}
@@ -188,7 +202,7 @@ func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
 		}
 		next[p.key] = cp
 	}
-	c.payloads = next
+	c.payloads, c.pyDeps = next, pyDeps
 }
 
 // sameBytes reports whether a and b are the same memory (not only equal).

@@ -13,10 +13,14 @@ package treesitter
 // the last extraction built, so that a payload equal to the one kept is
 // not marshalled again (builder.flush):
 //
-//	payloads = uvarint n ‖ n × payload
+//	payloads = uvarint n ‖ n × payload ‖ uvarint m ‖ m × reads
 //	payload  = str key ‖ uvarint len ‖ value (len bytes)
 //	value    = kind u8 (0 file, 1 symbol)
 //	           ‖ ingest.FilePayload without terms | ingest.SymbolPayload
+//	reads    = str file key ‖ uvarint k ‖ k × str name
+//
+// reads are the names the last resolution of each Python module read
+// (python_reuse.go), with the payloads: both are the last extraction's.
 //
 // A payload's JSON is not in the section: it is the payload of the node
 // of the same key in the graph written (the caller's), and only the
@@ -133,7 +137,8 @@ func DecodeParses(d *plaincodec.Decoder) (*Cache, error) {
 }
 
 // AppendPayloads appends the payloads kept whose JSON is the payload of
-// the node written (written(key); nil for none).
+// the node written (written(key); nil for none), then the names each
+// Python module's resolution read.
 func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessage) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,6 +163,14 @@ func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessag
 		value = appendPayloadValue(value[:0], e.p.payload)
 		b = binary.AppendUvarint(b, uint64(len(value)))
 		b = append(b, value...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.pyDeps)))
+	for key, names := range c.pyDeps {
+		b = plaincodec.AppendString(b, key)
+		b = binary.AppendUvarint(b, uint64(len(names)))
+		for _, n := range names {
+			b = plaincodec.AppendString(b, n)
+		}
 	}
 	return b
 }
@@ -188,8 +201,8 @@ func decodePayloadValue(enc []byte) (any, bool) {
 }
 
 // DecodePayloads reads the payloads AppendPayloads wrote into c, each
-// with the JSON written(key) of the node written; a payload without a
-// node is left out. Their values stay encoded (a slice of d's input,
+// with the JSON written(key) of the node written (a payload without a
+// node is left out), and the names the Python resolutions read. Their values stay encoded (a slice of d's input,
 // which must not change) until asked (cachedPayload.value): an
 // extraction compares a payload with the kept one by encoding. An error
 // (wrapping plaincodec.ErrFormat) leaves none.
@@ -211,12 +224,29 @@ func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (
 			out[key] = cachedPayload{json: js, raw: raw, enc: enc}
 		}
 	}
+	n = d.Uvarint()
+	if n > uint64(d.Len()) {
+		return fmt.Errorf("%w: names read by %d modules in %d bytes", plaincodec.ErrFormat, n, d.Len())
+	}
+	deps := make(map[string][]string, n)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		key := d.String()
+		k := d.Uvarint()
+		if k > uint64(d.Len()) {
+			return fmt.Errorf("%w: %d names in %d bytes", plaincodec.ErrFormat, k, d.Len())
+		}
+		names := make([]string, k)
+		for j := range names {
+			names[j] = d.String()
+		}
+		deps[key] = names
+	}
 	if err := d.Err(); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.payloads = out
+	c.payloads, c.pyDeps = out, deps
 	return nil
 }
 
@@ -225,13 +255,13 @@ func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (
 // reports whether it did.
 func (c *Cache) Adopt(from *Cache) bool {
 	from.mu.Lock()
-	files, payloads := from.files, from.payloads
+	files, payloads, pyDeps := from.files, from.payloads, from.pyDeps
 	from.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.files) != 0 || c.over || len(files) == 0 {
 		return false
 	}
-	c.files, c.payloads = files, payloads
+	c.files, c.payloads, c.pyDeps = files, payloads, pyDeps
 	return true
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/memctl/memctl/ingest"
@@ -103,6 +105,10 @@ func TestParsesRoundTrip(t *testing.T) {
 			if !got.equal(want.payload, &scratch) {
 				t.Fatalf("%s: payload of %s read back is not equal to the one written", name, k)
 			}
+		}
+		// The names the Python resolutions read, for every Python module.
+		if name == "python" && (len(c.pyDeps) == 0 || !maps.EqualFunc(back.pyDeps, c.pyDeps, slices.Equal)) {
+			t.Fatalf("%s: names read by the resolutions: %d read back, %d written (or differ)", name, len(back.pyDeps), len(c.pyDeps))
 		}
 		// Written again from the bytes read: the same bytes, per parse.
 		if again := back.AppendParses(nil); len(again) != len(b) {

@@ -25,6 +25,9 @@ type builder struct {
 	// cache, when set, holds the payloads of the last extraction with
 	// their JSON: an equal payload is not marshalled again.
 	cache *Cache
+	// pyDeps are the names each Python module's resolution read, by file
+	// key (python_reuse.go), kept with the payloads.
+	pyDeps map[string][]string
 }
 
 type pendingNode struct {
@@ -123,7 +126,7 @@ func (b *builder) flush() {
 		}
 		nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: ingest.MustJSON(p.payload)}
 	})
-	b.cache.keepPayloads(b.pending, nodes)
+	b.cache.keepPayloads(b.pending, nodes, b.pyDeps)
 	for _, n := range nodes {
 		b.g.AddNode(n)
 	}
