@@ -102,6 +102,17 @@ func (c *Codec) Append(b []byte, v any) []byte {
 	return c.enc(b, at.UnsafePointer())
 }
 
+// AppendPtr appends the encoding of *ptr (ptr must be a non-nil pointer
+// to the codec's type): Append without copying the value, which a loop
+// over many values of a large type calls with one variable.
+func (c *Codec) AppendPtr(b []byte, ptr any) []byte {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer || v.Type().Elem() != c.t || v.IsNil() {
+		panic(fmt.Sprintf("plaincodec: AppendPtr %s with the codec of %s", v.Type(), c.t))
+	}
+	return c.enc(b, v.UnsafePointer())
+}
+
 // Decode decodes one value from d and returns it (as the codec's type);
 // on error (then also d.Err()) it returns the zero value.
 func (c *Codec) Decode(d *Decoder) any {

@@ -109,6 +109,22 @@ func TestSharedDecoder(t *testing.T) {
 	}
 }
 
+// TestAppendPtr: AppendPtr writes what Append writes (as long, maps in
+// another order) and decodes back to the value.
+func TestAppendPtr(t *testing.T) {
+	c := MustNew(reflect.TypeFor[sample]())
+	for _, v := range []sample{*full(), {}} {
+		got, want := c.AppendPtr([]byte{7}, &v), c.Append([]byte{7}, v)
+		if len(got) != len(want) || got[0] != 7 {
+			t.Fatalf("AppendPtr wrote %x, Append %x", got, want)
+		}
+		d := NewDecoder(got[1:])
+		if back := c.Decode(d); d.Finish() != nil || !reflect.DeepEqual(back, v) {
+			t.Fatalf("AppendPtr's encoding decodes to %#v (%v), want %#v", back, d.Err(), v)
+		}
+	}
+}
+
 func TestDecodeInto(t *testing.T) {
 	c := MustNew(reflect.TypeFor[sample]())
 	want := *full()

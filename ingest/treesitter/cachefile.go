@@ -142,25 +142,28 @@ func DecodeParses(d *plaincodec.Decoder) (*Cache, error) {
 func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessage) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	type entry struct {
-		key string
-		p   cachedPayload
+	keep := func(k string, p cachedPayload) bool {
+		w := written(k)
+		return w != nil && bytes.Equal(w, p.json)
 	}
-	var keep []entry
+	n := 0
 	for k, p := range c.payloads {
-		if w := written(k); w != nil && bytes.Equal(w, p.json) {
-			keep = append(keep, entry{k, p})
+		if keep(k, p) {
+			n++
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(keep)))
+	b = binary.AppendUvarint(b, uint64(n))
 	var value []byte
-	for _, e := range keep {
-		if e.p.raw != nil {
-			b = append(b, e.p.raw...)
+	for k, p := range c.payloads {
+		if !keep(k, p) {
 			continue
 		}
-		b = plaincodec.AppendString(b, e.key)
-		value = appendPayloadValue(value[:0], e.p.payload)
+		if p.raw != nil {
+			b = append(b, p.raw...)
+			continue
+		}
+		b = plaincodec.AppendString(b, k)
+		value = appendPayloadValue(value[:0], p.payload)
 		b = binary.AppendUvarint(b, uint64(len(value)))
 		b = append(b, value...)
 	}
