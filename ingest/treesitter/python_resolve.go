@@ -48,7 +48,7 @@ type pyResolver struct {
 	b       *builder
 	mods    map[string]*pyMod // by dotted name
 	byRel   map[string]*pyMod
-	classes map[*pyMod]map[int][]pyTarget // resolved bases
+	classes map[pyDefKey][]pyTarget // resolved bases
 	// varCache holds the values of names bound by assignments (a class's
 	// members under negative scopes).
 	varCache map[pyVarKey]pyTarget
@@ -61,10 +61,16 @@ type pyResolver struct {
 	// variable value and module's test marking, and each module's
 	// resolution.
 	frames    [][]string
-	classDeps map[*pyMod]map[int][]string
+	classDeps map[pyDefKey][]string
 	varDeps   map[pyVarKey][]string
 	testDeps  map[*pyMod][]string
 	deps      map[string][]string // file key → names its module's resolution read
+}
+
+// pyDefKey is def i of module m.
+type pyDefKey struct {
+	m *pyMod
+	i int
 }
 
 type pyVarKey struct {
@@ -76,8 +82,8 @@ type pyVarKey struct {
 // resolvePython adds the graph of the Python files.
 func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	r := &pyResolver{b: b, mods: make(map[string]*pyMod), byRel: make(map[string]*pyMod),
-		classes: make(map[*pyMod]map[int][]pyTarget), varCache: make(map[pyVarKey]pyTarget),
-		classDeps: make(map[*pyMod]map[int][]string), varDeps: make(map[pyVarKey][]string),
+		classes: make(map[pyDefKey][]pyTarget), varCache: make(map[pyVarKey]pyTarget),
+		classDeps: make(map[pyDefKey][]string), varDeps: make(map[pyVarKey][]string),
 		testDeps: make(map[*pyMod][]string), deps: make(map[string][]string, len(files))}
 	names := pyModuleNames(files, run.pyPrefix)
 	for _, f := range files {
@@ -284,17 +290,14 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 	if m.facts.defs[i].kind != ingest.KindClass {
 		return nil
 	}
-	if r.classes[m] == nil {
-		r.classes[m] = make(map[int][]pyTarget)
-		r.classDeps[m] = make(map[int][]string)
-	}
-	if ts, ok := r.classes[m][i]; ok {
-		r.readAll(r.classDeps[m][i])
+	k := pyDefKey{m, i}
+	if ts, ok := r.classes[k]; ok {
+		r.readAll(r.classDeps[k])
 		return ts
 	}
-	r.classes[m][i] = nil // cycle guard
+	r.classes[k] = nil // cycle guard
 	r.begin()
-	defer func() { r.classDeps[m][i] = r.end() }()
+	defer func() { r.classDeps[k] = r.end() }()
 	var out []pyTarget
 	for _, chain := range m.facts.defs[i].bases {
 		t := r.walk(m, m.facts.defs[i].parent, chain)
@@ -304,7 +307,7 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 			out = append(out, t)
 		}
 	}
-	r.classes[m][i] = out
+	r.classes[k] = out
 	return out
 }
 

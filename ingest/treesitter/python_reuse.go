@@ -159,12 +159,16 @@ func (r *pyResolver) sharedKeys(prev *ingest.Graph, removed []string) map[*pyMod
 }
 
 // replay adds what resolving the modules reused added last time: the
-// edges of the previous graph from their files and symbols (with the
+// edges of the previous graph from their files and symbols but the
+// defines and contains edges resolvePython adds for every module (with the
 // external package nodes their imports point to), and their unresolved
 // calls.
 func (u *pyReuse) replay(r *pyResolver) {
 	b := r.b
 	u.prev.EachEdge(func(e ingest.Edge) {
+		if e.Rel == ingest.RelDefines || e.Rel == ingest.RelContains {
+			return // every module's: added with its file and symbols, not by resolving
+		}
 		rel, ok := strings.CutPrefix(e.Src, "file:")
 		if !ok {
 			rel = b.symFile[e.Src] // the declaring file: keys shared are not reused
