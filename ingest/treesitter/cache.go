@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/plaincodec"
 )
 
 // Cache keeps the parse results of the files of the last extraction that
@@ -39,7 +40,7 @@ type Cache struct {
 
 type cachedPayload struct {
 	// payload is the value; nil when read from a cache file, whose entry
-	// holds its encoding (enc), decoded only when asked (value).
+	// holds its encoding (enc), decoded only when asked (filePayload).
 	payload any
 	json    json.RawMessage
 	// raw is the entry's encoding when it was read from a cache file
@@ -48,13 +49,20 @@ type cachedPayload struct {
 	raw, enc []byte
 }
 
-// value is the payload (an ingest.FilePayload without its terms when
-// decoded from a file); false when it does not decode.
-func (p cachedPayload) value() (any, bool) {
+// filePayload is the payload when it is a file's (without its terms
+// when decoded from a file); false when it is not, or does not decode.
+func (p cachedPayload) filePayload() (ingest.FilePayload, bool) {
 	if p.payload != nil {
-		return p.payload, true
+		fp, ok := p.payload.(ingest.FilePayload)
+		return fp, ok
 	}
-	return decodePayloadValue(p.enc)
+	if len(p.enc) == 0 || p.enc[0] != 0 { // appendPayloadValue's kind
+		return ingest.FilePayload{}, false
+	}
+	var fp ingest.FilePayload
+	d := plaincodec.NewSharedDecoder(p.enc[1:])
+	fileCodec.DecodeInto(d, &fp)
+	return fp, d.Finish() == nil
 }
 
 // equal reports whether v, a payload of this extraction, is the kept

@@ -191,24 +191,14 @@ func appendPayloadValue(b []byte, v any) []byte {
 	panic(fmt.Sprintf("treesitter: payload %T kept", v))
 }
 
-// decodePayloadValue decodes what appendPayloadValue wrote (its strings
-// are enc's memory); false when it does not decode.
-func decodePayloadValue(enc []byte) (any, bool) {
-	d := plaincodec.NewSharedDecoder(enc)
-	kind := int(d.Byte())
-	if kind >= len(payloadKinds) {
-		return nil, false
-	}
-	v := payloadKinds[kind].Decode(d)
-	return v, d.Finish() == nil
-}
-
 // DecodePayloads reads the payloads AppendPayloads wrote into c, each
 // with the JSON written(key) of the node written (a payload without a
-// node is left out), and the names the Python resolutions read. Their values stay encoded (a slice of d's input,
-// which must not change) until asked (cachedPayload.value): an
-// extraction compares a payload with the kept one by encoding. An error
-// (wrapping plaincodec.ErrFormat) leaves none.
+// node is left out), and the names the Python resolutions read. Their
+// values stay encoded (a slice of d's input, which must not change): an
+// extraction compares a payload with the kept one by encoding, and the
+// Python reuse decodes the old file payloads it reads
+// (cachedPayload.filePayload). An error (wrapping plaincodec.ErrFormat)
+// leaves none.
 func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (json.RawMessage, bool)) error {
 	n := d.Uvarint()
 	if n > uint64(d.Len()) {

@@ -92,11 +92,14 @@ func TestParsesRoundTrip(t *testing.T) {
 			}
 			// Read back encoded, decoded when asked: a file payload
 			// without its terms (the parse's).
-			v, vok := got.value()
+			v, vok := decodePayloadValue(got.enc)
 			w := want.payload
 			if fp, isFile := w.(ingest.FilePayload); isFile {
 				fp.Terms = nil
 				w = fp
+				if gf, ok := got.filePayload(); !ok || !reflect.DeepEqual(gf, fp) {
+					t.Fatalf("%s: file payload of %s read back %+v, want %+v", name, k, gf, fp)
+				}
 			}
 			if !ok || got.raw == nil || got.payload != nil || !vok || !reflect.DeepEqual(v, w) || !bytes.Equal(got.json, want.json) {
 				t.Fatalf("%s: payload of %s read back %+v (%+v), want %+v", name, k, got, v, want)
@@ -150,4 +153,16 @@ func TestParsesDamaged(t *testing.T) {
 	if _, err := DecodeParses(plaincodec.NewDecoder(one)); !errors.Is(err, plaincodec.ErrFormat) {
 		t.Fatalf("unknown grammar: %v", err)
 	}
+}
+
+// decodePayloadValue decodes what appendPayloadValue wrote, of either
+// kind (its strings are enc's memory); false when it does not decode.
+func decodePayloadValue(enc []byte) (any, bool) {
+	d := plaincodec.NewSharedDecoder(enc)
+	kind := int(d.Byte())
+	if kind >= len(payloadKinds) {
+		return nil, false
+	}
+	v := payloadKinds[kind].Decode(d)
+	return v, d.Finish() == nil
 }

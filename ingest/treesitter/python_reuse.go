@@ -54,9 +54,7 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 		if !ok || !bytes.Equal(p.json, n.Payload) {
 			return ingest.FilePayload{}, false
 		}
-		v, ok := p.value()
-		fp, isFile := v.(ingest.FilePayload)
-		return fp, ok && isFile
+		return p.filePayload()
 	}
 	changed := make(map[string]bool) // names and path aliases of the modules changed, added or removed
 	mark := func(name, rel string) {
