@@ -285,6 +285,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	report(ingest.Progress{Phase: "resolving"})
 	b := newBuilder(res.Graph)
 	b.cache = opts.Cache
+	b.pending = make([]pendingNode, 0, opts.Nodes) // about the files and symbols: one allocation
 	for _, lang := range ingest.Languages {
 		if extract[lang] {
 			res.Extracted = append(res.Extracted, lang)
