@@ -52,6 +52,15 @@ func mergeTerms(x *snapshot.TextIndex, list []string, post map[string][]posting,
 	}
 	x.TermOffsets = make([]uint64, 0, max(len(list), nb)+1)
 	x.PostOffsets = make([]uint64, 0, max(len(list), nb)+1)
+	if base != nil { // about the base's sizes, with room for the new documents': one allocation each
+		fresh := 0
+		for _, ps := range post {
+			fresh += len(ps)
+		}
+		x.TermBytes = make([]byte, 0, len(base.TermBytes)+len(base.TermBytes)/16+64)
+		x.PostDocs = make([]uint32, 0, len(base.PostDocs)+fresh)
+		x.PostTFs = make([]uint32, 0, len(base.PostDocs)+fresh)
+	}
 	var docs, tfs []uint32 // the base term's postings, renumbered
 	i, bt := 0, 0
 	for i < len(list) || bt < nb {

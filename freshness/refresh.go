@@ -331,12 +331,17 @@ func refreshFull(s *lmdbstore.Store, abs string, o Options, prev *state) (Result
 	// Stat before the ingest reads: an edit in between leaves the stat file
 	// older than the file, so the next refresh sees it.
 	walked := time.Now()
-	entries, err := walkStats(abs, o)
+	entries, complete, err := walkStats(abs, o)
 	if err != nil {
 		return Result{}, &codetree.DirError{Dir: abs, Err: err}
 	}
 	known := prev.knownHashes(entries)
 	o.Ingest.Known = known
+	// The walk enters every directory the Go walk does (a superset): no
+	// Go file in it, none there.
+	o.Ingest.NoGoFiles = complete && !slices.ContainsFunc(entries, func(e entry) bool {
+		return e.Kind == kindFile && strings.HasSuffix(e.Path, ".go")
+	})
 	// What the ingest will wait for starts now, on other goroutines,
 	// while the cache file is read: the grammars of the files whose
 	// content is not known (and git's status when HEAD moved: oneShotGit).
@@ -464,13 +469,16 @@ func storedFiles(s *lmdbstore.Store) (map[string]string, error) {
 
 // walkStats stats every directory either ingest may enter and every file
 // an ingest may read below abs (a superset: more entries cost stats, never
-// a missed change), sorted by path.
-func walkStats(abs string, o Options) ([]entry, error) {
+// a missed change), sorted by path; complete is false when a directory
+// could not be read (and was left out).
+func walkStats(abs string, o Options) (_ []entry, complete bool, _ error) {
 	w := o.Ingest.Walk
 	var out []entry
+	complete = true
 	err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && p != abs {
+				complete = false
 				return filepath.SkipDir
 			}
 			return err
@@ -496,7 +504,7 @@ func walkStats(abs string, o Options) ([]entry, error) {
 		out = append(out, e)
 		return nil
 	})
-	return out, err
+	return out, complete, err
 }
 
 // skipDir leaves out the directories no ingest enters (SPEC.md §9.1):
@@ -538,7 +546,7 @@ func staleFiles(s *lmdbstore.Store, abs string, o Options) ([]string, error) {
 			}
 		}
 	}
-	entries, err := walkStats(abs, o)
+	entries, _, err := walkStats(abs, o)
 	if err != nil {
 		return nil, &codetree.DirError{Dir: abs, Err: err}
 	}

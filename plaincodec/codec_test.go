@@ -74,6 +74,57 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSharedDecoder: a shared decoder decodes what a copying one does,
+// and its strings and byte slices are the input's memory (a byte of the
+// input changed after decoding shows through them, which is why its input
+// must not change).
+func TestSharedDecoder(t *testing.T) {
+	c := MustNew(reflect.TypeFor[*sample]())
+	b := c.Append(nil, full())
+	d := NewSharedDecoder(b)
+	got := c.Decode(d).(*sample)
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, full()) {
+		t.Fatalf("shared decode:\n got %#v\nwant %#v", got, full())
+	}
+	copied := c.Decode(NewDecoder(b)).(*sample)
+	for i := range b {
+		if b[i] == 'x' { // the Name "x" (and the set's key "x")
+			b[i] = 'w'
+		}
+		if b[i] == 'k' { // in the raw JSON
+			b[i] = 'j'
+		}
+	}
+	if got.Name != "w" || string(got.raw) != `{"j":1}` {
+		t.Fatalf("shared decode copied: Name %q, raw %s", got.Name, got.raw)
+	}
+	if copied.Name != "x" || string(copied.raw) != `{"k":1}` {
+		t.Fatalf("copying decode shares the input: Name %q, raw %s", copied.Name, copied.raw)
+	}
+	if s := NewSharedDecoder(AppendString(nil, "")).String(); s != "" {
+		t.Fatalf("empty string: %q", s)
+	}
+}
+
+// TestAppendPtr: AppendPtr writes what Append writes (as long, maps in
+// another order) and decodes back to the value.
+func TestAppendPtr(t *testing.T) {
+	c := MustNew(reflect.TypeFor[sample]())
+	for _, v := range []sample{*full(), {}} {
+		got, want := c.AppendPtr([]byte{7}, &v), c.Append([]byte{7}, v)
+		if len(got) != len(want) || got[0] != 7 {
+			t.Fatalf("AppendPtr wrote %x, Append %x", got, want)
+		}
+		d := NewDecoder(got[1:])
+		if back := c.Decode(d); d.Finish() != nil || !reflect.DeepEqual(back, v) {
+			t.Fatalf("AppendPtr's encoding decodes to %#v (%v), want %#v", back, d.Err(), v)
+		}
+	}
+}
+
 func TestDecodeInto(t *testing.T) {
 	c := MustNew(reflect.TypeFor[sample]())
 	want := *full()

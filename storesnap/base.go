@@ -119,6 +119,10 @@ func (st *State) useBase(b *Base) (bool, error) {
 		}
 	}
 	st.fromBase = true // the edge pass below loads the edges only
+	if st.edges == nil && !st.loaded && !st.rescan {
+		// About the base's edges: one allocation, not a doubling series.
+		st.edges = make([]lmdbstore.Edge, 0, min(f.NumEdges()+f.NumEdges()/8+64, keepBudget/edgeBytes))
+	}
 	// The endpoints of the live edges the base has no row for.
 	read := map[uint64]bool{}
 	for id := range touched {
@@ -208,6 +212,9 @@ func (st *State) baseNodes(fn func(node) error) error {
 		budget = keepBudget
 	}
 	keep := !st.rescan && (b.f.NumNodes()+len(b.fetched))*nodeBytes <= budget
+	if keep {
+		b.merged = make([]node, 0, b.f.NumNodes()+len(b.fetched)) // at most: no row taken twice
+	}
 	if err := b.merge(func(n node) error {
 		if keep {
 			b.merged = append(b.merged, n)

@@ -49,15 +49,19 @@ import (
 
 const (
 	cacheMagic = "MEMCTLRC"
-	// cacheVersion 2: the layout above (1 had no extra).
-	cacheVersion = 2
+	// cacheVersion 4: the layout above; 3 had no names read by the
+	// Python resolutions; 2 wrote each payload's value without its
+	// length; 1 had no extra.
+	cacheVersion = 4
 )
 
 // ErrCacheFile: the refresh cache file cannot be used (see the error's
 // text); the cache starts empty.
 var ErrCacheFile = errors.New("codetree: refresh cache file not usable")
 
-// fileGraph is the graph part of the body.
+// fileGraph is the graph part of the body, written and read a part at a
+// time (graphHead, then each node and edge: no slice of them is made) in
+// the encoding of the whole.
 type fileGraph struct {
 	Config string
 	Rev    uint64
@@ -67,11 +71,80 @@ type fileGraph struct {
 	Others []string
 }
 
+// graphHead is fileGraph's first fields.
+type graphHead struct {
+	Config string
+	Rev    uint64
+	Hashes map[string]string
+}
+
 var (
 	graphCodec  = plaincodec.MustNew(reflect.TypeFor[fileGraph]())
+	headCodec   = plaincodec.MustNew(reflect.TypeFor[graphHead]())
+	nodeCodec   = plaincodec.MustNew(reflect.TypeFor[ingest.Node]())
+	edgeCodec   = plaincodec.MustNew(reflect.TypeFor[ingest.Edge]())
+	othersCodec = plaincodec.MustNew(reflect.TypeFor[[]string]())
 	cacheLayout = graphCodec.Shape() + " " + treesitter.ParsesLayout()
 	castagnoli  = crc32.MakeTable(crc32.Castagnoli)
 )
+
+// appendGraph appends the encoding of fileGraph for l (nil: no graph,
+// every field zero), as graphCodec would.
+func appendGraph(b []byte, l *cachedGraph) []byte {
+	if l == nil {
+		return graphCodec.Append(b, fileGraph{})
+	}
+	b = headCodec.Append(b, graphHead{Config: l.config, Rev: uint64(l.rev), Hashes: l.hashes})
+	var n ingest.Node
+	b = binary.AppendUvarint(b, uint64(l.graph.NumNodes())+1)
+	l.graph.EachNode(func(x ingest.Node) {
+		n = x
+		b = nodeCodec.AppendPtr(b, &n)
+	})
+	var e ingest.Edge
+	b = binary.AppendUvarint(b, uint64(l.graph.NumEdges())+1)
+	l.graph.EachEdge(func(x ingest.Edge) {
+		e = x
+		b = edgeCodec.AppendPtr(b, &e)
+	})
+	return othersCodec.Append(b, l.others)
+}
+
+// decodeGraph reads what appendGraph wrote: the head, and the graph with
+// the other languages' paths (nodes and edges added to the graph as they
+// are read).
+func decodeGraph(d *plaincodec.Decoder) (graphHead, *ingest.Graph, []string) {
+	var h graphHead
+	headCodec.DecodeInto(d, &h)
+	count := func() int {
+		n := d.Uvarint()
+		if n > uint64(d.Len())+1 {
+			d.Bytes() // fails: more elements than bytes
+			return 0
+		}
+		return int(n) - 1 // -1: nil
+	}
+	nodes := count()
+	// Edges come after the nodes: sized by an estimate (trees have about
+	// twice as many edges as nodes), never a limit.
+	g := ingest.NewGraphSized(max(nodes, 0), 2*max(nodes, 0))
+	var n ingest.Node
+	for i := 0; i < nodes && d.Err() == nil; i++ {
+		n = ingest.Node{}
+		nodeCodec.DecodeInto(d, &n)
+		g.AddNode(n)
+	}
+	edges := count()
+	var e ingest.Edge
+	for i := 0; i < edges && d.Err() == nil; i++ {
+		e = ingest.Edge{}
+		edgeCodec.DecodeInto(d, &e)
+		g.AddEdge(e)
+	}
+	var others []string
+	othersCodec.DecodeInto(d, &others)
+	return h, g, others
+}
 
 // buildID names the running binary: its Go version and the path, size
 // and mtime of its executable ("" when unknown: no file is then read or
@@ -90,19 +163,12 @@ func buildID() string {
 
 // encodeFile is the cache file of c (held under c.mu).
 func (c *Cache) encodeFile(build string) []byte {
-	var fg fileGraph
-	if l := c.last; l != nil {
-		fg = fileGraph{Config: l.config, Rev: uint64(l.rev), Hashes: l.hashes, Others: l.others,
-			Nodes: make([]ingest.Node, 0, l.graph.NumNodes()), Edges: make([]ingest.Edge, 0, l.graph.NumEdges())}
-		l.graph.EachNode(func(n ingest.Node) { fg.Nodes = append(fg.Nodes, n) })
-		l.graph.EachEdge(func(e ingest.Edge) { fg.Edges = append(fg.Edges, e) })
-	}
 	b := make([]byte, 0, c.fileSize+c.fileSize/8+4096)
 	b = append(b, cacheMagic...)
 	b = append(b, cacheVersion)
 	b = plaincodec.AppendString(b, build)
 	b = plaincodec.AppendString(b, cacheLayout)
-	b = graphCodec.Append(b, fg)
+	b = appendGraph(b, c.last)
 	b = c.parses.AppendParses(b)
 	b = c.parses.AppendPayloads(b, func(key string) json.RawMessage {
 		if c.last == nil {
@@ -129,15 +195,14 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCacheFile)
 	}
-	d := plaincodec.NewDecoder(body[len(cacheMagic)+1:])
+	d := plaincodec.NewSharedDecoder(body[len(cacheMagic)+1:])
 	if got := d.String(); got != build {
 		return nil, fmt.Errorf("%w: written by another build (%q)", ErrCacheFile, got)
 	}
 	if got := d.String(); got != cacheLayout {
 		return nil, fmt.Errorf("%w: layout %q, want %q", ErrCacheFile, got, cacheLayout)
 	}
-	var fg fileGraph
-	graphCodec.DecodeInto(d, &fg)
+	h, g, others := decodeGraph(d)
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("%w: graph: %v", ErrCacheFile, err)
 	}
@@ -146,16 +211,9 @@ func decodeCacheFile(b []byte, build string) (*Cache, error) {
 		return nil, fmt.Errorf("%w: parses: %v", ErrCacheFile, err)
 	}
 	c := &Cache{parses: parses, fileSize: len(b)}
-	g := ingest.NewGraphSized(len(fg.Nodes), len(fg.Edges))
-	if fg.Rev != 0 {
-		for _, n := range fg.Nodes {
-			g.AddNode(n)
-		}
-		for _, e := range fg.Edges {
-			g.AddEdge(e)
-		}
-		c.last = &cachedGraph{config: fg.Config, graph: g, hashes: fg.Hashes, others: fg.Others,
-			rev: lmdbstore.Revision(fg.Rev)}
+	if h.Rev != 0 {
+		c.last = &cachedGraph{config: h.Config, graph: g, hashes: h.Hashes, others: others,
+			rev: lmdbstore.Revision(h.Rev)}
 	}
 	err = parses.DecodePayloads(d, func(key string) (json.RawMessage, bool) {
 		n, ok := g.Node(key)

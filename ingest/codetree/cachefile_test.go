@@ -64,6 +64,43 @@ func TestCacheFileRoundTrip(t *testing.T) {
 	}
 }
 
+// TestGraphPartsAsWhole: the graph part written a node and an edge at a
+// time is the encoding of fileGraph as its codec reads and writes it
+// whole: each decodes the other's bytes to the same graph.
+func TestGraphPartsAsWhole(t *testing.T) {
+	l := ingested(t).last
+	var whole fileGraph
+	d := plaincodec.NewDecoder(appendGraph(nil, l))
+	graphCodec.DecodeInto(d, &whole)
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if whole.Config != l.config || whole.Rev != uint64(l.rev) || !reflect.DeepEqual(whole.Hashes, l.hashes) || !slices.Equal(whole.Others, l.others) {
+		t.Fatalf("head decoded whole %+v, want %+v", whole, l)
+	}
+	slices.SortFunc(whole.Nodes, func(a, b ingest.Node) int { return strings.Compare(a.Key, b.Key) })
+	g := ingest.NewGraph()
+	for _, e := range whole.Edges {
+		g.AddEdge(e)
+	}
+	if !reflect.DeepEqual(whole.Nodes, l.graph.Nodes()) || !reflect.DeepEqual(g.Edges(), l.graph.Edges()) {
+		t.Fatal("graph written in parts, decoded whole, differs")
+	}
+	d = plaincodec.NewDecoder(graphCodec.Append(nil, whole))
+	h, back, others := decodeGraph(d)
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if h.Config != l.config || h.Rev != uint64(l.rev) || !reflect.DeepEqual(h.Hashes, l.hashes) || !slices.Equal(others, l.others) ||
+		!reflect.DeepEqual(back.Nodes(), l.graph.Nodes()) || !reflect.DeepEqual(back.Edges(), l.graph.Edges()) {
+		t.Fatal("graph written whole, decoded in parts, differs")
+	}
+	// No graph: the zero fileGraph, as the whole codec writes it.
+	if got, want := appendGraph(nil, nil), graphCodec.Append(nil, fileGraph{}); !slices.Equal(got, want) {
+		t.Fatalf("no graph: %x, want %x", got, want)
+	}
+}
+
 // reseal replaces the checksum of a file whose body was changed, so that
 // the check after it is the one that fails.
 func reseal(b []byte) []byte {
@@ -98,6 +135,8 @@ func TestCacheFileRejected(t *testing.T) {
 		{"other magic", append([]byte("MEMCTLFS"), good[8:]...), "bad magic"},
 		{"other version", reseal(append(append([]byte(cacheMagic), cacheVersion+1), good[9:]...)), fmt.Sprintf("version %d, want %d", cacheVersion+1, cacheVersion)},
 		{"version 1 (no extra)", reseal(append(append([]byte(cacheMagic), 1), good[9:]...)), fmt.Sprintf("version 1, want %d", cacheVersion)},
+		{"version 2 (payload values without their length)", reseal(append(append([]byte(cacheMagic), 2), good[9:]...)), fmt.Sprintf("version 2, want %d", cacheVersion)},
+		{"version 3 (no names read by the Python resolutions)", reseal(append(append([]byte(cacheMagic), 3), good[9:]...)), fmt.Sprintf("version 3, want %d", cacheVersion)},
 		{"a byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/2] ^= 1; return b }(), "checksum mismatch"},
 		{"truncated", good[:len(good)-10], "checksum mismatch"},
 		{"another build", with(build+"x", cacheLayout), "another build"},

@@ -53,6 +53,10 @@ type Options struct {
 	// caller knows it without reading them (a stat unchanged since they
 	// were hashed); with Cache, such files are not read.
 	Known map[string]string
+	// NoGoFiles: the caller walked the tree just before, entering every
+	// directory the Go walk enters, and found no Go file; the ingest does
+	// not walk it again to know (ingest.HasGoFiles).
+	NoGoFiles bool
 	// GitState, when set, reads the git state RecordGit records instead
 	// of ingest.ReadGitState (a refresh that can tell it without running
 	// git).
@@ -183,7 +187,10 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 
 	if o.WithGo {
 		stored := hashes[ingest.LangGo]
-		has, err := ingest.HasGoFiles(dir, o.Walk)
+		has, err := false, error(nil)
+		if !o.NoGoFiles {
+			has, err = ingest.HasGoFiles(dir, o.Walk)
+		}
 		if err != nil {
 			return out, stats, &DirError{dir, err}
 		}

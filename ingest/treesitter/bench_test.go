@@ -147,8 +147,8 @@ func BenchmarkGrammarLoad(b *testing.B) {
 // last graph (reuse: Options.Previous, as a refresh passes it) or without
 // (full: every module resolved again). Compare the two in one run: their
 // difference is the resolution saved. Trees: cycle, freshness's benchmark
-// tree (module i imports and calls module i+1 mod 1,000: every module's
-// import closure holds every other, nothing is reused); layered, the same
+// tree (module i imports and calls module i+1 mod 1,000: one import cycle;
+// the module edited and the one that looked it up resolve again); layered, the same
 // with the chain cut at each package of 20 (an edit of p10/m0210 reaches
 // p10/m0200…m0209); real, a copy of $MEMCTL_BENCH_PYTREE (when set) with
 // a function added to its file $MEMCTL_BENCH_PYEDIT at each edit.

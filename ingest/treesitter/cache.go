@@ -9,10 +9,13 @@ package treesitter
 // (python_reuse.go): the graph is the one a fresh extraction gives.
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"sync"
 
 	"github.com/memctl/memctl/ingest"
+	"github.com/memctl/memctl/plaincodec"
 )
 
 // Cache keeps the parse results of the files of the last extraction that
@@ -29,16 +32,50 @@ type Cache struct {
 	over     bool
 	files    map[cacheKey]*cachedFile
 	// payloads are the file and symbol payloads of the last extraction by
-	// node key, with their JSON.
+	// node key, with their JSON; pyDeps the names each Python module's
+	// resolution read then, by file key (python_reuse.go).
 	payloads map[string]cachedPayload
+	pyDeps   map[string][]string
 }
 
 type cachedPayload struct {
+	// payload is the value; nil when read from a cache file, whose entry
+	// holds its encoding (enc), decoded only when asked (filePayload).
 	payload any
 	json    json.RawMessage
 	// raw is the entry's encoding when it was read from a cache file
-	// (AppendPayloads copies it instead of encoding again).
-	raw []byte
+	// (AppendPayloads copies it instead of encoding again), enc the
+	// value's in it (appendPayloadValue).
+	raw, enc []byte
+}
+
+// filePayload is the payload when it is a file's (without its terms
+// when decoded from a file); false when it is not, or does not decode.
+func (p cachedPayload) filePayload() (ingest.FilePayload, bool) {
+	if p.payload != nil {
+		fp, ok := p.payload.(ingest.FilePayload)
+		return fp, ok
+	}
+	if len(p.enc) == 0 || p.enc[0] != 0 { // appendPayloadValue's kind
+		return ingest.FilePayload{}, false
+	}
+	var fp ingest.FilePayload
+	d := plaincodec.NewSharedDecoder(p.enc[1:])
+	fileCodec.DecodeInto(d, &fp)
+	return fp, d.Finish() == nil
+}
+
+// equal reports whether v, a payload of this extraction, is the kept
+// one, so that it marshals to the kept JSON. A payload read from a file
+// is compared by encoding (scratch is the buffer to encode v in): a file
+// payload's encoding leaves its terms out, which are those of the parse
+// of its content hash, the same content then and now.
+func (p cachedPayload) equal(v any, scratch *[]byte) bool {
+	if p.payload != nil {
+		return reflect.DeepEqual(p.payload, v)
+	}
+	*scratch = appendPayloadValue((*scratch)[:0], v)
+	return bytes.Equal(*scratch, p.enc)
 }
 
 type cacheKey struct {
@@ -113,7 +150,7 @@ func (c *Cache) replace(files []*parsedFile, gs map[string]*gram) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.over = c.tooLarge(files); c.over {
-		c.files, c.payloads = nil, nil
+		c.files, c.payloads, c.pyDeps = nil, nil, nil
 		return
 	}
 	next := make(map[cacheKey]*cachedFile, len(files))
@@ -146,8 +183,20 @@ func (c *Cache) lastPayloads() map[string]cachedPayload {
 	return c.payloads
 }
 
-// keepPayloads replaces the payloads kept with those of this extraction.
-func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
+// lastPyDeps are the names each Python module's resolution read in the
+// last extraction (read only), by file key.
+func (c *Cache) lastPyDeps() map[string][]string {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pyDeps
+}
+
+// keepPayloads replaces the payloads kept, and the names the Python
+// resolutions read, with those of this extraction.
+func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node, pyDeps map[string][]string) {
 	if c == nil || c.Over() {
 		return
 	}
@@ -161,7 +210,7 @@ func (c *Cache) keepPayloads(pending []pendingNode, nodes []ingest.Node) {
 		}
 		next[p.key] = cp
 	}
-	c.payloads = next
+	c.payloads, c.pyDeps = next, pyDeps
 }
 
 // sameBytes reports whether a and b are the same memory (not only equal).

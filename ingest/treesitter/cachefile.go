@@ -13,14 +13,22 @@ package treesitter
 // the last extraction built, so that a payload equal to the one kept is
 // not marshalled again (builder.flush):
 //
-//	payloads = uvarint n ‖ n × payload
-//	payload  = str key ‖ kind u8 (0 file, 1 symbol)
+//	payloads = uvarint n ‖ n × payload ‖ uvarint m ‖ m × reads
+//	payload  = str key ‖ uvarint len ‖ value (len bytes)
+//	value    = kind u8 (0 file, 1 symbol)
 //	           ‖ ingest.FilePayload without terms | ingest.SymbolPayload
+//	reads    = str file key ‖ uvarint k ‖ k × str name
+//
+// reads are the names the last resolution of each Python module read
+// (python_reuse.go), with the payloads: both are the last extraction's.
 //
 // A payload's JSON is not in the section: it is the payload of the node
 // of the same key in the graph written (the caller's), and only the
 // payloads whose JSON is that node's are written; a file payload's terms
-// are the parse's of the same content hash. The layout (ParsesLayout)
+// are the parse's of the same content hash. A reader keeps each value
+// encoded (its length lets it step over) and decodes it when asked; an
+// extraction compares its payloads with the kept ones by encoding. The
+// layout (ParsesLayout)
 // names every language's rules version and the shape of its facts type
 // and of the payloads: a reader of another layout ignores the section.
 
@@ -129,82 +137,109 @@ func DecodeParses(d *plaincodec.Decoder) (*Cache, error) {
 }
 
 // AppendPayloads appends the payloads kept whose JSON is the payload of
-// the node written (written(key); nil for none).
+// the node written (written(key); nil for none), then the names each
+// Python module's resolution read.
 func (c *Cache) AppendPayloads(b []byte, written func(key string) json.RawMessage) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	type entry struct {
-		key string
-		p   cachedPayload
+	keep := func(k string, p cachedPayload) bool {
+		w := written(k)
+		return w != nil && bytes.Equal(w, p.json)
 	}
-	var keep []entry
+	n := 0
 	for k, p := range c.payloads {
-		if w := written(k); w != nil && bytes.Equal(w, p.json) {
-			keep = append(keep, entry{k, p})
+		if keep(k, p) {
+			n++
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(keep)))
-	for _, e := range keep {
-		if e.p.raw != nil {
-			b = append(b, e.p.raw...)
+	b = binary.AppendUvarint(b, uint64(n))
+	var value []byte
+	for k, p := range c.payloads {
+		if !keep(k, p) {
 			continue
 		}
-		b = plaincodec.AppendString(b, e.key)
-		switch p := e.p.payload.(type) {
-		case ingest.FilePayload:
-			p.Terms = nil
-			b = fileCodec.Append(append(b, 0), p)
-		case ingest.SymbolPayload:
-			b = symbolCodec.Append(append(b, 1), p)
-		default:
-			panic(fmt.Sprintf("treesitter: payload %T kept", e.p.payload))
+		if p.raw != nil {
+			b = append(b, p.raw...)
+			continue
+		}
+		b = plaincodec.AppendString(b, k)
+		value = appendPayloadValue(value[:0], p.payload)
+		b = binary.AppendUvarint(b, uint64(len(value)))
+		b = append(b, value...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.pyDeps)))
+	for key, names := range c.pyDeps {
+		b = plaincodec.AppendString(b, key)
+		b = binary.AppendUvarint(b, uint64(len(names)))
+		for _, n := range names {
+			b = plaincodec.AppendString(b, n)
 		}
 	}
 	return b
 }
 
-// DecodePayloads reads the payloads AppendPayloads wrote into c (whose
-// parses are read), each with the JSON written(key) of the node written;
-// a payload without a node, or a file payload without a parse of its
-// content, is left out. An error (wrapping plaincodec.ErrFormat) leaves
-// none.
+// appendPayloadValue appends a payload's value encoding: kind u8 (0 file,
+// 1 symbol) ‖ pc(the payload), a file payload without its terms.
+func appendPayloadValue(b []byte, v any) []byte {
+	switch p := v.(type) {
+	case ingest.FilePayload:
+		p.Terms = nil
+		return fileCodec.Append(append(b, 0), p)
+	case ingest.SymbolPayload:
+		return symbolCodec.Append(append(b, 1), p)
+	}
+	panic(fmt.Sprintf("treesitter: payload %T kept", v))
+}
+
+// DecodePayloads reads the payloads AppendPayloads wrote into c, each
+// with the JSON written(key) of the node written (a payload without a
+// node is left out), and the names the Python resolutions read. Their
+// values stay encoded (a slice of d's input, which must not change): an
+// extraction compares a payload with the kept one by encoding, and the
+// Python reuse decodes the old file payloads it reads
+// (cachedPayload.filePayload). An error (wrapping plaincodec.ErrFormat)
+// leaves none.
 func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (json.RawMessage, bool)) error {
 	n := d.Uvarint()
 	if n > uint64(d.Len()) {
 		return fmt.Errorf("%w: %d payloads in %d bytes", plaincodec.ErrFormat, n, d.Len())
 	}
-	terms := make(map[string]map[string]int, len(c.files))
-	for k, f := range c.files {
-		terms[k.hash] = f.terms
-	}
 	out := make(map[string]cachedPayload, n)
 	for i := uint64(0); i < n && d.Err() == nil; i++ {
 		start := d.Rest()
 		key := d.String()
-		kind := int(d.Byte())
-		if kind >= len(payloadKinds) {
-			return fmt.Errorf("%w: payload kind %d", plaincodec.ErrFormat, kind)
+		enc := d.Bytes()
+		if d.Err() == nil && (len(enc) == 0 || int(enc[0]) >= len(payloadKinds)) {
+			return fmt.Errorf("%w: payload of %q without a kind", plaincodec.ErrFormat, key)
 		}
-		v := payloadKinds[kind].Decode(d)
 		raw := start[: len(start)-d.Len() : len(start)-d.Len()]
-		if fp, ok := v.(ingest.FilePayload); ok {
-			t, ok := terms[fp.Hash]
-			if !ok {
-				continue
-			}
-			fp.Terms = t
-			v = fp
-		}
 		if js, ok := written(key); ok {
-			out[key] = cachedPayload{payload: v, json: js, raw: raw}
+			out[key] = cachedPayload{json: js, raw: raw, enc: enc}
 		}
+	}
+	n = d.Uvarint()
+	if n > uint64(d.Len()) {
+		return fmt.Errorf("%w: names read by %d modules in %d bytes", plaincodec.ErrFormat, n, d.Len())
+	}
+	deps := make(map[string][]string, n)
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		key := d.String()
+		k := d.Uvarint()
+		if k > uint64(d.Len()) {
+			return fmt.Errorf("%w: %d names in %d bytes", plaincodec.ErrFormat, k, d.Len())
+		}
+		names := make([]string, k)
+		for j := range names {
+			names[j] = d.String()
+		}
+		deps[key] = names
 	}
 	if err := d.Err(); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.payloads = out
+	c.payloads, c.pyDeps = out, deps
 	return nil
 }
 
@@ -213,13 +248,13 @@ func (c *Cache) DecodePayloads(d *plaincodec.Decoder, written func(key string) (
 // reports whether it did.
 func (c *Cache) Adopt(from *Cache) bool {
 	from.mu.Lock()
-	files, payloads := from.files, from.payloads
+	files, payloads, pyDeps := from.files, from.payloads, from.pyDeps
 	from.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.files) != 0 || c.over || len(files) == 0 {
 		return false
 	}
-	c.files, c.payloads = files, payloads
+	c.files, c.payloads, c.pyDeps = files, payloads, pyDeps
 	return true
 }

@@ -51,9 +51,10 @@ type Options struct {
 	AllIfAny bool
 	// Previous, when set, is the graph the last extraction of this tree
 	// with these options gave (whole: AllIfAny), Cache holding its
-	// payloads: a Python module whose content and import closure are
-	// unchanged since is not resolved again, its edges taken from it
-	// (python_reuse.go). The result is the same graph.
+	// payloads: a Python module whose content is unchanged since, and
+	// none of the modules its last resolution looked up by name, is not
+	// resolved again, its edges taken from it (python_reuse.go). The
+	// result is the same graph.
 	Previous *ingest.Graph
 	// Nodes and Edges, when known (the graph a cache last wrote), size
 	// the graph built: an estimate, never a limit.
@@ -284,6 +285,7 @@ func Extract(root string, langs []string, opts Options) (*Result, error) {
 	report(ingest.Progress{Phase: "resolving"})
 	b := newBuilder(res.Graph)
 	b.cache = opts.Cache
+	b.pending = make([]pendingNode, 0, opts.Nodes) // about the files and symbols: one allocation
 	for _, lang := range ingest.Languages {
 		if extract[lang] {
 			res.Extracted = append(res.Extracted, lang)

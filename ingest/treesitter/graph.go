@@ -1,7 +1,6 @@
 package treesitter
 
 import (
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -26,6 +25,9 @@ type builder struct {
 	// cache, when set, holds the payloads of the last extraction with
 	// their JSON: an equal payload is not marshalled again.
 	cache *Cache
+	// pyDeps are the names each Python module's resolution read, by file
+	// key (python_reuse.go), kept with the payloads.
+	pyDeps map[string][]string
 }
 
 type pendingNode struct {
@@ -108,7 +110,9 @@ func (b *builder) add(key, typ string, payload any) {
 func (b *builder) flush() {
 	nodes := make([]ingest.Node, len(b.pending))
 	last := b.cache.lastPayloads()
-	parallel(runtime.GOMAXPROCS(0), len(nodes), func(_, i int) {
+	workers := runtime.GOMAXPROCS(0)
+	scratch := make([][]byte, workers)
+	parallel(workers, len(nodes), func(w, i int) {
 		p := &b.pending[i]
 		if fp, ok := p.payload.(ingest.FilePayload); ok {
 			fp.Unresolved = b.fileMissed[p.key]
@@ -116,13 +120,13 @@ func (b *builder) flush() {
 		}
 		// An equal payload marshals to the same JSON (a file's terms are
 		// the cached parse's map: equal at once when the file is).
-		if m, ok := last[p.key]; ok && reflect.DeepEqual(m.payload, p.payload) {
+		if m, ok := last[p.key]; ok && m.equal(p.payload, &scratch[w]) {
 			nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: m.json}
 			return
 		}
 		nodes[i] = ingest.Node{Key: p.key, Type: p.typ, Payload: ingest.MustJSON(p.payload)}
 	})
-	b.cache.keepPayloads(b.pending, nodes)
+	b.cache.keepPayloads(b.pending, nodes, b.pyDeps)
 	for _, n := range nodes {
 		b.g.AddNode(n)
 	}

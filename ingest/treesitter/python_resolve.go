@@ -17,7 +17,9 @@ type pyMod struct {
 	byQual map[string]int // def qual → first def index
 	tests  map[int]bool   // defs that are test code
 	cache  map[string]pyTarget
-	busy   map[string]bool // names being looked up (import cycles)
+	// cacheDeps are the names each cached lookup read (python_reuse.go).
+	cacheDeps map[string][]string
+	busy      map[string]bool // names being looked up (import cycles)
 }
 
 // pyTarget is what a name resolves to.
@@ -46,7 +48,7 @@ type pyResolver struct {
 	b       *builder
 	mods    map[string]*pyMod // by dotted name
 	byRel   map[string]*pyMod
-	classes map[*pyMod]map[int][]pyTarget // resolved bases
+	classes map[pyDefKey][]pyTarget // resolved bases
 	// varCache holds the values of names bound by assignments (a class's
 	// members under negative scopes).
 	varCache map[pyVarKey]pyTarget
@@ -54,6 +56,21 @@ type pyResolver struct {
 	// reused are the modules whose last resolution was taken from
 	// Options.Previous (python_reuse.go).
 	reused map[*pyMod]int
+	// What each resolution reads (python_reuse.go): the frames of the
+	// resolutions under way, the names read by each cached class's bases,
+	// variable value and module's test marking, and each module's
+	// resolution.
+	frames    [][]string
+	classDeps map[pyDefKey][]string
+	varDeps   map[pyVarKey][]string
+	testDeps  map[*pyMod][]string
+	deps      map[string][]string // file key → names its module's resolution read
+}
+
+// pyDefKey is def i of module m.
+type pyDefKey struct {
+	m *pyMod
+	i int
 }
 
 type pyVarKey struct {
@@ -65,7 +82,9 @@ type pyVarKey struct {
 // resolvePython adds the graph of the Python files.
 func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	r := &pyResolver{b: b, mods: make(map[string]*pyMod), byRel: make(map[string]*pyMod),
-		classes: make(map[*pyMod]map[int][]pyTarget), varCache: make(map[pyVarKey]pyTarget)}
+		classes: make(map[pyDefKey][]pyTarget), varCache: make(map[pyVarKey]pyTarget),
+		classDeps: make(map[pyDefKey][]string), varDeps: make(map[pyVarKey][]string),
+		testDeps: make(map[*pyMod][]string), deps: make(map[string][]string, len(files))}
 	names := pyModuleNames(files, run.pyPrefix)
 	for _, f := range files {
 		facts, _ := f.facts.(*pyFile)
@@ -74,7 +93,7 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		}
 		m := &pyMod{name: names[f.Rel], file: f, facts: facts, isInit: path.Base(f.Rel) == "__init__.py",
 			byQual: make(map[string]int), tests: make(map[int]bool),
-			cache: make(map[string]pyTarget), busy: make(map[string]bool)}
+			cache: make(map[string]pyTarget), cacheDeps: make(map[string][]string), busy: make(map[string]bool)}
 		for i, d := range facts.defs {
 			if _, ok := m.byQual[d.qual]; !ok {
 				m.byQual[d.qual] = i
@@ -101,7 +120,9 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	}
 	for _, f := range files {
 		m := r.byRel[f.Rel]
+		r.begin()
 		r.markTests(m)
+		r.testDeps[m] = r.end()
 		b.addFile(f, m.name, pkgOf[path.Dir(f.Rel)], isPyTestFile(f.Rel))
 		for i, d := range m.facts.defs {
 			if m.byQual[d.qual] != i {
@@ -129,6 +150,8 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 	for _, f := range files {
 		m := r.byRel[f.Rel]
 		if _, ok := r.reused[m]; !ok {
+			r.begin()
+			r.readAll(r.testDeps[m]) // its test code, calls from which are tests edges
 			r.imports(m)
 			for i := range m.facts.defs {
 				for _, base := range r.bases(m, i) {
@@ -138,6 +161,7 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 				}
 			}
 			r.calls(m)
+			r.deps[ingest.FileKey(f.Rel)] = r.end()
 		}
 		dir, base := path.Split(f.Rel)
 		for _, pattern := range []struct{ prefix, suffix string }{{"test_", ".py"}, {"", "_test.py"}} {
@@ -150,6 +174,7 @@ func resolvePython(b *builder, run *runCtx, files []*parsedFile) {
 		}
 	}
 	b.pairTestFiles(pairs)
+	b.pyDeps = r.deps
 }
 
 // pyModuleNames maps each file to its dotted module name: the directories
@@ -265,13 +290,14 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 	if m.facts.defs[i].kind != ingest.KindClass {
 		return nil
 	}
-	if r.classes[m] == nil {
-		r.classes[m] = make(map[int][]pyTarget)
-	}
-	if ts, ok := r.classes[m][i]; ok {
+	k := pyDefKey{m, i}
+	if ts, ok := r.classes[k]; ok {
+		r.readAll(r.classDeps[k])
 		return ts
 	}
-	r.classes[m][i] = nil // cycle guard
+	r.classes[k] = nil // cycle guard
+	r.begin()
+	defer func() { r.classDeps[k] = r.end() }()
 	var out []pyTarget
 	for _, chain := range m.facts.defs[i].bases {
 		t := r.walk(m, m.facts.defs[i].parent, chain)
@@ -281,7 +307,7 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 			out = append(out, t)
 		}
 	}
-	r.classes[m][i] = out
+	r.classes[k] = out
 	return out
 }
 
@@ -289,6 +315,7 @@ func (r *pyResolver) bases(m *pyMod, i int) []pyTarget {
 // imports, then what it star-imports.
 func (r *pyResolver) lookup(m *pyMod, name string) pyTarget {
 	if t, ok := m.cache[name]; ok {
+		r.readAll(m.cacheDeps[name])
 		return t
 	}
 	if m.busy[name] {
@@ -296,8 +323,9 @@ func (r *pyResolver) lookup(m *pyMod, name string) pyTarget {
 	}
 	m.busy[name] = true
 	defer delete(m.busy, name)
+	r.begin()
 	t := r.lookupUncached(m, name, -1)
-	m.cache[name] = t
+	m.cache[name], m.cacheDeps[name] = t, r.end()
 	return t
 }
 
@@ -335,7 +363,7 @@ func (r *pyResolver) lookupUncached(m *pyMod, name string, scope int) pyTarget {
 		if t := r.lookup(src, name); t.kind != pyTUnknown {
 			return t
 		}
-		if sub := r.mods[src.name+"."+name]; sub != nil && src.isInit {
+		if sub := r.mod(src.name + "." + name); sub != nil && src.isInit {
 			return pyTarget{kind: pyTModule, mod: sub}
 		}
 	}
@@ -369,10 +397,10 @@ func (r *pyResolver) importBinding(m *pyMod, imp pyImport, n pyName, name string
 	if base == "" && imp.level > 0 {
 		return pyTarget{}, true
 	}
-	if sub := r.mods[joinDotted(base, n.name)]; sub != nil {
+	if sub := r.mod(joinDotted(base, n.name)); sub != nil {
 		return pyTarget{kind: pyTModule, mod: sub}, true
 	}
-	if src := r.mods[base]; src != nil {
+	if src := r.mod(base); src != nil {
 		return r.lookup(src, n.name), true
 	}
 	if imp.level > 0 {
@@ -387,7 +415,7 @@ func (r *pyResolver) importBinding(m *pyMod, imp pyImport, n pyName, name string
 // may be a compiled extension).
 func (r *pyResolver) moduleTarget(dotted string) pyTarget {
 	for d := dotted; d != ""; d = parentDotted(d) {
-		if m := r.mods[d]; m != nil {
+		if m := r.mod(d); m != nil {
 			return pyTarget{kind: pyTModule, mod: m}
 		}
 	}
@@ -418,7 +446,7 @@ func (r *pyResolver) fromModuleName(m *pyMod, imp pyImport) string {
 }
 
 func (r *pyResolver) fromModule(m *pyMod, imp pyImport) *pyMod {
-	return r.mods[r.fromModuleName(m, imp)]
+	return r.mod(r.fromModuleName(m, imp))
 }
 
 func parentDotted(s string) string {
@@ -454,7 +482,7 @@ func (r *pyResolver) imports(m *pyMod) {
 				continue
 			}
 			for _, n := range imp.names {
-				if sub := r.mods[joinDotted(base, n.name)]; sub != nil {
+				if sub := r.mod(joinDotted(base, n.name)); sub != nil {
 					targets = append(targets, pyTarget{kind: pyTModule, mod: sub})
 				} else {
 					targets = append(targets, r.moduleTarget(base))
@@ -515,6 +543,7 @@ func (r *pyResolver) calls(m *pyMod) {
 		r.b.edge(src, rel, dst)
 		if c.scope >= 0 && m.tests[c.scope] && !c.ref {
 			r.b.test(src, m.file.Rel, dst)
+			r.readAll(r.testDeps[t.mod]) // a tests edge if dst is not test code
 		}
 	}
 }
@@ -631,9 +660,12 @@ func (r *pyResolver) local(m *pyMod, s int, name string) pyTarget {
 func (r *pyResolver) values(m *pyMod, s int, name string, vs []pyValue) pyTarget {
 	k := pyVarKey{m, s, name}
 	if t, ok := r.varCache[k]; ok {
+		r.readAll(r.varDeps[k])
 		return t
 	}
 	r.varCache[k] = pyTarget{} // cycle guard: x = x.parent
+	r.begin()
+	defer func() { r.varDeps[k] = r.end() }()
 	// A name annotated anywhere has the declared type.
 	var declared []pyValue
 	for _, v := range vs {
@@ -837,7 +869,7 @@ func (r *pyResolver) typeArg(m *pyMod, i int, gm *pyMod, gi, idx, depth int) pyT
 func (r *pyResolver) attr(t pyTarget, name string) pyTarget {
 	switch t.kind {
 	case pyTModule:
-		if sub := r.mods[t.mod.name+"."+name]; sub != nil {
+		if sub := r.mod(t.mod.name + "." + name); sub != nil {
 			return pyTarget{kind: pyTModule, mod: sub}
 		}
 		return r.lookup(t.mod, name)

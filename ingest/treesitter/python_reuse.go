@@ -2,18 +2,27 @@ package treesitter
 
 // Reusing the last resolution of Python modules (Options.Previous): a
 // module's imports, bases and calls resolve through its own facts and the
-// modules its import statements name — and, transitively, theirs — and
-// nothing else (every r.mods lookup starts from an import's dotted name,
-// a prefix of it, or a submodule under it). So a module whose content is
-// unchanged and whose import closure reaches no changed, added or removed
-// module resolves as last time: its edges are those the previous graph
-// holds from its file and symbols, its unresolved count that of its file
-// payload. The graph is then the one a full resolution gives; the
-// differential tests (python_reuse_test.go, freshness) compare the two.
+// modules it finds by name (r.mod: every module a resolution reaches is
+// looked up by a dotted name, or taken from a cached lookup, class bases
+// or variable value that was). So each resolution records the names it
+// looked up, found or not, with those its cache hits recorded when they
+// were computed (frames: a cached value keeps the names read while
+// computing it, and a hit reads them again), and the names its test
+// marking read (which decides the tests edges). A module whose content
+// is unchanged and none of whose names read last time is of a module
+// changed, added or removed resolves as last time: its edges are those
+// the previous graph holds from its file and symbols, its unresolved
+// count that of its file payload, its names read those of last time. In
+// an import cycle, an edit that changes no name another module read
+// (module m0199 calling f200 of m0200, which keeps f200) leaves the rest
+// of the cycle reused. The graph is then the one a full resolution
+// gives; the differential tests (python_reuse_test.go, freshness)
+// compare the two.
 
 import (
 	"bytes"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/memctl/memctl/ingest"
@@ -42,11 +51,10 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 			return ingest.FilePayload{}, false
 		}
 		p, ok := last[key]
-		fp, isFile := p.payload.(ingest.FilePayload)
-		if !ok || !isFile || !bytes.Equal(p.json, n.Payload) {
+		if !ok || !bytes.Equal(p.json, n.Payload) {
 			return ingest.FilePayload{}, false
 		}
-		return fp, true
+		return p.filePayload()
 	}
 	changed := make(map[string]bool) // names and path aliases of the modules changed, added or removed
 	mark := func(name, rel string) {
@@ -88,68 +96,20 @@ func (r *pyResolver) reusable(prev *ingest.Graph, files []*parsedFile) *pyReuse 
 	if unknown {
 		return nil
 	}
-	// Which modules each dotted name an import names can reach: the
-	// module of the name or of a prefix of it, and those under it.
-	names := make(map[*pyMod][]string, len(files))
-	under := make(map[string][]*pyMod)
-	for _, f := range files {
-		m := r.byRel[f.Rel]
-		names[m] = r.importedNames(m)
-		for _, d := range names[m] {
-			under[d] = nil
-		}
-	}
-	for name, m := range r.mods {
-		for p := name; p != ""; p = parentDotted(p) {
-			if ms, ok := under[p]; ok {
-				under[p] = append(ms, m)
-			}
-		}
-	}
-	underChanged := make(map[string]bool)
-	for name := range changed {
-		for p := name; p != ""; p = parentDotted(p) {
-			underChanged[p] = true
-		}
-	}
+	// A module resolves again when a name its last resolution read (a
+	// module looked up by name, found or not, directly or through a
+	// lookup, base or value it took from a cache) is of a module changed,
+	// added or removed; or when that resolution is not known.
 	affected := r.sharedKeys(prev, removed)
-	importers := make(map[*pyMod][]*pyMod)
-	var todo []*pyMod
+	lastDeps := r.b.cache.lastPyDeps()
 	for _, f := range files {
 		m := r.byRel[f.Rel]
 		if _, ok := use.reused[m]; !ok || affected[m] {
-			affected[m] = true
-			todo = append(todo, m)
 			continue
 		}
-		hit := false
-		for _, d := range names[m] {
-			if underChanged[d] {
-				hit = true
-			}
-			for _, dep := range under[d] {
-				importers[dep] = append(importers[dep], m)
-			}
-			for p := parentDotted(d); p != ""; p = parentDotted(p) {
-				hit = hit || changed[p]
-				if dep := r.mods[p]; dep != nil {
-					importers[dep] = append(importers[dep], m)
-				}
-			}
-		}
-		if hit {
+		deps, ok := lastDeps[ingest.FileKey(f.Rel)]
+		if !ok || slices.ContainsFunc(deps, func(name string) bool { return changed[name] }) {
 			affected[m] = true
-			todo = append(todo, m)
-		}
-	}
-	for len(todo) > 0 {
-		m := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, imp := range importers[m] {
-			if !affected[imp] {
-				affected[imp] = true
-				todo = append(todo, imp)
-			}
 		}
 	}
 	for m := range affected {
@@ -196,42 +156,17 @@ func (r *pyResolver) sharedKeys(prev *ingest.Graph, removed []string) map[*pyMod
 	return out
 }
 
-// importedNames are the dotted names m's import statements name: the
-// module of each import (and the top package a plain import binds) and
-// each name a from-import takes from it (a submodule when there is one).
-// m depends on the modules of these names, of their prefixes and under
-// them (a package's submodules are its attributes).
-func (r *pyResolver) importedNames(m *pyMod) []string {
-	var out []string
-	for _, imp := range m.facts.imports {
-		if !imp.from {
-			for _, n := range imp.names {
-				// "import a.b" binds a: any module under it is an
-				// attribute away.
-				root, _, _ := strings.Cut(n.name, ".")
-				out = append(out, n.name, root)
-			}
-			continue
-		}
-		base := r.fromModuleName(m, imp)
-		if base == "" {
-			continue
-		}
-		out = append(out, base)
-		for _, n := range imp.names {
-			out = append(out, joinDotted(base, n.name))
-		}
-	}
-	return out
-}
-
 // replay adds what resolving the modules reused added last time: the
-// edges of the previous graph from their files and symbols (with the
+// edges of the previous graph from their files and symbols but the
+// defines and contains edges resolvePython adds for every module (with the
 // external package nodes their imports point to), and their unresolved
 // calls.
 func (u *pyReuse) replay(r *pyResolver) {
 	b := r.b
 	u.prev.EachEdge(func(e ingest.Edge) {
+		if e.Rel == ingest.RelDefines || e.Rel == ingest.RelContains {
+			return // every module's: added with its file and symbols, not by resolving
+		}
 		rel, ok := strings.CutPrefix(e.Src, "file:")
 		if !ok {
 			rel = b.symFile[e.Src] // the declaring file: keys shared are not reused
@@ -246,8 +181,48 @@ func (u *pyReuse) replay(r *pyResolver) {
 		}
 		b.g.AddEdge(e)
 	})
+	lastDeps := b.cache.lastPyDeps()
 	for m, n := range u.reused {
-		b.fileMissed[ingest.FileKey(m.file.Rel)] += n
+		key := ingest.FileKey(m.file.Rel)
+		b.fileMissed[key] += n
 		b.unresolved[ingest.LangPython] += n
+		r.deps[key] = lastDeps[key] // what the reused resolution read, read again
 	}
+}
+
+// mod is the module named dotted (nil for none), read by the resolution
+// under way.
+func (r *pyResolver) mod(dotted string) *pyMod {
+	r.read(dotted)
+	return r.mods[dotted]
+}
+
+// read records that the resolution under way read name.
+func (r *pyResolver) read(name string) {
+	if n := len(r.frames); n > 0 {
+		r.frames[n-1] = append(r.frames[n-1], name)
+	}
+}
+
+// readAll records that the resolution under way read names (a cache hit:
+// the names its value was computed from).
+func (r *pyResolver) readAll(names []string) {
+	if n := len(r.frames); n > 0 {
+		r.frames[n-1] = append(r.frames[n-1], names...)
+	}
+}
+
+// begin starts recording what a resolution (or a value cached for later
+// ones) reads; end stops, returns the names read (sorted, once each) and
+// counts them as read by the resolution around it.
+func (r *pyResolver) begin() { r.frames = append(r.frames, nil) }
+
+func (r *pyResolver) end() []string {
+	n := len(r.frames) - 1
+	names := r.frames[n]
+	r.frames = r.frames[:n]
+	slices.Sort(names)
+	names = slices.Clip(slices.Compact(names))
+	r.readAll(names)
+	return names
 }

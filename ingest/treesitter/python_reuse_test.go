@@ -70,6 +70,21 @@ var pyVariants = map[string][]string{
 		"def solo():\n    return solo2()\n\n\ndef solo2():\n    return 1\n",
 		"def solo():\n    return 2\n",
 	},
+	// An import cycle: c1 → c2 → c3 → c1, each calling the next's
+	// function (the freshness benchmark's tree is one such cycle).
+	"c1.py": {
+		"from c2 import f2\n\n\ndef f1():\n    return f2()\n",
+		"from c2 import f2\n\n\ndef f1():\n    return f2() + 1\n",
+	},
+	"c2.py": {
+		"from c3 import f3\n\n\ndef f2():\n    return f3()\n",
+		"from c3 import f3\n\n\ndef f2():\n    return f3() + 2\n", // f2 kept
+		"from c3 import f3\n\n\ndef g2():\n    return f3()\n",     // f2 gone: c1's call unresolved
+	},
+	"c3.py": {
+		"from c1 import f1\n\n\ndef f3():\n    return f1()\n",
+		"from c1 import f1\n\n\ndef f3():\n    return 3\n",
+	},
 }
 
 // reuseStep extracts dir through c with prev and compares the graph with
@@ -158,7 +173,10 @@ func TestPythonReuseRandomEdits(t *testing.T) {
 }
 
 // TestPythonReuseResolvesWhatAnEditReaches: which modules an edit makes
-// resolve again, derived by hand from the fixture's imports.
+// resolve again — the module edited, added or removed and those whose last
+// resolution looked its name up (directly, or through a lookup, class
+// bases or value cached while resolving another) — derived by hand from
+// the fixture.
 func TestPythonReuseResolvesWhatAnEditReaches(t *testing.T) {
 	dir := t.TempDir()
 	for p, vs := range pyVariants {
@@ -166,34 +184,42 @@ func TestPythonReuseResolvesWhatAnEditReaches(t *testing.T) {
 	}
 	c := NewCache()
 	prev := reuseStep(t, dir, c, nil, "first").Graph
-	// Present: pkg/__init__, base, shapes, geo, util, test_geo, a, alone
-	// (8 modules; extra, sub/deep, a/b absent at first).
+	// Present: pkg/__init__, base, shapes, geo, util, test_geo, a, alone,
+	// c1, c2, c3 (extra, sub/deep, a/b absent at first).
 	for _, tc := range []struct {
 		rel, text string
 		resolved  int
 		why       string
 	}{
 		{"alone.py", pyVariants["alone.py"][1], 1, "alone.py: nothing imports it"},
-		// A module under pkg changed: geo's "import pkg.shapes" binds pkg,
-		// where it is an attribute away.
-		{"pkg/test_geo.py", pyVariants["pkg/test_geo.py"][0] + "\n", 2, "test_geo and geo"},
-		// geo ← test_geo.
+		// geo imports pkg.shapes and reads pkg, pkg.shapes and names
+		// under pkg.shapes, never pkg.test_geo.
+		{"pkg/test_geo.py", pyVariants["pkg/test_geo.py"][0] + "\n", 1, "test_geo alone"},
+		// test_geo takes total from pkg.geo.
 		{"pkg/geo.py", pyVariants["pkg/geo.py"][0] + "\n", 2, "geo and test_geo"},
-		// base ← __init__, shapes (from .base), geo (import pkg.shapes
-		// names pkg), util (pkg.shapes), test_geo (pkg.geo names pkg),
-		// a (nothing: not affected), alone (not affected).
-		{"pkg/base.py", pyVariants["pkg/base.py"][1], 6, "base and all that imports pkg or base"},
-		// A module added under pkg: geo (binds pkg) and test_geo (imports
-		// geo); __init__, shapes and util name modules beside it only.
-		{"pkg/extra.py", pyVariants["pkg/extra.py"][2], 3, "extra, geo and test_geo"},
+		// base ← __init__ and shapes (import from it), util (helper
+		// through shapes' cached lookup), geo (Square's bases, cached
+		// when shapes' test code was marked, name Base in pkg.base).
+		// test_geo calls total, which reads no base; a, alone and the
+		// cycle read none.
+		{"pkg/base.py", pyVariants["pkg/base.py"][1], 5, "base, __init__, shapes, util, geo"},
+		// No module looked pkg.extra up.
+		{"pkg/extra.py", pyVariants["pkg/extra.py"][2], 1, "extra alone"},
 		// Module pkg.a.b added while pkg.a has class b: they share
-		// sym:py:pkg.a.b.f, so both resolve again (with geo, test_geo).
-		{"pkg/a/b.py", pyVariants["pkg/a/b.py"][1], 4, "a/b, a (shared keys), geo, test_geo"},
-		{"pkg/a.py", pyVariants["pkg/a.py"][2], 4, "a, a/b (shared keys), geo, test_geo"},
+		// sym:py:pkg.a.b.f, so both resolve again.
+		{"pkg/a/b.py", pyVariants["pkg/a/b.py"][1], 2, "a/b, a (shared keys)"},
+		{"pkg/a.py", pyVariants["pkg/a.py"][2], 2, "a, a/b (shared keys)"},
 		// Class b gone from pkg.a: the previous graph's edges from
 		// sym:py:pkg.a.b.f are partly its (calls alone.solo), so pkg.a.b
 		// resolves again.
-		{"pkg/a.py", pyVariants["pkg/a.py"][1], 4, "a, a/b (shared last time), geo, test_geo"},
+		{"pkg/a.py", pyVariants["pkg/a.py"][1], 2, "a, a/b (shared last time)"},
+		// In the cycle, c1 looked c2 up, c3 did not: the rest of the
+		// cycle is reused, whether the edit keeps f2 …
+		{"c2.py", pyVariants["c2.py"][1], 2, "c2 and c1 (f2 kept)"},
+		// … or removes it, leaving c1's call unresolved (reuseStep
+		// compares the graph with a fresh extraction's).
+		{"c2.py", pyVariants["c2.py"][2], 2, "c2 and c1 (f2 gone)"},
+		{"c1.py", pyVariants["c1.py"][1], 2, "c1 and c3"},
 	} {
 		putVariant(t, dir, tc.rel, tc.text)
 		res := reuseStep(t, dir, c, prev, tc.why)
