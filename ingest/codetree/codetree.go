@@ -194,7 +194,13 @@ func ingestOnce(s *lmdbstore.Store, dir string, o Options) (Summary, ingest.Writ
 		if err != nil {
 			return out, stats, &DirError{dir, err}
 		}
-		if has || stored != "" {
+		switch {
+		case !has && stored != "":
+			// The last Go file went: the Go share becomes empty, as a
+			// fresh ingest of the tree leaves it (no ingest:go node).
+			written = append(written, ingest.LangGo)
+			out.Languages = append(out.Languages, Lang{Lang: ingest.LangGo})
+		case has:
 			opts := ingest.GoOptions{WalkOptions: o.Walk, SyntaxOnly: o.SyntaxOnly, Offline: o.Offline, Progress: o.Progress}
 			if o.Cache != nil {
 				opts.Cache, opts.Known = o.Cache.goc, o.Known
