@@ -61,6 +61,9 @@ type Bulk struct {
 	// addRels are relations the load registers before its puts (AddRelation),
 	// with the ids they were given.
 	addRels []Relation
+	// valueBatch is the number of node values the fast path encodes at a
+	// time (nodeValueBatch; tests set it small).
+	valueBatch int
 }
 
 const bulkEdgeBit = 1 << 31
@@ -96,7 +99,7 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 
 // NewBulk starts a bulk load whose operations inherit meta's provenance.
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
-	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}}
+	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.meta = b.red.meta(meta)
 	if meta.Derived {
 		b.red.r = nil // as for WriteTxn
@@ -398,11 +401,11 @@ func (b *Bulk) canonicalise() error {
 				var err error
 				if x&bulkEdgeBit != 0 {
 					if pay := b.edges[x&^bulkEdgeBit].pay; pay != 0 {
-						b.edgePay[pay], err = canonicalPayload(red.payload(b.edgePay[pay]), false)
+						b.edgePay[pay], err = canonicalSame(red.payload(b.edgePay[pay]), b.edgePay[pay])
 					}
 				} else {
 					nd := &b.nodes[x]
-					nd.payload, err = canonicalPayload(red.payload(nd.payload), false)
+					nd.payload, err = canonicalSame(red.payload(nd.payload), nd.payload)
 				}
 				if err != nil {
 					errs[w], bad[w] = err, i
@@ -421,6 +424,18 @@ func (b *Bulk) canonicalise() error {
 		b.red.n += f
 	}
 	return nil
+}
+
+// canonicalSame is the stored form of p (redacted from given), given
+// itself when that is already its stored form: the caller usually still
+// holds it (ingest's payloads are canonical when they are made), and a
+// copy would double the payloads the load holds while it commits.
+func canonicalSame(p, given []byte) ([]byte, error) {
+	c, err := canonicalPayload(p, false)
+	if err == nil && bytes.Equal(c, given) {
+		return given, nil
+	}
+	return c, err
 }
 
 // Commit writes every operation added as one revision (see Bulk). A Bulk
@@ -715,22 +730,44 @@ func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
-// appendNodes appends the n records, in id order; the values (compressed
-// when large) are encoded on every core first.
+// appendNodes appends the n records, in id order. The values (compressed
+// when large) are encoded on every core a batch at a time
+// (valueBatch puts), the next batch while this one is appended: the
+// load holds two batches of encoded values, not one per node, beside
+// LMDB's dirty pages (which hold every value until the commit).
 func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
+	batches := make(chan []valueSlab, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		for lo := 0; lo < len(p.finalNodes); lo += b.valueBatch {
+			select {
+			case batches <- b.nodeValues(tx, p.finalNodes[lo:min(lo+b.valueBatch, len(p.finalNodes))]):
+			case <-stop:
+				return
+			}
+		}
+	}()
 	var k8 [8]byte
 	next := 0 // index into finalNodes
-	for _, part := range b.nodeValues(tx, p.finalNodes) {
-		for j := range part.ends {
-			binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
-			next++
-			if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
-				return err
+	for parts := range batches {
+		for _, part := range parts {
+			for j := range part.ends {
+				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
+				next++
+				if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
+
+// nodeValueBatch is the number of node values appendNodes encodes at a
+// time: a few MB, enough for every core to take a share.
+const nodeValueBatch = 16384
 
 // finalEdgePuts applies supersedeEdge's rule per (src, rel, dst), as
 // finalNodePuts does per node.
@@ -1044,8 +1081,8 @@ func (v *valueSlab) value(i int) []byte {
 	return v.data[start:v.ends[i]]
 }
 
-// nodeValues encodes the n value of every final node put, in order, on
-// every core (appendRecord: the bytes ordinary writes produce): the
+// nodeValues encodes the n value of the final node puts final, in order,
+// on every core (appendRecord: the bytes ordinary writes produce): the
 // concatenation of the returned parts' values is one value per put.
 func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(final)/1024))
