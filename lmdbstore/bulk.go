@@ -883,9 +883,14 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 // body: the bytes keyedOps makes of ops followed by appendLogOp's
 // encoding, with one table lookup per distinct key, provenance and
 // relation rather than one per name.
+//
+// In two passes, so that the body is the only buffer of its size: the
+// first fills the key table in the order one pass would (the order of the
+// names in the operations) and sizes the operations; the second writes
+// them after the table into a body of exactly that size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
 	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
-	out, err := t.appendOps(make([]byte, 0, len(ops)+nops*16), ops, nops0)
+	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops0)
 	if err != nil {
 		return nil, err
 	}
@@ -899,43 +904,98 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 		}
 		return keyIdx[k] - 1
 	}
-	prov := func(pi uint32) {
+	prov := func(pi uint32) [3]uint32 {
 		if provIdx[pi][0] == 0 {
 			pv := b.provs[pi]
 			provIdx[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
 		}
-		for _, i := range provIdx[pi] {
-			out = binary.AppendUvarint(out, uint64(i-1))
-		}
+		return provIdx[pi]
 	}
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
+	rel := func(id RelID) uint32 {
+		r, ok := relIdx[id]
+		if !ok {
+			r = keyIndex(t, relNames[id])
+			relIdx[id] = r
+		}
+		return r
+	}
+	typIdx := make(map[string]uint32, len(b.types))
+	typ := func(name string) uint32 {
+		i, ok := typIdx[name]
+		if !ok {
+			i = keyIndex(t, name)
+			typIdx[name] = i
+		}
+		return i
+	}
+	// emit encodes operation x into out (nil: sizes it only) and returns
+	// its size; the table indices are taken in the order of its names.
+	emit := func(out []byte, x uint32) ([]byte, int) {
+		size := 1
+		field := func(v uint64) {
+			size += uvarintLen(v)
+			if out != nil {
+				out = binary.AppendUvarint(out, v)
+			}
+		}
+		str := func(s []byte) {
+			field(uint64(len(s)))
+			size += len(s)
+			if out != nil {
+				out = append(out, s...)
+			}
 		}
 		if x&bulkEdgeBit != 0 {
 			e := &b.edges[x&^bulkEdgeBit]
-			out = append(out, byte(OpPutEdge))
-			prov(e.prov)
-			out = binary.AppendUvarint(out, uint64(key(e.src)))
-			r, ok := relIdx[e.rel]
-			if !ok {
-				r = keyIndex(t, relNames[e.rel])
-				relIdx[e.rel] = r
+			if out != nil {
+				out = append(out, byte(OpPutEdge))
 			}
-			out = binary.AppendUvarint(out, uint64(r))
-			out = binary.AppendUvarint(out, uint64(key(e.dst)))
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
-			out = appendStr(out, string(b.edgePayload(e)))
-			continue
+			for _, i := range prov(e.prov) {
+				field(uint64(i - 1))
+			}
+			field(uint64(key(e.src)))
+			field(uint64(rel(e.rel)))
+			field(uint64(key(e.dst)))
+			size += 4
+			if out != nil {
+				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
+			}
+			str(b.edgePayload(e))
+			return out, size
 		}
 		n := &b.nodes[x]
-		out = append(out, byte(OpPutNode))
-		prov(n.prov)
-		out = binary.AppendUvarint(out, uint64(key(n.key)))
-		out = binary.AppendUvarint(out, uint64(keyIndex(t, n.typ)))
-		out = appendStr(out, string(n.payload))
+		if out != nil {
+			out = append(out, byte(OpPutNode))
+		}
+		for _, i := range prov(n.prov) {
+			field(uint64(i - 1))
+		}
+		field(uint64(key(n.key)))
+		field(uint64(typ(n.typ)))
+		str(n.payload)
+		return out, size
 	}
-	return t.body(out), nil
+	size := len(pre)
+	for i, x := range b.seq {
+		if p.changed[i] {
+			_, n := emit(nil, x)
+			size += n
+		}
+	}
+	body := binary.AppendUvarint(nil, uint64(t.n))
+	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
+	t.tab, t.idx = nil, nil // the second pass only reads the indices taken
+	want := len(body) + size
+	body = append(body, pre...)
+	for i, x := range b.seq {
+		if p.changed[i] {
+			body, _ = emit(body, x)
+		}
+	}
+	if len(body) != want {
+		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes, sized %d", len(body), want) // a bug, not bad input
+	}
+	return body, nil
 }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes
