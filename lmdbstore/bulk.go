@@ -50,8 +50,9 @@ type Bulk struct {
 	edgePay [][]byte
 	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
 	// logValue delivers the fast path's log record (compressed beside the
-	// keyspace writes).
+	// ids keyspace's writes); log is that record once received.
 	logValue chan bulkLog
+	log      bulkLog
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -500,7 +501,7 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		return errAbort
 	}
 	if fast {
-		lv := <-b.logValue
+		lv := b.log
 		if lv.err != nil {
 			return lv.err
 		}
@@ -596,9 +597,11 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	// Out side and in side sorts run beside the node work; the log record
-	// (its compression the longest single step) is encoded as soon as the
-	// operations that change something are known, and compressed beside
-	// every keyspace's writes.
+	// is encoded as soon as the operations that change something are
+	// known, and compressed beside the ids keyspace's writes. Not beside
+	// the node and edge records': its body (every payload again) would be
+	// live while LMDB's dirty pages grow to the store's size, and the two
+	// add up to the load's peak memory.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
@@ -608,8 +611,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	if err := b.appendIDs(tx, p); err != nil {
-		return tx.fail(err)
+		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
+	b.log = <-b.logValue
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
@@ -799,7 +803,7 @@ type bulkLog struct {
 
 // encodeLog encodes the log record: the operations that change something,
 // in order, encoded now and compressed on another goroutine (b.logValue)
-// while the keyspaces are written. A record whose format-01 ops would
+// while the ids keyspace is written. A record whose format-01 ops would
 // exceed compressLogAbv bytes is format 03, built from the interned keys
 // (encodeKeyedLog); a smaller one is format 01, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
