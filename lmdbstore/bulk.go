@@ -949,14 +949,17 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 				out = append(out, s...)
 			}
 		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
+		head := func(kind byte, pi uint32) { // the kind, then the provenance
 			if out != nil {
-				out = append(out, byte(OpPutEdge))
+				out = append(out, kind)
 			}
-			for _, i := range prov(e.prov) {
+			for _, i := range prov(pi) {
 				field(uint64(i - 1))
 			}
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			head(byte(OpPutEdge), e.prov)
 			field(uint64(key(e.src)))
 			field(uint64(rel(e.rel)))
 			field(uint64(key(e.dst)))
@@ -968,12 +971,7 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 			return out, size
 		}
 		n := &b.nodes[x]
-		if out != nil {
-			out = append(out, byte(OpPutNode))
-		}
-		for _, i := range prov(n.prov) {
-			field(uint64(i - 1))
-		}
+		head(byte(OpPutNode), n.prov)
 		field(uint64(key(n.key)))
 		field(uint64(typ(n.typ)))
 		str(n.payload)
