@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"sync"
 )
 
@@ -25,7 +28,12 @@ const answerHeapFloor = 64 << 20
 
 // memGovernor is a soft memory limit (debug.SetMemoryLimit) that follows
 // the live heap: after every collection the limit becomes the larger of
-// its floor and grow × the live heap. Under the ingest's governor the
+// its floor and grow × the live heap. With offHeap, the floor is for the
+// process's anonymous memory, not the Go heap alone: the memory the Go
+// runtime did not map (C allocations: LMDB mallocs every page a write
+// transaction dirties until it commits, a quarter of a GB for a 1.8M-edge
+// bulk load) comes off it, so that the heap gives back what the
+// transaction takes instead of adding to it. Under the ingest's governor the
 // collector also paces by GOGC (default 100: twice the live heap), so
 // grow 1.5 collects a tree whose live heap outgrows the floor about twice
 // as often as by default, never continuously; the answering commands'
@@ -37,6 +45,7 @@ type memGovernor struct {
 	prev    int64
 	gcOff   bool // GOGC's pacing turned off while the governor runs
 	prevPct int  // GOGC before, when gcOff
+	offHeap bool // the floor counts the memory outside the Go runtime's
 	mu      sync.Mutex
 	stopped bool
 	sample  []metrics.Sample
@@ -51,7 +60,7 @@ type gcSentinel struct{ _ *byte } // holds a pointer: not a tiny allocation
 // (memctl runs one command per process). A user's GOMEMLIMIT or GOGC
 // wins: then nothing is changed.
 func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
-	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5})
+	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5, offHeap: true})
 }
 
 // startHeapFloor applies the answering commands' governor: no collection
@@ -65,7 +74,8 @@ func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 	if getenv != nil && (getenv("GOMEMLIMIT") != "" || getenv("GOGC") != "") {
 		return func() {}
 	}
-	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"}}
 	if g.gcOff {
 		g.prevPct = debug.SetGCPercent(-1)
 	}
@@ -98,7 +108,47 @@ func (g *memGovernor) afterGC() {
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() == metrics.KindUint64 {
 		live := int64(g.sample[0].Value.Uint64())
-		debug.SetMemoryLimit(max(g.floor, int64(float64(live)*g.grow)))
+		floor := g.floor
+		if g.offHeap {
+			floor -= offHeapBytes(g.sample[1].Value, g.sample[2].Value)
+		}
+		debug.SetMemoryLimit(max(floor, int64(float64(live)*g.grow)))
 	}
 	g.arm()
+}
+
+// offHeapBytes is the anonymous memory resident in the process beyond
+// what the Go runtime has mapped and not released (total and released,
+// its metrics): C allocations. An estimate from below (the runtime's
+// mapped memory is not all resident); 0 when /proc/self/status cannot be
+// read (not Linux).
+func offHeapBytes(total, released metrics.Value) int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil || total.Kind() != metrics.KindUint64 || released.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	anon, ok := rssAnon(status)
+	if !ok {
+		return 0
+	}
+	return max(0, anon-int64(total.Uint64()-released.Uint64()))
+}
+
+// rssAnon is the RssAnon line of /proc/PID/status, in bytes:
+//
+//	RssAnon:	  123456 kB
+func rssAnon(status []byte) (int64, bool) {
+	for line := range bytes.Lines(status) {
+		rest, ok := bytes.CutPrefix(line, []byte("RssAnon:"))
+		if !ok {
+			continue
+		}
+		kb, ok := bytes.CutSuffix(bytes.TrimSpace(rest), []byte(" kB"))
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(kb)), 10, 64)
+		return n << 10, err == nil && n >= 0
+	}
+	return 0, false
 }

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +52,63 @@ func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 			t.Errorf("with %s set the limit became %d, want it unchanged (%d)", env, got, prev)
 		}
 		stop()
+	}
+}
+
+// Memory mapped outside the Go runtime (here an anonymous mapping the
+// test touches, as C's malloc would) comes off the ingest governor's
+// floor: the limit falls by about its size while the live heap stays
+// small.
+func TestMemGovernorFloorCountsOffHeap(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status: the floor is the Go heap's alone")
+	}
+	prev := debug.SetMemoryLimit(-1)
+	const floor, outside = 512 << 20, 128 << 20
+	limitAfterGC := func() int64 {
+		runtime.GC()
+		for range 100 { // the governor runs on the finalizer goroutine
+			if got := debug.SetMemoryLimit(-1); got != floor {
+				return got
+			}
+			time.Sleep(5 * time.Millisecond)
+			runtime.GC()
+		}
+		return debug.SetMemoryLimit(-1)
+	}
+	debug.FreeOSMemory()
+	stop := startMemGovernor(func(string) string { return "" }, floor)
+	before := limitAfterGC()
+	m, err := syscall.Mmap(-1, 0, outside, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(m); i += 4096 {
+		m[i] = 1 // resident
+	}
+	after := limitAfterGC()
+	stop()
+	if err := syscall.Munmap(m); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
+	}
+	if drop := before - after; drop < outside*3/4 || drop > outside*5/4 {
+		t.Errorf("limit %d MB with %d MB mapped outside the runtime, %d MB before: want it about that much lower",
+			after>>20, outside>>20, before>>20)
+	}
+}
+
+func TestRSSAnon(t *testing.T) {
+	status := "Name:\tmemctl\nVmRSS:\t  1056200 kB\nRssAnon:\t  1026012 kB\nRssFile:\t   30188 kB\n"
+	if got, ok := rssAnon([]byte(status)); !ok || got != 1026012*1024 {
+		t.Errorf("rssAnon = %d, %v; want %d", got, ok, 1026012*1024)
+	}
+	for _, bad := range []string{"VmRSS:\t 12 kB\n", "RssAnon:\t 12 MB\n", "RssAnon:\t x kB\n"} {
+		if got, ok := rssAnon([]byte(bad)); ok {
+			t.Errorf("rssAnon(%q) = %d, want not ok", bad, got)
+		}
 	}
 }
 

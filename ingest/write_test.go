@@ -207,15 +207,68 @@ func TestWriteGoBulkMatchesOrdinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bulkMatchesOrdinary(t, res.Graph)
+}
+
+// TestWriteGoBulkMatchesOrdinaryMultiPackage: the same over a tree of
+// several packages and modules (this repository's adjacency, csr and
+// roles packages, extracted), and over a hand-built graph whose edges
+// name keys no node has (registered by the edges alone), keys that sort
+// differently once redacted, weights 0 (the relation's default) and
+// explicit, so that the bulk's compact edge order is checked against
+// Graph.Edges' order.
+func TestWriteGoBulkMatchesOrdinaryMultiPackage(t *testing.T) {
+	dst := t.TempDir()
+	for _, pkg := range []string{"adjacency", "csr", "roles"} {
+		if err := os.CopyFS(filepath.Join(dst, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ExtractGo(dst, GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Packages < 3 || res.Graph.NumEdges() < 100 {
+		t.Fatalf("extracted %d packages, %d edges: want a multi-package graph", res.Packages, res.Graph.NumEdges())
+	}
+	bulkMatchesOrdinary(t, res.Graph)
+
+	g := NewGraph()
+	for _, k := range []string{"sym:b", "sym:a", "file:z.go", "file:a.go", "pkg:m"} {
+		g.AddNode(Node{Key: k, Type: TypeSymbol, Payload: []byte(`{"name":"` + k + `"}`)})
+	}
+	g.AddEdge(Edge{Src: "sym:b", Rel: RelCalls, Dst: "sym:zz-dangling"})
+	g.AddEdge(Edge{Src: "sym:b", Rel: RelCalls, Dst: "sym:a"})
+	g.AddEdge(Edge{Src: "sym:aa-dangling", Rel: RelCalls, Dst: "sym:b", Weight: 0.25})
+	g.AddEdge(Edge{Src: "pkg:m", Rel: RelContains, Dst: "file:z.go"})
+	g.AddEdge(Edge{Src: "pkg:m", Rel: RelContains, Dst: "file:a.go", Weight: 2})
+	g.AddEdge(Edge{Src: "pkg:m", Rel: RelCalls, Dst: "sym:a"})
+	g.AddEdge(Edge{Src: "file:a.go", Rel: RelContains, Dst: "sym:a"})
+	// A key holding a secret: the bulk holds it redacted, the order is
+	// the raw key's.
+	secret := "sym:AKIAIOSFODNN7EXAMPLE"
+	g.AddEdge(Edge{Src: "pkg:m", Rel: RelCalls, Dst: secret})
+	g.AddEdge(Edge{Src: secret, Rel: RelCalls, Dst: "sym:a"})
+	bulkMatchesOrdinary(t, g)
+}
+
+// bulkMatchesOrdinary writes g into an empty store through WriteGo (the
+// bulk path) and through WriteCodeTx (the ordinary path) and compares
+// the two stores: operations in order, logical snapshot hash, Check.
+func bulkMatchesOrdinary(t *testing.T, g *Graph) {
+	t.Helper()
 	meta := lmdbstore.WriteMeta{RunID: "r1", TaskID: "t1"}
 	bulk, ordinary := newStore(t), newStore(t)
-	st1, err := WriteGo(bulk, res.Graph, meta, nil)
+	st1, err := WriteGo(bulk, g, meta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st2 WriteStats
 	if _, err := ordinary.Update(meta, func(tx *lmdbstore.WriteTxn) error {
-		st2, err = WriteCodeTx(tx, res.Graph, []string{LangGo}, nil)
+		st2, err = WriteCodeTx(tx, g, []string{LangGo}, nil)
 		return err
 	}); err != nil {
 		t.Fatal(err)

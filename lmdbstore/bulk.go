@@ -50,8 +50,9 @@ type Bulk struct {
 	edgePay [][]byte
 	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
 	// logValue delivers the fast path's log record (compressed beside the
-	// keyspace writes).
+	// ids keyspace's writes); log is that record once received.
 	logValue chan bulkLog
+	log      bulkLog
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -61,6 +62,9 @@ type Bulk struct {
 	// addRels are relations the load registers before its puts (AddRelation),
 	// with the ids they were given.
 	addRels []Relation
+	// valueBatch is the number of node values the fast path encodes at a
+	// time (nodeValueBatch; tests set it small).
+	valueBatch int
 }
 
 const bulkEdgeBit = 1 << 31
@@ -96,7 +100,7 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 
 // NewBulk starts a bulk load whose operations inherit meta's provenance.
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
-	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}}
+	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.meta = b.red.meta(meta)
 	if meta.Derived {
 		b.red.r = nil // as for WriteTxn
@@ -398,11 +402,11 @@ func (b *Bulk) canonicalise() error {
 				var err error
 				if x&bulkEdgeBit != 0 {
 					if pay := b.edges[x&^bulkEdgeBit].pay; pay != 0 {
-						b.edgePay[pay], err = canonicalPayload(red.payload(b.edgePay[pay]), false)
+						b.edgePay[pay], err = canonicalSame(red.payload(b.edgePay[pay]), b.edgePay[pay])
 					}
 				} else {
 					nd := &b.nodes[x]
-					nd.payload, err = canonicalPayload(red.payload(nd.payload), false)
+					nd.payload, err = canonicalSame(red.payload(nd.payload), nd.payload)
 				}
 				if err != nil {
 					errs[w], bad[w] = err, i
@@ -421,6 +425,18 @@ func (b *Bulk) canonicalise() error {
 		b.red.n += f
 	}
 	return nil
+}
+
+// canonicalSame is the stored form of p (redacted from given), given
+// itself when that is already its stored form: the caller usually still
+// holds it (ingest's payloads are canonical when they are made), and a
+// copy would double the payloads the load holds while it commits.
+func canonicalSame(p, given []byte) ([]byte, error) {
+	c, err := canonicalPayload(p, false)
+	if err == nil && bytes.Equal(c, given) {
+		return given, nil
+	}
+	return c, err
 }
 
 // Commit writes every operation added as one revision (see Bulk). A Bulk
@@ -485,7 +501,7 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		return errAbort
 	}
 	if fast {
-		lv := <-b.logValue
+		lv := b.log
 		if lv.err != nil {
 			return lv.err
 		}
@@ -581,9 +597,11 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	// Out side and in side sorts run beside the node work; the log record
-	// (its compression the longest single step) is encoded as soon as the
-	// operations that change something are known, and compressed beside
-	// every keyspace's writes.
+	// is encoded as soon as the operations that change something are
+	// known, and compressed beside the ids keyspace's writes. Not beside
+	// the node and edge records': its body (every payload again) would be
+	// live while LMDB's dirty pages grow to the store's size, and the two
+	// add up to the load's peak memory.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
@@ -593,8 +611,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	if err := b.appendIDs(tx, p); err != nil {
-		return tx.fail(err)
+		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
+	b.log = <-b.logValue
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
@@ -715,22 +734,44 @@ func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
-// appendNodes appends the n records, in id order; the values (compressed
-// when large) are encoded on every core first.
+// appendNodes appends the n records, in id order. The values (compressed
+// when large) are encoded on every core a batch at a time
+// (valueBatch puts), the next batch while this one is appended: the
+// load holds two batches of encoded values, not one per node, beside
+// LMDB's dirty pages (which hold every value until the commit).
 func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
+	batches := make(chan []valueSlab, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		for lo := 0; lo < len(p.finalNodes); lo += b.valueBatch {
+			select {
+			case batches <- b.nodeValues(tx, p.finalNodes[lo:min(lo+b.valueBatch, len(p.finalNodes))]):
+			case <-stop:
+				return
+			}
+		}
+	}()
 	var k8 [8]byte
 	next := 0 // index into finalNodes
-	for _, part := range b.nodeValues(tx, p.finalNodes) {
-		for j := range part.ends {
-			binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
-			next++
-			if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
-				return err
+	for parts := range batches {
+		for _, part := range parts {
+			for j := range part.ends {
+				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
+				next++
+				if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
+
+// nodeValueBatch is the number of node values appendNodes encodes at a
+// time: a few MB, enough for every core to take a share.
+const nodeValueBatch = 16384
 
 // finalEdgePuts applies supersedeEdge's rule per (src, rel, dst), as
 // finalNodePuts does per node.
@@ -762,7 +803,7 @@ type bulkLog struct {
 
 // encodeLog encodes the log record: the operations that change something,
 // in order, encoded now and compressed on another goroutine (b.logValue)
-// while the keyspaces are written. A record whose format-01 ops would
+// while the ids keyspace is written. A record whose format-01 ops would
 // exceed compressLogAbv bytes is format 03, built from the interned keys
 // (encodeKeyedLog); a smaller one is format 01, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
@@ -846,9 +887,14 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 // body: the bytes keyedOps makes of ops followed by appendLogOp's
 // encoding, with one table lookup per distinct key, provenance and
 // relation rather than one per name.
+//
+// In two passes, so that the body is the only buffer of its size: the
+// first fills the key table in the order one pass would (the order of the
+// names in the operations) and sizes the operations; the second writes
+// them after the table into a body of exactly that size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
 	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
-	out, err := t.appendOps(make([]byte, 0, len(ops)+nops*16), ops, nops0)
+	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops0)
 	if err != nil {
 		return nil, err
 	}
@@ -862,43 +908,96 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 		}
 		return keyIdx[k] - 1
 	}
-	prov := func(pi uint32) {
+	prov := func(pi uint32) [3]uint32 {
 		if provIdx[pi][0] == 0 {
 			pv := b.provs[pi]
 			provIdx[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
 		}
-		for _, i := range provIdx[pi] {
-			out = binary.AppendUvarint(out, uint64(i-1))
-		}
+		return provIdx[pi]
 	}
-	for i, x := range b.seq {
-		if !p.changed[i] {
-			continue
+	rel := func(id RelID) uint32 {
+		r, ok := relIdx[id]
+		if !ok {
+			r = keyIndex(t, relNames[id])
+			relIdx[id] = r
+		}
+		return r
+	}
+	typIdx := make(map[string]uint32, len(b.types))
+	typ := func(name string) uint32 {
+		i, ok := typIdx[name]
+		if !ok {
+			i = keyIndex(t, name)
+			typIdx[name] = i
+		}
+		return i
+	}
+	// emit encodes operation x into out (nil: sizes it only) and returns
+	// its size; the table indices are taken in the order of its names.
+	emit := func(out []byte, x uint32) ([]byte, int) {
+		size := 1
+		field := func(v uint64) {
+			size += uvarintLen(v)
+			if out != nil {
+				out = binary.AppendUvarint(out, v)
+			}
+		}
+		str := func(s []byte) {
+			field(uint64(len(s)))
+			size += len(s)
+			if out != nil {
+				out = append(out, s...)
+			}
+		}
+		head := func(kind byte, pi uint32) { // the kind, then the provenance
+			if out != nil {
+				out = append(out, kind)
+			}
+			for _, i := range prov(pi) {
+				field(uint64(i - 1))
+			}
 		}
 		if x&bulkEdgeBit != 0 {
 			e := &b.edges[x&^bulkEdgeBit]
-			out = append(out, byte(OpPutEdge))
-			prov(e.prov)
-			out = binary.AppendUvarint(out, uint64(key(e.src)))
-			r, ok := relIdx[e.rel]
-			if !ok {
-				r = keyIndex(t, relNames[e.rel])
-				relIdx[e.rel] = r
+			head(byte(OpPutEdge), e.prov)
+			field(uint64(key(e.src)))
+			field(uint64(rel(e.rel)))
+			field(uint64(key(e.dst)))
+			size += 4
+			if out != nil {
+				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
 			}
-			out = binary.AppendUvarint(out, uint64(r))
-			out = binary.AppendUvarint(out, uint64(key(e.dst)))
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
-			out = appendStr(out, string(b.edgePayload(e)))
-			continue
+			str(b.edgePayload(e))
+			return out, size
 		}
 		n := &b.nodes[x]
-		out = append(out, byte(OpPutNode))
-		prov(n.prov)
-		out = binary.AppendUvarint(out, uint64(key(n.key)))
-		out = binary.AppendUvarint(out, uint64(keyIndex(t, n.typ)))
-		out = appendStr(out, string(n.payload))
+		head(byte(OpPutNode), n.prov)
+		field(uint64(key(n.key)))
+		field(uint64(typ(n.typ)))
+		str(n.payload)
+		return out, size
 	}
-	return t.body(out), nil
+	size := len(pre)
+	for i, x := range b.seq {
+		if p.changed[i] {
+			_, n := emit(nil, x)
+			size += n
+		}
+	}
+	body := binary.AppendUvarint(nil, uint64(t.n))
+	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
+	t.tab, t.idx = nil, nil // the second pass only reads the indices taken
+	want := len(body) + size
+	body = append(body, pre...)
+	for i, x := range b.seq {
+		if p.changed[i] {
+			body, _ = emit(body, x)
+		}
+	}
+	if len(body) != want {
+		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes, sized %d", len(body), want) // a bug, not bad input
+	}
+	return body, nil
 }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes
@@ -1044,8 +1143,8 @@ func (v *valueSlab) value(i int) []byte {
 	return v.data[start:v.ends[i]]
 }
 
-// nodeValues encodes the n value of every final node put, in order, on
-// every core (appendRecord: the bytes ordinary writes produce): the
+// nodeValues encodes the n value of the final node puts final, in order,
+// on every core (appendRecord: the bytes ordinary writes produce): the
 // concatenation of the returned parts' values is one value per put.
 func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(final)/1024))

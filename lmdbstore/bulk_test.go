@@ -169,6 +169,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				return nil
 			})
 			b := bulk.NewBulk(meta)
+			if seed%3 == 1 {
+				b.valueBatch = 1 + int(seed) // node values encoded and appended in many batches
+			}
 			if sameRev {
 				if _, err := b.AddRelation(heavy); err != nil {
 					t.Fatal(err)
