@@ -61,6 +61,9 @@ type Bulk struct {
 	// addRels are relations the load registers before its puts (AddRelation),
 	// with the ids they were given.
 	addRels []Relation
+	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
+	// yet).
+	relIDs []Relation
 }
 
 const bulkEdgeBit = 1 << 31
@@ -288,6 +291,80 @@ func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) er
 	b.red.n += int(b.keys.n[src] + b.keys.n[dst])
 	b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: weight, rel: r.ID, prov: b.prov("", "", ""), explicit: explicit})
 	return nil
+}
+
+// PutEdgeRefs adds the put_edge operations src -rels[i]-> dsts[i] with
+// weight weights[i], in order: PutEdgeRef of each, with the relation named
+// by id (a relation of the store or one AddRelation registered) and
+// resolved once per load rather than by name per edge. The three slices
+// have one element per edge. An edge the load refuses is a *BulkOpError
+// (Op: the position it would have had among the operations); the edges
+// before it stay added, it and the ones after it are not.
+func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []float32) error {
+	if len(rels) != len(dsts) || len(weights) != len(dsts) {
+		return fmt.Errorf("%w: bulk edges: %d relations, %d destinations, %d weights", ErrInvalid, len(rels), len(dsts), len(weights))
+	}
+	nk := len(b.keys.keys)
+	if int(src) >= nk {
+		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
+	}
+	prov := b.prov("", "", "")
+	srcKey, srcN := b.keys.keys[src], b.keys.n[src]
+	var r Relation
+	for i, dst := range dsts {
+		if int(dst) >= nk {
+			return &BulkOpError{Op: len(b.seq), Err: fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)}
+		}
+		if i == 0 || rels[i] != r.ID {
+			var err error
+			if r, err = b.relationByID(rels[i]); err != nil {
+				return &BulkOpError{Op: len(b.seq), Err: err}
+			}
+		}
+		w := weights[i]
+		if w == 0 {
+			w = r.DefaultWeight
+		} else if err := validWeight(w); err != nil {
+			return &BulkOpError{Op: len(b.seq), Err: err}
+		}
+		if (r.Name == relSupersedes || r.Name == relContradicts) && srcKey == b.keys.keys[dst] {
+			_, _, _, err := checkEdgeValues(EdgePut{Src: srcKey, Rel: r.Name, Dst: srcKey}, b.relation) // its error
+			return &BulkOpError{Op: len(b.seq), Err: err}
+		}
+		b.red.n += int(srcN + b.keys.n[dst])
+		b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: w, rel: r.ID, prov: prov, explicit: w != r.DefaultWeight})
+	}
+	return nil
+}
+
+// relationByID resolves a relation id as relation resolves a name (a
+// name holding a secret is refused as PutEdge refuses it), once per load.
+func (b *Bulk) relationByID(id RelID) (Relation, error) {
+	if int(id) < len(b.relIDs) && b.relIDs[id].Name != "" {
+		return b.relIDs[id], nil
+	}
+	rel, ok := b.relOf[id] // registered by name or AddRelation, checked then
+	if !ok {
+		if err := b.s.View(func(r *ReadTxn) error {
+			var err error
+			rel, err = r.RelationByID(id)
+			return err
+		}); err != nil {
+			return Relation{}, err
+		}
+		if err := b.red.relName(rel.Name); err != nil {
+			return Relation{}, err
+		}
+		if b.rels == nil {
+			b.rels, b.relOf = map[string]Relation{}, map[RelID]Relation{}
+		}
+		b.rels[rel.Name], b.relOf[id] = rel, rel
+	}
+	if int(id) >= len(b.relIDs) {
+		b.relIDs = append(b.relIDs, make([]Relation, int(id)+1-len(b.relIDs))...)
+	}
+	b.relIDs[id] = rel
+	return rel, nil
 }
 
 // addEdge appends a checked edge operation.

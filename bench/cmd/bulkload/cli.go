@@ -160,7 +160,7 @@ func cliLoads(dir, bin string, g *gen.Graph, payloads [][]byte, ordinary string,
 	check(err)
 	stop := prof("import")
 	c0, t0 := cpu(), time.Now()
-	_, err = storesnap.Import(sf, st)
+	_, err = storesnap.Import(sf, st, storesnap.ImportOptions{Verify: sf.Verify})
 	wall, cpuUsed := time.Since(t0), cpu()-c0
 	stop()
 	check(err)
