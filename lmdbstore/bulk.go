@@ -64,6 +64,9 @@ type Bulk struct {
 	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
 	// yet).
 	relIDs []Relation
+	// view is the last KeyView taken, when the load had viewKeys keys.
+	view     *KeyView
+	viewKeys int
 }
 
 const bulkEdgeBit = 1 << 31
@@ -137,18 +140,19 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 	return uint32(len(b.provs) - 1)
 }
 
-// key is the index of a key as given and its redacted form, registered
-// (redacted, then validated as an edge endpoint with what naming it in an
-// error) when new, and used by the next operation; the secrets it held are
-// counted once more, as WriteTxn counts them per use.
-func (b *Bulk) key(raw, what string) (uint32, string, error) {
-	i, ok := b.keys.lookup(raw)
+// key is the index of a prepared key (PrepareKey) and its redacted form,
+// registered (redacted unless the preparation did, then validated as an
+// edge endpoint with what naming it in an error) when new, and used by the
+// next operation; the secrets it held are counted once more, as WriteTxn
+// counts them per use.
+func (b *Bulk) key(k PreparedKey, what string) (uint32, string, error) {
+	i, ok := b.preparedRef(k)
 	if !ok {
-		red, n := b.red.scan(raw)
+		red, n := b.redacted(k)
 		if err := validEndpoint(what, red); err != nil {
 			return 0, "", err
 		}
-		i = b.keys.add(raw, red, n)
+		i = b.keys.add(k.raw, red, n)
 	}
 	b.red.n += int(b.keys.n[i])
 	return i, b.keys.keys[i], nil
@@ -203,14 +207,18 @@ func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
 
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
-func (b *Bulk) PutNode(p NodePut) error {
-	raw := p.Key
-	ref, known := b.keys.lookup(raw)
+func (b *Bulk) PutNode(p NodePut) error { return b.PutNodePrepared(p, PreparedKey{raw: p.Key}) }
+
+// PutNodePrepared is PutNode with p.Key prepared as k (KeyView.Prepare
+// of the same key).
+func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
+	raw := k.raw
+	ref, known := b.preparedRef(k)
 	n := 0
 	if known {
 		p.Key, n = b.keys.keys[ref], int(b.keys.n[ref])
 	} else {
-		p.Key, n = b.red.scan(raw)
+		p.Key, n = b.redacted(k)
 	}
 	b.red.n += n
 	p.Type = b.red.text(p.Type)
@@ -244,15 +252,21 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
+	return b.PutEdgePrepared(p, PreparedKey{raw: p.Src}, PreparedKey{raw: p.Dst})
+}
+
+// PutEdgePrepared is PutEdge with p.Src and p.Dst prepared as src and dst
+// (KeyView.Prepare of the same keys).
+func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
 	if err := b.red.relName(p.Rel); err != nil {
 		return err
 	}
-	src, srcKey, err := b.key(p.Src, "source key")
+	si, srcKey, err := b.key(src, "source key")
 	if err != nil {
 		return err
 	}
-	dst, dstKey, err := b.key(p.Dst, "destination key")
+	di, dstKey, err := b.key(dst, "destination key")
 	if err != nil {
 		return err
 	}
@@ -269,7 +283,7 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 		pay = uint32(len(b.edgePay))
 		b.edgePay = append(b.edgePay, p.Payload)
 	}
-	b.addEdge(bulkEdge{src: src, dst: dst, weight: weight, rel: rel.ID, pay: pay,
+	b.addEdge(bulkEdge{src: si, dst: di, weight: weight, rel: rel.ID, pay: pay,
 		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
 	return nil
 }

@@ -207,6 +207,14 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if _, err := b.Key("sym:registered-only"); err != nil {
 				t.Fatal(err)
 			}
+			view := b.KeyView()
+			other := ordinary.NewBulk(meta)
+			for i := range 40 { // other references for the same keys
+				if _, err := other.Keys([]string{fmt.Sprint("sym:", 39-i), fmt.Sprint("x", i), fmt.Sprint("file:", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			foreign := other.KeyView()
 			for _, op := range ops {
 				var err error
 				byRef := op.edge != nil && len(op.edge.Payload) == 0 && op.edge.Scope == "" && op.edge.RunID == "" && op.edge.TaskID == ""
@@ -225,6 +233,22 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				}
 				flush()
 				switch e := op.edge; {
+				case rng.IntN(3) == 0:
+					// Keys prepared against a view of this load (taken
+					// now or earlier: keys it lacks are redacted), or of
+					// another load whose references differ (ignored).
+					if rng.IntN(4) == 0 {
+						view = b.KeyView()
+					}
+					v := view
+					if rng.IntN(5) == 0 {
+						v = foreign
+					}
+					if op.node != nil {
+						err = b.PutNodePrepared(*op.node, v.Prepare(op.node.Key))
+					} else {
+						err = b.PutEdgePrepared(*e, v.Prepare(e.Src), v.Prepare(e.Dst))
+					}
 				case op.node != nil:
 					err = b.PutNode(*op.node)
 				case byRef && rng.IntN(2) == 0:

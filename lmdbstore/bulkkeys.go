@@ -6,10 +6,13 @@ package lmdbstore
 // endpoint). Operations hold a key's index; at Commit the keys are ordered
 // by id, collisions found, and every index mapped to its rank (the key's
 // position among the load's distinct ids), which is all the fast path
-// sorts and groups by.
+// sorts and groups by. A caller feeding the load from several goroutines
+// (batch --bulk) prepares keys against a read-only copy of the table
+// (KeyView): looked up there, or redacted, off the load's goroutine.
 
 import (
 	"cmp"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -62,6 +65,73 @@ func (k *bulkKeys) use(i uint32, op int) {
 	if k.first[i] == notUsed {
 		k.first[i] = uint32(op)
 	}
+}
+
+// KeyView is the keys a Bulk had registered when the view was taken
+// (Bulk.KeyView), for preparing operations on other goroutines: it is
+// never written, so Prepare is safe for concurrent use.
+type KeyView struct {
+	b   *Bulk
+	ref map[string]uint32 // a copy of b.keys.ref
+	red redaction         // b's Redactor; its memo and count unused
+}
+
+// PreparedKey is a node key as KeyView.Prepare left it: its index when
+// the view held it, else its redacted form. The zero value (with only
+// raw) is a key not prepared; a key prepared by another load's view counts
+// as not prepared.
+type PreparedKey struct {
+	raw   string
+	b     *Bulk // the load whose view prepared it
+	found bool  // the view held it: ref is its index
+	ref   uint32
+	red   string // else: raw redacted, and how many secrets that replaced
+	n     int
+}
+
+// Prepare is raw as an operation of the view's load will name it: its
+// reference when the view holds it, else raw redacted (what the load
+// would do on its own goroutine). Safe for concurrent use.
+func (v *KeyView) Prepare(raw string) PreparedKey {
+	if i, ok := v.ref[raw]; ok {
+		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
+	}
+	red, n := v.red.scan(raw)
+	return PreparedKey{raw: raw, b: v.b, red: red, n: n}
+}
+
+// Found reports whether the view held the key (else it was redacted).
+func (k PreparedKey) Found() bool { return k.found }
+
+// redacted is k's redacted form and secret count: as prepared, else
+// scanned now.
+func (b *Bulk) redacted(k PreparedKey) (string, int) {
+	if k.b == b {
+		return k.red, k.n
+	}
+	return b.red.scan(k.raw)
+}
+
+// KeyView is a view of the keys registered so far. It is taken again only
+// once the keys grew by an eighth (and 1,024) since the last view, so that
+// a caller may ask after every few operations: copying the key table
+// costs about as much as looking each key up once.
+func (b *Bulk) KeyView() *KeyView {
+	n := len(b.keys.keys)
+	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/8) {
+		return b.view
+	}
+	b.view, b.viewKeys = &KeyView{b: b, ref: maps.Clone(b.keys.ref), red: redaction{r: b.red.r}}, n
+	return b.view
+}
+
+// preparedRef is the index of k when it is registered: as prepared (a
+// reference from b's own view), else looked up.
+func (b *Bulk) preparedRef(k PreparedKey) (uint32, bool) {
+	if k.b == b && k.found {
+		return k.ref, true
+	}
+	return b.keys.lookup(k.raw)
 }
 
 // keyRanks is the key table resolved at Commit.

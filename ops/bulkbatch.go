@@ -2,8 +2,10 @@ package ops
 
 // A bulk batch read from JSON Lines (SPEC.md §6.4, batch --bulk) and
 // streamed into one lmdbstore.Bulk: the input is read in chunks of whole
-// lines, each chunk parsed and checked on a worker (every core), and its
-// ops added to the load in input order as the chunks come back. Only the
+// lines, each chunk parsed and checked on a worker (every core), its keys
+// prepared there against the keys the load held a chunk or so earlier
+// (lmdbstore.KeyView: a reference, or the key redacted), and its ops
+// added to the load in input order as the chunks come back. Only the
 // load holds an operation (it keeps copies of the strings it keeps, and
 // decoded payloads are copies), so a chunk and its CheckedOps are dropped
 // once added. Errors keep the precedence of ParseBatch then a check of
@@ -19,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -42,15 +45,49 @@ func (e *NotBulkableError) Error() string {
 type lineChunk struct {
 	text   string
 	ops    []CheckedOp
-	lines  []int // per op: its line, counted from 1 within the chunk
+	keys   [][2]lmdbstore.PreparedKey // per op: its key (put_node) or src and dst (put_edge), prepared
+	lines  []int                      // per op: its line, counted from 1 within the chunk
 	nlines int
 	err    error // the chunk's first bad line (a *LineError, line within the chunk)
 	done   chan struct{}
 }
 
-// parse parses c's lines with p.
-func (c *lineChunk) parse(p *lineParser) {
+// parse parses c's lines with p, then prepares the keys of its put_node
+// and put_edge ops against view (looked up, or redacted: the work the
+// load would do on its own goroutine).
+func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView) {
 	defer close(c.done)
+	c.parseLines(p)
+	if c.err != nil {
+		return
+	}
+	c.keys = make([][2]lmdbstore.PreparedKey, len(c.ops))
+	var unknown map[string]lmdbstore.PreparedKey // keys the view lacks, redacted once per chunk
+	prepare := func(key string) lmdbstore.PreparedKey {
+		if k, ok := unknown[key]; ok {
+			return k
+		}
+		k := view.Prepare(key)
+		if !k.Found() {
+			if unknown == nil {
+				unknown = map[string]lmdbstore.PreparedKey{}
+			}
+			unknown[key] = k
+		}
+		return k
+	}
+	for i := range c.ops {
+		switch op := &c.ops[i]; op.Op {
+		case "put_node":
+			c.keys[i][0] = prepare(op.Key)
+		case "put_edge":
+			c.keys[i] = [2]lmdbstore.PreparedKey{prepare(op.Src), prepare(op.Dst)}
+		}
+	}
+}
+
+// parseLines parses c's lines with p.
+func (c *lineChunk) parseLines(p *lineParser) {
 	text := c.text
 	n := strings.Count(text, "\n") + 1
 	c.ops, c.lines = make([]CheckedOp, 0, n), make([]int, 0, n)
@@ -120,16 +157,20 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 			}
 		}
 	}()
+	// The keys the load holds, as of the last chunk added: workers prepare
+	// each chunk's keys against it.
+	b := s.NewBulk(meta)
+	var view atomic.Pointer[lmdbstore.KeyView]
+	view.Store(b.KeyView())
 	for range workers {
 		go func() {
 			p := lineParser{dropWeight: true} // ops are consumed at once: op.weight is enough
 			for ch := range work {
-				ch.parse(&p)
+				ch.parse(&p, view.Load())
 			}
 		}()
 	}
 
-	b := s.NewBulk(meta)
 	var (
 		base      int   // lines before the current chunk
 		lineErr   error // the first bad line
@@ -164,11 +205,12 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 				refused, loadFails = &NotBulkableError{Index: idx, Op: op.Op}, true
 				continue
 			}
-			if err := bulkAdd(b, op); err != nil {
+			if err := bulkAdd(b, op, ch.keys[i]); err != nil {
 				refused, loadFails = &BatchError{Index: idx, Op: op.Op, Err: err}, true
 			}
 		}
 		base += ch.nlines
+		view.Store(b.KeyView())
 	}
 	switch {
 	case readErr != nil:
@@ -191,10 +233,11 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 	return c, lines, err
 }
 
-// bulkAdd adds one checked put_node or put_edge to b.
-func bulkAdd(b *lmdbstore.Bulk, op *CheckedOp) error {
+// bulkAdd adds one checked put_node or put_edge to b, with its keys
+// prepared.
+func bulkAdd(b *lmdbstore.Bulk, op *CheckedOp, keys [2]lmdbstore.PreparedKey) error {
 	if op.Op == "put_node" {
-		return b.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: op.valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
+		return b.PutNodePrepared(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: op.valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID}, keys[0])
 	}
-	return b.PutEdge(op.edgePut())
+	return b.PutEdgePrepared(op.edgePut(), keys[0], keys[1])
 }

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/secretscan"
 	"github.com/memctl/memctl/storesnap"
 )
 
@@ -19,7 +21,12 @@ import (
 // input chunks when n is large.
 func bulkInput(rng *rand.Rand, n int) string {
 	var b strings.Builder
-	key := func() string { return fmt.Sprintf("sym:pkg%d.F%d", rng.IntN(50), rng.IntN(200)) }
+	key := func() string {
+		if rng.IntN(100) == 0 { // a key holding a secret (redacted where the store has a Redactor)
+			return fmt.Sprintf("sym:ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke%d", 10+rng.IntN(20))
+		}
+		return fmt.Sprintf("sym:pkg%d.F%d", rng.IntN(50), rng.IntN(200))
+	}
 	for i := range n {
 		switch {
 		case rng.IntN(50) == 0:
@@ -48,11 +55,12 @@ func bulkInput(rng *rand.Rand, n int) string {
 }
 
 // TestBulkBatchMatchesBatch: BulkBatch of an input (several chunks, with
-// and without valid times, so both the fast and the replay path) gives
-// the store ParseBatch then Batch give: the same commit, line numbers and
-// logical snapshot hash.
+// and without valid times, so both the fast and the replay path; stores
+// with and without secret redaction, which BulkBatch's workers apply to
+// keys) gives the store ParseBatch then Batch give: the same commit, line
+// numbers and logical snapshot hash.
 func TestBulkBatchMatchesBatch(t *testing.T) {
-	for seed := range uint64(3) {
+	for seed := range uint64(4) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		in := bulkInput(rng, 30000)
 		if seed == 0 {
@@ -63,6 +71,9 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		}
 		meta := lmdbstore.WriteMeta{Scope: "repo", RunID: "r1"}
 		plain, bulk := testStore(t), testStore(t)
+		if seed%2 == 1 {
+			plain, bulk = redactingStore(t), redactingStore(t)
+		}
 		ops, wantLines, err := ParseBatch(strings.NewReader(in))
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +104,21 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		if h1 != h2 {
 			t.Errorf("seed %d: logical hashes differ", seed)
 		}
+		if seed%2 == 1 && c1.Redacted == 0 {
+			t.Errorf("seed %d: no secret redacted", seed)
+		}
 	}
+}
+
+// redactingStore is a store that redacts secrets as the CLI's do.
+func redactingStore(t *testing.T) *lmdbstore.Store {
+	t.Helper()
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true, Redactor: secretscan.Lazy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // TestBulkBatchErrorPrecedence: the error reported is the one ParseBatch,
