@@ -709,18 +709,66 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	return p, nil
 }
 
-// sortEdgeRefs sorts the edge operations by out key and by in key, each on
-// its own goroutine (wg is done when both are).
+// sortEdgeRefs sorts the edge operations by out key, then by in key from
+// that order (inFromOut), on another goroutine (wg is done when both are).
 func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		p.outRefs = b.sortSide(p, true)
+		p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
 	}()
-	go func() {
-		defer wg.Done()
-		p.inRefs = b.sortSide(p, false)
-	}()
+}
+
+// maxInBuckets is how many (node, relation) buckets inFromOut may count
+// for edges edge operations: more, and sorting each node's run costs less.
+func maxInBuckets(edges int) int { return 4*edges + 1<<20 }
+
+// inFromOut is the in side's order (sortSide(p, false)) made from the out
+// side's: a stable counting sort of out by (destination rank, relation)
+// leaves each bucket in (source, operation) order, which is what the in
+// side sorts by after them. With more than maxBuckets buckets (many
+// relations) it sorts as sortSide does.
+func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkEdgeRef {
+	var dense []uint32 // relation id → its rank among the load's relations, +1
+	nrel := 0
+	for i := range out {
+		r := out[i].rel
+		if int(r) >= len(dense) {
+			dense = append(dense, make([]uint32, int(r)+1-len(dense))...)
+		}
+		if dense[r] == 0 {
+			nrel++
+			dense[r] = uint32(nrel)
+		}
+	}
+	// Ranks in relation id order, so that buckets order by relation.
+	nrel = 0
+	for r := range dense {
+		if dense[r] != 0 {
+			nrel++
+			dense[r] = uint32(nrel)
+		}
+	}
+	buckets := len(p.ids) * nrel
+	if nrel == 0 || buckets > maxBuckets {
+		return b.sortSide(p, false)
+	}
+	next := make([]uint32, buckets+1) // counts, then each bucket's next position
+	for i := range out {
+		next[int(out[i].b)*nrel+int(dense[out[i].rel])]++ // bucket + 1
+	}
+	for i := 1; i <= buckets; i++ {
+		next[i] += next[i-1]
+	}
+	in := make([]bulkEdgeRef, len(out))
+	for i := range out {
+		r := &out[i]
+		k := int(r.b)*nrel + int(dense[r.rel]) - 1
+		in[next[k]] = bulkEdgeRef{a: r.b, b: r.a, rel: r.rel, idx: r.idx}
+		next[k]++
+	}
+	return in
 }
 
 // sortSide is the edge operations ordered by (a, rel, b, operation), where

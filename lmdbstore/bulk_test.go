@@ -490,3 +490,36 @@ func TestBulkSupersedeRules(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestInFromOutIsInSort: the in side's order made from the out side's
+// (inFromOut, by counting) is the order sortSide sorts the in side into,
+// on random loads with repeated edges and several relations, and so is
+// its fallback (too many buckets).
+func TestInFromOutIsInSort(t *testing.T) {
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		s := newStore(t, Options{})
+		b := s.NewBulk(WriteMeta{})
+		for _, op := range randomBulkOps(rng, 500+int(seed)*400) {
+			var err error
+			if op.node != nil {
+				err = b.PutNode(*op.node)
+			} else if op.edge.Rel != "heavy" {
+				err = b.PutEdge(*op.edge)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := b.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, want := b.sortSide(p, true), b.sortSide(p, false)
+		for _, maxBuckets := range []int{maxInBuckets(len(out)), 0} {
+			if d := cmp.Diff(want, b.inFromOut(p, out, maxBuckets), cmp.AllowUnexported(bulkEdgeRef{})); d != "" {
+				t.Fatalf("seed %d, max %d buckets: in side differs (-sortSide +inFromOut):\n%s", seed, maxBuckets, d)
+			}
+		}
+	}
+}
