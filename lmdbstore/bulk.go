@@ -140,22 +140,22 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 	return uint32(len(b.provs) - 1)
 }
 
-// key is the index of a prepared key (PrepareKey) and its redacted form,
-// registered (redacted unless the preparation did, then validated as an
-// edge endpoint with what naming it in an error) when new, and used by the
+// key is the index of a prepared key (KeyView.Prepare), registered
+// (redacted unless the preparation did, then validated as an edge
+// endpoint with what naming it in an error) when new, and used by the
 // next operation; the secrets it held are counted once more, as WriteTxn
 // counts them per use.
-func (b *Bulk) key(k PreparedKey, what string) (uint32, string, error) {
+func (b *Bulk) key(k PreparedKey, what string) (uint32, error) {
 	i, ok := b.preparedRef(k)
 	if !ok {
 		red, n := b.redacted(k)
 		if err := validEndpoint(what, red); err != nil {
-			return 0, "", err
+			return 0, err
 		}
 		i = b.keys.add(k.raw, red, n)
 	}
-	b.red.n += int(b.keys.n[i])
-	return i, b.keys.keys[i], nil
+	b.red.n += b.keys.secrets(i)
+	return i, nil
 }
 
 // Key registers a node key for PutEdgeRef, which then names it without
@@ -216,7 +216,7 @@ func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
 	ref, known := b.preparedRef(k)
 	n := 0
 	if known {
-		p.Key, n = b.keys.keys[ref], int(b.keys.n[ref])
+		p.Key, n = b.keys.keys[ref], b.keys.secrets(ref)
 	} else {
 		p.Key, n = b.redacted(k)
 	}
@@ -262,15 +262,18 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	if err := b.red.relName(p.Rel); err != nil {
 		return err
 	}
-	si, srcKey, err := b.key(src, "source key")
+	si, err := b.key(src, "source key")
 	if err != nil {
 		return err
 	}
-	di, dstKey, err := b.key(dst, "destination key")
+	di, err := b.key(dst, "destination key")
 	if err != nil {
 		return err
 	}
-	p.Src, p.Dst = srcKey, dstKey
+	p.Src, p.Dst = "", ""
+	if p.Rel == relSupersedes || p.Rel == relContradicts { // the only relations checkEdgeValues compares them for
+		p.Src, p.Dst = b.keys.keys[si], b.keys.keys[di] // (the key table is read only then: a random key is a cache miss)
+	}
 	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
 	if err != nil {
 		return err
@@ -302,7 +305,7 @@ func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) er
 	if err != nil {
 		return err
 	}
-	b.red.n += int(b.keys.n[src] + b.keys.n[dst])
+	b.red.n += b.keys.secrets(uint32(src)) + b.keys.secrets(uint32(dst))
 	b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: weight, rel: r.ID, prov: b.prov("", "", ""), explicit: explicit})
 	return nil
 }
@@ -323,7 +326,7 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
 	}
 	prov := b.prov("", "", "")
-	srcKey, srcN := b.keys.keys[src], b.keys.n[src]
+	srcKey, srcN := b.keys.keys[src], b.keys.secrets(uint32(src))
 	var r Relation
 	for i, dst := range dsts {
 		if int(dst) >= nk {
@@ -345,7 +348,7 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 			_, _, _, err := checkEdgeValues(EdgePut{Src: srcKey, Rel: r.Name, Dst: srcKey}, b.relation) // its error
 			return &BulkOpError{Op: len(b.seq), Err: err}
 		}
-		b.red.n += int(srcN + b.keys.n[dst])
+		b.red.n += srcN + b.keys.secrets(uint32(dst))
 		b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: w, rel: r.ID, prov: prov, explicit: w != r.DefaultWeight})
 	}
 	return nil

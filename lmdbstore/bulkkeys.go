@@ -24,10 +24,16 @@ type KeyRef uint32
 
 // bulkKeys is the key table of one Bulk.
 type bulkKeys struct {
-	ref   map[string]uint32 // key as given → index
-	keys  []string          // redacted key, by index
-	n     []int32           // secrets redacted in it, counted again at each use (as WriteTxn counts)
-	first []uint32          // the operation that first named it (an error's position), notUsed if none
+	ref  map[string]uint32 // key as given → index
+	keys []string          // redacted key, by index
+	uses []keyUse          // by index
+}
+
+// keyUse is what an operation naming a key reads and writes, together (an
+// edge's destination is a random key: one cache miss, not two).
+type keyUse struct {
+	first uint32 // the operation that first named it (an error's position), notUsed if none
+	n     int32  // secrets redacted in it, counted again at each use (as WriteTxn counts)
 }
 
 // notUsed: no operation names the key (it is not stored).
@@ -55,17 +61,19 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	raw = c
 	k.ref[raw] = i
 	k.keys = append(k.keys, red)
-	k.n = append(k.n, int32(n))
-	k.first = append(k.first, notUsed)
+	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
 	return i
 }
 
 // use records that operation op names key i.
 func (k *bulkKeys) use(i uint32, op int) {
-	if k.first[i] == notUsed {
-		k.first[i] = uint32(op)
+	if u := &k.uses[i]; u.first == notUsed {
+		u.first = uint32(op)
 	}
 }
+
+// secrets is how many secrets the redaction of key i replaced.
+func (k *bulkKeys) secrets(i uint32) int { return int(k.uses[i].n) }
 
 // KeyView is the keys a Bulk had registered when the view was taken
 // (Bulk.KeyView), for preparing operations on other goroutines: it is
@@ -163,7 +171,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	wg.Wait()
 	order := make([]uint32, 0, n) // the keys some operation names
 	for i := range n {
-		if k.first[i] != notUsed {
+		if k.uses[i].first != notUsed {
 			order = append(order, uint32(i))
 		}
 	}
@@ -171,7 +179,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(k.first[x], k.first[y]); c != 0 {
+		if c := cmp.Compare(k.uses[x].first, k.uses[y].first); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)
@@ -185,7 +193,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		for ; j < len(order) && ids[order[j]] == ids[first]; j++ {
 			x := order[j]
 			r.rank[x] = uint32(len(r.ids))
-			if k.keys[x] != k.keys[first] && (bad < 0 || k.first[x] < k.first[bad] || (k.first[x] == k.first[bad] && int(x) < bad)) {
+			if k.keys[x] != k.keys[first] && (bad < 0 || k.uses[x].first < k.uses[bad].first || (k.uses[x].first == k.uses[bad].first && int(x) < bad)) {
 				bad, existing = int(x), k.keys[first]
 			}
 		}
@@ -194,7 +202,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		i = j
 	}
 	if bad >= 0 {
-		return nil, &BulkOpError{Op: int(k.first[bad]), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
+		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
 	}
 	return r, nil
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -128,6 +129,7 @@ func (c *lineChunk) parseLines(p *lineParser) {
 // streams). lines[i] is the 1-based input line of op i. Errors: a read
 // error; a *LineError; a *NotBulkableError; a *BatchError naming the op.
 func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lmdbstore.Commit, lines []int, err error) {
+	rest := inputSize(in) // bytes not yet added, when known (before the reader starts)
 	workers := max(1, runtime.GOMAXPROCS(0))
 	order := make(chan *lineChunk, 2*workers) // chunks in input order, bounded
 	work := make(chan *lineChunk, 2*workers)
@@ -205,6 +207,23 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 			quit() // read no more
 			continue
 		}
+		if rest > 0 {
+			// Room for the edges the rest of the input holds at this
+			// chunk's rate, with an eighth to spare (appends would copy
+			// the load's edges about twice over; nodes, which are
+			// larger and often come first, are left to grow).
+			edges := 0
+			for i := range ch.ops {
+				if ch.ops[i].Op == "put_edge" {
+					edges++
+				}
+			}
+			more := int(int64(edges) * rest / int64(len(ch.text)))
+			more += more / 8
+			b.Grow(0, more)
+			lines, isEdge = slices.Grow(lines, more), slices.Grow(isEdge, more)
+			rest -= int64(len(ch.text))
+		}
 		for i := range ch.ops {
 			op := &ch.ops[i]
 			idx := len(lines)
@@ -252,6 +271,24 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 		return c, lines, &BatchError{Index: opErr.Op, Op: name, Err: opErr.Err}
 	}
 	return c, lines, err
+}
+
+// inputSize is what is left to read of in when it is a regular file
+// (standard input redirected from one), else -1.
+func inputSize(in io.Reader) int64 {
+	f, ok := in.(*os.File)
+	if !ok {
+		return -1
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return st.Size() - off
 }
 
 // bulkAdd adds one checked put_node or put_edge to b, with its keys

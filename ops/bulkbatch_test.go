@@ -3,7 +3,9 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,7 +84,20 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, lines, err := BulkBatch(bulk, meta, strings.NewReader(in))
+		var r io.Reader = strings.NewReader(in)
+		if seed >= 2 { // a regular file: the load is sized from what is left of it
+			path := filepath.Join(t.TempDir(), "in.jsonl")
+			if err := os.WriteFile(path, []byte(in), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			r = f
+		}
+		c2, lines, err := BulkBatch(bulk, meta, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,6 +179,37 @@ func TestBulkBatchErrorPrecedence(t *testing.T) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestInputSize: what is left of a regular file, from where it is read;
+// -1 for a pipe and for a reader that is not a file.
+func TestInputSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, make([]byte, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Read(make([]byte, 300)); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for _, tc := range []struct {
+		in   io.Reader
+		want int64
+	}{{f, 700}, {pr, -1}, {strings.NewReader("x"), -1}} {
+		if got := inputSize(tc.in); got != tc.want {
+			t.Errorf("inputSize(%T) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }
