@@ -683,13 +683,18 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	b.finalNodePuts(p)
 	wg.Wait()
 	b.finalEdgePuts(p)
-	if err := b.encodeLog(tx, p); err != nil {
-		return tx.fail(err)
+	// The log record is encoded while ids and nodes are written (it
+	// touches only tx.ops and tx.nops, which those writes do not).
+	logEncoded := make(chan error, 1)
+	go func() { logEncoded <- b.encodeLog(tx, p) }()
+	err = b.appendIDs(tx, p)
+	if err == nil {
+		err = b.appendNodes(tx, p)
 	}
-	if err := b.appendIDs(tx, p); err != nil {
-		return tx.fail(err)
+	if logErr := <-logEncoded; err == nil {
+		err = logErr
 	}
-	if err := b.appendNodes(tx, p); err != nil {
+	if err != nil {
 		return tx.fail(err)
 	}
 	return b.appendEdges(tx, p)
