@@ -64,36 +64,49 @@ var batchFieldNames = [numBatchFields]string{"op", "key", "type", "payload", "sr
 // fieldSet is the members a line carried.
 type fieldSet uint32
 
-// fieldOf is the member named name: batchFieldNames by length, then by
-// text (one comparison or two, where a scan of the names took ten).
+// fieldOf is the member named name (batchFieldNames; a switch, which the
+// compiler turns into a search by length then text, where a scan of the
+// names compared ten of them).
 func fieldOf(name string) (batchField, bool) {
-	var cands []batchField
-	switch len(name) {
-	case 2:
-		cands = []batchField{fOp, fTS}
-	case 3:
-		cands = []batchField{fKey, fSrc, fRel, fDst, fRev}
-	case 4:
-		cands = []batchField{fType, fRole}
-	case 5:
-		cands = []batchField{fScope}
-	case 6:
-		cands = []batchField{fWeight, fRunID}
-	case 7:
-		cands = []batchField{fPayload, fTaskID}
-	case 9:
-		cands = []batchField{fNamespace}
-	case 10:
-		cands = []batchField{fValidFrom, fInhibitory}
-	case 11:
-		cands = []batchField{fValidUntil}
-	case 13:
-		cands = []batchField{fBidirectional}
-	}
-	for _, f := range cands {
-		if batchFieldNames[f] == name {
-			return f, true
-		}
+	switch name {
+	case "op":
+		return fOp, true
+	case "key":
+		return fKey, true
+	case "type":
+		return fType, true
+	case "payload":
+		return fPayload, true
+	case "src":
+		return fSrc, true
+	case "rel":
+		return fRel, true
+	case "dst":
+		return fDst, true
+	case "weight":
+		return fWeight, true
+	case "namespace":
+		return fNamespace, true
+	case "bidirectional":
+		return fBidirectional, true
+	case "inhibitory":
+		return fInhibitory, true
+	case "role":
+		return fRole, true
+	case "valid_from":
+		return fValidFrom, true
+	case "valid_until":
+		return fValidUntil, true
+	case "scope":
+		return fScope, true
+	case "run_id":
+		return fRunID, true
+	case "task_id":
+		return fTaskID, true
+	case "rev":
+		return fRev, true
+	case "ts":
+		return fTS, true
 	}
 	return 0, false
 }
