@@ -192,6 +192,7 @@ func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
 	}
 	wg.Wait()
 	refs := make([]KeyRef, len(keys))
+	b.keys.grow(len(keys))
 	for i, key := range keys {
 		if r, ok := b.keys.lookup(key); ok {
 			refs[i] = KeyRef(r)

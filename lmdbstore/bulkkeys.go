@@ -65,6 +65,14 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	return i
 }
 
+// grow makes room for n more keys.
+func (k *bulkKeys) grow(n int) {
+	if k.ref == nil {
+		k.ref = make(map[string]uint32, n)
+	}
+	k.keys, k.uses = slices.Grow(k.keys, n), slices.Grow(k.uses, n)
+}
+
 // use records that operation op names key i.
 func (k *bulkKeys) use(i uint32, op int) {
 	if u := &k.uses[i]; u.first == notUsed {
