@@ -260,7 +260,10 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 // (KeyView.Prepare of the same keys).
 func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
-	if err := b.red.relName(p.Rel); err != nil {
+	relation := b.relation
+	if r, ok := b.rels[p.Rel]; ok { // resolved before: its name was checked then
+		relation = func(string) (Relation, error) { return r, nil }
+	} else if err := b.red.relName(p.Rel); err != nil {
 		return err
 	}
 	si, err := b.key(src, "source key")
@@ -275,7 +278,7 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	if p.Rel == relSupersedes || p.Rel == relContradicts { // the only relations checkEdgeValues compares them for
 		p.Src, p.Dst = b.keys.keys[si], b.keys.keys[di] // (the key table is read only then: a random key is a cache miss)
 	}
-	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
+	rel, weight, explicit, err := checkEdgeValues(p, relation)
 	if err != nil {
 		return err
 	}

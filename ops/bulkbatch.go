@@ -73,11 +73,21 @@ func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView, bufs chunkOps)
 	}
 	c.keys = slices.Grow(c.keys[:0], len(c.ops))[:len(c.ops)]
 	var unknown map[string]lmdbstore.PreparedKey // keys the view lacks, redacted once per chunk
-	prepare := func(key string) lmdbstore.PreparedKey {
+	// The last key prepared in each role (edges often come by source).
+	type lastKey struct {
+		key string
+		k   lmdbstore.PreparedKey
+	}
+	var lastSrc, lastOther lastKey
+	prepare := func(key string, last *lastKey) lmdbstore.PreparedKey {
+		if key == last.key && key != "" {
+			return last.k
+		}
 		if k, ok := unknown[key]; ok {
 			return k
 		}
 		k := view.Prepare(key)
+		*last = lastKey{key, k}
 		if !k.Found() {
 			if unknown == nil {
 				unknown = map[string]lmdbstore.PreparedKey{}
@@ -89,9 +99,9 @@ func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView, bufs chunkOps)
 	for i := range c.ops {
 		switch op := &c.ops[i]; op.Op {
 		case "put_node":
-			c.keys[i][0] = prepare(op.Key)
+			c.keys[i][0] = prepare(op.Key, &lastOther)
 		case "put_edge":
-			c.keys[i] = [2]lmdbstore.PreparedKey{prepare(op.Src), prepare(op.Dst)}
+			c.keys[i] = [2]lmdbstore.PreparedKey{prepare(op.Src, &lastSrc), prepare(op.Dst, &lastOther)}
 		}
 	}
 }
