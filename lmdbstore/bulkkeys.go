@@ -129,12 +129,12 @@ func (b *Bulk) redacted(k PreparedKey) (string, int) {
 }
 
 // KeyView is a view of the keys registered so far. It is taken again only
-// once the keys grew by an eighth (and 1,024) since the last view, so that
-// a caller may ask after every few operations: copying the key table
-// costs about as much as looking each key up once.
+// once the keys grew by half (and 1,024) since the last view, so that a
+// caller may ask after every few operations: the copies of the key table
+// add up to about twice the last one.
 func (b *Bulk) KeyView() *KeyView {
 	n := len(b.keys.keys)
-	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/8) {
+	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/2) {
 		return b.view
 	}
 	b.view, b.viewKeys = &KeyView{b: b, ref: maps.Clone(b.keys.ref), red: redaction{r: b.red.r}}, n

@@ -184,7 +184,7 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 	b := s.NewBulk(meta)
 	var view atomic.Pointer[lmdbstore.KeyView]
 	view.Store(b.KeyView())
-	free := make(chan chunkOps, 4*workers) // the ops of chunks added, for reuse
+	free := make(chan chunkOps, workers) // the ops of chunks added, for reuse
 	for range workers {
 		go func() {
 			p := lineParser{dropWeight: true} // ops are consumed at once: op.weight is enough
