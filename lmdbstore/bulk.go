@@ -687,7 +687,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	b.finalNodePuts(p)
 	wg.Wait()
 	b.finalEdgePuts(p)
-	// The log record is encoded while ids and nodes are written (it
+	// The log record is encoded while the keyspaces are written (it
 	// touches only tx.ops and tx.nops, which those writes do not).
 	logEncoded := make(chan error, 1)
 	go func() { logEncoded <- b.encodeLog(tx, p) }()
@@ -695,13 +695,16 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err == nil {
 		err = b.appendNodes(tx, p)
 	}
+	if err == nil {
+		err = b.appendEdges(tx, p)
+	}
 	if logErr := <-logEncoded; err == nil {
 		err = logErr
 	}
 	if err != nil {
 		return tx.fail(err)
 	}
-	return b.appendEdges(tx, p)
+	return nil
 }
 
 // plan resolves the keys (resolveKeys) and numbers the operations.
