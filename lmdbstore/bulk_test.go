@@ -244,10 +244,14 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					if rng.IntN(5) == 0 {
 						v = foreign
 					}
+					prepare := v.Prepare // found or redacted
+					if rng.IntN(2) == 0 {
+						prepare = v.Find // found or left to the load
+					}
 					if op.node != nil {
-						err = b.PutNodePrepared(*op.node, v.Prepare(op.node.Key))
+						err = b.PutNodePrepared(*op.node, prepare(op.node.Key))
 					} else {
-						err = b.PutEdgePrepared(*e, v.Prepare(e.Src), v.Prepare(e.Dst))
+						err = b.PutEdgePrepared(*e, prepare(e.Src), prepare(e.Dst))
 					}
 				case op.node != nil:
 					err = b.PutNode(*op.node)

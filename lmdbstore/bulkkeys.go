@@ -116,6 +116,16 @@ func (v *KeyView) Prepare(raw string) PreparedKey {
 	return PreparedKey{raw: raw, b: v.b, red: red, n: n}
 }
 
+// Find is raw's reference when the view holds it, else raw not prepared
+// (the load looks it up, and redacts it if new, itself). Safe for
+// concurrent use.
+func (v *KeyView) Find(raw string) PreparedKey {
+	if i, ok := v.ref[raw]; ok {
+		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
+	}
+	return PreparedKey{raw: raw}
+}
+
 // Found reports whether the view held the key (else it was redacted).
 func (k PreparedKey) Found() bool { return k.found }
 

@@ -72,22 +72,17 @@ func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView, bufs chunkOps)
 		return
 	}
 	c.keys = slices.Grow(c.keys[:0], len(c.ops))[:len(c.ops)]
-	var unknown map[string]lmdbstore.PreparedKey // keys the view lacks, redacted once per chunk
-	// The last key prepared in each role (edges often come by source).
-	type lastKey struct {
-		key string
-		k   lmdbstore.PreparedKey
-	}
-	var lastSrc, lastOther lastKey
-	prepare := func(key string, last *lastKey) lmdbstore.PreparedKey {
-		if key == last.key && key != "" {
-			return last.k
-		}
+	// A node's key is usually new: redacted here when the view lacks it
+	// (once per chunk). An edge's endpoints are usually known by the time
+	// it is added: one the view lacks is left to the load, which redacts
+	// it only if it is new then (redacting every endpoint of the chunks
+	// parsed ahead of their nodes cost more than it saved).
+	var unknown map[string]lmdbstore.PreparedKey
+	redacted := func(key string) lmdbstore.PreparedKey {
 		if k, ok := unknown[key]; ok {
 			return k
 		}
 		k := view.Prepare(key)
-		*last = lastKey{key, k}
 		if !k.Found() {
 			if unknown == nil {
 				unknown = map[string]lmdbstore.PreparedKey{}
@@ -96,12 +91,17 @@ func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView, bufs chunkOps)
 		}
 		return k
 	}
+	var lastSrc string // edges often come by source
+	var lastSrcKey lmdbstore.PreparedKey
 	for i := range c.ops {
 		switch op := &c.ops[i]; op.Op {
 		case "put_node":
-			c.keys[i][0] = prepare(op.Key, &lastOther)
+			c.keys[i][0] = redacted(op.Key)
 		case "put_edge":
-			c.keys[i] = [2]lmdbstore.PreparedKey{prepare(op.Src, &lastSrc), prepare(op.Dst, &lastOther)}
+			if op.Src != lastSrc || op.Src == "" {
+				lastSrc, lastSrcKey = op.Src, view.Find(op.Src)
+			}
+			c.keys[i] = [2]lmdbstore.PreparedKey{lastSrcKey, view.Find(op.Dst)}
 		}
 	}
 }
