@@ -249,7 +249,18 @@ func TestBulkMatchesUpdate(t *testing.T) {
 						prepare = v.Find // found or left to the load
 					}
 					if op.node != nil {
-						err = b.PutNodePrepared(*op.node, prepare(op.node.Key))
+						k := prepare(op.node.Key)
+						switch rng.IntN(3) {
+						case 0: // by reference (what import does)
+							var ref KeyRef
+							if ref, err = b.Key(op.node.Key); err != nil {
+								t.Fatal(err)
+							}
+							k = b.Prepared(ref, op.node.Key)
+						case 1: // a reference out of range: not prepared
+							k = b.Prepared(KeyRef(1<<30), op.node.Key)
+						}
+						err = b.PutNodePrepared(*op.node, k)
 					} else {
 						err = b.PutEdgePrepared(*e, prepare(e.Src), prepare(e.Dst))
 					}

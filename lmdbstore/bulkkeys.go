@@ -126,6 +126,16 @@ func (v *KeyView) Find(raw string) PreparedKey {
 	return PreparedKey{raw: raw}
 }
 
+// Prepared is the key registered as ref (Key, Keys) prepared, so that
+// PutNodePrepared of that key looks nothing up; a ref out of range is a key
+// not prepared.
+func (b *Bulk) Prepared(ref KeyRef, raw string) PreparedKey {
+	if int(ref) >= len(b.keys.keys) {
+		return PreparedKey{raw: raw}
+	}
+	return PreparedKey{raw: raw, b: b, found: true, ref: uint32(ref)}
+}
+
 // Found reports whether the view held the key (else it was redacted).
 func (k PreparedKey) Found() bool { return k.found }
 

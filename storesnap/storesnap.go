@@ -712,10 +712,10 @@ func importNodes(f *snapshot.File, b *lmdbstore.Bulk, stats *ImportStats) error 
 		if row.Flags&snapshot.NodeFlagValidUntil != 0 {
 			valid.Until = time.Unix(0, row.ValidUntil).UTC()
 		}
-		if err := b.PutNode(lmdbstore.NodePut{
+		if err := b.PutNodePrepared(lmdbstore.NodePut{
 			Key: key, Type: str(row.Type), Payload: payload, Valid: valid,
 			Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
-		}); err != nil {
+		}, b.Prepared(refs[i], key)); err != nil {
 			return fmt.Errorf("node %q: %w", key, err)
 		}
 		stats.Nodes++
