@@ -736,8 +736,9 @@ func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
 }
 
 // maxInBuckets is how many (node, relation) buckets inFromOut may count
-// for edges edge operations: more, and sorting each node's run costs less.
-func maxInBuckets(edges int) int { return 4*edges + 1<<20 }
+// for edges edge operations (4 bytes each, transient: at most 8 bytes an
+// edge beside the 16 of each side's order); more, and it sorts instead.
+func maxInBuckets(edges int) int { return 2*edges + 1<<16 }
 
 // inFromOut is the in side's order (sortSide(p, false)) made from the out
 // side's: a stable counting sort of out by (destination rank, relation)
