@@ -4,7 +4,7 @@ package ops
 // streamed into one lmdbstore.Bulk: the input is read in chunks of whole
 // lines, each chunk parsed and checked on a worker (every core), its keys
 // prepared there against the keys the load held a chunk or so earlier
-// (lmdbstore.KeyView: a reference, or the key redacted), and its ops
+// (lmdbstore.KeyView: a reference; a node key it lacks redacted), and its ops
 // added to the load in input order as the chunks come back. Only the
 // load holds an operation (it keeps copies of the strings it keeps, and
 // decoded payloads are copies), so a chunk and its CheckedOps are dropped
