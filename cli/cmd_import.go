@@ -13,9 +13,10 @@ func importCommand(env Env) *cli.Command {
 	return verbCommand(env, verbSpec{
 		Name:  "import",
 		Usage: "build a new store (--db) from a snapshot file's state",
-		Description: "The snapshot is verified first. The store must not exist yet; it is created,\n" +
-			"and removed again if the import fails. Revisions and times are the new store's: one per added\n" +
-			"relation, then one for every node and edge (a bulk load).",
+		Description: "The store must not exist yet; it is created, and removed again if the import fails.\n" +
+			"The snapshot is verified while the load is built from it: nothing is written unless it\n" +
+			"passes. Revisions and times are the new store's: one per added relation, then one for\n" +
+			"every node and edge (a bulk load).",
 		Args: []string{"FILE"},
 		Run:  runImport,
 	})
@@ -31,7 +32,9 @@ type importJSON struct {
 }
 
 func runImport(k *call) (err error) {
-	g, err := k.openSnapshot(k.args[0], true)
+	// Verified while the load is built from it (storesnap.ImportOptions):
+	// nothing is written unless it passes.
+	g, err := k.openSnapshot(k.args[0], false)
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func runImport(k *call) (err error) {
 			_ = os.RemoveAll(path)
 		}
 	}()
-	stats, err := storesnap.Import(g.File(), s)
+	stats, err := storesnap.Import(g.File(), s, storesnap.ImportOptions{Verify: func() error { return k.verifySnapshot(k.args[0], g) }})
 	if err != nil {
 		return err
 	}

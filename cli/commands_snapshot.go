@@ -70,13 +70,24 @@ func (k *call) openSnapshot(path string, verify bool) (*csr.Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if verify && !k.ctx.Bool("no-verify") {
-		if err := g.Verify(); err != nil {
+	if verify {
+		if err := k.verifySnapshot(path, g); err != nil {
 			g.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// verifySnapshot is g's full verify, unless --no-verify.
+func (k *call) verifySnapshot(path string, g *csr.Graph) error {
+	if k.ctx.Bool("no-verify") {
+		return nil
+	}
+	if err := g.Verify(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // nsTime converts a snapshot timestamp; 0 (a logical export) is no time.

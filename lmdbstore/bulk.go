@@ -65,6 +65,17 @@ type Bulk struct {
 	// valueBatch is the number of node values the fast path encodes at a
 	// time (nodeValueBatch; tests set it small).
 	valueBatch int
+	// logBytes is the size of the log record's operations before
+	// compression (encodeLog), which decides when write waits for it.
+	logBytes int
+	// holdLog is holdLogBytes unless a test sets it (0: holdLogBytes).
+	holdLog int
+	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
+	// yet).
+	relIDs []Relation
+	// view is the last KeyView taken, when the load had viewKeys keys.
+	view     *KeyView
+	viewKeys int
 }
 
 const bulkEdgeBit = 1 << 31
@@ -138,21 +149,22 @@ func (b *Bulk) prov(scope, run, task string) uint32 {
 	return uint32(len(b.provs) - 1)
 }
 
-// key is the index of a key as given and its redacted form, registered
-// (redacted, then validated as an edge endpoint with what naming it in an
-// error) when new, and used by the next operation; the secrets it held are
-// counted once more, as WriteTxn counts them per use.
-func (b *Bulk) key(raw, what string) (uint32, string, error) {
-	i, ok := b.keys.lookup(raw)
+// key is the index of a prepared key (KeyView.Prepare), registered
+// (redacted unless the preparation did, then validated as an edge
+// endpoint with what naming it in an error) when new, and used by the
+// next operation; the secrets it held are counted once more, as WriteTxn
+// counts them per use.
+func (b *Bulk) key(k PreparedKey, what string) (uint32, error) {
+	i, ok := b.preparedRef(k)
 	if !ok {
-		red, n := b.red.scan(raw)
+		red, n := b.redacted(k)
 		if err := validEndpoint(what, red); err != nil {
-			return 0, "", err
+			return 0, err
 		}
-		i = b.keys.add(raw, red, n)
+		i = b.keys.add(k.raw, red, n)
 	}
-	b.red.n += int(b.keys.n[i])
-	return i, b.keys.keys[i], nil
+	b.red.n += b.keys.secrets(i)
+	return i, nil
 }
 
 // Key registers a node key for PutEdgeRef, which then names it without
@@ -189,6 +201,7 @@ func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
 	}
 	wg.Wait()
 	refs := make([]KeyRef, len(keys))
+	b.keys.grow(len(keys))
 	for i, key := range keys {
 		if r, ok := b.keys.lookup(key); ok {
 			refs[i] = KeyRef(r)
@@ -204,14 +217,18 @@ func (b *Bulk) Keys(keys []string) ([]KeyRef, error) {
 
 // PutNode adds a put_node (WriteTxn.PutNode's rules). An invalid key is
 // refused here; nothing is added then.
-func (b *Bulk) PutNode(p NodePut) error {
-	raw := p.Key
-	ref, known := b.keys.lookup(raw)
+func (b *Bulk) PutNode(p NodePut) error { return b.PutNodePrepared(p, PreparedKey{raw: p.Key}) }
+
+// PutNodePrepared is PutNode with p.Key prepared as k (KeyView.Prepare
+// of the same key).
+func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
+	raw := k.raw
+	ref, known := b.preparedRef(k)
 	n := 0
 	if known {
-		p.Key, n = b.keys.keys[ref], int(b.keys.n[ref])
+		p.Key, n = b.keys.keys[ref], b.keys.secrets(ref)
 	} else {
-		p.Key, n = b.red.scan(raw)
+		p.Key, n = b.redacted(k)
 	}
 	b.red.n += n
 	p.Type = b.red.text(p.Type)
@@ -245,20 +262,32 @@ func (b *Bulk) PutNode(p NodePut) error {
 // PutEdge adds a put_edge (WriteTxn.PutEdge's rules). Invalid keys, an
 // unknown relation or a bad weight are refused here; nothing is added then.
 func (b *Bulk) PutEdge(p EdgePut) error {
+	return b.PutEdgePrepared(p, PreparedKey{raw: p.Src}, PreparedKey{raw: p.Dst})
+}
+
+// PutEdgePrepared is PutEdge with p.Src and p.Dst prepared as src and dst
+// (KeyView.Prepare of the same keys).
+func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
-	if err := b.red.relName(p.Rel); err != nil {
+	relation := b.relation
+	if r, ok := b.rels[p.Rel]; ok { // resolved before: its name was checked then
+		relation = func(string) (Relation, error) { return r, nil }
+	} else if err := b.red.relName(p.Rel); err != nil {
 		return err
 	}
-	src, srcKey, err := b.key(p.Src, "source key")
+	si, err := b.key(src, "source key")
 	if err != nil {
 		return err
 	}
-	dst, dstKey, err := b.key(p.Dst, "destination key")
+	di, err := b.key(dst, "destination key")
 	if err != nil {
 		return err
 	}
-	p.Src, p.Dst = srcKey, dstKey
-	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
+	p.Src, p.Dst = "", ""
+	if p.Rel == relSupersedes || p.Rel == relContradicts { // the only relations checkEdgeValues compares them for
+		p.Src, p.Dst = b.keys.keys[si], b.keys.keys[di] // (the key table is read only then: a random key is a cache miss)
+	}
+	rel, weight, explicit, err := checkEdgeValues(p, relation)
 	if err != nil {
 		return err
 	}
@@ -270,7 +299,7 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 		pay = uint32(len(b.edgePay))
 		b.edgePay = append(b.edgePay, p.Payload)
 	}
-	b.addEdge(bulkEdge{src: src, dst: dst, weight: weight, rel: rel.ID, pay: pay,
+	b.addEdge(bulkEdge{src: si, dst: di, weight: weight, rel: rel.ID, pay: pay,
 		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
 	return nil
 }
@@ -289,9 +318,83 @@ func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) er
 	if err != nil {
 		return err
 	}
-	b.red.n += int(b.keys.n[src] + b.keys.n[dst])
+	b.red.n += b.keys.secrets(uint32(src)) + b.keys.secrets(uint32(dst))
 	b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: weight, rel: r.ID, prov: b.prov("", "", ""), explicit: explicit})
 	return nil
+}
+
+// PutEdgeRefs adds the put_edge operations src -rels[i]-> dsts[i] with
+// weight weights[i], in order: PutEdgeRef of each, with the relation named
+// by id (a relation of the store or one AddRelation registered) and
+// resolved once per load rather than by name per edge. The three slices
+// have one element per edge. An edge the load refuses is a *BulkOpError
+// (Op: the position it would have had among the operations); the edges
+// before it stay added, it and the ones after it are not.
+func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []float32) error {
+	if len(rels) != len(dsts) || len(weights) != len(dsts) {
+		return fmt.Errorf("%w: bulk edges: %d relations, %d destinations, %d weights", ErrInvalid, len(rels), len(dsts), len(weights))
+	}
+	nk := len(b.keys.keys)
+	if int(src) >= nk {
+		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
+	}
+	prov := b.prov("", "", "")
+	srcKey, srcN := b.keys.keys[src], b.keys.secrets(uint32(src))
+	var r Relation
+	for i, dst := range dsts {
+		if int(dst) >= nk {
+			return &BulkOpError{Op: len(b.seq), Err: fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)}
+		}
+		if i == 0 || rels[i] != r.ID {
+			var err error
+			if r, err = b.relationByID(rels[i]); err != nil {
+				return &BulkOpError{Op: len(b.seq), Err: err}
+			}
+		}
+		w := weights[i]
+		if w == 0 {
+			w = r.DefaultWeight
+		} else if err := validWeight(w); err != nil {
+			return &BulkOpError{Op: len(b.seq), Err: err}
+		}
+		if (r.Name == relSupersedes || r.Name == relContradicts) && srcKey == b.keys.keys[dst] {
+			_, _, _, err := checkEdgeValues(EdgePut{Src: srcKey, Rel: r.Name, Dst: srcKey}, b.relation) // its error
+			return &BulkOpError{Op: len(b.seq), Err: err}
+		}
+		b.red.n += srcN + b.keys.secrets(uint32(dst))
+		b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: w, rel: r.ID, prov: prov, explicit: w != r.DefaultWeight})
+	}
+	return nil
+}
+
+// relationByID resolves a relation id as relation resolves a name (a
+// name holding a secret is refused as PutEdge refuses it), once per load.
+func (b *Bulk) relationByID(id RelID) (Relation, error) {
+	if int(id) < len(b.relIDs) && b.relIDs[id].Name != "" {
+		return b.relIDs[id], nil
+	}
+	rel, ok := b.relOf[id] // registered by name or AddRelation, checked then
+	if !ok {
+		if err := b.s.View(func(r *ReadTxn) error {
+			var err error
+			rel, err = r.RelationByID(id)
+			return err
+		}); err != nil {
+			return Relation{}, err
+		}
+		if err := b.red.relName(rel.Name); err != nil {
+			return Relation{}, err
+		}
+		if b.rels == nil {
+			b.rels, b.relOf = map[string]Relation{}, map[RelID]Relation{}
+		}
+		b.rels[rel.Name], b.relOf[id] = rel, rel
+	}
+	if int(id) >= len(b.relIDs) {
+		b.relIDs = append(b.relIDs, make([]Relation, int(id)+1-len(b.relIDs))...)
+	}
+	b.relIDs[id] = rel
+	return rel, nil
 }
 
 // addEdge appends a checked edge operation.
@@ -597,28 +700,46 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	// Out side and in side sorts run beside the node work; the log record
-	// is encoded as soon as the operations that change something are
-	// known, and compressed beside the ids keyspace's writes. Not beside
-	// the node and edge records': its body (every payload again) would be
-	// live while LMDB's dirty pages grow to the store's size, and the two
-	// add up to the load's peak memory.
+	// is encoded (it touches only tx.ops and tx.nops, which the keyspace
+	// writes do not) and compressed beside the keyspaces' writes. A large
+	// record is waited for once the ids keyspace is written, before the
+	// node and edge records: its body (every payload again) would be live
+	// while LMDB's dirty pages grow to the store's size, and the two add
+	// up to the load's peak memory.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
 	wg.Wait()
 	b.finalEdgePuts(p)
-	if err := b.encodeLog(tx, p); err != nil {
-		return tx.fail(err)
+	logEncoded := make(chan error, 1)
+	go func() { logEncoded <- b.encodeLog(tx, p) }()
+	err = b.appendIDs(tx, p)
+	if logErr := <-logEncoded; err == nil {
+		err = logErr
 	}
-	if err := b.appendIDs(tx, p); err != nil {
+	if err != nil {
 		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
-	b.log = <-b.logValue
+	waited := b.logBytes > cmp.Or(b.holdLog, holdLogBytes)
+	if waited {
+		b.log = <-b.logValue
+	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
-	return b.appendEdges(tx, p)
+	if err := b.appendEdges(tx, p); err != nil {
+		return tx.fail(err)
+	}
+	if !waited {
+		b.log = <-b.logValue
+	}
+	return nil
 }
+
+// holdLogBytes is the size of a fast-path log record's operations above
+// which write waits for its compression before the node and edge records
+// (see write).
+const holdLogBytes = 64 << 20
 
 // plan resolves the keys (resolveKeys) and numbers the operations.
 func (b *Bulk) plan() (*bulkPlan, error) {
@@ -637,18 +758,67 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	return p, nil
 }
 
-// sortEdgeRefs sorts the edge operations by out key and by in key, each on
-// its own goroutine (wg is done when both are).
+// sortEdgeRefs sorts the edge operations by out key, then by in key from
+// that order (inFromOut), on another goroutine (wg is done when both are).
 func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		p.outRefs = b.sortSide(p, true)
+		p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
 	}()
-	go func() {
-		defer wg.Done()
-		p.inRefs = b.sortSide(p, false)
-	}()
+}
+
+// maxInBuckets is how many (node, relation) buckets inFromOut may count
+// for edges edge operations (4 bytes each, transient: at most 8 bytes an
+// edge beside the 16 of each side's order); more, and it sorts instead.
+func maxInBuckets(edges int) int { return 2*edges + 1<<16 }
+
+// inFromOut is the in side's order (sortSide(p, false)) made from the out
+// side's: a stable counting sort of out by (destination rank, relation)
+// leaves each bucket in (source, operation) order, which is what the in
+// side sorts by after them. With more than maxBuckets buckets (many
+// relations) it sorts as sortSide does.
+func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkEdgeRef {
+	var dense []uint32 // relation id → its rank among the load's relations, +1
+	nrel := 0
+	for i := range out {
+		r := out[i].rel
+		if int(r) >= len(dense) {
+			dense = append(dense, make([]uint32, int(r)+1-len(dense))...)
+		}
+		if dense[r] == 0 {
+			nrel++
+			dense[r] = uint32(nrel)
+		}
+	}
+	// Ranks in relation id order, so that buckets order by relation.
+	nrel = 0
+	for r := range dense {
+		if dense[r] != 0 {
+			nrel++
+			dense[r] = uint32(nrel)
+		}
+	}
+	buckets := len(p.ids) * nrel
+	if nrel == 0 || buckets > maxBuckets {
+		return b.sortSide(p, false)
+	}
+	next := make([]uint32, buckets+1) // counts, then each bucket's next position
+	for i := range out {
+		next[int(out[i].b)*nrel+int(dense[out[i].rel])]++ // bucket + 1
+	}
+	for i := 1; i <= buckets; i++ {
+		next[i] += next[i-1]
+	}
+	in := make([]bulkEdgeRef, len(out))
+	for i := range out {
+		r := &out[i]
+		k := int(r.b)*nrel + int(dense[r.rel]) - 1
+		in[next[k]] = bulkEdgeRef{a: r.b, b: r.a, rel: r.rel, idx: r.idx}
+		next[k]++
+	}
+	return in
 }
 
 // sortSide is the edge operations ordered by (a, rel, b, operation), where
@@ -846,6 +1016,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	for _, sz := range sizes {
 		total += sz
 	}
+	b.logBytes = total - len(tx.ops)
 	if total > compressLogAbv && !b.s.logFormat02 {
 		body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
 		if err != nil {

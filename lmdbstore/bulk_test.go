@@ -172,21 +172,107 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if seed%3 == 1 {
 				b.valueBatch = 1 + int(seed) // node values encoded and appended in many batches
 			}
+			if seed%2 == 0 {
+				b.holdLog = 1 // the log record waited for before the node records
+			}
+			relIDs := map[string]RelID{}
 			if sameRev {
-				if _, err := b.AddRelation(heavy); err != nil {
+				id, err := b.AddRelation(heavy)
+				if err != nil {
 					t.Fatal(err)
 				}
+				relIDs[heavy.Name] = id
+			}
+			if err := bulk.View(func(r *ReadTxn) error {
+				rels, err := r.Relations()
+				for _, rel := range rels {
+					relIDs[rel.Name] = rel.ID
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// A run of edges from one source by reference and relation id
+			// (PutEdgeRefs), added before any other operation.
+			var run struct {
+				src     KeyRef
+				rels    []RelID
+				dsts    []KeyRef
+				weights []float32
+			}
+			flush := func() {
+				if len(run.dsts) == 0 {
+					return
+				}
+				if err := b.PutEdgeRefs(run.src, run.rels, run.dsts, run.weights); err != nil {
+					t.Fatal(err)
+				}
+				run.rels, run.dsts, run.weights = nil, nil, nil
 			}
 			// A key registered and never named is not stored.
 			if _, err := b.Key("sym:registered-only"); err != nil {
 				t.Fatal(err)
 			}
+			view := b.KeyView()
+			other := ordinary.NewBulk(meta)
+			for i := range 40 { // other references for the same keys
+				if _, err := other.Keys([]string{fmt.Sprint("sym:", 39-i), fmt.Sprint("x", i), fmt.Sprint("file:", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			foreign := other.KeyView()
 			for _, op := range ops {
 				var err error
+				byRef := op.edge != nil && len(op.edge.Payload) == 0 && op.edge.Scope == "" && op.edge.RunID == "" && op.edge.TaskID == ""
+				if byRef && rng.IntN(3) == 0 {
+					e := op.edge
+					var refs []KeyRef
+					if refs, err = b.Keys([]string{e.Src, e.Dst}); err != nil {
+						t.Fatal(err)
+					}
+					if len(run.dsts) > 0 && run.src != refs[0] {
+						flush()
+					}
+					run.src = refs[0]
+					run.rels, run.dsts, run.weights = append(run.rels, relIDs[e.Rel]), append(run.dsts, refs[1]), append(run.weights, e.Weight)
+					continue
+				}
+				flush()
 				switch e := op.edge; {
+				case rng.IntN(3) == 0:
+					// Keys prepared against a view of this load (taken
+					// now or earlier: keys it lacks are redacted), or of
+					// another load whose references differ (ignored).
+					if rng.IntN(4) == 0 {
+						view = b.KeyView()
+					}
+					v := view
+					if rng.IntN(5) == 0 {
+						v = foreign
+					}
+					prepare := v.Prepare // found or redacted
+					if rng.IntN(2) == 0 {
+						prepare = v.Find // found or left to the load
+					}
+					if op.node != nil {
+						k := prepare(op.node.Key)
+						switch rng.IntN(3) {
+						case 0: // by reference (what import does)
+							var ref KeyRef
+							if ref, err = b.Key(op.node.Key); err != nil {
+								t.Fatal(err)
+							}
+							k = b.Prepared(ref, op.node.Key)
+						case 1: // a reference out of range: not prepared
+							k = b.Prepared(KeyRef(1<<30), op.node.Key)
+						}
+						err = b.PutNodePrepared(*op.node, k)
+					} else {
+						err = b.PutEdgePrepared(*e, prepare(e.Src), prepare(e.Dst))
+					}
 				case op.node != nil:
 					err = b.PutNode(*op.node)
-				case len(e.Payload) == 0 && e.Scope == "" && e.RunID == "" && e.TaskID == "" && rng.IntN(2) == 0:
+				case byRef && rng.IntN(2) == 0:
 					// By reference (what import does).
 					var src, dst KeyRef
 					if rng.IntN(2) == 0 {
@@ -207,6 +293,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			flush()
 			c2, err := b.Commit()
 			if err != nil {
 				t.Fatal(err)
@@ -294,6 +381,45 @@ func TestBulkErrors(t *testing.T) {
 		t.Fatalf("collision of c and d: %v", err)
 	}
 	s.setHashForTest(IDOf)
+	// PutEdgeRefs refuses an edge by its position among the operations;
+	// the edges of the run before it stay added.
+	b = s.NewBulk(WriteMeta{})
+	refs, err := b.Keys([]string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls, supersedes Relation
+	if err := s.View(func(r *ReadTxn) error {
+		var err error
+		if calls, err = r.RelationByName("calls"); err == nil {
+			supersedes, err = r.RelationByName(relSupersedes)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.PutNode(NodePut{Key: "a"})
+	for _, tc := range []struct {
+		rels    []RelID
+		dsts    []KeyRef
+		weights []float32
+		at      int // position of the refused edge in the run
+		want    error
+	}{
+		{[]RelID{calls.ID, 999}, []KeyRef{refs[1], refs[1]}, []float32{0, 0}, 1, ErrNotFound},
+		{[]RelID{calls.ID}, []KeyRef{refs[1]}, []float32{-2}, 0, ErrInvalid},
+		{[]RelID{calls.ID, calls.ID}, []KeyRef{refs[0], KeyRef(7)}, []float32{0.5, 0}, 1, ErrInvalid},
+		{[]RelID{calls.ID, supersedes.ID}, []KeyRef{refs[1], refs[0]}, []float32{0, 0}, 1, ErrInvalid},
+	} {
+		before := b.Len()
+		err := b.PutEdgeRefs(refs[0], tc.rels, tc.dsts, tc.weights)
+		wantErr(t, err, tc.want)
+		if !asBulkOpError(err, &opErr) || opErr.Op != before+tc.at || b.Len() != before+tc.at {
+			t.Errorf("%+v: error %v, %d operations added, want the edge at %d refused", tc, err, b.Len()-before, tc.at)
+		}
+	}
+	wantErr(t, b.PutEdgeRefs(refs[0], []RelID{calls.ID}, nil, nil), ErrInvalid)
+	wantErr(t, b.PutEdgeRefs(KeyRef(9), nil, nil, nil), ErrInvalid)
 	err = s.View(func(r *ReadTxn) error {
 		if r.Revision() != 0 {
 			t.Errorf("a failed bulk load committed revision %d", r.Revision())
@@ -383,5 +509,38 @@ func TestBulkSupersedeRules(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInFromOutIsInSort: the in side's order made from the out side's
+// (inFromOut, by counting) is the order sortSide sorts the in side into,
+// on random loads with repeated edges and several relations, and so is
+// its fallback (too many buckets).
+func TestInFromOutIsInSort(t *testing.T) {
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		s := newStore(t, Options{})
+		b := s.NewBulk(WriteMeta{})
+		for _, op := range randomBulkOps(rng, 500+int(seed)*400) {
+			var err error
+			if op.node != nil {
+				err = b.PutNode(*op.node)
+			} else if op.edge.Rel != "heavy" {
+				err = b.PutEdge(*op.edge)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := b.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, want := b.sortSide(p, true), b.sortSide(p, false)
+		for _, maxBuckets := range []int{maxInBuckets(len(out)), 0} {
+			if d := cmp.Diff(want, b.inFromOut(p, out, maxBuckets), cmp.AllowUnexported(bulkEdgeRef{})); d != "" {
+				t.Fatalf("seed %d, max %d buckets: in side differs (-sortSide +inFromOut):\n%s", seed, maxBuckets, d)
+			}
+		}
 	}
 }

@@ -6,10 +6,13 @@ package lmdbstore
 // endpoint). Operations hold a key's index; at Commit the keys are ordered
 // by id, collisions found, and every index mapped to its rank (the key's
 // position among the load's distinct ids), which is all the fast path
-// sorts and groups by.
+// sorts and groups by. A caller feeding the load from several goroutines
+// (batch --bulk) prepares keys against a read-only copy of the table
+// (KeyView): looked up there, or redacted, off the load's goroutine.
 
 import (
 	"cmp"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,10 +24,16 @@ type KeyRef uint32
 
 // bulkKeys is the key table of one Bulk.
 type bulkKeys struct {
-	ref   map[string]uint32 // key as given → index
-	keys  []string          // redacted key, by index
-	n     []int32           // secrets redacted in it, counted again at each use (as WriteTxn counts)
-	first []uint32          // the operation that first named it (an error's position), notUsed if none
+	ref  map[string]uint32 // key as given → index
+	keys []string          // redacted key, by index
+	uses []keyUse          // by index
+}
+
+// keyUse is what an operation naming a key reads and writes, together (an
+// edge's destination is a random key: one cache miss, not two).
+type keyUse struct {
+	first uint32 // the operation that first named it (an error's position), notUsed if none
+	n     int32  // secrets redacted in it, counted again at each use (as WriteTxn counts)
 }
 
 // notUsed: no operation names the key (it is not stored).
@@ -52,16 +61,113 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	raw = c
 	k.ref[raw] = i
 	k.keys = append(k.keys, red)
-	k.n = append(k.n, int32(n))
-	k.first = append(k.first, notUsed)
+	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
 	return i
+}
+
+// grow makes room for n more keys.
+func (k *bulkKeys) grow(n int) {
+	if k.ref == nil {
+		k.ref = make(map[string]uint32, n)
+	}
+	k.keys, k.uses = slices.Grow(k.keys, n), slices.Grow(k.uses, n)
 }
 
 // use records that operation op names key i.
 func (k *bulkKeys) use(i uint32, op int) {
-	if k.first[i] == notUsed {
-		k.first[i] = uint32(op)
+	if u := &k.uses[i]; u.first == notUsed {
+		u.first = uint32(op)
 	}
+}
+
+// secrets is how many secrets the redaction of key i replaced.
+func (k *bulkKeys) secrets(i uint32) int { return int(k.uses[i].n) }
+
+// KeyView is the keys a Bulk had registered when the view was taken
+// (Bulk.KeyView), for preparing operations on other goroutines: it is
+// never written, so Prepare is safe for concurrent use.
+type KeyView struct {
+	b   *Bulk
+	ref map[string]uint32 // a copy of b.keys.ref
+	red redaction         // b's Redactor; its memo and count unused
+}
+
+// PreparedKey is a node key as KeyView.Prepare left it: its index when
+// the view held it, else its redacted form. The zero value (with only
+// raw) is a key not prepared; a key prepared by another load's view counts
+// as not prepared.
+type PreparedKey struct {
+	raw   string
+	b     *Bulk // the load whose view prepared it
+	found bool  // the view held it: ref is its index
+	ref   uint32
+	red   string // else: raw redacted, and how many secrets that replaced
+	n     int
+}
+
+// Prepare is raw as an operation of the view's load will name it: its
+// reference when the view holds it, else raw redacted (what the load
+// would do on its own goroutine). Safe for concurrent use.
+func (v *KeyView) Prepare(raw string) PreparedKey {
+	if i, ok := v.ref[raw]; ok {
+		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
+	}
+	red, n := v.red.scan(raw)
+	return PreparedKey{raw: raw, b: v.b, red: red, n: n}
+}
+
+// Find is raw's reference when the view holds it, else raw not prepared
+// (the load looks it up, and redacts it if new, itself). Safe for
+// concurrent use.
+func (v *KeyView) Find(raw string) PreparedKey {
+	if i, ok := v.ref[raw]; ok {
+		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
+	}
+	return PreparedKey{raw: raw}
+}
+
+// Prepared is the key registered as ref (Key, Keys) prepared, so that
+// PutNodePrepared of that key looks nothing up; a ref out of range is a key
+// not prepared.
+func (b *Bulk) Prepared(ref KeyRef, raw string) PreparedKey {
+	if int(ref) >= len(b.keys.keys) {
+		return PreparedKey{raw: raw}
+	}
+	return PreparedKey{raw: raw, b: b, found: true, ref: uint32(ref)}
+}
+
+// Found reports whether the view held the key (else it was redacted).
+func (k PreparedKey) Found() bool { return k.found }
+
+// redacted is k's redacted form and secret count: as prepared, else
+// scanned now.
+func (b *Bulk) redacted(k PreparedKey) (string, int) {
+	if k.b == b {
+		return k.red, k.n
+	}
+	return b.red.scan(k.raw)
+}
+
+// KeyView is a view of the keys registered so far. It is taken again only
+// once the keys grew by half (and 1,024) since the last view, so that a
+// caller may ask after every few operations: the copies of the key table
+// add up to about twice the last one.
+func (b *Bulk) KeyView() *KeyView {
+	n := len(b.keys.keys)
+	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/2) {
+		return b.view
+	}
+	b.view, b.viewKeys = &KeyView{b: b, ref: maps.Clone(b.keys.ref), red: redaction{r: b.red.r}}, n
+	return b.view
+}
+
+// preparedRef is the index of k when it is registered: as prepared (a
+// reference from b's own view), else looked up.
+func (b *Bulk) preparedRef(k PreparedKey) (uint32, bool) {
+	if k.b == b && k.found {
+		return k.ref, true
+	}
+	return b.keys.lookup(k.raw)
 }
 
 // keyRanks is the key table resolved at Commit.
@@ -93,7 +199,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	wg.Wait()
 	order := make([]uint32, 0, n) // the keys some operation names
 	for i := range n {
-		if k.first[i] != notUsed {
+		if k.uses[i].first != notUsed {
 			order = append(order, uint32(i))
 		}
 	}
@@ -101,7 +207,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(k.first[x], k.first[y]); c != 0 {
+		if c := cmp.Compare(k.uses[x].first, k.uses[y].first); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)
@@ -115,7 +221,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		for ; j < len(order) && ids[order[j]] == ids[first]; j++ {
 			x := order[j]
 			r.rank[x] = uint32(len(r.ids))
-			if k.keys[x] != k.keys[first] && (bad < 0 || k.first[x] < k.first[bad] || (k.first[x] == k.first[bad] && int(x) < bad)) {
+			if k.keys[x] != k.keys[first] && (bad < 0 || k.uses[x].first < k.uses[bad].first || (k.uses[x].first == k.uses[bad].first && int(x) < bad)) {
 				bad, existing = int(x), k.keys[first]
 			}
 		}
@@ -124,7 +230,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		i = j
 	}
 	if bad >= 0 {
-		return nil, &BulkOpError{Op: int(k.first[bad]), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
+		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
 	}
 	return r, nil
 }

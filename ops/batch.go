@@ -289,6 +289,12 @@ func ParseBatch(in io.Reader) (ops []CheckedOp, lines []int, err error) {
 // made) is kept per pair.
 type lineParser struct {
 	shapes map[shapeKey]shapeAnswer
+	// last is the last shape answered (lines of a batch mostly share one).
+	last struct {
+		key shapeKey
+		a   shapeAnswer
+		ok  bool
+	}
 	// dropWeight: the ops are consumed before the next line is parsed, so
 	// a weight stays in CheckedOp.weight only (Weight is nil): no
 	// allocation per weight.
@@ -352,7 +358,11 @@ func (p *lineParser) parseText(line string, c *CheckedOp) (blank bool, err error
 // shape is checkShape's answer for an op of that name carrying set.
 func (p *lineParser) shape(op string, set fieldSet) (map[string]bool, error) {
 	k := shapeKey{op, set}
+	if p.last.ok && p.last.key == k {
+		return p.last.a.present, p.last.a.err
+	}
 	if a, ok := p.shapes[k]; ok {
+		p.last.key, p.last.a, p.last.ok = shapeKey{strings.Clone(op), set}, a, true // not a view of the input
 		return a.present, a.err
 	}
 	present := make(map[string]bool)
@@ -365,6 +375,7 @@ func (p *lineParser) shape(op string, set fieldSet) (map[string]bool, error) {
 	if p.shapes == nil {
 		p.shapes = make(map[shapeKey]shapeAnswer)
 	}
+	k.op = strings.Clone(op) // kept: not a view of the input
 	p.shapes[k] = shapeAnswer{present, err}
 	return present, err
 }

@@ -64,12 +64,49 @@ var batchFieldNames = [numBatchFields]string{"op", "key", "type", "payload", "sr
 // fieldSet is the members a line carried.
 type fieldSet uint32
 
-// fieldOf is the member named name.
+// fieldOf is the member named name (batchFieldNames; a switch, which the
+// compiler turns into a search by length then text, where a scan of the
+// names compared ten of them).
 func fieldOf(name string) (batchField, bool) {
-	for i, n := range batchFieldNames {
-		if n == name {
-			return batchField(i), true
-		}
+	switch name {
+	case "op":
+		return fOp, true
+	case "key":
+		return fKey, true
+	case "type":
+		return fType, true
+	case "payload":
+		return fPayload, true
+	case "src":
+		return fSrc, true
+	case "rel":
+		return fRel, true
+	case "dst":
+		return fDst, true
+	case "weight":
+		return fWeight, true
+	case "namespace":
+		return fNamespace, true
+	case "bidirectional":
+		return fBidirectional, true
+	case "inhibitory":
+		return fInhibitory, true
+	case "role":
+		return fRole, true
+	case "valid_from":
+		return fValidFrom, true
+	case "valid_until":
+		return fValidUntil, true
+	case "scope":
+		return fScope, true
+	case "run_id":
+		return fRunID, true
+	case "task_id":
+		return fTaskID, true
+	case "rev":
+		return fRev, true
+	case "ts":
+		return fTS, true
 	}
 	return 0, false
 }
@@ -140,55 +177,21 @@ func decodeBatchLine(s string, o *BatchOp, weight *float64) (fieldSet, error) {
 			return 0, errSlowPath
 		}
 		start := skipSpace(s, i+1)
-		end := valueEnd(s, start)
-		if end <= start {
-			return 0, errSlowPath
+		if sp := o.stringField(f); sp != nil { // a string member: read once
+			str, end, ok := plainString(s, start)
+			if !ok {
+				return 0, errSlowPath
+			}
+			*sp = str
+			i = end
+		} else {
+			end, err := otherValue(s, start, f, o, weight)
+			if err != nil {
+				return 0, err
+			}
+			i = end
 		}
-		v := s[start:end]
-		switch f {
-		case fPayload:
-			if !json.Valid([]byte(v)) {
-				return 0, errSlowPath
-			}
-			o.Payload = json.RawMessage(v)
-		case fWeight:
-			if v == "null" {
-				break
-			}
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || !jsonNumber(v) {
-				return 0, errSlowPath
-			}
-			*weight = x
-			o.Weight = weight
-		case fRev:
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil || !jsonNumber(v) {
-				return 0, errSlowPath
-			}
-			o.Rev = n
-		case fBidirectional, fInhibitory:
-			var b bool
-			switch v {
-			case "true":
-				b = true
-			case "false":
-			default:
-				return 0, errSlowPath
-			}
-			if f == fBidirectional {
-				o.Bidirectional = b
-			} else {
-				o.Inhibitory = b
-			}
-		default:
-			str, after, ok := plainString(s, start)
-			if !ok || after != end {
-				return 0, errSlowPath
-			}
-			*o.stringField(f) = str
-		}
-		i = skipSpace(s, end)
+		i = skipSpace(s, i)
 		if i < len(s) && s[i] == ',' {
 			i = skipSpace(s, i+1)
 			continue
@@ -202,6 +205,57 @@ func decodeBatchLine(s string, o *BatchOp, weight *float64) (fieldSet, error) {
 		return 0, errSlowPath
 	}
 	return 0, errSlowPath
+}
+
+// otherValue decodes the value of a member f that is not a string,
+// starting at s[start], into o (a weight into weight): the offset past
+// it, or errSlowPath.
+func otherValue(s string, start int, f batchField, o *BatchOp, weight *float64) (int, error) {
+	end := valueEnd(s, start)
+	if end <= start {
+		return 0, errSlowPath
+	}
+	v := s[start:end]
+	switch f {
+	case fPayload:
+		if !json.Valid([]byte(v)) {
+			return 0, errSlowPath
+		}
+		o.Payload = json.RawMessage(v)
+	case fWeight:
+		if v == "null" {
+			break
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !jsonNumber(v) {
+			return 0, errSlowPath
+		}
+		*weight = x
+		o.Weight = weight
+	case fRev:
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || !jsonNumber(v) {
+			return 0, errSlowPath
+		}
+		o.Rev = n
+	case fBidirectional, fInhibitory:
+		var b bool
+		switch v {
+		case "true":
+			b = true
+		case "false":
+		default:
+			return 0, errSlowPath
+		}
+		if f == fBidirectional {
+			o.Bidirectional = b
+		} else {
+			o.Inhibitory = b
+		}
+	default:
+		return 0, errSlowPath
+	}
+	return end, nil
 }
 
 // jsonNumber reports whether v is a number by JSON's grammar:

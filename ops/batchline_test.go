@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,4 +125,25 @@ func TestFastLineMatchesSlow(t *testing.T) {
 		t.Errorf("only %d good lines took the fast path", fast)
 	}
 	t.Logf("%d good lines decoded without encoding/json", fast)
+}
+
+// TestFieldOf: fieldOf finds every member by its name and nothing else
+// (names of other lengths, prefixes, other case, near misses).
+func TestFieldOf(t *testing.T) {
+	for f, name := range batchFieldNames {
+		if got, ok := fieldOf(name); !ok || got != batchField(f) {
+			t.Errorf("fieldOf(%q) = %d, %v; want %d", name, got, ok, f)
+		}
+		for _, other := range []string{name[:len(name)-1], name + "s", strings.ToUpper(name), "x" + name[1:]} {
+			if slices.Contains(batchFieldNames[:], other) {
+				continue
+			}
+			if got, ok := fieldOf(other); ok {
+				t.Errorf("fieldOf(%q) = %d, want none", other, got)
+			}
+		}
+	}
+	if _, ok := fieldOf(""); ok {
+		t.Error(`fieldOf("") found a member`)
+	}
 }

@@ -2,8 +2,10 @@ package ops
 
 // A bulk batch read from JSON Lines (SPEC.md §6.4, batch --bulk) and
 // streamed into one lmdbstore.Bulk: the input is read in chunks of whole
-// lines, each chunk parsed and checked on a worker (every core), and its
-// ops added to the load in input order as the chunks come back. Only the
+// lines, each chunk parsed and checked on a worker (every core), its keys
+// prepared there against the keys the load held a chunk or so earlier
+// (lmdbstore.KeyView: a reference; a node key it lacks redacted), and its ops
+// added to the load in input order as the chunks come back. Only the
 // load holds an operation (it keeps copies of the strings it keeps, and
 // decoded payloads are copies), so a chunk and its CheckedOps are dropped
 // once added. Errors keep the precedence of ParseBatch then a check of
@@ -16,9 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memctl/memctl/lmdbstore"
 )
@@ -40,20 +45,72 @@ func (e *NotBulkableError) Error() string {
 
 // lineChunk is whole lines of input and, once parsed, their ops.
 type lineChunk struct {
-	text   string
-	ops    []CheckedOp
-	lines  []int // per op: its line, counted from 1 within the chunk
+	text string
+	chunkOps
 	nlines int
 	err    error // the chunk's first bad line (a *LineError, line within the chunk)
 	done   chan struct{}
 }
 
-// parse parses c's lines with p.
-func (c *lineChunk) parse(p *lineParser) {
+// chunkOps are a chunk's ops; the slices of a chunk added to the load
+// are reused for a later chunk (a chunk's ops take about 500 bytes each,
+// more than its text: allocating them anew set the collector's pace).
+type chunkOps struct {
+	ops   []CheckedOp
+	keys  [][2]lmdbstore.PreparedKey // per op: its key (put_node) or src and dst (put_edge), prepared
+	lines []int                      // per op: its line, counted from 1 within the chunk
+}
+
+// parse parses c's lines with p into bufs (emptied), then prepares the
+// keys of its put_node and put_edge ops against view (looked up, or
+// redacted: the work the load would do on its own goroutine).
+func (c *lineChunk) parse(p *lineParser, view *lmdbstore.KeyView, bufs chunkOps) {
 	defer close(c.done)
+	c.chunkOps = bufs
+	c.parseLines(p)
+	if c.err != nil {
+		return
+	}
+	c.keys = slices.Grow(c.keys[:0], len(c.ops))[:len(c.ops)]
+	// A node's key is usually new: redacted here when the view lacks it
+	// (once per chunk). An edge's endpoints are usually known by the time
+	// it is added: one the view lacks is left to the load, which redacts
+	// it only if it is new then (redacting every endpoint of the chunks
+	// parsed ahead of their nodes cost more than it saved).
+	var unknown map[string]lmdbstore.PreparedKey
+	redacted := func(key string) lmdbstore.PreparedKey {
+		if k, ok := unknown[key]; ok {
+			return k
+		}
+		k := view.Prepare(key)
+		if !k.Found() {
+			if unknown == nil {
+				unknown = map[string]lmdbstore.PreparedKey{}
+			}
+			unknown[key] = k
+		}
+		return k
+	}
+	var lastSrc string // edges often come by source
+	var lastSrcKey lmdbstore.PreparedKey
+	for i := range c.ops {
+		switch op := &c.ops[i]; op.Op {
+		case "put_node":
+			c.keys[i][0] = redacted(op.Key)
+		case "put_edge":
+			if op.Src != lastSrc || op.Src == "" {
+				lastSrc, lastSrcKey = op.Src, view.Find(op.Src)
+			}
+			c.keys[i] = [2]lmdbstore.PreparedKey{lastSrcKey, view.Find(op.Dst)}
+		}
+	}
+}
+
+// parseLines parses c's lines with p.
+func (c *lineChunk) parseLines(p *lineParser) {
 	text := c.text
 	n := strings.Count(text, "\n") + 1
-	c.ops, c.lines = make([]CheckedOp, 0, n), make([]int, 0, n)
+	c.ops, c.lines = slices.Grow(c.ops[:0], n), slices.Grow(c.lines[:0], n)
 	for len(text) > 0 {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -62,14 +119,15 @@ func (c *lineChunk) parse(p *lineParser) {
 			text = ""
 		}
 		c.nlines++
-		var op CheckedOp
-		blank, err := p.parseText(line, &op)
+		c.ops = c.ops[:len(c.ops)+1] // parsed in place (a good line sets every field)
+		blank, err := p.parseText(line, &c.ops[len(c.ops)-1])
 		if err != nil {
 			c.err = &LineError{c.nlines, err}
 			return
 		}
-		if !blank {
-			c.ops = append(c.ops, op)
+		if blank {
+			c.ops = c.ops[:len(c.ops)-1]
+		} else {
 			c.lines = append(c.lines, c.nlines)
 		}
 	}
@@ -81,6 +139,7 @@ func (c *lineChunk) parse(p *lineParser) {
 // streams). lines[i] is the 1-based input line of op i. Errors: a read
 // error; a *LineError; a *NotBulkableError; a *BatchError naming the op.
 func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lmdbstore.Commit, lines []int, err error) {
+	rest := inputSize(in) // bytes not yet added, when known (before the reader starts)
 	workers := max(1, runtime.GOMAXPROCS(0))
 	order := make(chan *lineChunk, 2*workers) // chunks in input order, bounded
 	work := make(chan *lineChunk, 2*workers)
@@ -120,16 +179,26 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 			}
 		}
 	}()
+	// The keys the load holds, as of the last chunk added: workers prepare
+	// each chunk's keys against it.
+	b := s.NewBulk(meta)
+	var view atomic.Pointer[lmdbstore.KeyView]
+	view.Store(b.KeyView())
+	free := make(chan chunkOps, workers) // the ops of chunks added, for reuse
 	for range workers {
 		go func() {
 			p := lineParser{dropWeight: true} // ops are consumed at once: op.weight is enough
 			for ch := range work {
-				ch.parse(&p)
+				var bufs chunkOps
+				select {
+				case bufs = <-free:
+				default:
+				}
+				ch.parse(&p, view.Load(), bufs)
 			}
 		}()
 	}
 
-	b := s.NewBulk(meta)
 	var (
 		base      int   // lines before the current chunk
 		lineErr   error // the first bad line
@@ -148,6 +217,23 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 			quit() // read no more
 			continue
 		}
+		if rest > 0 {
+			// Room for the edges the rest of the input holds at this
+			// chunk's rate, with an eighth to spare (appends would copy
+			// the load's edges about twice over; nodes, which are
+			// larger and often come first, are left to grow).
+			edges := 0
+			for i := range ch.ops {
+				if ch.ops[i].Op == "put_edge" {
+					edges++
+				}
+			}
+			more := int(int64(edges) * rest / int64(len(ch.text)))
+			more += more / 8
+			b.Grow(0, more)
+			lines, isEdge = slices.Grow(lines, more), slices.Grow(isEdge, more)
+			rest -= int64(len(ch.text))
+		}
 		for i := range ch.ops {
 			op := &ch.ops[i]
 			idx := len(lines)
@@ -164,11 +250,17 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 				refused, loadFails = &NotBulkableError{Index: idx, Op: op.Op}, true
 				continue
 			}
-			if err := bulkAdd(b, op); err != nil {
+			if err := bulkAdd(b, op, ch.keys[i]); err != nil {
 				refused, loadFails = &BatchError{Index: idx, Op: op.Op, Err: err}, true
 			}
 		}
 		base += ch.nlines
+		view.Store(b.KeyView())
+		select {
+		case free <- ch.chunkOps: // the load holds nothing of them
+		default:
+		}
+		ch.chunkOps = chunkOps{}
 	}
 	switch {
 	case readErr != nil:
@@ -191,10 +283,29 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 	return c, lines, err
 }
 
-// bulkAdd adds one checked put_node or put_edge to b.
-func bulkAdd(b *lmdbstore.Bulk, op *CheckedOp) error {
-	if op.Op == "put_node" {
-		return b.PutNode(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: op.valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID})
+// inputSize is what is left to read of in when it is a regular file
+// (standard input redirected from one), else -1.
+func inputSize(in io.Reader) int64 {
+	f, ok := in.(*os.File)
+	if !ok {
+		return -1
 	}
-	return b.PutEdge(op.edgePut())
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return st.Size() - off
+}
+
+// bulkAdd adds one checked put_node or put_edge to b, with its keys
+// prepared.
+func bulkAdd(b *lmdbstore.Bulk, op *CheckedOp, keys [2]lmdbstore.PreparedKey) error {
+	if op.Op == "put_node" {
+		return b.PutNodePrepared(lmdbstore.NodePut{Key: op.Key, Type: op.Type, Payload: op.Payload, Valid: op.valid, Scope: op.Scope, RunID: op.RunID, TaskID: op.TaskID}, keys[0])
+	}
+	return b.PutEdgePrepared(op.edgePut(), keys[0], keys[1])
 }

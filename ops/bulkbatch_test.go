@@ -3,13 +3,17 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memctl/memctl/lmdbstore"
+	"github.com/memctl/memctl/secretscan"
 	"github.com/memctl/memctl/storesnap"
 )
 
@@ -19,7 +23,12 @@ import (
 // input chunks when n is large.
 func bulkInput(rng *rand.Rand, n int) string {
 	var b strings.Builder
-	key := func() string { return fmt.Sprintf("sym:pkg%d.F%d", rng.IntN(50), rng.IntN(200)) }
+	key := func() string {
+		if rng.IntN(100) == 0 { // a key holding a secret (redacted where the store has a Redactor)
+			return fmt.Sprintf("sym:ghp_R8kq2ZtW7vN3xLp9sQm4Yb6Hc1Fd5Gj0Ke%d", 10+rng.IntN(20))
+		}
+		return fmt.Sprintf("sym:pkg%d.F%d", rng.IntN(50), rng.IntN(200))
+	}
 	for i := range n {
 		switch {
 		case rng.IntN(50) == 0:
@@ -48,11 +57,12 @@ func bulkInput(rng *rand.Rand, n int) string {
 }
 
 // TestBulkBatchMatchesBatch: BulkBatch of an input (several chunks, with
-// and without valid times, so both the fast and the replay path) gives
-// the store ParseBatch then Batch give: the same commit, line numbers and
-// logical snapshot hash.
+// and without valid times, so both the fast and the replay path; stores
+// with and without secret redaction, which BulkBatch's workers apply to
+// keys) gives the store ParseBatch then Batch give: the same commit, line
+// numbers and logical snapshot hash.
 func TestBulkBatchMatchesBatch(t *testing.T) {
-	for seed := range uint64(3) {
+	for seed := range uint64(4) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		in := bulkInput(rng, 30000)
 		if seed == 0 {
@@ -63,6 +73,9 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		}
 		meta := lmdbstore.WriteMeta{Scope: "repo", RunID: "r1"}
 		plain, bulk := testStore(t), testStore(t)
+		if seed%2 == 1 {
+			plain, bulk = redactingStore(t), redactingStore(t)
+		}
 		ops, wantLines, err := ParseBatch(strings.NewReader(in))
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +84,20 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, lines, err := BulkBatch(bulk, meta, strings.NewReader(in))
+		var r io.Reader = strings.NewReader(in)
+		if seed >= 2 { // a regular file: the load is sized from what is left of it
+			path := filepath.Join(t.TempDir(), "in.jsonl")
+			if err := os.WriteFile(path, []byte(in), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			r = f
+		}
+		c2, lines, err := BulkBatch(bulk, meta, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +119,21 @@ func TestBulkBatchMatchesBatch(t *testing.T) {
 		if h1 != h2 {
 			t.Errorf("seed %d: logical hashes differ", seed)
 		}
+		if seed%2 == 1 && c1.Redacted == 0 {
+			t.Errorf("seed %d: no secret redacted", seed)
+		}
 	}
+}
+
+// redactingStore is a store that redacts secrets as the CLI's do.
+func redactingStore(t *testing.T) *lmdbstore.Store {
+	t.Helper()
+	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true, Redactor: secretscan.Lazy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // TestBulkBatchErrorPrecedence: the error reported is the one ParseBatch,
@@ -139,6 +179,37 @@ func TestBulkBatchErrorPrecedence(t *testing.T) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestInputSize: what is left of a regular file, from where it is read;
+// -1 for a pipe and for a reader that is not a file.
+func TestInputSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, make([]byte, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Read(make([]byte, 300)); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for _, tc := range []struct {
+		in   io.Reader
+		want int64
+	}{{f, 700}, {pr, -1}, {strings.NewReader("x"), -1}} {
+		if got := inputSize(tc.in); got != tc.want {
+			t.Errorf("inputSize(%T) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }

@@ -616,86 +616,51 @@ type ImportStats struct {
 	Revisions               int // commits made
 }
 
+// ImportOptions are Import's options.
+type ImportOptions struct {
+	// Verify, when set, checks the snapshot (its Verify, usually) on its
+	// own goroutine while the load is read from it: nothing is written
+	// before it passes (the load is built in memory meanwhile), and its
+	// error, when it fails, is Import's whatever else failed.
+	Verify func() error
+}
+
 // Import writes f's state into s, which should be empty (a fresh store):
 // relations first (reproducing their ids, one revision per added
 // relation), then every node in id order and every edge as one bulk load
 // (lmdbstore.Bulk: one revision, keyspaces appended in key order).
 // Missing nodes are not written (they reappear as missing endpoints).
 // Node scope, run and task ids are kept; revisions and times are the new
-// store's. The snapshot should have passed Verify.
-func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
-	var stats ImportStats
-	if err := importRelations(f, s, &stats); err != nil {
-		return stats, err
+// store's. The snapshot should pass Verify (opts.Verify, or before).
+func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats ImportStats, err error) {
+	verified := make(chan error, 1)
+	if opts.Verify != nil {
+		go func() { verified <- opts.Verify() }()
+	} else {
+		verified <- nil
 	}
-	n := uint32(f.NumNodes())
-	str := func(id uint32) string {
-		v, _ := f.String(id)
-		return v
+	var verr error
+	waited := false
+	wait := func() error { // before anything is written, and before returning
+		if !waited {
+			waited, verr = true, <-verified
+		}
+		return verr
+	}
+	defer func() {
+		if verr := wait(); verr != nil {
+			err = verr
+		}
+	}()
+	if err := importRelations(f, s, &stats, wait); err != nil {
+		return stats, err
 	}
 	b := s.NewBulk(lmdbstore.WriteMeta{})
-	b.Grow(int(n), f.NumEdges())
-	// Every key once (missing nodes' too: edges name them); edges name
-	// their endpoints by reference.
-	keys := make([]string, n)
-	for i := uint32(0); i < n; i++ {
-		key, err := f.Key(i)
-		if err != nil {
-			return stats, err
-		}
-		keys[i] = key
-	}
-	refs, err := b.Keys(keys)
-	if err != nil {
+	if err := importNodes(f, b, &stats); err != nil {
 		return stats, err
 	}
-	for i := uint32(0); i < n; i++ {
-		row := f.NodeRows()[i]
-		if row.Flags&snapshot.NodeFlagMissing != 0 {
-			continue
-		}
-		key := keys[i]
-		payload, err := f.Payload(i)
-		if err != nil {
-			return stats, err
-		}
-		var valid lmdbstore.Validity
-		if row.Flags&snapshot.NodeFlagValidFrom != 0 {
-			valid.From = time.Unix(0, row.ValidFrom).UTC()
-		}
-		if row.Flags&snapshot.NodeFlagValidUntil != 0 {
-			valid.Until = time.Unix(0, row.ValidUntil).UTC()
-		}
-		if err := b.PutNode(lmdbstore.NodePut{
-			Key: key, Type: str(row.Type), Payload: payload, Valid: valid,
-			Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
-		}); err != nil {
-			return stats, fmt.Errorf("node %q: %w", key, err)
-		}
-		stats.Nodes++
-	}
-	relName := map[uint32]string{}
-	for _, r := range f.Relations() {
-		relName[r.ID] = str(r.Name)
-	}
-	targets, rels, weights := f.FwdTargets(), f.FwdRels(), f.FwdWeights()
-	for src := uint32(0); src < n; src++ {
-		lo, hi, err := f.OutRange(src)
-		if err == nil {
-			err = f.CheckFwdEdges(lo, hi)
-		}
-		if err != nil {
-			return stats, err
-		}
-		for p := lo; p < hi; p++ {
-			rel, dst := relName[rels[p]], targets[p]
-			if err := b.PutEdgeRef(refs[src], rel, refs[dst], weights[p]); err != nil {
-				srcKey, _ := f.Key(src)
-				dstKey, _ := f.Key(dst)
-				return stats, fmt.Errorf("edge %s -%s-> %s: %w", srcKey, rel, dstKey, err)
-			}
-			stats.Edges++
-		}
+	if err := wait(); err != nil {
+		return stats, err
 	}
 	c, err := b.Commit()
 	if err != nil {
@@ -707,9 +672,102 @@ func Import(f *snapshot.File, s *lmdbstore.Store) (ImportStats, error) {
 	return stats, nil
 }
 
+// importNodes adds every node and edge of f to b. Edges name their
+// endpoints by reference (node index → KeyRef, taken once) and their
+// relation by id (the store's ids are the snapshot's: importRelations).
+func importNodes(f *snapshot.File, b *lmdbstore.Bulk, stats *ImportStats) error {
+	n := uint32(f.NumNodes())
+	str := func(id uint32) string {
+		v, _ := f.String(id)
+		return v
+	}
+	b.Grow(int(n), f.NumEdges())
+	// Every key once (missing nodes' too: edges name them).
+	keys := make([]string, n)
+	for i := uint32(0); i < n; i++ {
+		key, err := f.Key(i)
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+	}
+	refs, err := b.Keys(keys)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		row := f.NodeRows()[i]
+		if row.Flags&snapshot.NodeFlagMissing != 0 {
+			continue
+		}
+		key := keys[i]
+		payload, err := f.Payload(i)
+		if err != nil {
+			return err
+		}
+		var valid lmdbstore.Validity
+		if row.Flags&snapshot.NodeFlagValidFrom != 0 {
+			valid.From = time.Unix(0, row.ValidFrom).UTC()
+		}
+		if row.Flags&snapshot.NodeFlagValidUntil != 0 {
+			valid.Until = time.Unix(0, row.ValidUntil).UTC()
+		}
+		if err := b.PutNodePrepared(lmdbstore.NodePut{
+			Key: key, Type: str(row.Type), Payload: payload, Valid: valid,
+			Scope: str(row.Scope), RunID: str(row.RunID), TaskID: str(row.TaskID),
+		}, b.Prepared(refs[i], key)); err != nil {
+			return fmt.Errorf("node %q: %w", key, err)
+		}
+		stats.Nodes++
+	}
+	targets, rels, weights := f.FwdTargets(), f.FwdRels(), f.FwdWeights()
+	var relIDs []lmdbstore.RelID
+	var dsts []lmdbstore.KeyRef
+	for src := uint32(0); src < n; src++ {
+		lo, hi, err := f.OutRange(src)
+		if err == nil {
+			err = f.CheckFwdEdges(lo, hi)
+		}
+		if err != nil {
+			return err
+		}
+		if lo == hi {
+			continue
+		}
+		relIDs, dsts = relIDs[:0], dsts[:0]
+		for p := lo; p < hi; p++ {
+			relIDs = append(relIDs, lmdbstore.RelID(rels[p]))
+			dsts = append(dsts, refs[targets[p]])
+		}
+		before := b.Len()
+		if err := b.PutEdgeRefs(refs[src], relIDs, dsts, weights[lo:hi]); err != nil {
+			p := lo
+			var opErr *lmdbstore.BulkOpError
+			if errors.As(err, &opErr) {
+				p, err = lo+uint64(opErr.Op-before), opErr.Err
+			}
+			return fmt.Errorf("edge %s -%s-> %s: %w", keys[src], relName(f, rels[p]), keys[targets[p]], err)
+		}
+		stats.Edges += int(hi - lo)
+	}
+	return nil
+}
+
+// relName is the name of relation id in f, for an error.
+func relName(f *snapshot.File, id uint32) string {
+	for _, r := range f.Relations() {
+		if r.ID == id {
+			name, _ := f.String(r.Name)
+			return name
+		}
+	}
+	return fmt.Sprint(id)
+}
+
 // importRelations checks the store's existing relations (the built-ins)
 // agree with the snapshot's, and adds the others so they get the same ids.
-func importRelations(f *snapshot.File, s *lmdbstore.Store, stats *ImportStats) error {
+// It calls before just before it writes (when it does).
+func importRelations(f *snapshot.File, s *lmdbstore.Store, stats *ImportStats, before func() error) error {
 	var existing []lmdbstore.Relation
 	if err := s.View(func(r *lmdbstore.ReadTxn) error {
 		var err error
@@ -743,6 +801,9 @@ func importRelations(f *snapshot.File, s *lmdbstore.Store, stats *ImportStats) e
 	}
 	if len(add) == 0 {
 		return nil
+	}
+	if err := before(); err != nil {
+		return err
 	}
 	_, err := s.Update(lmdbstore.WriteMeta{}, func(tx *lmdbstore.WriteTxn) error {
 		for _, want := range add {

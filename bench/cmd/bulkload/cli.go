@@ -76,14 +76,20 @@ func writeJSONL(path string, g *gen.Graph, payloads [][]byte, weights bool) {
 	check(f.Close())
 }
 
+// measured is one process's wall time, CPU time (user + sys) and peak RSS.
+type measured struct {
+	wall, cpu time.Duration
+	rssMB     float64
+}
+
 // runCLI runs bin with args (stdin from file in when not "") under
 // /usr/bin/time, and reports its wall time, CPU time and peak RSS.
-func runCLI(name string, edges int, bin, in string, nosync bool, args ...string) {
-	measured, err := os.CreateTemp("", "bulkload-time-")
+func runCLI(name string, edges int, bin, in string, nosync bool, args ...string) measured {
+	timeFile, err := os.CreateTemp("", "bulkload-time-")
 	check(err)
-	measured.Close()
-	defer os.Remove(measured.Name())
-	cmd := exec.Command("/usr/bin/time", append([]string{"-o", measured.Name(), "-f", "%e %U %S %M", bin}, args...)...)
+	timeFile.Close()
+	defer os.Remove(timeFile.Name())
+	cmd := exec.Command("/usr/bin/time", append([]string{"-o", timeFile.Name(), "-f", "%e %U %S %M", bin}, args...)...)
 	cmd.Env = os.Environ()
 	if nosync {
 		cmd.Env = append(cmd.Env, "MEMCTL_NOSYNC=1")
@@ -99,19 +105,21 @@ func runCLI(name string, edges int, bin, in string, nosync bool, args ...string)
 	if err := cmd.Run(); err != nil {
 		check(fmt.Errorf("%s: %v: %s", name, err, out.String()))
 	}
-	t, err := os.ReadFile(measured.Name())
+	t, err := os.ReadFile(timeFile.Name())
 	check(err)
 	var wall, user, sys float64
 	var rssKB int
 	if _, err := fmt.Sscan(string(t), &wall, &user, &sys, &rssKB); err != nil {
 		check(fmt.Errorf("%s: /usr/bin/time said %q: %v", name, t, err))
 	}
-	report(name, edges, time.Duration(wall*1e9), time.Duration((user+sys)*1e9), fmt.Sprintf("peak RSS %.0f MB", float64(rssKB)/1024))
+	m := measured{time.Duration(wall * 1e9), time.Duration((user + sys) * 1e9), float64(rssKB) / 1024}
+	report(name, edges, m.wall, m.cpu, fmt.Sprintf("peak RSS %.0f MB", m.rssMB))
+	return m
 }
 
 // cliLoads writes the inputs and times the CLI's loads and their
-// in-process equivalents; want is the ordinary store's logical hash.
-func cliLoads(dir, bin string, g *gen.Graph, payloads [][]byte, ordinary string, nosync, weights bool, profile, phase string) {
+// in-process equivalents; it returns the ordinary store's logical hash.
+func cliLoads(dir, bin string, g *gen.Graph, payloads [][]byte, ordinary string, nosync, weights bool, profile, phase string) string {
 	snap := filepath.Join(dir, "workload.snap")
 	st, err := lmdbstore.Open(ordinary, lmdbstore.Options{ReadOnly: true})
 	check(err)
@@ -160,7 +168,7 @@ func cliLoads(dir, bin string, g *gen.Graph, payloads [][]byte, ordinary string,
 	check(err)
 	stop := prof("import")
 	c0, t0 := cpu(), time.Now()
-	_, err = storesnap.Import(sf, st)
+	_, err = storesnap.Import(sf, st, storesnap.ImportOptions{Verify: sf.Verify})
 	wall, cpuUsed := time.Since(t0), cpu()-c0
 	stop()
 	check(err)
@@ -181,6 +189,7 @@ func cliLoads(dir, bin string, g *gen.Graph, payloads [][]byte, ordinary string,
 	in.Close()
 	check(st.Close())
 	report("batch --bulk (in process)", edges, wall, cpuUsed, "ops.BulkBatch (lines parsed as they are loaded)")
+	return want
 }
 
 func openSpace(path string, edges int) {

@@ -8,6 +8,9 @@
 // checks each store's logical hash against the ordinary path's.
 //
 //	go run ./cmd/bulkload -nodes 100000 [-nosync] [-ordinary=false] [-memctl BIN] [-weights]
+//
+// With -base BIN0 -rounds N it then alternates BIN0's and BIN's CLI loads N
+// times and prints their medians (alternate.go).
 package main
 
 import (
@@ -37,6 +40,8 @@ func main() {
 		withPay  = flag.Bool("payloads", true, "nodes carry the generator's JSON payloads (false: none)")
 		reuse    = flag.Bool("reuse", false, "with -dir and -memctl: take the ordinary store an earlier run left in -dir, time only the CLI loads")
 		phase    = flag.String("profile", "bulk", "what -cpuprofile profiles: bulk, import or batch (the last two in process)")
+		base     = flag.String("base", "", "with -memctl and -rounds: a second memctl binary whose CLI loads alternate with -memctl's")
+		rounds   = flag.Int("rounds", 0, "with -base: alternated rounds of both binaries' CLI loads, then their medians")
 	)
 	flag.Parse()
 	g, err := gen.Generate(gen.Config{Nodes: *nodes, EdgesPerNode: 8, Seed: *seed})
@@ -60,7 +65,10 @@ func main() {
 		for _, old := range []string{"cli-import", "cli-batch", "inproc-import", "inproc-batch"} {
 			check(os.RemoveAll(filepath.Join(*dir, old)))
 		}
-		cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+		want := cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+		if *base != "" && *rounds > 0 {
+			alternate(*dir, *base, *bin, *rounds, len(g.Edges), *nosync, want)
+		}
 		return
 	}
 
@@ -126,7 +134,10 @@ func main() {
 	space(st, len(g.Edges))
 	check(st.Close())
 	if *bin != "" {
-		cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+		want := cliLoads(*dir, *bin, g, payloads, filepath.Join(*dir, "ordinary"), *nosync, *weights, *profile, *phase)
+		if *base != "" && *rounds > 0 {
+			alternate(*dir, *base, *bin, *rounds, len(g.Edges), *nosync, want)
+		}
 	}
 }
 
