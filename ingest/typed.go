@@ -608,8 +608,8 @@ func (x *extractor) treeFileName(name string) (string, bool) {
 type typedResolver struct {
 	imports map[string]string // the unit's: import path as written → unit ID
 	info    *types.Info
-	// targets caches objectTarget by object: a unit uses the same few
-	// objects many times, and each target's key is a new string.
+	// targets caches objectTarget by func and type name: a unit uses the
+	// same few many times, and each target's key is a new string.
 	targets map[types.Object]cachedTarget
 }
 
@@ -618,9 +618,12 @@ type cachedTarget struct {
 	ok bool
 }
 
-// target is objectTarget(obj), computed once per object.
+// target is objectTarget(obj), computed once per func or type name (the
+// only objects that can be targets; most uses are of variables).
 func (r *typedResolver) target(obj types.Object) (target, bool) {
-	if obj == nil {
+	switch obj.(type) {
+	case *types.Func, *types.TypeName:
+	default:
 		return target{}, false
 	}
 	if c, ok := r.targets[obj]; ok {
