@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"path"
@@ -377,6 +378,21 @@ type IngestPayload struct {
 // (lmdbstore.CanonicalPayload), so the payloads ingest wants compare byte
 // for byte with the ones it stored.
 func mustJSON(v any) json.RawMessage {
+	var buf [256]byte // most payloads fit: one exact allocation each
+	switch p := v.(type) {
+	case SymbolPayload:
+		return bytes.Clone(appendSymbolPayload(buf[:0], &p))
+	case FilePayload:
+		if b, ok := appendFilePayload(buf[:0], &p); ok {
+			return bytes.Clone(b)
+		}
+	}
+	return marshalCanonical(v)
+}
+
+// marshalCanonical is mustJSON by reflection: json.Marshal, then the
+// store's canonical form.
+func marshalCanonical(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err == nil {
 		b, err = lmdbstore.CanonicalPayload(b)

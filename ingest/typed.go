@@ -608,6 +608,33 @@ func (x *extractor) treeFileName(name string) (string, bool) {
 type typedResolver struct {
 	imports map[string]string // the unit's: import path as written → unit ID
 	info    *types.Info
+	// targets caches objectTarget by func and type name: a unit uses the
+	// same few many times, and each target's key is a new string.
+	targets map[types.Object]cachedTarget
+}
+
+type cachedTarget struct {
+	t  target
+	ok bool
+}
+
+// target is objectTarget(obj), computed once per func or type name (the
+// only objects that can be targets; most uses are of variables).
+func (r *typedResolver) target(obj types.Object) (target, bool) {
+	switch obj.(type) {
+	case *types.Func, *types.TypeName:
+	default:
+		return target{}, false
+	}
+	if c, ok := r.targets[obj]; ok {
+		return c.t, c.ok
+	}
+	if r.targets == nil {
+		r.targets = make(map[types.Object]cachedTarget)
+	}
+	t, ok := objectTarget(obj)
+	r.targets[obj] = cachedTarget{t, ok}
+	return t, ok
 }
 
 func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
@@ -623,7 +650,7 @@ func (r *typedResolver) importPath(spec *ast.ImportSpec) string {
 }
 
 func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
-	return objectTarget(r.info.Uses[id])
+	return r.target(r.info.Uses[id])
 }
 
 // unresolved is always false: go/types resolves every static call, and
@@ -631,7 +658,7 @@ func (r *typedResolver) ident(id *ast.Ident) (target, bool) {
 func (r *typedResolver) unresolved(*ast.CallExpr) bool { return false }
 
 func (r *typedResolver) selector(sel *ast.SelectorExpr) (target, bool, bool) {
-	t, ok := objectTarget(r.info.Uses[sel.Sel])
+	t, ok := r.target(r.info.Uses[sel.Sel])
 	return t, ok, false
 }
 
