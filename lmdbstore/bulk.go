@@ -269,11 +269,11 @@ func (b *Bulk) PutEdge(p EdgePut) error {
 // (KeyView.Prepare of the same keys).
 func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	p.Scope, p.RunID, p.TaskID = b.red.provenance(p.Scope, p.RunID, p.TaskID) // the payload at Commit (canonicalise)
-	relation := b.relation
-	if r, ok := b.rels[p.Rel]; ok { // resolved before: its name was checked then
-		relation = func(string) (Relation, error) { return r, nil }
-	} else if err := b.red.relName(p.Rel); err != nil {
-		return err
+	// A relation resolved before had its name checked then.
+	if _, ok := b.rels[p.Rel]; !ok {
+		if err := b.red.relName(p.Rel); err != nil {
+			return err
+		}
 	}
 	si, err := b.key(src, "source key")
 	if err != nil {
@@ -287,7 +287,7 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	if p.Rel == relSupersedes || p.Rel == relContradicts { // the only relations checkEdgeValues compares them for
 		p.Src, p.Dst = b.keys.keys[si], b.keys.keys[di] // (the key table is read only then: a random key is a cache miss)
 	}
-	rel, weight, explicit, err := checkEdgeValues(p, relation)
+	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
 	if err != nil {
 		return err
 	}

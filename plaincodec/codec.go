@@ -232,9 +232,10 @@ func (d *Decoder) String() string {
 	return string(b)
 }
 
-// count reads the n+1 prefix of a slice or map: -1 for nil. Every element
-// takes at least one byte, so more elements than bytes left is an error.
-func (d *Decoder) count() int {
+// Count reads the n+1 prefix of a slice or map (as a Codec writes them):
+// -1 for nil. Every element takes at least one byte, so more elements than
+// bytes left is an error.
+func (d *Decoder) Count() int {
 	n := d.Uvarint()
 	if n == 0 || d.err != nil {
 		return -1
@@ -443,7 +444,7 @@ func compileSlice(t reflect.Type) (encFn, decFn) {
 				b = binary.AppendUvarint(b, uint64(len(s))+1)
 				return append(b, s...)
 			}, func(d *Decoder, p unsafe.Pointer) {
-				n := d.count()
+				n := d.Count()
 				if n < 0 {
 					return
 				}
@@ -470,7 +471,7 @@ func compileSlice(t reflect.Type) (encFn, decFn) {
 			}
 			return b
 		}, func(d *Decoder, p unsafe.Pointer) {
-			n := d.count()
+			n := d.Count()
 			if n < 0 {
 				return
 			}
@@ -522,7 +523,7 @@ func compileMap(t reflect.Type) (encFn, decFn) {
 			}
 			return b
 		}, func(d *Decoder, p unsafe.Pointer) {
-			n := d.count()
+			n := d.Count()
 			if n < 0 {
 				return
 			}
@@ -577,7 +578,7 @@ func compileMapOf[K comparable, V any](ek func([]byte, K) []byte, dk func(*Decod
 			}
 			return b
 		}, func(d *Decoder, p unsafe.Pointer) {
-			n := d.count()
+			n := d.Count()
 			if n < 0 {
 				return
 			}

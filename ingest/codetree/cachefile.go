@@ -116,15 +116,7 @@ func appendGraph(b []byte, l *cachedGraph) []byte {
 func decodeGraph(d *plaincodec.Decoder) (graphHead, *ingest.Graph, []string) {
 	var h graphHead
 	headCodec.DecodeInto(d, &h)
-	count := func() int {
-		n := d.Uvarint()
-		if n > uint64(d.Len())+1 {
-			d.Bytes() // fails: more elements than bytes
-			return 0
-		}
-		return int(n) - 1 // -1: nil
-	}
-	nodes := count()
+	nodes := d.Count() // -1: nil
 	// Edges come after the nodes: sized by an estimate (trees have about
 	// twice as many edges as nodes), never a limit.
 	g := ingest.NewGraphSized(max(nodes, 0), 2*max(nodes, 0))
@@ -134,7 +126,7 @@ func decodeGraph(d *plaincodec.Decoder) (graphHead, *ingest.Graph, []string) {
 		nodeCodec.DecodeInto(d, &n)
 		g.AddNode(n)
 	}
-	edges := count()
+	edges := d.Count()
 	var e ingest.Edge
 	for i := 0; i < edges && d.Err() == nil; i++ {
 		e = ingest.Edge{}
