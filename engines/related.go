@@ -302,7 +302,7 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 	if r.p.TopK > 0 && len(all) > 2*r.p.TopK {
 		// Only the nodes scored at least the TopK-th best score can be
 		// kept (score orders first): sort those alone.
-		scores := r.s.scores[:0]
+		scores := slices.Grow(r.s.scores[:0], len(all))
 		for _, f := range all {
 			scores = append(scores, f.score)
 		}
@@ -481,7 +481,12 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 	if r.p.Kind != "" {
 		ks = r.e.nodesOfKind(r.p.Kind)
 	}
-	cands := s.cands[:0] // the scratch's, kept for the next ranking
+	// The scratch's, kept for the next ranking, grown once to its bound:
+	// appending tens of thousands of candidates grows a slice by a
+	// quarter at a time, copying it into fresh memory about five times
+	// its final size (page faults that cost a one-shot process more than
+	// the ranking itself).
+	cands := slices.Grow(s.cands[:0], len(s.touched))
 	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
 		if ks != nil && ks.surelyNot(v) {
@@ -564,7 +569,7 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 		// before the rest); the rest is heaped only if taking runs past.
 		h, rest := cands, []rankCand(nil)
 		if want := 2*topK + 64; len(cands) > 4*want {
-			scores := r.s.scores[:0]
+			scores := slices.Grow(r.s.scores[:0], len(cands))
 			for _, c := range cands {
 				scores = append(scores, c.Score)
 			}

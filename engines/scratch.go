@@ -3,6 +3,7 @@ package engines
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // scratch is the reusable per-query working memory. Its per-node arrays are
@@ -57,6 +58,7 @@ type intEntry struct {
 func (a *stampedFloats) need(n int) {
 	if a.e == nil {
 		a.e = make([]floatEntry, n)
+		writePages(a.e)
 	}
 }
 
@@ -79,6 +81,23 @@ func (a *stampedFloats) clearStamps() {
 func (a *stampedInts) need(n int) {
 	if a.e == nil {
 		a.e = make([]intEntry, n)
+		writePages(a.e)
+	}
+}
+
+// writePages writes the zero value into one entry of every 4 KiB of e, a
+// per-node array just allocated. A large allocation comes straight from
+// the operating system, zero and not yet mapped, and a query reads an
+// entry's stamp before it writes the entry: the read maps the shared zero
+// page and the write after it faults again to copy it, two page faults a
+// page where writing first takes one. On the Go standard library (119K
+// nodes) that is 1,400 faults fewer for the related walk's three arrays,
+// a few milliseconds of a one-shot `context`.
+func writePages[E any](e []E) {
+	var zero E
+	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(e); i += step {
+		e[i] = zero
 	}
 }
 
