@@ -232,6 +232,7 @@ func (l *Lexicon) similarTo(seeds []Seed, dst []Scored) []Scored {
 	defer l.sims.Put(sc)
 	if n := len(l.a.VecOffsets) - 1; len(sc.acc) < n {
 		sc.acc = make([]float64, n)
+		writePages(sc.acc) // read before written: fault each page once
 	}
 	acc, touched := sc.acc, sc.touched[:0]
 	for _, sd := range seeds {
