@@ -17,7 +17,9 @@ type scratch struct {
 	// Per-node arrays. Each engine documents the role it gives them.
 	f1, f2, f3 stampedFloats
 	i1         stampedInts
-	act        []actEntry // activation only
+	act        []actEntry  // activation only
+	slot       stampedInts // related only: a visited node's index in walk
+	walk       []walkNode  // related only, capacity n
 
 	// Reused lists.
 	touched    []uint32
@@ -164,6 +166,7 @@ func (s *scratch) nextGen() uint32 {
 		s.f2.clearStamps()
 		s.f3.clearStamps()
 		s.i1.clearStamps()
+		s.slot.clearStamps()
 		for i := range s.act {
 			s.act[i].actGen, s.act[i].auxGen, s.act[i].fireGen = 0, 0, 0
 		}
@@ -175,7 +178,7 @@ func (s *scratch) nextGen() uint32 {
 // getScratch returns the engine's kept scratch when it is free, else one
 // from the pool. The pool drops what it holds at every garbage
 // collection, and a scratch's per-node arrays are megabytes on a large
-// graph (three of 16 bytes a node for the related walk): keeping one
+// graph (8 bytes a node and 40 a visited node for the related walk): keeping one
 // across collections spares a long-lived process (the MCP server)
 // allocating and zeroing them again after each.
 func (e *Engine) getScratch() *scratch {
