@@ -76,6 +76,7 @@ type Engine struct {
 // tie-break).
 type nodeInfo interface {
 	Type(n csr.NodeIndex) (string, error)
+	NodesOfType(typ string) (match, bad []uint64)
 	Payload(n csr.NodeIndex) ([]byte, error)
 	PageRank() ([]float64, bool, error)
 }

@@ -1,32 +1,24 @@
 package engines
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // maxKindSets bounds the kinds an engine keeps a node set for (a kind is
 // any string a caller filters by).
 const maxKindSets = 16
 
-// kindSets keeps, per engine, what queries learnt of each kind they
-// filtered by, so that ranking tests a bit per activated node it already
-// asked about instead of reading and comparing its type string again; the
-// snapshot never changes under an engine.
+// kindSets keeps, per engine, the set of nodes of each kind a query
+// filtered by (csr.Graph.NodesOfType, one pass over the node table), so
+// that ranking tests a bit per activated node instead of reading and
+// comparing its type string; the snapshot never changes under an engine.
 type kindSets struct {
 	mu   sync.Mutex
 	sets map[string]*kindSet
 }
 
-// kindSet is what is known of the nodes of one kind: bit 2v says node v's
-// type was read, bit 2v+1 that it is the kind. It is learnt as nodes are
-// asked about, not from a pass over the node table: a one-shot query
-// ranks a sixth of the Go standard library's nodes, and reading every
-// node's type (72-byte rows, 8.5 MB) cost it more than ranking them. A
-// type that cannot be read is not remembered: asking again reads it
-// again, and fails again.
+// kindSet is the nodes of one kind; bad, those whose type cannot be read
+// (their test reads the type, to report the same error as before).
 type kindSet struct {
-	bits []atomic.Uint32
+	match, bad []uint64
 }
 
 // nodesOfKind returns the set of kind's nodes, nil when the engine reads
@@ -40,7 +32,8 @@ func (e *Engine) nodesOfKind(kind string) *kindSet {
 	if ks, ok := e.kinds.sets[kind]; ok {
 		return ks
 	}
-	ks := &kindSet{bits: make([]atomic.Uint32, (2*e.numNodes+31)/32)}
+	match, bad := e.info.NodesOfType(kind)
+	ks := &kindSet{match: match, bad: bad}
 	if e.kinds.sets == nil {
 		e.kinds.sets = make(map[string]*kindSet)
 	}
@@ -53,36 +46,17 @@ func (e *Engine) nodesOfKind(kind string) *kindSet {
 // isKind reports whether node v is of the kind ks was made for (e.info.Type
 // equal to it); a type that cannot be read is the reader's error.
 func (e *Engine) isKind(ks *kindSet, kind string, v uint32) (bool, error) {
-	bit := 2 * uint64(v)
-	word, known, is := bit/32, uint32(1)<<(bit%32), uint32(2)<<(bit%32)
-	if word < uint64(len(ks.bits)) {
-		if w := ks.bits[word].Load(); w&known != 0 {
-			return w&is != 0, nil
-		}
+	w, b := v/64, uint64(1)<<(v%64)
+	if int(w) >= len(ks.match) || ks.bad[w]&b != 0 {
+		typ, err := e.info.Type(v)
+		return typ == kind, err
 	}
-	typ, err := e.info.Type(v)
-	if err != nil {
-		return false, err
-	}
-	ok := typ == kind
-	if word < uint64(len(ks.bits)) {
-		mask := known
-		if ok {
-			mask |= is
-		}
-		ks.bits[word].Or(mask)
-	}
-	return ok, nil
+	return ks.match[w]&b != 0, nil
 }
 
 // surelyNot reports whether node v is known not to be of ks's kind (its
 // type was read and differs), without reading anything else.
 func (ks *kindSet) surelyNot(v uint32) bool {
-	bit := 2 * uint64(v)
-	word, known, is := bit/32, uint32(1)<<(bit%32), uint32(2)<<(bit%32)
-	if word >= uint64(len(ks.bits)) {
-		return false
-	}
-	w := ks.bits[word].Load()
-	return w&known != 0 && w&is == 0
+	w, b := v/64, uint64(1)<<(v%64)
+	return int(w) < len(ks.match) && (ks.match[w]|ks.bad[w])&b == 0
 }
