@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -60,6 +62,47 @@ func BenchmarkProcessGetOut(b *testing.B) {
 			b.ReportMetric(per/(float64(base)/baseRuns), "x-process-start")
 		})
 	}
+}
+
+// BenchmarkProcessContext runs `memctl context TARGET` as a whole process
+// on the store MEMCTL_CONTEXT_BENCH_DB names (skipped without; e.g. the Go
+// standard library ingested with `memctl ingest go $(go env GOROOT)/src`,
+// target MEMCTL_CONTEXT_BENCH_TARGET, default net/http/server.go): issue
+// 28's one-shot figure (<= 50 ms warm). Besides the wall time per call it
+// reports the process's CPU (user + system) and minor page faults per
+// call, which move less with the machine's load than wall time does.
+func BenchmarkProcessContext(b *testing.B) {
+	db := os.Getenv("MEMCTL_CONTEXT_BENCH_DB")
+	if db == "" {
+		b.Skip("MEMCTL_CONTEXT_BENCH_DB not set")
+	}
+	target := os.Getenv("MEMCTL_CONTEXT_BENCH_TARGET")
+	if target == "" {
+		target = "net/http/server.go"
+	}
+	bin := buildMemctl(b)
+	run := func() *os.ProcessState {
+		cmd := exec.Command(bin, "--db", db, "context", target)
+		cmd.Stdout = io.Discard
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("memctl context %s: %v", target, err)
+		}
+		return cmd.ProcessState
+	}
+	run() // warm: the engine snapshot is written if it is not there
+	var cpu time.Duration
+	var faults int64
+	b.ResetTimer()
+	for range b.N {
+		ps := run()
+		cpu += ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			faults += ru.Minflt
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(faults)/float64(b.N), "minflt/op")
 }
 
 // BenchmarkRunGetOut is get-out through cli.Run in-process: open the store,

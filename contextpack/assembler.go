@@ -122,9 +122,10 @@ type Assembler struct {
 }
 
 // header is the log header of rev (commit time, scope, run, task), read
-// once per Assembler: a revision's log record holds all its operations, so
-// reading (and checking) it costs as much as the revision is large — on a
-// store ingested in one revision, tens of megabytes.
+// once per Assembler from its revs entry: not from the log record, which
+// holds all the revision's operations, so reading (and checking) it costs
+// as much as the revision is large — on a store ingested in one revision,
+// tens of megabytes.
 func (a *Assembler) header(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (lmdbstore.LogHeader, error) {
 	a.headersMu.Lock()
 	h, ok := a.headers[rev]
@@ -132,16 +133,9 @@ func (a *Assembler) header(r *lmdbstore.ReadTxn, rev lmdbstore.Revision) (lmdbst
 	if ok {
 		return h, nil
 	}
-	found := false
-	err := r.LogHeaders(rev, func(x lmdbstore.LogHeader) bool {
-		h, found = x, x.Rev == rev
-		return false
-	})
+	h, err := r.RevisionHeader(rev)
 	if err != nil {
 		return h, err
-	}
-	if !found {
-		return h, fmt.Errorf("%w: revision %d", lmdbstore.ErrNotFound, rev)
 	}
 	a.headersMu.Lock()
 	if a.headers == nil {

@@ -152,6 +152,7 @@ func (e *Engine) Activate(seeds []Seed, p ActivationParams) ([]Scored, error) {
 	defer e.putScratch(s)
 	if s.act == nil {
 		s.act = make([]actEntry, s.n)
+		writePages(s.act)
 	}
 	r := &activationRun{e: e, s: s, p: p, mask: mask}
 	for _, m := range mask {

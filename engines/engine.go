@@ -207,12 +207,20 @@ func (e *Engine) isLeaf(n uint32) (bool, error) {
 			return w&nonLeaf == 0, nil
 		}
 	}
-	_, rels, _, err := e.out(n)
+	// Only the relation ids are read, up to the first structure edge, and
+	// each is checked as it is read (§8 Damage): ranking asks this of
+	// every file it lists, and reading and checking a file's whole
+	// out-list (every symbol it defines) would cost more than the rest of
+	// the ranking.
+	_, rels, _, err := e.g.Out(n)
 	if err != nil {
 		return false, err
 	}
 	leaf := true
-	for _, rel := range rels {
+	for i, rel := range rels {
+		if int(rel) >= len(e.relFlags) || e.relFlags[rel]&relKnown == 0 {
+			return false, corruptf("node %d: out-edge %d has unknown relation %d", n, i, rel)
+		}
 		if e.relRole[rel] == roles.Structure {
 			leaf = false
 			break

@@ -29,8 +29,13 @@ const DefaultLexicalK = 60
 // bits, so the same ranking.
 type Lexicon struct {
 	a      *snapshot.Lexicon
-	nodes  int // nodes with a non-empty vector
 	mapped bool
+	// nodes is the number of nodes with a non-empty vector, counted on
+	// the first Len (a pass over the vector offsets a query does not need).
+	nodes struct {
+		once sync.Once
+		n    int
+	}
 	// sims holds Similar's accumulators (*simScratch), reused across calls.
 	sims sync.Pool
 }
@@ -107,13 +112,7 @@ func (e *Engine) mappedLexicon(a *snapshot.Lexicon) (*Lexicon, error) {
 }
 
 func newLexicon(a *snapshot.Lexicon, mapped bool) *Lexicon {
-	l := &Lexicon{a: a, mapped: mapped}
-	for i := 0; i+1 < len(a.VecOffsets); i++ {
-		if a.VecOffsets[i+1] != a.VecOffsets[i] {
-			l.nodes++
-		}
-	}
-	return l
+	return &Lexicon{a: a, mapped: mapped}
 }
 
 // Mapped reports whether the lexicon is the snapshot's (not rebuilt).
@@ -208,7 +207,15 @@ func (l *Lexicon) Len() int {
 	if l == nil {
 		return 0
 	}
-	return l.nodes
+	l.nodes.once.Do(func() {
+		offs := l.a.VecOffsets
+		for i := 0; i+1 < len(offs); i++ {
+			if offs[i+1] != offs[i] {
+				l.nodes.n++
+			}
+		}
+	})
+	return l.nodes.n
 }
 
 // Similar ranks the nodes with a vocabulary by the similarity of their
@@ -220,7 +227,7 @@ func (l *Lexicon) Similar(seeds []Seed) []Scored {
 
 // similarTo is Similar appending to dst[:0] (a caller's reused buffer).
 func (l *Lexicon) similarTo(seeds []Seed, dst []Scored) []Scored {
-	if l.Len() == 0 {
+	if len(l.a.VecTerms) == 0 { // no node has a vector (Len() == 0, without counting them)
 		return nil
 	}
 	// A dense accumulator (a node's sum is built in the same order of
@@ -232,6 +239,7 @@ func (l *Lexicon) similarTo(seeds []Seed, dst []Scored) []Scored {
 	defer l.sims.Put(sc)
 	if n := len(l.a.VecOffsets) - 1; len(sc.acc) < n {
 		sc.acc = make([]float64, n)
+		writePages(sc.acc) // read before written: fault each page once
 	}
 	acc, touched := sc.acc, sc.touched[:0]
 	for _, sd := range seeds {

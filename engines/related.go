@@ -111,10 +111,10 @@ func (p *RelatedParams) validate() error {
 	return nil
 }
 
-// relatedRun is one query of the related profile. Scratch roles: f1 = the
-// accumulated activation A, f2 = the mass of the current step, f3 = the
-// mass of the next step; touched = nodes with A set; frontier / nextList =
-// nodes holding mass in the current / next step.
+// relatedRun is one query of the related profile. Scratch roles: slot =
+// a visited node's index in walk (under slotGen), walk = the visited
+// nodes' state; touched = nodes with A set; frontier / nextList = nodes
+// holding mass in the current / next step.
 type relatedRun struct {
 	e    *Engine
 	s    *scratch
@@ -123,9 +123,10 @@ type relatedRun struct {
 	// weight[dir][rel]: the role weight of relation rel walked out (0) or
 	// in (1); 0 when the relation is filtered out, inhibitory or has no
 	// role.
-	weight [2][]float64
-	accGen uint32
-	fb     *feedbackRun // nil: no feedback overlay
+	weight  [2][]float64
+	slotGen uint32
+	cur     int          // walkNode.m[cur] is the current step's mass, m[1-cur] the next's
+	fb      *feedbackRun // nil: no feedback overlay
 	// lexical is the seeds' lexical similarity (Lexicon.Similar, into the
 	// scratch's sims), computed beside the walk when a files-only view
 	// fuses it: wait returns once it is there.
@@ -175,9 +176,12 @@ func (e *Engine) RelatedViews(seeds []Seed, p RelatedParams, kinds ...string) ([
 	}
 	s := e.getScratch()
 	defer e.putScratch(s)
-	s.f1.need(s.n)
-	s.f2.need(s.n)
-	s.f3.need(s.n)
+	s.slot.need(s.n)
+	if s.walk == nil {
+		// Capacity for every node, so it never grows by copying; only
+		// the pages the visited nodes fill are ever touched.
+		s.walk = make([]walkNode, 0, s.n)
+	}
 	r := &relatedRun{e: e, s: s, p: p, mask: mask, fb: newFeedbackRun(p.Feedback, seeds, p.FeedbackWeight)}
 	for d := 0; d < 2; d++ {
 		r.weight[d] = make([]float64, len(mask))
@@ -302,7 +306,7 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 	if r.p.TopK > 0 && len(all) > 2*r.p.TopK {
 		// Only the nodes scored at least the TopK-th best score can be
 		// kept (score orders first): sort those alone.
-		scores := r.s.scores[:0]
+		scores := slices.Grow(r.s.scores[:0], len(all))
 		for _, f := range all {
 			scores = append(scores, f.score)
 		}
@@ -345,7 +349,8 @@ func (r *relatedRun) fuse(act, sims []Scored) ([]Scored, error) {
 // the sum of c over u's usable edges.
 func (r *relatedRun) spread(seeds []Seed) error {
 	s := r.s
-	r.accGen = s.nextGen()
+	r.slotGen = s.nextGen()
+	s.walk = s.walk[:0]
 	seedGen := s.nextGen()
 	s.touched = s.touched[:0]
 	s.frontier = s.frontier[:0]
@@ -355,24 +360,24 @@ func (r *relatedRun) spread(seeds []Seed) error {
 			continue
 		}
 		x = min(x, r.p.SaturationCap)
-		if old, ok := s.f2.get(sd.Node, seedGen); ok {
-			if x > old {
-				s.f2.set(sd.Node, seedGen, x)
-			}
+		i := r.slotOf(sd.Node) // before indexing: it may append
+		w := &s.walk[i]
+		if w.mGen[r.cur] == seedGen {
+			w.m[r.cur] = max(w.m[r.cur], x)
 			continue
 		}
-		s.f2.set(sd.Node, seedGen, x)
+		w.m[r.cur], w.mGen[r.cur] = x, seedGen
 		s.frontier = append(s.frontier, sd.Node)
 	}
 	for _, v := range s.frontier {
-		r.add(v, s.f2.e[v].v)
+		r.add(v, r.cur)
 	}
 	for depth := 1; depth <= r.p.Depth && len(s.frontier) > 0; depth++ {
 		next := s.nextGen()
 		s.nextList = s.nextList[:0]
 		s.sortNodes(s.frontier) // sums arrive in node order: the same bits every run
 		for _, u := range s.frontier {
-			x := s.f2.e[u].v
+			x := s.walk[r.slot(u)].m[r.cur]
 			if x < r.p.Threshold {
 				continue
 			}
@@ -381,29 +386,59 @@ func (r *relatedRun) spread(seeds []Seed) error {
 			}
 		}
 		for _, v := range s.nextList {
-			r.add(v, s.f3.e[v].v)
+			r.add(v, 1-r.cur)
 		}
 		// The next step's mass becomes the current one.
-		s.f2, s.f3 = s.f3, s.f2
+		r.cur = 1 - r.cur
 		s.frontier, s.nextList = s.nextList, s.frontier
 	}
 	return nil
 }
 
-// add accumulates y into A(v).
-func (r *relatedRun) add(v uint32, y float64) {
+// walkNode is a visited node's state in a related walk: its accumulated
+// activation A (set once the node is in touched) and its mass in two
+// steps (m[i] valid when mGen[i] is the step's generation). Visited
+// nodes are numbered in the order they are reached (scratch.slot), so a
+// walk that reaches a sixth of a large graph touches that many states,
+// not three arrays as long as the graph (page faults are most of what a
+// one-shot process pays for a walk).
+type walkNode struct {
+	acc    float64
+	m      [2]float64
+	mGen   [2]uint32
+	accSet bool
+}
+
+// slotOf is v's index in the walk, numbering it when it is first reached.
+func (r *relatedRun) slotOf(v uint32) int32 {
 	s := r.s
-	if a, ok := s.f1.get(v, r.accGen); ok {
-		s.f1.e[v].v = a + y
+	if i, ok := s.slot.get(v, r.slotGen); ok {
+		return i
+	}
+	i := int32(len(s.walk))
+	s.walk = append(s.walk, walkNode{})
+	s.slot.set(v, r.slotGen, i)
+	return i
+}
+
+// slot is the index of v, a node the walk has reached.
+func (r *relatedRun) slot(v uint32) int32 { return r.s.slot.e[v].v }
+
+// add accumulates v's mass of step m (walkNode.m[m]) into A(v).
+func (r *relatedRun) add(v uint32, m int) {
+	s := r.s
+	w := &s.walk[r.slot(v)]
+	if w.accSet {
+		w.acc += w.m[m]
 		return
 	}
-	s.f1.set(v, r.accGen, y)
+	w.acc, w.accSet = w.m[m], true
 	s.touched = append(s.touched, v)
 }
 
 // send splits x × decay among u's usable edges (out-edges weighted by
 // their role's Out weight, in-edges by In), into the next step's mass
-// (f3 under gen next).
+// (walkNode.m[1-cur] under gen next).
 func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	outs, outRels, outW, err := r.e.out(u)
 	if err != nil {
@@ -433,16 +468,19 @@ func (r *relatedRun) send(u uint32, x float64, next uint32) error {
 	}
 	base := x * r.p.Decay / total
 	s := r.s
+	nx := 1 - r.cur
 	put := func(t uint32, c float64) {
 		if c <= 0 || t == u {
 			return
 		}
 		y := base * c
-		if old, ok := s.f3.get(t, next); ok {
-			s.f3.e[t].v = old + y
+		i := r.slotOf(t)
+		w := &s.walk[i]
+		if w.mGen[nx] == next {
+			w.m[nx] += y
 			return
 		}
-		s.f3.set(t, next, y)
+		w.m[nx], w.mGen[nx] = y, next
 		s.nextList = append(s.nextList, t)
 	}
 	for i, t := range outs {
@@ -481,13 +519,18 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 	if r.p.Kind != "" {
 		ks = r.e.nodesOfKind(r.p.Kind)
 	}
-	cands := s.cands[:0] // the scratch's, kept for the next ranking
+	// The scratch's, kept for the next ranking, grown once to its bound:
+	// appending tens of thousands of candidates grows a slice by a
+	// quarter at a time, copying it into fresh memory about five times
+	// its final size (page faults that cost a one-shot process more than
+	// the ranking itself).
+	cands := slices.Grow(s.cands[:0], len(s.touched))
 	defer func() { s.cands = cands[:0] }()
 	for _, v := range s.touched {
 		if ks != nil && ks.surelyNot(v) {
 			continue // before reading A: most activated nodes are of other kinds
 		}
-		a := s.f1.e[v].v * r.fb.factor(v)
+		a := s.walk[r.slot(v)].acc * r.fb.factor(v)
 		if !(a > 0) {
 			continue
 		}
@@ -564,7 +607,7 @@ func (r *relatedRun) rank(hist *History, topK int, dst []Scored) ([]Scored, erro
 		// before the rest); the rest is heaped only if taking runs past.
 		h, rest := cands, []rankCand(nil)
 		if want := 2*topK + 64; len(cands) > 4*want {
-			scores := r.s.scores[:0]
+			scores := slices.Grow(r.s.scores[:0], len(cands))
 			for _, c := range cands {
 				scores = append(scores, c.Score)
 			}

@@ -3,6 +3,7 @@ package engines
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // scratch is the reusable per-query working memory. Its per-node arrays are
@@ -16,7 +17,9 @@ type scratch struct {
 	// Per-node arrays. Each engine documents the role it gives them.
 	f1, f2, f3 stampedFloats
 	i1         stampedInts
-	act        []actEntry // activation only
+	act        []actEntry  // activation only
+	slot       stampedInts // related only: a visited node's index in walk
+	walk       []walkNode  // related only, capacity n
 
 	// Reused lists.
 	touched    []uint32
@@ -57,6 +60,7 @@ type intEntry struct {
 func (a *stampedFloats) need(n int) {
 	if a.e == nil {
 		a.e = make([]floatEntry, n)
+		writePages(a.e)
 	}
 }
 
@@ -79,6 +83,23 @@ func (a *stampedFloats) clearStamps() {
 func (a *stampedInts) need(n int) {
 	if a.e == nil {
 		a.e = make([]intEntry, n)
+		writePages(a.e)
+	}
+}
+
+// writePages writes the zero value into one entry of every 4 KiB of e, a
+// per-node array just allocated. A large allocation comes straight from
+// the operating system, zero and not yet mapped, and a query reads an
+// entry's stamp before it writes the entry: the read maps the shared zero
+// page and the write after it faults again to copy it, two page faults a
+// page where writing first takes one. On the Go standard library (119K
+// nodes) that is 1,400 faults fewer for the related walk's three arrays,
+// a few milliseconds of a one-shot `context`.
+func writePages[E any](e []E) {
+	var zero E
+	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(e); i += step {
+		e[i] = zero
 	}
 }
 
@@ -145,6 +166,7 @@ func (s *scratch) nextGen() uint32 {
 		s.f2.clearStamps()
 		s.f3.clearStamps()
 		s.i1.clearStamps()
+		s.slot.clearStamps()
 		for i := range s.act {
 			s.act[i].actGen, s.act[i].auxGen, s.act[i].fireGen = 0, 0, 0
 		}
@@ -156,7 +178,7 @@ func (s *scratch) nextGen() uint32 {
 // getScratch returns the engine's kept scratch when it is free, else one
 // from the pool. The pool drops what it holds at every garbage
 // collection, and a scratch's per-node arrays are megabytes on a large
-// graph (three of 16 bytes a node for the related walk): keeping one
+// graph (8 bytes a node and 40 a visited node for the related walk): keeping one
 // across collections spares a long-lived process (the MCP server)
 // allocating and zeroing them again after each.
 func (e *Engine) getScratch() *scratch {

@@ -78,6 +78,12 @@ func (e *Engine) BuildNodeHistory() ([]snapshot.NodeHistory, error) {
 // newHistory ranks the records (checked: nodes strictly ascending and in
 // range, so damage in a mapped section is ErrCorrupt).
 func (e *Engine) newHistory(recs []snapshot.NodeHistory) (*History, error) {
+	if len(recs) == 0 {
+		// No per-node arrays: every accessor answers "no history" past
+		// their end, and filling a rank array of -1 would touch a page
+		// per thousand nodes of a store ingested without git history.
+		return &History{}, nil
+	}
 	n := e.numNodes
 	h := &History{rank: make([]int32, n), last: make([]int64, n), changes: make([]int32, n)}
 	for i := range h.rank {

@@ -65,7 +65,7 @@ func (v validity) window(s *Snap) bool {
 // fileState is what a provider knows of the file.
 type fileState struct {
 	mod   time.Time // modification time of the file mapped in cur
-	saved validity  // the range last written
+	saved validity  // the range last written, or read from the file and used
 }
 
 func (p *Provider) validityPath() string {
@@ -92,6 +92,7 @@ func (p *Provider) openFile(r *lmdbstore.ReadTxn, sl *slots) (*Snap, error) {
 		v.Lo <= v.Hi && v.Lo <= uint64(s.Rev) && uint64(s.Rev) <= v.Hi && v.Hi <= uint64(r.Revision()) {
 		s.lo, s.hi = lmdbstore.Revision(v.Lo), lmdbstore.Revision(v.Hi)
 		v.window(s)
+		sl.file.saved = v // on disk already: saveValidity writes only a wider range
 	}
 	return s, nil
 }

@@ -301,10 +301,18 @@ func TestFile(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"lo":1,"hi":2`) {
 		t.Errorf("%s: %s %v; want the range 1..2", enginesnap.ValidityFile, b, err)
 	}
-	// Another process maps the file.
+	// Another process maps the file, and leaves the range it read as it
+	// was (an answer does not write to the store directory).
+	before, err := os.Stat(filepath.Join(s.Path(), enginesnap.ValidityFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := open()
 	if sn := sameAsFresh(t, s, q, enginesnap.Ranking, c.now(), "f:a", "a second provider"); sn.Path != path || q.Builds(enginesnap.Ranking) != 0 {
 		t.Errorf("a second provider: path %q, %d builds; want the file, 0", sn.Path, q.Builds(enginesnap.Ranking))
+	}
+	if after, err := os.Stat(filepath.Join(s.Path(), enginesnap.ValidityFile)); err != nil || !os.SameFile(before, after) {
+		t.Errorf("a second provider rewrote %s with its unchanged range (err %v)", enginesnap.ValidityFile, err)
 	}
 	// A range of another export is ignored: rev 2 is read from the log.
 	if err := os.WriteFile(filepath.Join(s.Path(), enginesnap.ValidityFile), []byte(`{"rev":1,"commit_time":1,"lo":0,"hi":9}`), 0o644); err != nil {

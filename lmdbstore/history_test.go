@@ -213,6 +213,23 @@ func TestHistoryReads(t *testing.T) {
 		if d := cmp.Diff([]Revision{10, 9, 8}, some); d != "" {
 			t.Errorf("LogHeaders from 10, stopped after 3 (-want +got):\n%s", d)
 		}
+		// RevisionHeader reads the revs entry: the log header without
+		// its operation count.
+		for _, h := range headers {
+			got, err := rt.RevisionHeader(h.Rev)
+			if err != nil {
+				return err
+			}
+			h.Ops = 0
+			if d := cmp.Diff(h, got); d != "" {
+				t.Errorf("RevisionHeader(%d) (-want +got):\n%s", h.Rev, d)
+			}
+		}
+		for _, rev := range []Revision{0, headers[len(headers)-1].Rev + 1} {
+			if _, err := rt.RevisionHeader(rev); !errors.Is(err, ErrNotFound) {
+				t.Errorf("RevisionHeader(%d): %v, want ErrNotFound", rev, err)
+			}
+		}
 		var ops int
 		if err := rt.RevisionOps(5, func(Op) error { ops++; return nil }); err != nil {
 			return err

@@ -85,6 +85,25 @@ func (r *ReadTxn) revMeta(rev Revision) (revMeta, error) {
 	return m, nil
 }
 
+// RevisionHeader is revision rev's log record header from its revs entry:
+// one small value, without opening the log record, whose checksum covers
+// every operation (tens of megabytes for a bulk load or an ingest). Ops is
+// not in the entry and stays 0. A revision past the view is ErrNotFound.
+func (r *ReadTxn) RevisionHeader(rev Revision) (LogHeader, error) {
+	if err := r.loadMeta(); err != nil {
+		return LogHeader{}, err
+	}
+	pending := r.inWrite && rev == r.w.rev
+	if !pending && (rev == 0 || rev > r.rev) {
+		return LogHeader{}, fmt.Errorf("%w: revision %d", ErrNotFound, rev)
+	}
+	m, err := r.revMeta(rev)
+	if err != nil {
+		return LogHeader{}, err
+	}
+	return LogHeader{Rev: rev, TS: nsTime(m.ts), Scope: m.scope, RunID: m.run, TaskID: m.task}, nil
+}
+
 // revMemo is ReadTxn's last revs entry read (revs entries never change, so
 // it stays true across pooled transactions).
 type revMemo struct {
