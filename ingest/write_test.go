@@ -279,25 +279,28 @@ func bulkMatchesOrdinary(t *testing.T, g *Graph) {
 	if diff := cmp.Diff(diffSince(t, ordinary, 0), diffSince(t, bulk, 0)); diff != "" {
 		t.Errorf("operations differ (-ordinary +bulk):\n%s", diff)
 	}
-	hash := func(s *lmdbstore.Store) [32]byte {
-		b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := snapshot.FromBytes(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := f.LogicalHash()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	if hash(bulk) != hash(ordinary) {
+	if logicalHash(t, bulk) != logicalHash(t, ordinary) {
 		t.Errorf("logical snapshot hashes differ")
 	}
 	if rep, err := bulk.Check(); err != nil || len(rep.Problems) > 0 {
 		t.Errorf("check: %v %v", err, rep.Problems)
 	}
+}
+
+// logicalHash is the logical snapshot hash of s's latest state.
+func logicalHash(t *testing.T, s *lmdbstore.Store) [32]byte {
+	t.Helper()
+	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.LogicalHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
