@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,15 +22,7 @@ import (
 // files that do not parse, type-checked and from syntax alone. Two
 // streamed ingests of one tree log the same operations in the same order.
 func TestGoStreamMatchesOrdinary(t *testing.T) {
-	multi := t.TempDir()
-	for _, pkg := range []string{"adjacency", "csr", "roles"} {
-		if err := os.CopyFS(filepath.Join(multi, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(multi, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	multi := multiPackageTree(t)
 	for _, c := range []struct {
 		name string
 		dir  string

@@ -218,16 +218,7 @@ func TestWriteGoBulkMatchesOrdinary(t *testing.T) {
 // explicit, so that the bulk's compact edge order is checked against
 // Graph.Edges' order.
 func TestWriteGoBulkMatchesOrdinaryMultiPackage(t *testing.T) {
-	dst := t.TempDir()
-	for _, pkg := range []string{"adjacency", "csr", "roles"} {
-		if err := os.CopyFS(filepath.Join(dst, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := ExtractGo(dst, GoOptions{})
+	res, err := ExtractGo(multiPackageTree(t), GoOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,4 +294,20 @@ func logicalHash(t *testing.T, s *lmdbstore.Store) [32]byte {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// multiPackageTree is a module of this repository's adjacency, csr and
+// roles packages (with their tests, and calls into the standard library).
+func multiPackageTree(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	for _, pkg := range []string{"adjacency", "csr", "roles"} {
+		if err := os.CopyFS(filepath.Join(dst, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestBulkDropDangling: a load with DropDangling gives, byte for byte, the
@@ -52,20 +50,7 @@ func TestBulkDropDangling(t *testing.T) {
 				}
 			}
 			meta := WriteMeta{Scope: "repo", RunID: "r1"}
-			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
-				for _, op := range kept {
-					var err error
-					if op.node != nil {
-						err = tx.PutNode(*op.node)
-					} else {
-						err = tx.PutEdge(*op.edge)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error { return putOps(tx, kept) })
 			b := bulk.NewBulk(meta)
 			b.DropDangling()
 			for _, op := range ops {
@@ -111,17 +96,7 @@ func TestBulkDropDangling(t *testing.T) {
 			if b.Changed != logged {
 				t.Errorf("changed %+v, the ordinary log holds %+v", b.Changed, logged)
 			}
-			d1, d2 := dumpAll(t, ordinary), dumpAll(t, bulk)
-			for _, name := range []string{dbMeta, dbNodes, dbEdges, dbKV, dbHist, dbIDs, dbRel, dbRelName, dbLog, dbTS} {
-				if diff := cmp.Diff(d1[name], d2[name]); diff != "" {
-					t.Errorf("%s keyspace differs (-update +bulk):\n%s", name, diff)
-				}
-			}
-			for _, out := range []bool{true, false} {
-				if diff := cmp.Diff(adjEntries(t, ordinary, out), adjEntries(t, bulk, out)); diff != "" {
-					t.Errorf("adjacency out=%v differs (-update +bulk):\n%s", out, diff)
-				}
-			}
+			sameAsUpdate(t, ordinary, bulk)
 			if rep, err := bulk.Check(); err != nil || len(rep.Problems) > 0 {
 				t.Errorf("check: %v %v", err, rep.Problems)
 			}
