@@ -74,6 +74,20 @@ func runIngestGo(k *call) error {
 			return err
 		}
 	}
+	// A first ingest streams: the graph goes to a bulk load as packages
+	// are extracted (SPEC §9.5), not held whole and then written.
+	empty, err := ingest.StoreEmpty(s)
+	if err != nil {
+		return err
+	}
+	var stream *ingest.GoStream
+	if empty {
+		if stream, err = ingest.NewGoStream(s, k.meta(), bar.update); err != nil {
+			return err
+		}
+		defer stream.Abort() // nothing written unless committed
+		opts.Stream = stream
+	}
 	res, err := ingest.ExtractGo(dir, opts)
 	if err != nil {
 		return usageErr("ingest go %s: %v", dir, err)
@@ -90,7 +104,15 @@ func runIngestGo(k *call) error {
 	if out.Fallbacks == nil {
 		out.Fallbacks = []ingest.Fallback{}
 	}
-	if !res.Unchanged {
+	switch {
+	case res.Unchanged:
+	case stream != nil:
+		stats, err = stream.Commit()
+		if err != nil {
+			return err
+		}
+		out.Nodes, out.Edges = stats.NodesPut, stats.EdgesPut
+	default:
 		// The write is the graph's last use: with no reference left here,
 		// the collector may free it while the store commits.
 		g := res.Graph

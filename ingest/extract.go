@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/build/constraint"
@@ -53,6 +54,10 @@ type GoOptions struct {
 	// packages it affects (gocache.go). Nil: every extraction lists and
 	// checks the whole tree.
 	Cache *GoCache
+	// Stream, when set, receives the graph as packages are merged (a first
+	// ingest: write_stream.go), and GoResult.Graph is nil; the extractor
+	// keeps only the node keys. Not with Cache.
+	Stream *GoStream
 }
 
 // Progress reports how far a phase has come. Total 0 means unknown.
@@ -132,6 +137,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		res.Elapsed = time.Since(start)
 		return res, nil
 	}
+	if opts.Stream != nil && opts.Cache != nil {
+		return nil, errors.New("ingest: a Go extraction streams or keeps a cache, not both")
+	}
 	x := newExtractor(t, opts)
 	if cacheKey != "" {
 		x.startCache(opts.Cache, cacheKey, toolchain)
@@ -192,6 +200,10 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		Module: res.Module, GoVersion: toolchain, Mode: res.Mode, Files: res.Files, Fallbacks: len(res.Fallbacks),
 		TreeHash: res.TreeHash,
 	})})
+	if x.stream != nil {
+		x.flushRest()
+		res.Graph = nil
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
@@ -307,6 +319,11 @@ type extractor struct {
 	moduleErrs map[string]string
 	pkgDirs    map[string]string // import path → directory (rel)
 	unresolved int               // calls syntax-only extraction left unresolved
+
+	// stream receives the graph merge by merge (GoOptions.Stream); g then
+	// keeps the nodes it was sent without payload.
+	stream *GoStream
+	pend   streamPending
 }
 
 type testEdge struct {
@@ -334,6 +351,7 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		fallbacks:   make(map[string]fallbackNote),
 		moduleErrs:  make(map[string]string),
 		pkgDirs:     make(map[string]string),
+		stream:      opts.Stream,
 	}
 	for _, f := range t.Files {
 		x.byRel[f.Rel] = f
@@ -376,7 +394,7 @@ func (x *extractor) addPackage(importPath, name, dir, mode string) {
 	}
 	x.pkgModes[importPath] = mode
 	x.pkgDirs[importPath] = dir
-	x.g.AddNode(Node{Key: PackageKey(importPath), Type: TypePackage, Payload: mustJSON(PackagePayload{
+	x.addNode(Node{Key: PackageKey(importPath), Type: TypePackage, Payload: mustJSON(PackagePayload{
 		ImportPath: importPath, Name: name, Dir: dir, Mode: mode,
 	})})
 }
@@ -412,9 +430,12 @@ func (fr *fragment) addEdge(e Edge) { fr.edges = append(fr.edges, e) }
 
 // merge adds a fragment to the graph. A symbol declared again (in a file
 // for another platform) keeps its first description.
+//
+// Streaming, the fragment's nodes and edges go to the stream, once merged
+// (and, in the extractor, out of reach of the collector's next cycle).
 func (x *extractor) merge(fr *fragment) {
 	for _, n := range fr.nodes {
-		x.g.AddNode(n)
+		x.addNode(n)
 	}
 	for _, rel := range fr.files {
 		x.addDirs(rel)
@@ -423,21 +444,28 @@ func (x *extractor) merge(fr *fragment) {
 		if x.g.HasNode(s.node.Key) {
 			continue
 		}
-		x.g.AddNode(s.node)
+		x.addNode(s.node)
 		x.symTest[s.node.Key] = s.test
 		x.symFile[s.node.Key] = s.file
 		if s.syntaxType {
 			x.syntaxTypes[s.node.Key] = true
 		}
 	}
-	for _, e := range fr.edges {
-		x.g.AddEdge(e)
+	if x.stream != nil {
+		x.pend.addEdges(fr.edges)
+	} else {
+		for _, e := range fr.edges {
+			x.g.AddEdge(e)
+		}
 	}
 	for _, p := range fr.imported {
 		x.imported[p] = true
 	}
 	x.tests = append(x.tests, fr.tests...)
 	x.unresolved += fr.total
+	if x.stream != nil {
+		x.flushMerged()
+	}
 }
 
 // parallel runs fn(i) for i in [0, n) on all CPUs.
@@ -613,7 +641,12 @@ func (fr *fragment) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload,
 }
 
 // addDirs adds the directory nodes above file rel and their contains edges.
-func (x *extractor) addDirs(rel string) { AddDirs(x.g, rel) }
+func (x *extractor) addDirs(rel string) {
+	AddDirs(x.g, rel)
+	if x.stream != nil {
+		x.pend.dirsAdded(x.g, rel)
+	}
+}
 
 // walk adds the calls and references edges of one declaration. srcs are the
 // symbols it declares. For a test function, calls into the package under

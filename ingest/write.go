@@ -472,11 +472,10 @@ func storeEmpty(s *lmdbstore.Store) (bool, error) {
 	return empty, err
 }
 
-// writeBulk writes g into a store that holds no node and no edge: the
-// operations WriteCodeTx would write there (every node, then every edge,
-// each sorted, after registering the missing relations), as one bulk load.
-func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
-	b := s.NewBulk(meta)
+// bulkRelations resolves GoRelations for a bulk load: the store's, and
+// the ones it lacks registered by the load (first, in its revision), as
+// WriteCodeTx registers them (ensureRelations).
+func bulkRelations(s *lmdbstore.Store, b *lmdbstore.Bulk) (map[string]lmdbstore.Relation, error) {
 	rels := make(map[string]lmdbstore.Relation, len(GoRelations))
 	if err := s.View(func(r *lmdbstore.ReadTxn) error {
 		for _, name := range GoRelations {
@@ -491,7 +490,7 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 		}
 		return nil
 	}); err != nil {
-		return WriteStats{}, err
+		return nil, err
 	}
 	for _, name := range GoRelations {
 		if _, ok := rels[name]; ok {
@@ -499,18 +498,43 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 		}
 		def, ok := roles.Lookup(name)
 		if !ok || def.ID != 0 {
-			return WriteStats{}, fmt.Errorf("relation %s: %w", name, lmdbstore.ErrUnknownRelation)
+			return nil, fmt.Errorf("relation %s: %w", name, lmdbstore.ErrUnknownRelation)
 		}
 		add := lmdbstore.Relation{Name: def.Name, DefaultWeight: def.DefaultWeight, Bidirectional: def.Bidirectional, Role: def.Role}
 		id, err := b.AddRelation(add)
 		if err != nil {
-			return WriteStats{}, fmt.Errorf("register relation %s: %w", name, err)
+			return nil, fmt.Errorf("register relation %s: %w", name, err)
 		}
 		add.ID = id
 		if add.DefaultWeight == 0 {
 			add.DefaultWeight = 1
 		}
 		rels[name] = add
+	}
+	return rels, nil
+}
+
+// putBulkEdge adds e to b, its weight 0 the relation's default (as diff
+// resolves it for the ordinary path).
+func putBulkEdge(b *lmdbstore.Bulk, rels map[string]lmdbstore.Relation, e Edge) error {
+	rel, ok := rels[e.Rel]
+	if !ok {
+		return fmt.Errorf("relation %s not registered", e.Rel)
+	}
+	if e.Weight == 0 {
+		e.Weight = rel.DefaultWeight
+	}
+	return b.PutEdge(lmdbstore.EdgePut{Src: e.Src, Rel: e.Rel, Dst: e.Dst, Weight: e.Weight})
+}
+
+// writeBulk writes g into a store that holds no node and no edge: the
+// operations WriteCodeTx would write there (every node, then every edge,
+// each sorted, after registering the missing relations), as one bulk load.
+func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress func(Progress)) (WriteStats, error) {
+	b := s.NewBulk(meta)
+	rels, err := bulkRelations(s, b)
+	if err != nil {
+		return WriteStats{}, err
 	}
 	nodes, edges := g.Nodes(), g.Edges()
 	debugHeap("write: graph sorted")
@@ -529,14 +553,7 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 		tick(i + 1)
 	}
 	for i, e := range edges {
-		rel, ok := rels[e.Rel]
-		if !ok {
-			return WriteStats{}, fmt.Errorf("relation %s not registered", e.Rel)
-		}
-		if e.Weight == 0 {
-			e.Weight = rel.DefaultWeight
-		}
-		if err := b.PutEdge(lmdbstore.EdgePut{Src: e.Src, Rel: e.Rel, Dst: e.Dst, Weight: e.Weight}); err != nil {
+		if err := putBulkEdge(b, rels, e); err != nil {
 			return WriteStats{}, err
 		}
 		tick(len(nodes) + i + 1)

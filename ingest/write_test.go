@@ -218,16 +218,7 @@ func TestWriteGoBulkMatchesOrdinary(t *testing.T) {
 // explicit, so that the bulk's compact edge order is checked against
 // Graph.Edges' order.
 func TestWriteGoBulkMatchesOrdinaryMultiPackage(t *testing.T) {
-	dst := t.TempDir()
-	for _, pkg := range []string{"adjacency", "csr", "roles"} {
-		if err := os.CopyFS(filepath.Join(dst, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := ExtractGo(dst, GoOptions{})
+	res, err := ExtractGo(multiPackageTree(t), GoOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,25 +270,44 @@ func bulkMatchesOrdinary(t *testing.T, g *Graph) {
 	if diff := cmp.Diff(diffSince(t, ordinary, 0), diffSince(t, bulk, 0)); diff != "" {
 		t.Errorf("operations differ (-ordinary +bulk):\n%s", diff)
 	}
-	hash := func(s *lmdbstore.Store) [32]byte {
-		b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := snapshot.FromBytes(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := f.LogicalHash()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	if hash(bulk) != hash(ordinary) {
+	if logicalHash(t, bulk) != logicalHash(t, ordinary) {
 		t.Errorf("logical snapshot hashes differ")
 	}
 	if rep, err := bulk.Check(); err != nil || len(rep.Problems) > 0 {
 		t.Errorf("check: %v %v", err, rep.Problems)
 	}
+}
+
+// logicalHash is the logical snapshot hash of s's latest state.
+func logicalHash(t *testing.T, s *lmdbstore.Store) [32]byte {
+	t.Helper()
+	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.LogicalHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// multiPackageTree is a module of this repository's adjacency, csr and
+// roles packages (with their tests, and calls into the standard library).
+func multiPackageTree(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	for _, pkg := range []string{"adjacency", "csr", "roles"} {
+		if err := os.CopyFS(filepath.Join(dst, pkg), os.DirFS(filepath.Join("..", pkg))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }

@@ -76,6 +76,14 @@ type Bulk struct {
 	// view is the last KeyView taken, when the load had viewKeys keys.
 	view     *KeyView
 	viewKeys int
+	// dropDangling: Commit first drops the edge operations an endpoint of
+	// which no node operation of the load names (DropDangling).
+	dropDangling bool
+	// Changed counts, after Commit, the node and edge operations that
+	// changed their record (those the log record holds); Dropped the edge
+	// operations DropDangling left out.
+	Changed struct{ Nodes, Edges int }
+	Dropped int
 }
 
 const bulkEdgeBit = 1 << 31
@@ -542,9 +550,64 @@ func canonicalSame(p, given []byte) ([]byte, error) {
 	return c, err
 }
 
+// DropDangling makes Commit leave out every edge operation whose source
+// or destination no node operation of the load names, as if it had never
+// been added (SPEC §2, "Bulk loads"): a caller that learns which keys are
+// nodes only as it goes (`ingest go` fed while it extracts) then adds
+// edges to keys outside its graph without keeping them to drop itself.
+// Operation positions (BulkOpError.Op) count the operations kept.
+func (b *Bulk) DropDangling() { b.dropDangling = true }
+
+// dropDanglingEdges removes the edge operations DropDangling leaves out,
+// in place, keeping the order of the others, and numbers the keys' first
+// uses again.
+func (b *Bulk) dropDanglingEdges() {
+	isNode := make([]bool, len(b.keys.keys))
+	for i := range b.nodes {
+		isNode[b.nodes[i].key] = true
+	}
+	kept := 0
+	seq := b.seq[:0]
+	for _, x := range b.seq {
+		if x&bulkEdgeBit == 0 {
+			seq = append(seq, x)
+			continue
+		}
+		e := b.edges[x&^bulkEdgeBit]
+		if !isNode[e.src] || !isNode[e.dst] {
+			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
+			if e.pay != 0 {
+				b.edgePay[e.pay] = nil
+			}
+			b.Dropped++
+			continue
+		}
+		b.edges[kept] = e
+		seq = append(seq, bulkEdgeBit|uint32(kept))
+		kept++
+	}
+	clear(b.edges[kept:])
+	b.edges, b.seq = b.edges[:kept], seq
+	for i := range b.keys.uses {
+		b.keys.uses[i].first = notUsed
+	}
+	for i, x := range b.seq {
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			b.keys.use(e.src, i)
+			b.keys.use(e.dst, i)
+		} else {
+			b.keys.use(b.nodes[x].key, i)
+		}
+	}
+}
+
 // Commit writes every operation added as one revision (see Bulk). A Bulk
 // whose every put changes nothing commits nothing (Commit.Rev 0).
 func (b *Bulk) Commit() (Commit, error) {
+	if b.dropDangling {
+		b.dropDanglingEdges()
+	}
 	if err := b.canonicalise(); err != nil {
 		return Commit{}, err
 	}
@@ -630,8 +693,10 @@ func (b *Bulk) storeEmpty(txn *lmdb.Txn) (bool, error) {
 
 // replay runs the operations through the ordinary write path.
 func (b *Bulk) replay(tx *WriteTxn) error {
+	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i, x := range b.seq {
 		var err error
+		before := tx.nops
 		if x&bulkEdgeBit != 0 {
 			e := &b.edges[x&^bulkEdgeBit]
 			pv := b.provs[e.prov]
@@ -649,8 +714,20 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		if err != nil {
 			return &BulkOpError{Op: i, Err: err}
 		}
+		if tx.nops != before {
+			b.countChange(x)
+		}
 	}
 	return nil
+}
+
+// countChange counts operation x (an entry of seq) in Changed.
+func (b *Bulk) countChange(x uint32) {
+	if x&bulkEdgeBit != 0 {
+		b.Changed.Edges++
+	} else {
+		b.Changed.Nodes++
+	}
 }
 
 // edgePayload is e's payload, nil for none.
@@ -711,6 +788,12 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	b.finalNodePuts(p)
 	wg.Wait()
 	b.finalEdgePuts(p)
+	b.Changed.Nodes, b.Changed.Edges = 0, 0
+	for i, x := range b.seq {
+		if p.changed[i] {
+			b.countChange(x)
+		}
+	}
 	logEncoded := make(chan error, 1)
 	go func() { logEncoded <- b.encodeLog(tx, p) }()
 	err = b.appendIDs(tx, p)

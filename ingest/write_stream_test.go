@@ -1,0 +1,123 @@
+package ingest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memctl/memctl/lmdbstore"
+)
+
+// TestGoStreamMatchesOrdinary: a first ingest streamed into a bulk load
+// while it is extracted (GoOptions.Stream) leaves the store the ordinary
+// write path leaves from the graph ExtractGo returns (WriteCodeTx in one
+// Update): the same logical snapshot, the same operations (the log lists
+// them in extraction order, so compared as sets), the same counts, Check
+// clean. The trees: several packages and modules (this repository's
+// adjacency, csr and roles, whose tests give tests edges and whose calls
+// into the standard library dangle), a package with files for another
+// platform (symbols declared twice: the first description wins) and
+// files that do not parse, type-checked and from syntax alone. Two
+// streamed ingests of one tree log the same operations in the same order.
+func TestGoStreamMatchesOrdinary(t *testing.T) {
+	multi := multiPackageTree(t)
+	for _, c := range []struct {
+		name string
+		dir  string
+		opts GoOptions
+	}{
+		{"multi", multi, GoOptions{}},
+		{"multi-syntax", multi, GoOptions{SyntaxOnly: true}},
+		{"basic", copyTree(t, "basic"), GoOptions{}},
+		{"broken", copyTree(t, "broken"), GoOptions{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := ExtractGo(c.dir, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := lmdbstore.WriteMeta{RunID: "r1", TaskID: "t1"}
+			ordinary := newStore(t)
+			var st1 WriteStats
+			if _, err := ordinary.Update(meta, func(tx *lmdbstore.WriteTxn) error {
+				st1, err = WriteCodeTx(tx, want.Graph, []string{LangGo}, nil)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var logs [][]string
+			for range 2 {
+				streamed := newStore(t)
+				w, err := NewGoStream(streamed, meta, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts := c.opts
+				opts.Stream = w
+				res, err := ExtractGo(c.dir, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Graph != nil {
+					t.Error("a streamed extraction returned its graph")
+				}
+				st2, err := w.Commit()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st2.Commit.Rev != 1 || st2.NodesPut != st1.NodesPut || st2.EdgesPut != st1.EdgesPut ||
+					st2.NodesPut != want.Graph.NumNodes() || st2.EdgesPut != want.Graph.NumEdges() {
+					t.Errorf("streamed %d nodes, %d edges; ordinary %d, %d; graph %d, %d", st2.NodesPut, st2.EdgesPut,
+						st1.NodesPut, st1.EdgesPut, want.Graph.NumNodes(), want.Graph.NumEdges())
+				}
+				if res.Unresolved != want.Unresolved || res.Packages != want.Packages || res.TreeHash != want.TreeHash {
+					t.Errorf("result %+v, want %+v", res, want)
+				}
+				logs = append(logs, diffSince(t, streamed, 0))
+				if logicalHash(t, streamed) != logicalHash(t, ordinary) {
+					t.Errorf("logical snapshot hashes differ")
+				}
+				if rep, err := streamed.Check(); err != nil || len(rep.Problems) > 0 {
+					t.Errorf("check: %v %v", err, rep.Problems)
+				}
+			}
+			ops := diffSince(t, ordinary, 0)
+			got := slices.Clone(logs[0])
+			slices.Sort(ops)
+			slices.Sort(got)
+			if diff := cmp.Diff(ops, got); diff != "" {
+				t.Errorf("operations differ (-ordinary +streamed):\n%s", diff)
+			}
+			if diff := cmp.Diff(logs[0], logs[1]); diff != "" {
+				t.Errorf("two streamed ingests logged different orders:\n%s", diff)
+			}
+			if c.name == "multi" && !slices.ContainsFunc(ops, func(op string) bool { return strings.Contains(op, " tests ") }) {
+				t.Error("no tests edge in the multi-package tree")
+			}
+		})
+	}
+}
+
+// TestGoStreamAbort: an aborted stream writes nothing.
+func TestGoStreamAbort(t *testing.T) {
+	s := newStore(t)
+	w, err := NewGoStream(s, lmdbstore.WriteMeta{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ExtractGo(copyTree(t, "basic"), GoOptions{Stream: w}); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if _, err := w.Commit(); err == nil {
+		t.Error("commit after abort succeeded")
+	}
+	if empty, err := StoreEmpty(s); err != nil || !empty {
+		t.Errorf("store empty %v (%v) after an abort", empty, err)
+	}
+	if ops := diffSince(t, s, 0); len(ops) != 0 {
+		t.Errorf("aborted stream logged %v", ops)
+	}
+}
