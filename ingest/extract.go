@@ -307,6 +307,9 @@ type extractor struct {
 	moduleErrs map[string]string
 	pkgDirs    map[string]string // import path → directory (rel)
 	unresolved int               // calls syntax-only extraction left unresolved
+	// listings are the modules' listings under way (typed.go), by
+	// module directory.
+	listings map[string]*listing
 }
 
 type testEdge struct {

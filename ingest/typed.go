@@ -242,23 +242,66 @@ func (x *extractor) listModule(m module) ([]*packages.Package, error) {
 		}
 		return nil, errors.New("no packages")
 	}
-	dir := filepath.Join(x.t.Root, filepath.FromSlash(m.Dir))
-	cfg := &packages.Config{Mode: listMode, Dir: dir, Env: loadEnv(x.opts.Offline, x.opts.LoadEnv), Tests: true}
-	t0 := time.Now()
-	roots, err := packages.Load(cfg, "./...")
-	if err != nil {
-		return nil, err
+	if x.listings == nil {
+		x.listings = startListings(x.t.Root, x.t.Modules, loadEnv(x.opts.Offline, x.opts.LoadEnv))
 	}
-	debugf("%s: listed in %v", m.Path, time.Since(t0))
-	var all []*packages.Package
-	packages.Visit(roots, nil, func(p *packages.Package) { all = append(all, p) })
-	if len(all) == 0 {
-		return nil, errors.New("no packages")
+	l := x.listings[m.Dir]
+	<-l.done
+	delete(x.listings, m.Dir)
+	if l.err != nil {
+		return nil, l.err
 	}
+	debugf("%s: listed in %v", m.Path, l.took)
 	if x.next != nil {
-		x.next.listing[m.Dir] = all
+		x.next.listing[m.Dir] = l.all
 	}
-	return all, nil
+	return l.all, nil
+}
+
+// listing is the go command's listing of one module, made in the
+// background.
+type listing struct {
+	done chan struct{} // closed when all and err are set
+	all  []*packages.Package
+	err  error
+	took time.Duration
+}
+
+// maxListings is how many go commands list modules at once.
+const maxListings = 2
+
+// startListings lists every module of the tree in the background, at
+// most maxListings at a time, in the order of modules: the go command
+// lists the next module while the first is type-checked, instead of
+// keeping a core idle between them (std then cmd: 0.6–0.9 s).
+func startListings(root string, modules []module, env []string) map[string]*listing {
+	out := make(map[string]*listing, len(modules))
+	for _, m := range modules {
+		out[m.Dir] = &listing{done: make(chan struct{})}
+	}
+	go func() {
+		slots := make(chan struct{}, maxListings)
+		for _, m := range modules {
+			slots <- struct{}{}
+			go func(l *listing) {
+				defer func() { <-slots }()
+				defer close(l.done)
+				t0 := time.Now()
+				cfg := &packages.Config{Mode: listMode, Dir: filepath.Join(root, filepath.FromSlash(m.Dir)), Env: env, Tests: true}
+				roots, err := packages.Load(cfg, "./...")
+				l.took = time.Since(t0)
+				if err != nil {
+					l.err = err
+					return
+				}
+				packages.Visit(roots, nil, func(p *packages.Package) { l.all = append(l.all, p) })
+				if len(l.all) == 0 {
+					l.err = errors.New("no packages")
+				}
+			}(out[m.Dir])
+		}
+	}()
+	return out
 }
 
 // isForeignVariant reports whether p is a package recompiled for another
