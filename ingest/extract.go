@@ -324,6 +324,10 @@ type extractor struct {
 	// keeps the nodes it was sent without payload.
 	stream *GoStream
 	pend   streamPending
+
+	// listings are the modules' listings under way (typed.go), by
+	// module directory.
+	listings map[string]*listing
 }
 
 type testEdge struct {
@@ -412,9 +416,8 @@ type fragment struct {
 	// unresolved counts the unresolved calls of the file being extracted;
 	// total those of every file.
 	unresolved, total int
-	// walk's scratch, reused from declaration to declaration.
-	idents    map[*ast.Ident]identFlags
-	callExprs []*ast.CallExpr
+	// w is walk's, reused from declaration to declaration.
+	w walker
 }
 
 type symbolNode struct {
@@ -652,116 +655,147 @@ func (x *extractor) addDirs(rel string) {
 // symbols it declares. For a test function, calls into the package under
 // test are also recorded as tests edges.
 func (fr *fragment) walk(srcs []string, decl ast.Node, f *unitFile, testFn bool, underTest string) {
-	// One map of flags per identifier, kept by the fragment and cleared
-	// for each declaration: three maps made per declaration were a tenth
-	// of the extraction's allocations.
-	if fr.idents == nil {
-		fr.idents = make(map[*ast.Ident]identFlags)
+	w := &fr.w
+	*w = walker{fr: fr, f: f, srcs: srcs, testFn: testFn, underTest: underTest, visitFn: w.visitFn}
+	if w.visitFn == nil {
+		w.visitFn = w.visit
 	}
-	ids := fr.idents
-	callExprs := fr.callExprs[:0]
-	emit := func(t target, id *ast.Ident) {
-		ids[id] |= identResolved
-		var rel string
-		switch t.kind {
-		case KindFunc, KindMethod:
-			// Called, or mentioned as a value (passed, stored, assigned):
-			// a function value is a reference (SPEC §9.4).
-			rel = RelReferences
-			if ids[id]&identCalled != 0 {
-				rel = RelCalls
-			}
-		case KindType, KindInterface:
-			rel = RelReferences
-		default:
-			return
-		}
-		for _, src := range srcs {
-			if src == t.key {
-				continue
-			}
-			fr.addEdge(Edge{Src: src, Rel: rel, Dst: t.key})
-			if testFn && rel == RelCalls && t.pkg == underTest {
-				fr.tests = append(fr.tests, testEdge{file: f.src.Rel, fn: src, target: t.key})
-			}
-		}
-	}
-	ast.Inspect(decl, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CallExpr:
-			if id := calleeIdent(n.Fun); id != nil {
-				ids[id] |= identCalled
-			}
-			callExprs = append(callExprs, n)
-		case *ast.SelectorExpr:
-			ids[n.Sel] |= identSkipped
-			t, ok, skipX := f.res.selector(n)
-			if ok {
-				emit(t, n.Sel)
-			}
-			if skipX {
-				return false
-			}
-		case *ast.Ident:
-			if ids[n]&identSkipped != 0 {
-				return false
-			}
-			if t, ok := f.res.ident(n); ok {
-				emit(t, n)
-			}
-		case *ast.FuncDecl:
-			ids[n.Name] |= identSkipped
-		case *ast.TypeSpec:
-			ids[n.Name] |= identSkipped
-		case *ast.ValueSpec:
-			for _, id := range n.Names {
-				ids[id] |= identSkipped
-			}
-		case *ast.Field:
-			for _, id := range n.Names {
-				ids[id] |= identSkipped
-			}
-		case *ast.CompositeLit:
-			for _, e := range n.Elts {
-				if kv, ok := e.(*ast.KeyValueExpr); ok {
-					if id, ok := kv.Key.(*ast.Ident); ok {
-						ids[id] |= identSkipped
-					}
-				}
-			}
-		case *ast.LabeledStmt:
-			ids[n.Label] |= identSkipped
-		case *ast.BranchStmt:
-			if n.Label != nil {
-				ids[n.Label] |= identSkipped
-			}
-		}
-		return true
-	})
-	for _, c := range callExprs {
-		if id := calleeIdent(c.Fun); (id == nil || ids[id]&identResolved == 0) && f.res.unresolved(c) {
-			fr.unresolved++
-		}
-	}
-	// No trees held past the declaration; a map a huge declaration grew
-	// goes rather than be cleared at its size for every later one.
-	clear(callExprs)
-	fr.callExprs = callExprs[:0]
-	if len(ids) > 1<<12 {
-		fr.idents = nil
-	} else {
-		clear(ids)
+	w.inspect(decl)
+	w.fr, w.f, w.srcs, w.callee = nil, nil, nil, nil // no trees held past the declaration
+}
+
+// walker is walk's state for one declaration. Names that declare
+// something (of funcs, types, values, fields, labels) and the keys of
+// composite literals are not uses: the walker steps around them rather
+// than mark them in a map of flags per identifier (a map access for every
+// identifier, and a clear per declaration). callee is the identifier the innermost call being
+// walked calls (calleeIdent): the walk reaches it through the call's Fun
+// before any other call, so one slot, saved around nested calls, is
+// enough; calleeResolved records that it resolved to a symbol.
+type walker struct {
+	fr             *fragment
+	f              *unitFile
+	srcs           []string
+	testFn         bool
+	underTest      string
+	callee         *ast.Ident
+	calleeResolved bool
+	visitFn        func(ast.Node) bool // w.visit, made once per fragment
+}
+
+// inspect walks n unless it is nil: the caller passes an optional
+// field of pointer type (Recv, Body, TypeParams, Tag) only when it is set.
+func (w *walker) inspect(n ast.Node) {
+	if n != nil {
+		ast.Inspect(n, w.visitFn)
 	}
 }
 
-// identFlags is what walk knows of an identifier of the declaration.
-type identFlags uint8
+func (w *walker) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.CallExpr:
+		prev, prevResolved := w.callee, w.calleeResolved
+		w.callee, w.calleeResolved = calleeIdent(n.Fun), false
+		w.inspect(n.Fun)
+		if (w.callee == nil || !w.calleeResolved) && w.f.res.unresolved(n) {
+			w.fr.unresolved++
+		}
+		w.callee, w.calleeResolved = prev, prevResolved
+		for _, a := range n.Args {
+			w.inspect(a)
+		}
+		return false
+	case *ast.SelectorExpr:
+		t, ok, skipX := w.f.res.selector(n)
+		if ok {
+			w.emit(t, n.Sel)
+		}
+		if !skipX {
+			w.inspect(n.X)
+		}
+		return false // n.Sel is resolved
+	case *ast.Ident:
+		if t, ok := w.f.res.ident(n); ok {
+			w.emit(t, n)
+		}
+	case *ast.FuncDecl:
+		if n.Recv != nil {
+			w.inspect(n.Recv)
+		}
+		w.inspect(n.Type)
+		if n.Body != nil {
+			w.inspect(n.Body)
+		}
+		return false
+	case *ast.TypeSpec:
+		if n.TypeParams != nil {
+			w.inspect(n.TypeParams)
+		}
+		w.inspect(n.Type)
+		return false
+	case *ast.ValueSpec:
+		w.inspect(n.Type)
+		for _, v := range n.Values {
+			w.inspect(v)
+		}
+		return false
+	case *ast.Field:
+		w.inspect(n.Type)
+		if n.Tag != nil {
+			w.inspect(n.Tag)
+		}
+		return false
+	case *ast.CompositeLit:
+		w.inspect(n.Type)
+		for _, e := range n.Elts {
+			if kv, ok := e.(*ast.KeyValueExpr); ok {
+				if _, ok := kv.Key.(*ast.Ident); ok {
+					w.inspect(kv.Value) // a field name (or a constant index): no use
+					continue
+				}
+			}
+			w.inspect(e)
+		}
+		return false
+	case *ast.LabeledStmt:
+		w.inspect(n.Stmt)
+		return false
+	case *ast.BranchStmt:
+		return false
+	}
+	return true
+}
 
-const (
-	identCalled   identFlags = 1 << iota // the callee of a call
-	identSkipped                         // a name declared, a field key or a label: no use
-	identResolved                        // emitted as a use of a symbol
-)
+// emit adds the edges of a use of symbol t by identifier id.
+func (w *walker) emit(t target, id *ast.Ident) {
+	called := id == w.callee
+	if called {
+		w.calleeResolved = true
+	}
+	var rel string
+	switch t.kind {
+	case KindFunc, KindMethod:
+		// Called, or mentioned as a value (passed, stored, assigned):
+		// a function value is a reference (SPEC §9.4).
+		rel = RelReferences
+		if called {
+			rel = RelCalls
+		}
+	case KindType, KindInterface:
+		rel = RelReferences
+	default:
+		return
+	}
+	for _, src := range w.srcs {
+		if src == t.key {
+			continue
+		}
+		w.fr.addEdge(Edge{Src: src, Rel: rel, Dst: t.key})
+		if w.testFn && rel == RelCalls && t.pkg == w.underTest {
+			w.fr.tests = append(w.fr.tests, testEdge{file: w.f.src.Rel, fn: src, target: t.key})
+		}
+	}
+}
 
 // calleeIdent is the identifier naming the called function of a call's
 // Fun expression, or nil.
