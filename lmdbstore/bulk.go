@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -712,7 +713,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	wg.Wait()
 	b.finalEdgePuts(p)
 	logEncoded := make(chan error, 1)
-	go func() { logEncoded <- b.encodeLog(tx, p) }()
+	go func() {
+		logEncoded <- b.encodeLog(tx, p)
+	}()
 	err = b.appendIDs(tx, p)
 	if logErr := <-logEncoded; err == nil {
 		err = logErr
@@ -971,21 +974,22 @@ type bulkLog struct {
 	err error
 }
 
-// encodeLog encodes the log record: the operations that change something,
-// in order, encoded now and compressed on another goroutine (b.logValue)
-// while the ids keyspace is written. A record whose format-01 ops would
-// exceed compressLogAbv bytes is format 03, built from the interned keys
-// (encodeKeyedLog); a smaller one is format 01, as WriteTxn writes them.
+// encodeLog starts encoding the log record, delivered on b.logValue: the
+// operations that change something, in order, compressed. It counts them
+// (tx.nops) and returns; the record is encoded and compressed on other
+// goroutines while the keyspaces are written. A load whose format-01 ops
+// certainly exceed compressLogAbv bytes (minLogOpBytes each) is format 03,
+// built from the interned keys without sizing its format-01 ops
+// (encodeKeyedLog); a smaller one is sized exactly and takes format 01,
+// or 03, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
-	// On every core: each worker sizes its share of the operations
-	// exactly, then encodes it in place at its offset in tx.ops.
 	relNames := make(map[RelID]string, len(b.relOf))
 	for id, r := range b.relOf {
 		relNames[id] = r.Name
 	}
 	n := len(b.seq)
 	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
-	sizes, counts := make([]int, workers), make([]int, workers)
+	counts, pays := make([]int, workers), make([]int, workers)
 	var wg sync.WaitGroup
 	each := func(fn func(w, lo, hi int)) {
 		for w := range workers {
@@ -999,9 +1003,14 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	}
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if p.changed[i] {
-				sizes[w] += b.logOpSize(b.seq[i], relNames)
-				counts[w]++
+			if !p.changed[i] {
+				continue
+			}
+			counts[w]++
+			if x := b.seq[i]; x&bulkEdgeBit != 0 {
+				pays[w] += len(b.edgePayload(&b.edges[x&^bulkEdgeBit]))
+			} else {
+				pays[w] += len(b.nodes[x].payload)
 			}
 		}
 	})
@@ -1011,6 +1020,43 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	}
 	logDone := make(chan bulkLog, 1)
 	b.logValue = logDone
+	if !b.s.logFormat02 && len(tx.ops)+(tx.nops-before)*minLogOpBytes > compressLogAbv {
+		// logBytes, which decides whether write waits for the record
+		// before the node records, is a lower bound of the keyed body: its
+		// payloads and its keys (each in the table once).
+		b.logBytes = tx.nops - before
+		for _, pay := range pays {
+			b.logBytes += pay
+		}
+		for i, k := range b.keys.keys {
+			if b.keys.uses[i].first != notUsed {
+				b.logBytes += len(k)
+			}
+		}
+		go func() {
+			// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
+			body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
+			if err == nil && len(body) < minKeyedBody {
+				err = fmt.Errorf("bulk load: format-03 log body of %d bytes", len(body)) // a bug, not bad input
+			}
+			if err != nil {
+				logDone <- bulkLog{err: err}
+				return
+			}
+			logDone <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+		}()
+		return nil
+	}
+	// Few operations: each worker sizes its share exactly, then encodes it
+	// in place at its offset in tx.ops.
+	sizes := make([]int, workers)
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				sizes[w] += b.logOpSize(b.seq[i], relNames)
+			}
+		}
+	})
 	start := len(tx.ops)
 	total := start
 	for _, sz := range sizes {
@@ -1053,123 +1099,180 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
+// minLogOpBytes is the fewest bytes an operation of a bulk load takes in
+// format 01: its kind, three provenance strs, and a node's key (at least
+// one byte), type and payload strs (an edge's fields take more).
+const minLogOpBytes = 8
+
 // encodeKeyedLog encodes the operations already in ops (nops0 of them,
 // format 01) and those of the load that change something as a format-03
 // body: the bytes keyedOps makes of ops followed by appendLogOp's
 // encoding, with one table lookup per distinct key, provenance and
 // relation rather than one per name.
 //
-// In two passes, so that the body is the only buffer of its size: the
-// first fills the key table in the order one pass would (the order of the
-// names in the operations) and sizes the operations; the second writes
-// them after the table into a body of exactly that size.
+// The table is filled in operation order on one goroutine (the order of
+// first use: indexNames); the operations, names as indices, are then
+// sized and written on every core, each worker its share of the
+// operations at its offset in one body of exactly the right size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
 	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
 	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops0)
 	if err != nil {
 		return nil, err
 	}
-	// Indices +1, 0: not in the table yet.
-	keyIdx := make([]uint32, len(b.keys.keys))
-	provIdx := make([][3]uint32, len(b.provs))
-	relIdx := make(map[RelID]uint32, len(relNames))
-	key := func(k uint32) uint32 {
-		if keyIdx[k] == 0 {
-			keyIdx[k] = keyIndex(t, b.keys.keys[k]) + 1
+	k := b.indexNames(t, p, relNames)
+	n := len(b.seq)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	sizes := make([]int, workers)
+	var wg sync.WaitGroup
+	each := func(fn func(w, lo, hi int)) {
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(w, w*n/workers, (w+1)*n/workers)
+			}()
 		}
-		return keyIdx[k] - 1
+		wg.Wait()
 	}
-	prov := func(pi uint32) [3]uint32 {
-		if provIdx[pi][0] == 0 {
-			pv := b.provs[pi]
-			provIdx[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
-		}
-		return provIdx[pi]
-	}
-	rel := func(id RelID) uint32 {
-		r, ok := relIdx[id]
-		if !ok {
-			r = keyIndex(t, relNames[id])
-			relIdx[id] = r
-		}
-		return r
-	}
-	typIdx := make(map[string]uint32, len(b.types))
-	typ := func(name string) uint32 {
-		i, ok := typIdx[name]
-		if !ok {
-			i = keyIndex(t, name)
-			typIdx[name] = i
-		}
-		return i
-	}
-	// emit encodes operation x into out (nil: sizes it only) and returns
-	// its size; the table indices are taken in the order of its names.
-	emit := func(out []byte, x uint32) ([]byte, int) {
-		size := 1
-		field := func(v uint64) {
-			size += uvarintLen(v)
-			if out != nil {
-				out = binary.AppendUvarint(out, v)
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				sizes[w] += k.size(b.seq[i])
 			}
 		}
-		str := func(s []byte) {
-			field(uint64(len(s)))
-			size += len(s)
-			if out != nil {
-				out = append(out, s...)
-			}
-		}
-		head := func(kind byte, pi uint32) { // the kind, then the provenance
-			if out != nil {
-				out = append(out, kind)
-			}
-			for _, i := range prov(pi) {
-				field(uint64(i - 1))
-			}
-		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			head(byte(OpPutEdge), e.prov)
-			field(uint64(key(e.src)))
-			field(uint64(rel(e.rel)))
-			field(uint64(key(e.dst)))
-			size += 4
-			if out != nil {
-				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
-			}
-			str(b.edgePayload(e))
-			return out, size
-		}
-		n := &b.nodes[x]
-		head(byte(OpPutNode), n.prov)
-		field(uint64(key(n.key)))
-		field(uint64(typ(n.typ)))
-		str(n.payload)
-		return out, size
-	}
+	})
 	size := len(pre)
-	for i, x := range b.seq {
-		if p.changed[i] {
-			_, n := emit(nil, x)
-			size += n
-		}
+	for _, sz := range sizes {
+		size += sz
 	}
 	body := binary.AppendUvarint(nil, uint64(t.n))
 	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
-	t.tab, t.idx = nil, nil // the second pass only reads the indices taken
-	want := len(body) + size
+	t.tab, t.idx = nil, nil
 	body = append(body, pre...)
-	for i, x := range b.seq {
-		if p.changed[i] {
-			body, _ = emit(body, x)
-		}
+	offs := make([]int, workers)
+	for w := range workers {
+		offs[w] = len(body)
+		body = body[:len(body)+sizes[w]]
 	}
-	if len(body) != want {
-		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes, sized %d", len(body), want) // a bug, not bad input
+	wrote := make([]int, workers)
+	each(func(w, lo, hi int) {
+		buf := body[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
+		for i := lo; i < hi; i++ {
+			if p.changed[i] {
+				buf = k.append(buf, b.seq[i])
+			}
+		}
+		wrote[w] = len(buf)
+	})
+	if !slices.Equal(wrote, sizes) {
+		return nil, fmt.Errorf("bulk load: format-03 log operations of %v bytes, sized %v", wrote, sizes) // a bug, not bad input
 	}
 	return body, nil
 }
+
+// keyedIndex holds the table index of every name a load's logged operations
+// use (indexNames), for encoding them in format 03 on several goroutines:
+// it is only read then.
+type keyedIndex struct {
+	b    *Bulk
+	keys []uint32          // by key index
+	prov [][3]uint32       // by provenance index: scope, run, task
+	rels []uint32          // by relation id
+	typs map[string]uint32 // by type
+}
+
+// indexNames adds to t, in the order format 03 lists them (each
+// operation's provenance, then its names in field order), every name the
+// operations that change something use, and returns their indices.
+func (b *Bulk) indexNames(t *keyTable, p *bulkPlan, relNames map[RelID]string) *keyedIndex {
+	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make(map[string]uint32, len(b.types))}
+	maxRel := RelID(0)
+	for id := range relNames {
+		maxRel = max(maxRel, id)
+	}
+	k.rels = make([]uint32, int(maxRel)+1)
+	// Indices +1 while the table fills: 0 is not in it yet.
+	key := func(i uint32) {
+		if k.keys[i] == 0 {
+			k.keys[i] = keyIndex(t, b.keys.keys[i]) + 1
+		}
+	}
+	prov := func(pi uint32) {
+		if k.prov[pi][0] == 0 {
+			pv := b.provs[pi]
+			k.prov[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
+		}
+	}
+	for i, x := range b.seq {
+		if !p.changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			prov(e.prov)
+			key(e.src)
+			if k.rels[e.rel] == 0 {
+				k.rels[e.rel] = keyIndex(t, relNames[e.rel]) + 1
+			}
+			key(e.dst)
+			continue
+		}
+		nd := &b.nodes[x]
+		prov(nd.prov)
+		key(nd.key)
+		if _, ok := k.typs[nd.typ]; !ok {
+			k.typs[nd.typ] = keyIndex(t, nd.typ) + 1
+		}
+	}
+	return k
+}
+
+// size is the size of operation x in format 03.
+func (k *keyedIndex) size(x uint32) int {
+	b := k.b
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := &k.prov[e.prov]
+		pay := len(b.edgePayload(e))
+		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel]) + idxLen(k.keys[e.dst]) +
+			4 + varLen(uint64(pay)) + pay
+	}
+	nd := &b.nodes[x]
+	pv := &k.prov[nd.prov]
+	pay := len(nd.payload)
+	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + varLen(uint64(pay)) + pay
+}
+
+// append appends operation x in format 03.
+func (k *keyedIndex) append(out []byte, x uint32) []byte {
+	b := k.b
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := &k.prov[e.prov]
+		out = append(out, byte(OpPutEdge))
+		out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
+		out = appendIdx(appendIdx(appendIdx(out, k.keys[e.src]), k.rels[e.rel]), k.keys[e.dst])
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
+		pay := b.edgePayload(e)
+		return append(binary.AppendUvarint(out, uint64(len(pay))), pay...)
+	}
+	nd := &b.nodes[x]
+	pv := &k.prov[nd.prov]
+	out = append(out, byte(OpPutNode))
+	out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
+	out = appendIdx(appendIdx(out, k.keys[nd.key]), k.typs[nd.typ])
+	return append(binary.AppendUvarint(out, uint64(len(nd.payload))), nd.payload...)
+}
+
+// appendIdx appends a table index held +1 (keyedIndex).
+func appendIdx(out []byte, i uint32) []byte { return binary.AppendUvarint(out, uint64(i-1)) }
+
+// idxLen is appendIdx's length.
+func idxLen(i uint32) int { return varLen(uint64(i - 1)) }
+
+// varLen is the length of x as a uvarint.
+func varLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes
 // it (WriteTxn.op).
