@@ -1321,7 +1321,8 @@ type bulkChunk struct{ k, v []byte }
 func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out chan<- []bulkChunk) {
 	defer close(out)
 	var entries []adjacency.Entry
-	var batch []bulkChunk
+	batch := make([]bulkChunk, 0, 1024)
+	var slab []byte
 	for i := 0; i < len(refs); {
 		node := refs[i].a
 		entries = entries[:0]
@@ -1333,17 +1334,40 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: e.weight})
 		}
 		for _, part := range splitChunks(entries, b.s.chunkMax) {
-			batch = append(batch, bulkChunk{adjKey(p.ids[node], RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
+			// The key and value are encoded into slab, which holds the
+			// batch's chunks back to back (one allocation per many
+			// chunks, none in Encode): a new one when this chunk might
+			// not fit, as the batch sent keeps using the old.
+			if need := adjKeyLen + maxChunkBytes(len(part)); cap(slab)-len(slab) < need {
+				slab = make([]byte, 0, max(chunkSlabBytes, need))
+			}
+			start := len(slab)
+			slab = append(slab, adjKey(p.ids[node], RelID(part[0].Rel), NodeID(part[0].Peer))...) // inlined: the key is not allocated
+			slab = adjacency.Encode(slab, part)
+			batch = append(batch, bulkChunk{slab[start : start+adjKeyLen : start+adjKeyLen], slab[start+adjKeyLen : len(slab) : len(slab)]})
 		}
 		if len(batch) >= 1024 {
 			out <- batch
-			batch = nil
+			batch = make([]bulkChunk, 0, 1024)
 		}
 	}
 	if len(batch) > 0 {
 		out <- batch
 	}
 }
+
+// adjKeyLen is the length of an adjacency chunk's key (adjKey).
+const adjKeyLen = 20
+
+// maxChunkBytes bounds adjacency.Encode's output for n entries: version,
+// count, per entry a relation delta, peer and revision (uvarints), flags
+// and a weight, then the checksum.
+func maxChunkBytes(n int) int {
+	return 1 + binary.MaxVarintLen64 + n*(binary.MaxVarintLen32+2*binary.MaxVarintLen64+1+4) + 4
+}
+
+// chunkSlabBytes is the size of the buffers encodeChunks encodes into.
+const chunkSlabBytes = 256 << 10
 
 // appendEdges appends the e records that are not implicit (edgerec.go)
 // while the adjacency chunks of both sides are encoded on other
