@@ -700,27 +700,24 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err != nil {
 		return tx.fail(err)
 	}
-	// Out side and in side sorts run beside the node work; the log record
+	// Out side and in side sorts run beside the node work and the ids
+	// keyspace's writes (which need only the keys' ranks); the log record
 	// is encoded (it touches only tx.ops and tx.nops, which the keyspace
-	// writes do not) and compressed beside the keyspaces' writes. A large
-	// record is waited for once the ids keyspace is written, before the
-	// node and edge records: its body (every payload again) would be live
-	// while LMDB's dirty pages grow to the store's size, and the two add
-	// up to the load's peak memory.
+	// writes do not) and compressed beside the other keyspaces' writes
+	// (encodeLog). A large record is waited for before the node and edge
+	// records: its body (every payload again) would be live while LMDB's
+	// dirty pages grow to the store's size, and the two add up to the
+	// load's peak memory.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
-	wg.Wait()
-	b.finalEdgePuts(p)
-	logEncoded := make(chan error, 1)
-	go func() {
-		logEncoded <- b.encodeLog(tx, p)
-	}()
 	err = b.appendIDs(tx, p)
-	if logErr := <-logEncoded; err == nil {
-		err = logErr
-	}
+	wg.Wait()
 	if err != nil {
+		return tx.fail(err)
+	}
+	b.finalEdgePuts(p)
+	if err := b.encodeLog(tx, p); err != nil {
 		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
 	waited := b.logBytes > cmp.Or(b.holdLog, holdLogBytes)
