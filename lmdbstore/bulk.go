@@ -54,6 +54,9 @@ type Bulk struct {
 	// ids keyspace's writes); log is that record once received.
 	logValue chan bulkLog
 	log      bulkLog
+	// logNames delivers the log record's key table when nameLog filled
+	// it early; nil otherwise.
+	logNames chan logNames
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -700,6 +703,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err != nil {
 		return tx.fail(err)
 	}
+	b.nameLog(tx)
 	// Out side and in side sorts run beside the node work and the ids
 	// keyspace's writes (which need only the keys' ranks); the log record
 	// is encoded (it touches only tx.ops and tx.nops, which the keyspace
@@ -980,10 +984,7 @@ type bulkLog struct {
 // (encodeKeyedLog); a smaller one is sized exactly and takes format 01,
 // or 03, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
-	relNames := make(map[RelID]string, len(b.relOf))
-	for id, r := range b.relOf {
-		relNames[id] = r.Name
-	}
+	relNames := b.relNames()
 	n := len(b.seq)
 	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
 	counts, pays := make([]int, workers), make([]int, workers)
@@ -1112,12 +1113,16 @@ const minLogOpBytes = 8
 // sized and written on every core, each worker its share of the
 // operations at its offset in one body of exactly the right size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
-	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
-	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops0)
-	if err != nil {
-		return nil, err
+	var names logNames
+	if b.logNames != nil { // nameLog's
+		names = <-b.logNames
+	} else {
+		names = b.keyedNames(relNames, ops, nops0, p.changed)
 	}
-	k := b.indexNames(t, p, relNames)
+	if names.err != nil {
+		return nil, names.err
+	}
+	t, pre, k := names.t, names.pre, names.k
 	n := len(b.seq)
 	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
 	sizes := make([]int, workers)
@@ -1179,21 +1184,105 @@ type keyedIndex struct {
 	typs map[string]uint32 // by type
 }
 
+// logNames is a format-03 log record's key table with the indices of
+// every name in it (indexNames), and the table's encoding of the ops
+// already in the transaction (add_rel).
+type logNames struct {
+	t   *keyTable
+	pre []byte
+	k   *keyedIndex
+	err error
+}
+
+// nameLog fills the key table of the load's log record on another
+// goroutine (b.logNames), before the edge sorts tell which operations
+// change something, when that cannot change the table: in the fast path
+// (an empty store) the first operation naming a key, edge, relation or
+// type always changes something, and an operation that changes nothing
+// names only what an earlier one that did named (the same key, the same
+// edge, a type equal to the live record's), so each name's first use is
+// the same among all the operations and among those logged; a
+// provenance's is too when the load has one. Only for loads whose record
+// will likely be format 03.
+func (b *Bulk) nameLog(tx *WriteTxn) {
+	if b.s.logFormat02 || len(b.provs) > 1 || len(tx.ops)+len(b.seq)*minLogOpBytes <= compressLogAbv {
+		return
+	}
+	ch := make(chan logNames, 1)
+	b.logNames = ch
+	relNames := b.relNames()
+	ops, nops := tx.ops, tx.nops
+	go func() { ch <- b.keyedNames(relNames, ops, nops, nil) }()
+}
+
+// relNames is every relation the load names, by id.
+func (b *Bulk) relNames() map[RelID]string {
+	names := make(map[RelID]string, len(b.relOf))
+	for id, r := range b.relOf {
+		names[id] = r.Name
+	}
+	return names
+}
+
+// keyedNames is the key table of the nops format-01 ops already in ops
+// and of the load's operations that change something (all of them with
+// changed nil), in order.
+func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, changed []bool) logNames {
+	t := newKeyTable(len(b.provs) + len(relNames) + len(b.types))
+	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops)
+	if err != nil {
+		return logNames{err: err}
+	}
+	return logNames{t: t, pre: pre, k: b.indexNames(t, changed, relNames)}
+}
+
 // indexNames adds to t, in the order format 03 lists them (each
 // operation's provenance, then its names in field order), every name the
-// operations that change something use, and returns their indices.
-func (b *Bulk) indexNames(t *keyTable, p *bulkPlan, relNames map[RelID]string) *keyedIndex {
+// operations that change something (every operation, with changed nil)
+// use, and returns their indices.
+//
+// When no key was changed by its redaction, the keys are distinct (as
+// given, they are the key table's map keys), so a key that is no other
+// name (provenance, relation, type, or a name of t) is appended to the
+// table without a lookup; the others go through t's map, on both sides.
+func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string) *keyedIndex {
 	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make(map[string]uint32, len(b.types))}
 	maxRel := RelID(0)
 	for id := range relNames {
 		maxRel = max(maxRel, id)
 	}
 	k.rels = make([]uint32, int(maxRel)+1)
+	var others map[string]bool // the names that are not keys, when keys skip the map
+	if !b.keys.redactedSome {
+		others = make(map[string]bool, len(t.idx)+3*len(b.provs)+len(relNames)+len(b.types))
+		for name := range t.idx {
+			others[name] = true
+		}
+		for _, pv := range b.provs {
+			others[pv.scope], others[pv.run], others[pv.task] = true, true, true
+		}
+		for _, name := range relNames {
+			others[name] = true
+		}
+		for typ := range b.types {
+			others[typ] = true
+		}
+		t.tab = slices.Grow(t.tab, len(b.keys.keys)*48)
+	}
 	// Indices +1 while the table fills: 0 is not in it yet.
 	key := func(i uint32) {
-		if k.keys[i] == 0 {
-			k.keys[i] = keyIndex(t, b.keys.keys[i]) + 1
+		if k.keys[i] != 0 {
+			return
 		}
+		name := b.keys.keys[i]
+		if others == nil || others[name] {
+			k.keys[i] = keyIndex(t, name) + 1
+			return
+		}
+		t.tab = binary.AppendUvarint(t.tab, uint64(len(name)))
+		t.tab = append(t.tab, name...)
+		t.n++
+		k.keys[i] = t.n
 	}
 	prov := func(pi uint32) {
 		if k.prov[pi][0] == 0 {
@@ -1202,7 +1291,7 @@ func (b *Bulk) indexNames(t *keyTable, p *bulkPlan, relNames map[RelID]string) *
 		}
 	}
 	for i, x := range b.seq {
-		if !p.changed[i] {
+		if changed != nil && !changed[i] {
 			continue
 		}
 		if x&bulkEdgeBit != 0 {
