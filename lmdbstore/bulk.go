@@ -986,19 +986,9 @@ type bulkLog struct {
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	relNames := b.relNames()
 	n := len(b.seq)
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	workers := opShares(n)
 	counts, pays := make([]int, workers), make([]int, workers)
-	var wg sync.WaitGroup
-	each := func(fn func(w, lo, hi int)) {
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fn(w, w*n/workers, (w+1)*n/workers)
-			}()
-		}
-		wg.Wait()
-	}
+	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if !p.changed[i] {
@@ -1097,6 +1087,24 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
+// opShares is how many goroutines a pass of the log's encoding over n
+// operations uses: every core, 4,096 operations each at least.
+func opShares(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/4096)) }
+
+// eachShare runs fn on shares goroutines, share w covering operations
+// [w*n/shares, (w+1)*n/shares), and waits for them.
+func eachShare(n, shares int, fn func(w, lo, hi int)) {
+	var wg sync.WaitGroup
+	for w := range shares {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, w*n/shares, (w+1)*n/shares)
+		}()
+	}
+	wg.Wait()
+}
+
 // minLogOpBytes is the fewest bytes an operation of a bulk load takes in
 // format 01: its kind, three provenance strs, and a node's key (at least
 // one byte), type and payload strs (an edge's fields take more).
@@ -1124,19 +1132,9 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 	}
 	t, pre, k := names.t, names.pre, names.k
 	n := len(b.seq)
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	workers := opShares(n)
 	sizes := make([]int, workers)
-	var wg sync.WaitGroup
-	each := func(fn func(w, lo, hi int)) {
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fn(w, w*n/workers, (w+1)*n/workers)
-			}()
-		}
-		wg.Wait()
-	}
+	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if p.changed[i] {

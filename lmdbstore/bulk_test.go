@@ -155,18 +155,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 						return err
 					}
 				}
-				for _, op := range ops {
-					var err error
-					if op.node != nil {
-						err = tx.PutNode(*op.node)
-					} else {
-						err = tx.PutEdge(*op.edge)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				return nil
+				return putOps(tx, ops)
 			})
 			b := bulk.NewBulk(meta)
 			if seed%3 == 1 {

@@ -65,31 +65,10 @@ func TestBulkLogNamesEarly(t *testing.T) {
 			}
 			ordinary, bulk := newStore(t, opts), newStore(t, opts)
 			meta := WriteMeta{Scope: "repo", RunID: "r1"}
-			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
-				for _, op := range ops {
-					var err error
-					if op.node != nil {
-						err = tx.PutNode(*op.node)
-					} else {
-						err = tx.PutEdge(*op.edge)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error { return putOps(tx, ops) })
 			b := bulk.NewBulk(meta)
-			for _, op := range ops {
-				var err error
-				if op.node != nil {
-					err = b.PutNode(*op.node)
-				} else {
-					err = b.PutEdge(*op.edge)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			if err := putOps(b, ops); err != nil {
+				t.Fatal(err)
 			}
 			c2, err := b.Commit()
 			if err != nil {
@@ -115,4 +94,23 @@ func TestBulkLogNamesEarly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// putOps adds ops to a transaction or a bulk load, in order.
+func putOps(w interface {
+	PutNode(NodePut) error
+	PutEdge(EdgePut) error
+}, ops []bulkOp) error {
+	for _, op := range ops {
+		var err error
+		if op.node != nil {
+			err = w.PutNode(*op.node)
+		} else {
+			err = w.PutEdge(*op.edge)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
