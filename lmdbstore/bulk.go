@@ -57,6 +57,10 @@ type Bulk struct {
 	// logNames delivers the log record's key table when nameLog filled
 	// it early; nil otherwise.
 	logNames chan logNames
+	// allChange: AllChange was called; logSpec then delivers nameLog's
+	// record of every operation.
+	allChange bool
+	logSpec   chan bulkLog
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -1002,10 +1006,23 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 			}
 		}
 	})
-	before := tx.nops // operations in tx.ops already (add_rel)
+	changes := 0
 	for _, c := range counts {
-		tx.nops += c
+		changes += c
 	}
+	if b.logSpec != nil { // nameLog's record of every operation, with tx.nops counting them all
+		if changes == len(b.seq) {
+			b.logValue, b.logBytes = b.logSpec, b.keyedLowerBound(changes, pays)
+			return nil
+		}
+		<-b.logSpec // it reads tx.nops
+		tx.nops -= len(b.seq)
+		if len(b.provs) > 1 {
+			b.logNames = nil // a provenance may be first named by an operation that changes nothing
+		}
+	}
+	before := tx.nops // operations in tx.ops already (add_rel)
+	tx.nops += changes
 	logDone := make(chan bulkLog, 1)
 	b.logValue = logDone
 	if !b.s.logFormat02 && len(tx.ops)+(tx.nops-before)*minLogOpBytes > compressLogAbv {
@@ -1105,6 +1122,23 @@ func eachShare(n, shares int, fn func(w, lo, hi int)) {
 	wg.Wait()
 }
 
+// keyedLowerBound is logBytes for a format-03 record of changes
+// operations whose payloads add up to pays (per share): a lower bound of
+// its body (an op's kind, its payload, each key once), which decides
+// whether write waits for the record before the node records.
+func (b *Bulk) keyedLowerBound(changes int, pays []int) int {
+	n := changes
+	for _, pay := range pays {
+		n += pay
+	}
+	for i, k := range b.keys.keys {
+		if b.keys.uses[i].first != notUsed {
+			n += len(k)
+		}
+	}
+	return n
+}
+
 // minLogOpBytes is the fewest bytes an operation of a bulk load takes in
 // format 01: its kind, three provenance strs, and a node's key (at least
 // one byte), type and payload strs (an edge's fields take more).
@@ -1130,6 +1164,13 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 	if names.err != nil {
 		return nil, names.err
 	}
+	return b.keyedBody(names, p.changed)
+}
+
+// keyedBody is the format-03 body of names' table and ops followed by the
+// load's operations that change something (every operation, with changed
+// nil), names as indices.
+func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 	t, pre, k := names.t, names.pre, names.k
 	n := len(b.seq)
 	workers := opShares(n)
@@ -1137,7 +1178,7 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if p.changed[i] {
+			if changed == nil || changed[i] {
 				sizes[w] += k.size(b.seq[i])
 			}
 		}
@@ -1148,7 +1189,6 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 	}
 	body := binary.AppendUvarint(nil, uint64(t.n))
 	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
-	t.tab, t.idx = nil, nil
 	body = append(body, pre...)
 	offs := make([]int, workers)
 	for w := range workers {
@@ -1159,7 +1199,7 @@ func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte
 	each(func(w, lo, hi int) {
 		buf := body[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
 		for i := lo; i < hi; i++ {
-			if p.changed[i] {
+			if changed == nil || changed[i] {
 				buf = k.append(buf, b.seq[i])
 			}
 		}
@@ -1200,18 +1240,51 @@ type logNames struct {
 // names only what an earlier one that did named (the same key, the same
 // edge, a type equal to the live record's), so each name's first use is
 // the same among all the operations and among those logged; a
-// provenance's is too when the load has one. Only for loads whose record
-// will likely be format 03.
+// provenance's is too when the load has one, or when every operation
+// changes something (AllChange, checked by encodeLog). Only for loads
+// whose record will likely be format 03.
 func (b *Bulk) nameLog(tx *WriteTxn) {
-	if b.s.logFormat02 || len(b.provs) > 1 || len(tx.ops)+len(b.seq)*minLogOpBytes <= compressLogAbv {
+	if b.s.logFormat02 || len(b.provs) > 1 && !b.allChange || len(tx.ops)+len(b.seq)*minLogOpBytes <= compressLogAbv {
 		return
 	}
 	ch := make(chan logNames, 1)
 	b.logNames = ch
 	relNames := b.relNames()
 	ops, nops := tx.ops, tx.nops
-	go func() { ch <- b.keyedNames(relNames, ops, nops, nil) }()
+	if !b.allChange {
+		go func() { ch <- b.keyedNames(relNames, ops, nops, nil) }()
+		return
+	}
+	// Every operation is expected to change something: the record of all
+	// of them is encoded and compressed now, with their count in its
+	// header (tx.nops, which encodeLog puts back, once this goroutine is
+	// done, if the expectation fails).
+	tx.nops += len(b.seq)
+	spec := make(chan bulkLog, 1)
+	b.logSpec = spec
+	go func() {
+		names := b.keyedNames(relNames, ops, nops, nil)
+		ch <- names // valid for the operations that change something too (see above)
+		if names.err != nil {
+			spec <- bulkLog{err: names.err}
+			return
+		}
+		body, err := b.keyedBody(names, nil)
+		if err != nil {
+			spec <- bulkLog{err: err}
+			return
+		}
+		spec <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+	}()
 }
+
+// AllChange tells the load that every operation is expected to change its
+// record (a snapshot's distinct nodes and edges into an empty store): the
+// fast path then encodes and compresses the log record before the edge
+// sorts confirm it, beside the keyspaces' work. If some operation changes
+// nothing after all, that work is discarded and the record encoded again:
+// the record is the same either way.
+func (b *Bulk) AllChange() { b.allChange = true }
 
 // relNames is every relation the load names, by id.
 func (b *Bulk) relNames() map[RelID]string {

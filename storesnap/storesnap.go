@@ -635,7 +635,9 @@ type ImportOptions struct {
 func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats ImportStats, err error) {
 	verified := make(chan error, 1)
 	if opts.Verify != nil {
-		go func() { verified <- opts.Verify() }()
+		go func() {
+			verified <- opts.Verify()
+		}()
 	} else {
 		verified <- nil
 	}
@@ -656,6 +658,7 @@ func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats Imp
 		return stats, err
 	}
 	b := s.NewBulk(lmdbstore.WriteMeta{})
+	b.AllChange() // a verified snapshot's nodes and edges are distinct
 	if err := importNodes(f, b, &stats); err != nil {
 		return stats, err
 	}
