@@ -635,9 +635,7 @@ type ImportOptions struct {
 func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats ImportStats, err error) {
 	verified := make(chan error, 1)
 	if opts.Verify != nil {
-		go func() {
-			verified <- opts.Verify()
-		}()
+		go func() { verified <- opts.Verify() }()
 	} else {
 		verified <- nil
 	}
