@@ -43,6 +43,13 @@ func runImport(k *call) (err error) {
 	if err != nil {
 		return err
 	}
+	// Every key is redacted once the snapshot's keys are read: the
+	// scanner's rules compile beside that reading, the store's creation
+	// and Verify, not on the first key's redaction (where the other
+	// redacting goroutines would wait for them).
+	if w, ok := opts.Redactor.(interface{ Warm() }); ok {
+		go w.Warm()
+	}
 	path := k.dbPath()
 	_, statErr := os.Stat(path)
 	existed := !errors.Is(statErr, os.ErrNotExist)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -53,6 +54,13 @@ type Bulk struct {
 	// ids keyspace's writes); log is that record once received.
 	logValue chan bulkLog
 	log      bulkLog
+	// logNames delivers the log record's key table when nameLog filled
+	// it early; nil otherwise.
+	logNames chan logNames
+	// allChange: AllChange was called; logSpec then delivers nameLog's
+	// record of every operation.
+	allChange bool
+	logSpec   chan bulkLog
 	// Appended reports, after Commit, whether the fast path (appending into
 	// an empty store) ran rather than the ordinary write path.
 	Appended bool
@@ -776,17 +784,23 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err != nil {
 		return tx.fail(err)
 	}
-	// Out side and in side sorts run beside the node work; the log record
+	b.nameLog(tx)
+	// Out side and in side sorts run beside the node work and the ids
+	// keyspace's writes (which need only the keys' ranks); the log record
 	// is encoded (it touches only tx.ops and tx.nops, which the keyspace
-	// writes do not) and compressed beside the keyspaces' writes. A large
-	// record is waited for once the ids keyspace is written, before the
-	// node and edge records: its body (every payload again) would be live
-	// while LMDB's dirty pages grow to the store's size, and the two add
-	// up to the load's peak memory.
+	// writes do not) and compressed beside the other keyspaces' writes
+	// (encodeLog). A large record is waited for before the node and edge
+	// records: its body (every payload again) would be live while LMDB's
+	// dirty pages grow to the store's size, and the two add up to the
+	// load's peak memory.
 	var wg sync.WaitGroup
 	b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
+	err = b.appendIDs(tx, p)
 	wg.Wait()
+	if err != nil {
+		return tx.fail(err)
+	}
 	b.finalEdgePuts(p)
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i, x := range b.seq {
@@ -794,13 +808,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			b.countChange(x)
 		}
 	}
-	logEncoded := make(chan error, 1)
-	go func() { logEncoded <- b.encodeLog(tx, p) }()
-	err = b.appendIDs(tx, p)
-	if logErr := <-logEncoded; err == nil {
-		err = logErr
-	}
-	if err != nil {
+	if err := b.encodeLog(tx, p); err != nil {
 		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
 	waited := b.logBytes > cmp.Or(b.holdLog, holdLogBytes)
@@ -1054,46 +1062,89 @@ type bulkLog struct {
 	err error
 }
 
-// encodeLog encodes the log record: the operations that change something,
-// in order, encoded now and compressed on another goroutine (b.logValue)
-// while the ids keyspace is written. A record whose format-01 ops would
-// exceed compressLogAbv bytes is format 03, built from the interned keys
-// (encodeKeyedLog); a smaller one is format 01, as WriteTxn writes them.
+// encodeLog starts encoding the log record, delivered on b.logValue: the
+// operations that change something, in order, compressed. It counts them
+// (tx.nops) and returns; the record is encoded and compressed on other
+// goroutines while the keyspaces are written. A load whose format-01 ops
+// certainly exceed compressLogAbv bytes (minLogOpBytes each) is format 03,
+// built from the interned keys without sizing its format-01 ops
+// (encodeKeyedLog); a smaller one is sized exactly and takes format 01,
+// or 03, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
-	// On every core: each worker sizes its share of the operations
-	// exactly, then encodes it in place at its offset in tx.ops.
-	relNames := make(map[RelID]string, len(b.relOf))
-	for id, r := range b.relOf {
-		relNames[id] = r.Name
-	}
+	relNames := b.relNames()
 	n := len(b.seq)
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
-	sizes, counts := make([]int, workers), make([]int, workers)
-	var wg sync.WaitGroup
-	each := func(fn func(w, lo, hi int)) {
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fn(w, w*n/workers, (w+1)*n/workers)
-			}()
+	workers := opShares(n)
+	counts, pays := make([]int, workers), make([]int, workers)
+	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if !p.changed[i] {
+				continue
+			}
+			counts[w]++
+			if x := b.seq[i]; x&bulkEdgeBit != 0 {
+				pays[w] += len(b.edgePayload(&b.edges[x&^bulkEdgeBit]))
+			} else {
+				pays[w] += len(b.nodes[x].payload)
+			}
 		}
-		wg.Wait()
+	})
+	changes := 0
+	for _, c := range counts {
+		changes += c
 	}
+	if b.logSpec != nil { // nameLog's record of every operation, with tx.nops counting them all
+		if changes == len(b.seq) {
+			b.logValue, b.logBytes = b.logSpec, b.keyedLowerBound(changes, pays)
+			return nil
+		}
+		<-b.logSpec // it reads tx.nops
+		tx.nops -= len(b.seq)
+		if len(b.provs) > 1 {
+			b.logNames = nil // a provenance may be first named by an operation that changes nothing
+		}
+	}
+	before := tx.nops // operations in tx.ops already (add_rel)
+	tx.nops += changes
+	logDone := make(chan bulkLog, 1)
+	b.logValue = logDone
+	if !b.s.logFormat02 && len(tx.ops)+(tx.nops-before)*minLogOpBytes > compressLogAbv {
+		// logBytes, which decides whether write waits for the record
+		// before the node records, is a lower bound of the keyed body: its
+		// payloads and its keys (each in the table once).
+		b.logBytes = tx.nops - before
+		for _, pay := range pays {
+			b.logBytes += pay
+		}
+		for i, k := range b.keys.keys {
+			if b.keys.uses[i].first != notUsed {
+				b.logBytes += len(k)
+			}
+		}
+		go func() {
+			// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
+			body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
+			if err == nil && len(body) < minKeyedBody {
+				err = fmt.Errorf("bulk load: format-03 log body of %d bytes", len(body)) // a bug, not bad input
+			}
+			if err != nil {
+				logDone <- bulkLog{err: err}
+				return
+			}
+			logDone <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+		}()
+		return nil
+	}
+	// Few operations: each worker sizes its share exactly, then encodes it
+	// in place at its offset in tx.ops.
+	sizes := make([]int, workers)
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if p.changed[i] {
 				sizes[w] += b.logOpSize(b.seq[i], relNames)
-				counts[w]++
 			}
 		}
 	})
-	before := tx.nops // operations in tx.ops already (add_rel)
-	for _, c := range counts {
-		tx.nops += c
-	}
-	logDone := make(chan bulkLog, 1)
-	b.logValue = logDone
 	start := len(tx.ops)
 	total := start
 	for _, sz := range sizes {
@@ -1136,123 +1187,332 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
+// opShares is how many goroutines a pass of the log's encoding over n
+// operations uses: every core, 4,096 operations each at least.
+func opShares(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/4096)) }
+
+// eachShare runs fn on shares goroutines, share w covering operations
+// [w*n/shares, (w+1)*n/shares), and waits for them.
+func eachShare(n, shares int, fn func(w, lo, hi int)) {
+	var wg sync.WaitGroup
+	for w := range shares {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, w*n/shares, (w+1)*n/shares)
+		}()
+	}
+	wg.Wait()
+}
+
+// keyedLowerBound is logBytes for a format-03 record of changes
+// operations whose payloads add up to pays (per share): a lower bound of
+// its body (an op's kind, its payload, each key once), which decides
+// whether write waits for the record before the node records.
+func (b *Bulk) keyedLowerBound(changes int, pays []int) int {
+	n := changes
+	for _, pay := range pays {
+		n += pay
+	}
+	for i, k := range b.keys.keys {
+		if b.keys.uses[i].first != notUsed {
+			n += len(k)
+		}
+	}
+	return n
+}
+
+// minLogOpBytes is the fewest bytes an operation of a bulk load takes in
+// format 01: its kind, three provenance strs, and a node's key (at least
+// one byte), type and payload strs (an edge's fields take more).
+const minLogOpBytes = 8
+
 // encodeKeyedLog encodes the operations already in ops (nops0 of them,
 // format 01) and those of the load that change something as a format-03
 // body: the bytes keyedOps makes of ops followed by appendLogOp's
 // encoding, with one table lookup per distinct key, provenance and
 // relation rather than one per name.
 //
-// In two passes, so that the body is the only buffer of its size: the
-// first fills the key table in the order one pass would (the order of the
-// names in the operations) and sizes the operations; the second writes
-// them after the table into a body of exactly that size.
+// The table is filled in operation order on one goroutine (the order of
+// first use: indexNames); the operations, names as indices, are then
+// sized and written on every core, each worker its share of the
+// operations at its offset in one body of exactly the right size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
-	t := newKeyTable(len(b.keys.keys) + len(b.provs) + len(relNames) + len(b.types))
-	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops0)
-	if err != nil {
-		return nil, err
+	var names logNames
+	if b.logNames != nil { // nameLog's
+		names = <-b.logNames
+	} else {
+		names = b.keyedNames(relNames, ops, nops0, p.changed)
 	}
-	// Indices +1, 0: not in the table yet.
-	keyIdx := make([]uint32, len(b.keys.keys))
-	provIdx := make([][3]uint32, len(b.provs))
-	relIdx := make(map[RelID]uint32, len(relNames))
-	key := func(k uint32) uint32 {
-		if keyIdx[k] == 0 {
-			keyIdx[k] = keyIndex(t, b.keys.keys[k]) + 1
-		}
-		return keyIdx[k] - 1
+	if names.err != nil {
+		return nil, names.err
 	}
-	prov := func(pi uint32) [3]uint32 {
-		if provIdx[pi][0] == 0 {
-			pv := b.provs[pi]
-			provIdx[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
-		}
-		return provIdx[pi]
-	}
-	rel := func(id RelID) uint32 {
-		r, ok := relIdx[id]
-		if !ok {
-			r = keyIndex(t, relNames[id])
-			relIdx[id] = r
-		}
-		return r
-	}
-	typIdx := make(map[string]uint32, len(b.types))
-	typ := func(name string) uint32 {
-		i, ok := typIdx[name]
-		if !ok {
-			i = keyIndex(t, name)
-			typIdx[name] = i
-		}
-		return i
-	}
-	// emit encodes operation x into out (nil: sizes it only) and returns
-	// its size; the table indices are taken in the order of its names.
-	emit := func(out []byte, x uint32) ([]byte, int) {
-		size := 1
-		field := func(v uint64) {
-			size += uvarintLen(v)
-			if out != nil {
-				out = binary.AppendUvarint(out, v)
+	return b.keyedBody(names, p.changed)
+}
+
+// keyedBody is the format-03 body of names' table and ops followed by the
+// load's operations that change something (every operation, with changed
+// nil), names as indices.
+func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
+	t, pre, k := names.t, names.pre, names.k
+	n := len(b.seq)
+	workers := opShares(n)
+	sizes := make([]int, workers)
+	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
+	each(func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if changed == nil || changed[i] {
+				sizes[w] += k.size(b.seq[i])
 			}
 		}
-		str := func(s []byte) {
-			field(uint64(len(s)))
-			size += len(s)
-			if out != nil {
-				out = append(out, s...)
-			}
-		}
-		head := func(kind byte, pi uint32) { // the kind, then the provenance
-			if out != nil {
-				out = append(out, kind)
-			}
-			for _, i := range prov(pi) {
-				field(uint64(i - 1))
-			}
-		}
-		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
-			head(byte(OpPutEdge), e.prov)
-			field(uint64(key(e.src)))
-			field(uint64(rel(e.rel)))
-			field(uint64(key(e.dst)))
-			size += 4
-			if out != nil {
-				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
-			}
-			str(b.edgePayload(e))
-			return out, size
-		}
-		n := &b.nodes[x]
-		head(byte(OpPutNode), n.prov)
-		field(uint64(key(n.key)))
-		field(uint64(typ(n.typ)))
-		str(n.payload)
-		return out, size
-	}
+	})
 	size := len(pre)
-	for i, x := range b.seq {
-		if p.changed[i] {
-			_, n := emit(nil, x)
-			size += n
-		}
+	for _, sz := range sizes {
+		size += sz
 	}
 	body := binary.AppendUvarint(nil, uint64(t.n))
 	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
-	t.tab, t.idx = nil, nil // the second pass only reads the indices taken
-	want := len(body) + size
 	body = append(body, pre...)
-	for i, x := range b.seq {
-		if p.changed[i] {
-			body, _ = emit(body, x)
-		}
+	offs := make([]int, workers)
+	for w := range workers {
+		offs[w] = len(body)
+		body = body[:len(body)+sizes[w]]
 	}
-	if len(body) != want {
-		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes, sized %d", len(body), want) // a bug, not bad input
+	wrote := make([]int, workers)
+	each(func(w, lo, hi int) {
+		buf := body[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
+		for i := lo; i < hi; i++ {
+			if changed == nil || changed[i] {
+				buf = k.append(buf, b.seq[i])
+			}
+		}
+		wrote[w] = len(buf)
+	})
+	if !slices.Equal(wrote, sizes) {
+		return nil, fmt.Errorf("bulk load: format-03 log operations of %v bytes, sized %v", wrote, sizes) // a bug, not bad input
 	}
 	return body, nil
 }
+
+// keyedIndex holds the table index of every name a load's logged operations
+// use (indexNames), for encoding them in format 03 on several goroutines:
+// it is only read then.
+type keyedIndex struct {
+	b    *Bulk
+	keys []uint32          // by key index
+	prov [][3]uint32       // by provenance index: scope, run, task
+	rels []uint32          // by relation id
+	typs map[string]uint32 // by type
+}
+
+// logNames is a format-03 log record's key table with the indices of
+// every name in it (indexNames), and the table's encoding of the ops
+// already in the transaction (add_rel).
+type logNames struct {
+	t   *keyTable
+	pre []byte
+	k   *keyedIndex
+	err error
+}
+
+// nameLog fills the key table of the load's log record on another
+// goroutine (b.logNames), before the edge sorts tell which operations
+// change something, when that cannot change the table: in the fast path
+// (an empty store) the first operation naming a key, edge, relation or
+// type always changes something, and an operation that changes nothing
+// names only what an earlier one that did named (the same key, the same
+// edge, a type equal to the live record's), so each name's first use is
+// the same among all the operations and among those logged; a
+// provenance's is too when the load has one, or when every operation
+// changes something (AllChange, checked by encodeLog). Only for loads
+// whose record will likely be format 03.
+func (b *Bulk) nameLog(tx *WriteTxn) {
+	if b.s.logFormat02 || len(b.provs) > 1 && !b.allChange || len(tx.ops)+len(b.seq)*minLogOpBytes <= compressLogAbv {
+		return
+	}
+	ch := make(chan logNames, 1)
+	b.logNames = ch
+	relNames := b.relNames()
+	ops, nops := tx.ops, tx.nops
+	if !b.allChange {
+		go func() { ch <- b.keyedNames(relNames, ops, nops, nil) }()
+		return
+	}
+	// Every operation is expected to change something: the record of all
+	// of them is encoded and compressed now, with their count in its
+	// header (tx.nops, which encodeLog puts back, once this goroutine is
+	// done, if the expectation fails).
+	tx.nops += len(b.seq)
+	spec := make(chan bulkLog, 1)
+	b.logSpec = spec
+	go func() {
+		names := b.keyedNames(relNames, ops, nops, nil)
+		ch <- names // valid for the operations that change something too (see above)
+		if names.err != nil {
+			spec <- bulkLog{err: names.err}
+			return
+		}
+		body, err := b.keyedBody(names, nil)
+		if err != nil {
+			spec <- bulkLog{err: err}
+			return
+		}
+		spec <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+	}()
+}
+
+// AllChange tells the load that every operation is expected to change its
+// record (a snapshot's distinct nodes and edges into an empty store): the
+// fast path then encodes and compresses the log record before the edge
+// sorts confirm it, beside the keyspaces' work. If some operation changes
+// nothing after all, that work is discarded and the record encoded again:
+// the record is the same either way.
+func (b *Bulk) AllChange() { b.allChange = true }
+
+// relNames is every relation the load names, by id.
+func (b *Bulk) relNames() map[RelID]string {
+	names := make(map[RelID]string, len(b.relOf))
+	for id, r := range b.relOf {
+		names[id] = r.Name
+	}
+	return names
+}
+
+// keyedNames is the key table of the nops format-01 ops already in ops
+// and of the load's operations that change something (all of them with
+// changed nil), in order.
+func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, changed []bool) logNames {
+	t := newKeyTable(len(b.provs) + len(relNames) + len(b.types))
+	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops)
+	if err != nil {
+		return logNames{err: err}
+	}
+	return logNames{t: t, pre: pre, k: b.indexNames(t, changed, relNames)}
+}
+
+// indexNames adds to t, in the order format 03 lists them (each
+// operation's provenance, then its names in field order), every name the
+// operations that change something (every operation, with changed nil)
+// use, and returns their indices.
+//
+// When no key was changed by its redaction, the keys are distinct (as
+// given, they are the key table's map keys), so a key that is no other
+// name (provenance, relation, type, or a name of t) is appended to the
+// table without a lookup; the others go through t's map, on both sides.
+func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string) *keyedIndex {
+	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make(map[string]uint32, len(b.types))}
+	maxRel := RelID(0)
+	for id := range relNames {
+		maxRel = max(maxRel, id)
+	}
+	k.rels = make([]uint32, int(maxRel)+1)
+	var others map[string]bool // the names that are not keys, when keys skip the map
+	if !b.keys.redactedSome {
+		others = make(map[string]bool, len(t.idx)+3*len(b.provs)+len(relNames)+len(b.types))
+		for name := range t.idx {
+			others[name] = true
+		}
+		for _, pv := range b.provs {
+			others[pv.scope], others[pv.run], others[pv.task] = true, true, true
+		}
+		for _, name := range relNames {
+			others[name] = true
+		}
+		for typ := range b.types {
+			others[typ] = true
+		}
+		t.tab = slices.Grow(t.tab, len(b.keys.keys)*48)
+	}
+	// Indices +1 while the table fills: 0 is not in it yet.
+	key := func(i uint32) {
+		if k.keys[i] != 0 {
+			return
+		}
+		name := b.keys.keys[i]
+		if others == nil || others[name] {
+			k.keys[i] = keyIndex(t, name) + 1
+			return
+		}
+		t.tab = binary.AppendUvarint(t.tab, uint64(len(name)))
+		t.tab = append(t.tab, name...)
+		t.n++
+		k.keys[i] = t.n
+	}
+	prov := func(pi uint32) {
+		if k.prov[pi][0] == 0 {
+			pv := b.provs[pi]
+			k.prov[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
+		}
+	}
+	for i, x := range b.seq {
+		if changed != nil && !changed[i] {
+			continue
+		}
+		if x&bulkEdgeBit != 0 {
+			e := &b.edges[x&^bulkEdgeBit]
+			prov(e.prov)
+			key(e.src)
+			if k.rels[e.rel] == 0 {
+				k.rels[e.rel] = keyIndex(t, relNames[e.rel]) + 1
+			}
+			key(e.dst)
+			continue
+		}
+		nd := &b.nodes[x]
+		prov(nd.prov)
+		key(nd.key)
+		if _, ok := k.typs[nd.typ]; !ok {
+			k.typs[nd.typ] = keyIndex(t, nd.typ) + 1
+		}
+	}
+	return k
+}
+
+// size is the size of operation x in format 03.
+func (k *keyedIndex) size(x uint32) int {
+	b := k.b
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := &k.prov[e.prov]
+		pay := len(b.edgePayload(e))
+		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel]) + idxLen(k.keys[e.dst]) +
+			4 + varLen(uint64(pay)) + pay
+	}
+	nd := &b.nodes[x]
+	pv := &k.prov[nd.prov]
+	pay := len(nd.payload)
+	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + varLen(uint64(pay)) + pay
+}
+
+// append appends operation x in format 03.
+func (k *keyedIndex) append(out []byte, x uint32) []byte {
+	b := k.b
+	if x&bulkEdgeBit != 0 {
+		e := &b.edges[x&^bulkEdgeBit]
+		pv := &k.prov[e.prov]
+		out = append(out, byte(OpPutEdge))
+		out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
+		out = appendIdx(appendIdx(appendIdx(out, k.keys[e.src]), k.rels[e.rel]), k.keys[e.dst])
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
+		pay := b.edgePayload(e)
+		return append(binary.AppendUvarint(out, uint64(len(pay))), pay...)
+	}
+	nd := &b.nodes[x]
+	pv := &k.prov[nd.prov]
+	out = append(out, byte(OpPutNode))
+	out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
+	out = appendIdx(appendIdx(out, k.keys[nd.key]), k.typs[nd.typ])
+	return append(binary.AppendUvarint(out, uint64(len(nd.payload))), nd.payload...)
+}
+
+// appendIdx appends a table index held +1 (keyedIndex).
+func appendIdx(out []byte, i uint32) []byte { return binary.AppendUvarint(out, uint64(i-1)) }
+
+// idxLen is appendIdx's length.
+func idxLen(i uint32) int { return varLen(uint64(i - 1)) }
+
+// varLen is the length of x as a uvarint.
+func varLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes
 // it (WriteTxn.op).
@@ -1301,7 +1561,8 @@ type bulkChunk struct{ k, v []byte }
 func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out chan<- []bulkChunk) {
 	defer close(out)
 	var entries []adjacency.Entry
-	var batch []bulkChunk
+	batch := make([]bulkChunk, 0, 1024)
+	var slab []byte
 	for i := 0; i < len(refs); {
 		node := refs[i].a
 		entries = entries[:0]
@@ -1313,17 +1574,40 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: e.weight})
 		}
 		for _, part := range splitChunks(entries, b.s.chunkMax) {
-			batch = append(batch, bulkChunk{adjKey(p.ids[node], RelID(part[0].Rel), NodeID(part[0].Peer)), adjacency.Encode(nil, part)})
+			// The key and value are encoded into slab, which holds the
+			// batch's chunks back to back (one allocation per many
+			// chunks, none in Encode): a new one when this chunk might
+			// not fit, as the batch sent keeps using the old.
+			if need := adjKeyLen + maxChunkBytes(len(part)); cap(slab)-len(slab) < need {
+				slab = make([]byte, 0, max(chunkSlabBytes, need))
+			}
+			start := len(slab)
+			slab = append(slab, adjKey(p.ids[node], RelID(part[0].Rel), NodeID(part[0].Peer))...) // inlined: the key is not allocated
+			slab = adjacency.Encode(slab, part)
+			batch = append(batch, bulkChunk{slab[start : start+adjKeyLen : start+adjKeyLen], slab[start+adjKeyLen : len(slab) : len(slab)]})
 		}
 		if len(batch) >= 1024 {
 			out <- batch
-			batch = nil
+			batch = make([]bulkChunk, 0, 1024)
 		}
 	}
 	if len(batch) > 0 {
 		out <- batch
 	}
 }
+
+// adjKeyLen is the length of an adjacency chunk's key (adjKey).
+const adjKeyLen = 20
+
+// maxChunkBytes bounds adjacency.Encode's output for n entries: version,
+// count, per entry a relation delta, peer and revision (uvarints), flags
+// and a weight, then the checksum.
+func maxChunkBytes(n int) int {
+	return 1 + binary.MaxVarintLen64 + n*(binary.MaxVarintLen32+2*binary.MaxVarintLen64+1+4) + 4
+}
+
+// chunkSlabBytes is the size of the buffers encodeChunks encodes into.
+const chunkSlabBytes = 256 << 10
 
 // appendEdges appends the e records that are not implicit (edgerec.go)
 // while the adjacency chunks of both sides are encoded on other

@@ -301,14 +301,17 @@ func TestBulkMatchesUpdate(t *testing.T) {
 	}
 }
 
-// putOps applies ops in tx, in order.
-func putOps(tx *WriteTxn, ops []bulkOp) error {
+// putOps adds ops to a transaction or a bulk load, in order.
+func putOps(w interface {
+	PutNode(NodePut) error
+	PutEdge(EdgePut) error
+}, ops []bulkOp) error {
 	for _, op := range ops {
 		var err error
 		if op.node != nil {
-			err = tx.PutNode(*op.node)
+			err = w.PutNode(*op.node)
 		} else {
-			err = tx.PutEdge(*op.edge)
+			err = w.PutEdge(*op.edge)
 		}
 		if err != nil {
 			return err

@@ -27,6 +27,9 @@ type bulkKeys struct {
 	ref  map[string]uint32 // key as given → index
 	keys []string          // redacted key, by index
 	uses []keyUse          // by index
+	// redactedSome: some key's redacted form differs from the key as
+	// given (else the redacted keys are as distinct as the given ones).
+	redactedSome bool
 }
 
 // keyUse is what an operation naming a key reads and writes, together (an
@@ -57,6 +60,8 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	c := strings.Clone(raw)
 	if red == raw {
 		red = c
+	} else {
+		k.redactedSome = true
 	}
 	raw = c
 	k.ref[raw] = i

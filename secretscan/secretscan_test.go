@@ -138,11 +138,17 @@ func TestKeywordPrefilterIsExact(t *testing.T) {
 		t.Fatal("the prefilter is off for gitleaks' default rules")
 	}
 	plain := &Scanner{d: s.d} // no prefilter: every text goes to the detector
-	texts := []string{"", "a plain sentence about handlers.", "sym:pkg/handler.Server", "file:internal/utils.go"}
+	texts := []string{"", "a plain sentence about handlers.", "sym:pkg/handler.Server", "file:internal/utils.go",
+		"sym:pkg.(*Server).Handle", "test:pkg.TestNew(x),", "<add>key=\"0123456789abcdefghij0123\"",
+		// Non-ASCII: the Kelvin sign lower-cases to an ASCII k (and the
+		// detector's (?i) matches it as one).
+		"TO\u212aEN: Xq7pL9vB2mN4zR8tY1wK6sD3fG5hJ0", "clé: ÅÉÎ (sym:pkg.Ünïcode)."}
 	for _, e := range readCorpus(t) {
 		for _, c := range contexts {
 			texts = append(texts, c.place(e.Text), strings.ToUpper(c.place(e.Text)))
 		}
+		// As a node key: a prefix, and a method's punctuation after it.
+		texts = append(texts, "sym:"+e.Text, "sym:pkg.(*T).M("+e.Text+")")
 	}
 	skipped := 0
 	for _, text := range texts {
@@ -158,5 +164,35 @@ func TestKeywordPrefilterIsExact(t *testing.T) {
 	if skipped == 0 {
 		t.Error("the prefilter skipped no text")
 	}
+	if !s.blankSafe {
+		t.Error("gitleaks' keywords do not survive blanking: every text is scanned twice")
+	}
 	t.Logf("%d texts, %d skipped by the prefilter", len(texts), skipped)
+}
+
+// TestKeywordsSurviveBlanking: a keyword with a space could appear only
+// in a text's blanked copy ("<add>key=" blanks to "<add key="), unless a
+// part of it between spaces holds another keyword.
+func TestKeywordsSurviveBlanking(t *testing.T) {
+	for _, c := range []struct {
+		kws  []string
+		want bool
+	}{
+		{[]string{"key", "token", "://"}, true},
+		{[]string{"<add key=", "key"}, true},
+		{[]string{"<add key="}, false},
+		{[]string{"<add key=", "add key"}, false}, // the other keyword has a space too
+		{[]string{"a b", "x"}, false},
+	} {
+		if got := keywordsSurviveBlanking(c.kws); got != c.want {
+			t.Errorf("%q: %v, want %v", c.kws, got, c.want)
+		}
+	}
+	// What the check is for: a text whose blanked copy holds a keyword the
+	// text does not.
+	kws := []string{"<add key="}
+	text := "<add>key=1"
+	if strings.Contains(strings.ToLower(text), kws[0]) || !strings.Contains(trailingPunct(text), kws[0]) {
+		t.Fatalf("%q does not show the case", text)
+	}
 }

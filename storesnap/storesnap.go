@@ -656,6 +656,7 @@ func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats Imp
 		return stats, err
 	}
 	b := s.NewBulk(lmdbstore.WriteMeta{})
+	b.AllChange() // a verified snapshot's nodes and edges are distinct
 	if err := importNodes(f, b, &stats); err != nil {
 		return stats, err
 	}
