@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memctl/memctl/lmdbstore"
-	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
 )
 
@@ -281,15 +280,7 @@ func bulkMatchesOrdinary(t *testing.T, g *Graph) {
 // logicalHash is the logical snapshot hash of s's latest state.
 func logicalHash(t *testing.T, s *lmdbstore.Store) [32]byte {
 	t.Helper()
-	b, err := storesnap.ExportBytes(s, lmdbstore.At{}, snapshot.WriterOptions{Logical: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := snapshot.FromBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := f.LogicalHash()
+	h, err := storesnap.LogicalHash(s, lmdbstore.At{})
 	if err != nil {
 		t.Fatal(err)
 	}
