@@ -26,6 +26,7 @@ func TestClassifyStoreError(t *testing.T) {
 		{&lmdbstore.CorruptionError{Keyspace: "out", Key: []byte{1}, Msg: "bad varint"}, ExitCorrupt},
 		{lmdbstore.ErrNewerSchema, ExitCorrupt},
 		{&lmdbstore.CollisionError{ID: 1, Key: "a", Existing: "b"}, ExitConflict},
+		{lmdbstore.ErrNotEmpty, ExitConflict},
 		{lmdbstore.ErrMapFull, ExitUnexpected},
 		{errors.New("disk on fire"), ExitUnexpected},
 		{usageErr("bad"), ExitUsage},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,23 +77,15 @@ func runIngestGo(k *call) error {
 	}
 	// A first ingest streams: the graph goes to a bulk load as packages
 	// are extracted (SPEC §9.5), not held whole and then written.
-	empty, err := ingest.StoreEmpty(s)
+	done, err := ingest.IngestGo(s, dir, opts, k.meta(), bar.update)
+	var xe *ingest.ExtractError
+	if errors.As(err, &xe) {
+		return usageErr("ingest go %s: %v", dir, xe.Err)
+	}
 	if err != nil {
 		return err
 	}
-	var stream *ingest.GoStream
-	if empty {
-		if stream, err = ingest.NewGoStream(s, k.meta(), bar.update); err != nil {
-			return err
-		}
-		defer stream.Abort() // nothing written unless committed
-		opts.Stream = stream
-	}
-	res, err := ingest.ExtractGo(dir, opts)
-	if err != nil {
-		return usageErr("ingest go %s: %v", dir, err)
-	}
-	var stats ingest.WriteStats
+	res, stats := done.Result, done.Stats
 	out := ingestGoJSON{
 		Dir: dir, Module: res.Module, Files: res.Files, Packages: res.Packages,
 		TypedPackages: res.TypedPackages, SyntaxPackages: res.SyntaxPackages, Mode: res.Mode,
@@ -104,25 +97,7 @@ func runIngestGo(k *call) error {
 	if out.Fallbacks == nil {
 		out.Fallbacks = []ingest.Fallback{}
 	}
-	switch {
-	case res.Unchanged:
-	case stream != nil:
-		stats, err = stream.Commit()
-		if err != nil {
-			return err
-		}
-		out.Nodes, out.Edges = stats.NodesPut, stats.EdgesPut
-	default:
-		// The write is the graph's last use: with no reference left here,
-		// the collector may free it while the store commits.
-		g := res.Graph
-		res.Graph = nil
-		out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
-		stats, err = ingest.WriteGo(s, g, k.meta(), bar.update)
-		if err != nil {
-			return err
-		}
-	}
+	out.Nodes, out.Edges = done.Nodes, done.Edges
 	bar.done()
 	out.Rev = uint64(stats.Commit.Rev)
 	out.NodesPut, out.NodesDeleted = stats.NodesPut, stats.NodesDeleted

@@ -91,7 +91,7 @@ func classifyStoreError(err error) (int, bool) {
 	switch {
 	case errors.Is(err, lmdbstore.ErrCorrupt), errors.Is(err, lmdbstore.ErrNewerSchema):
 		return ExitCorrupt, true
-	case errors.Is(err, lmdbstore.ErrCollision):
+	case errors.Is(err, lmdbstore.ErrCollision), errors.Is(err, lmdbstore.ErrNotEmpty):
 		return ExitConflict, true
 	case errors.Is(err, lmdbstore.ErrNotFound):
 		return ExitNotFound, true

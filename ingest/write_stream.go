@@ -51,6 +51,7 @@ func NewGoStream(s *lmdbstore.Store, meta lmdbstore.WriteMeta, progress func(Pro
 	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
 	b := s.NewBulk(meta)
 	b.DropDangling()
+	b.RequireEmpty() // another writer may write before the commit: IngestGo
 	rels, err := bulkRelations(s, b)
 	if err != nil {
 		return nil, err
@@ -154,3 +155,78 @@ func (w *GoStream) Abort() {
 // StoreEmpty reports whether s holds no node and no edge: a first ingest,
 // which a GoStream may write.
 func StoreEmpty(s *lmdbstore.Store) (bool, error) { return storeEmpty(s) }
+
+// ExtractError is an error of the extraction (ExtractGo: the tree, the go
+// command), not of the store.
+type ExtractError struct{ Err error }
+
+func (e *ExtractError) Error() string { return e.Err.Error() }
+func (e *ExtractError) Unwrap() error { return e.Err }
+
+// GoIngest is what IngestGo did: the extraction's result (its Graph
+// released), the write's statistics, the graph's node and edge counts, and
+// whether the graph was streamed into a bulk load.
+type GoIngest struct {
+	Result       *GoResult
+	Stats        WriteStats
+	Nodes, Edges int
+	Streamed     bool
+}
+
+// IngestGo extracts the Go tree under root and writes its graph into s as
+// one revision: streamed into a bulk load (NewGoStream) when s holds no
+// node and no edge, else through WriteGo. When another writer made s
+// non-empty before the streamed load committed (lmdbstore.ErrNotEmpty),
+// the load is dropped and the tree extracted again and written through
+// WriteGo, which reads what it replaces and shares (SPEC §9.5).
+func IngestGo(s *lmdbstore.Store, root string, opts GoOptions, meta lmdbstore.WriteMeta, progress func(Progress)) (GoIngest, error) {
+	empty, err := storeEmpty(s)
+	if err != nil {
+		return GoIngest{}, err
+	}
+	if empty && opts.Cache == nil {
+		out, err := ingestStreamed(s, root, opts, meta, progress)
+		if !errors.Is(err, lmdbstore.ErrNotEmpty) {
+			return out, err
+		}
+		debugf("ingest go: the store was written to during the streamed ingest; extracting again for the ordinary write")
+	}
+	res, err := ExtractGo(root, opts)
+	if err != nil {
+		return GoIngest{}, &ExtractError{Err: err}
+	}
+	out := GoIngest{Result: res}
+	if res.Unchanged {
+		return out, nil
+	}
+	// The write is the graph's last use: with no reference left here, the
+	// collector may free it while the store commits.
+	g := res.Graph
+	res.Graph = nil
+	out.Nodes, out.Edges = g.NumNodes(), g.NumEdges()
+	out.Stats, err = WriteGo(s, g, meta, progress)
+	return out, err
+}
+
+// ingestStreamed is IngestGo into a store that was empty when it began.
+func ingestStreamed(s *lmdbstore.Store, root string, opts GoOptions, meta lmdbstore.WriteMeta, progress func(Progress)) (GoIngest, error) {
+	w, err := NewGoStream(s, meta, progress)
+	if err != nil {
+		return GoIngest{}, err
+	}
+	defer w.Abort() // nothing written unless committed
+	opts.Stream = w
+	res, err := ExtractGo(root, opts)
+	if err != nil {
+		return GoIngest{}, &ExtractError{Err: err}
+	}
+	out := GoIngest{Result: res, Streamed: true}
+	if res.Unchanged {
+		return out, nil
+	}
+	if out.Stats, err = w.Commit(); err != nil {
+		return GoIngest{}, err
+	}
+	out.Nodes, out.Edges = out.Stats.NodesPut, out.Stats.EdgesPut
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -119,5 +120,98 @@ func TestGoStreamAbort(t *testing.T) {
 	}
 	if ops := diffSince(t, s, 0); len(ops) != 0 {
 		t.Errorf("aborted stream logged %v", ops)
+	}
+}
+
+// TestIngestGoStoreWrittenMeanwhile: a first ingest streams; when another
+// writer writes to the store before the streamed load commits (here `ingest
+// git`'s field on a file node of the tree, written while the tree is
+// extracted), the load commits nothing (lmdbstore.ErrNotEmpty) and IngestGo
+// extracts again and writes through WriteGo. The store is the one WriteGo
+// leaves after that write (the file keeps its git field), not the one the
+// streamed load would have left (the file's payload replaced).
+func TestIngestGoStoreWrittenMeanwhile(t *testing.T) {
+	dir := copyTree(t, "basic")
+	want, err := ExtractGo(dir, GoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file FilePayload
+	var fileKey string
+	for _, n := range want.Graph.Nodes() {
+		if n.Type == TypeFile {
+			fileKey = n.Key
+			if err := json.Unmarshal(n.Payload, &file); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if fileKey == "" {
+		t.Fatal("no file node in the basic tree")
+	}
+	gitPut := lmdbstore.NodePut{Key: fileKey, Type: TypeFile,
+		Payload: json.RawMessage(`{"path":"` + file.Path + `","git":{"commits":3}}`)}
+	writeGit := func(s *lmdbstore.Store) {
+		t.Helper()
+		if _, err := s.Update(lmdbstore.WriteMeta{RunID: "git"}, func(tx *lmdbstore.WriteTxn) error {
+			return tx.PutNode(gitPut)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := lmdbstore.WriteMeta{RunID: "r1"}
+	expected := newStore(t)
+	writeGit(expected)
+	if _, err := WriteGo(expected, want.Graph, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	s := newStore(t)
+	extractions := 0
+	opts := GoOptions{Progress: func(p Progress) {
+		if p.Phase == "reading" {
+			extractions++
+			if extractions == 1 {
+				writeGit(s)
+			}
+		}
+	}}
+	done, err := IngestGo(s, dir, opts, meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Streamed || extractions != 2 {
+		t.Errorf("streamed %v after %d extractions, want the ordinary write after 2", done.Streamed, extractions)
+	}
+	if done.Nodes != want.Graph.NumNodes() || done.Edges != want.Graph.NumEdges() {
+		t.Errorf("%d nodes, %d edges; the graph has %d, %d", done.Nodes, done.Edges, want.Graph.NumNodes(), want.Graph.NumEdges())
+	}
+	if logicalHash(t, s) != logicalHash(t, expected) {
+		t.Error("the store differs from WriteGo's after the same write")
+	}
+	if err := s.View(func(r *lmdbstore.ReadTxn) error {
+		n, err := r.GetNode(fileKey, lmdbstore.At{})
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(n.Payload), `"git"`) {
+			t.Errorf("%s lost its git field: %s", fileKey, n.Payload)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Into a store that stays empty, IngestGo streams, once.
+	s2 := newStore(t)
+	extractions = 0
+	opts.Progress = func(p Progress) {
+		if p.Phase == "reading" {
+			extractions++
+		}
+	}
+	if done, err := IngestGo(s2, dir, opts, meta, nil); err != nil || !done.Streamed || extractions != 1 {
+		t.Errorf("empty store: streamed %v after %d extractions (%v)", done.Streamed, extractions, err)
 	}
 }

@@ -87,6 +87,7 @@ type Bulk struct {
 	// dropDangling: Commit first drops the edge operations an endpoint of
 	// which no node operation of the load names (DropDangling).
 	dropDangling bool
+	requireEmpty bool // Commit refuses a store that is not empty (RequireEmpty)
 	// Changed counts, after Commit, the node and edge operations that
 	// changed their record (those the log record holds); Dropped the edge
 	// operations DropDangling left out.
@@ -558,6 +559,13 @@ func canonicalSame(p, given []byte) ([]byte, error) {
 	return c, err
 }
 
+// RequireEmpty makes Commit refuse a store that holds a node or an edge
+// when the load commits (ErrNotEmpty, nothing written): for a load that is
+// right only into an empty store, as a first `ingest go` is (it does not
+// read what its operations would replace or share), while another writer
+// may write between the caller's check and the commit.
+func (b *Bulk) RequireEmpty() { b.requireEmpty = true }
+
 // DropDangling makes Commit leave out every edge operation whose source
 // or destination no node operation of the load names, as if it had never
 // been added (SPEC §2, "Bulk loads"): a caller that learns which keys are
@@ -653,11 +661,15 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		return err
 	}
 	fast := s.opts.Telemetry == nil && !b.valid
-	if fast {
-		fast, err = b.storeEmpty(txn)
+	if fast || b.requireEmpty {
+		empty, err := b.storeEmpty(txn)
 		if err != nil {
 			return err
 		}
+		if b.requireEmpty && !empty {
+			return ErrNotEmpty
+		}
+		fast = fast && empty
 	}
 	b.Appended = fast
 	if fast {

@@ -1,6 +1,7 @@
 package lmdbstore
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -101,5 +102,58 @@ func TestBulkDropDangling(t *testing.T) {
 				t.Errorf("check: %v %v", err, rep.Problems)
 			}
 		})
+	}
+}
+
+// TestBulkRequireEmpty: a load told RequireEmpty commits into an empty
+// store, and refuses (ErrNotEmpty, nothing written: the revision and the
+// node another writer put stay as they were) a store another writer put a
+// node into after the load began; without RequireEmpty the same load
+// commits there (through the ordinary path).
+func TestBulkRequireEmpty(t *testing.T) {
+	fill := func(b *Bulk) {
+		t.Helper()
+		if err := b.PutNode(NodePut{Key: "sym:a", Type: "symbol"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.PutEdge(EdgePut{Src: "sym:a", Rel: "calls", Dst: "sym:b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := newStore(t, Options{})
+	b := empty.NewBulk(WriteMeta{})
+	b.RequireEmpty()
+	fill(b)
+	if c, err := b.Commit(); err != nil || c.Rev != 1 {
+		t.Fatalf("into an empty store: %+v, %v", c, err)
+	}
+
+	for _, require := range []bool{true, false} {
+		s := newStore(t, Options{})
+		b := s.NewBulk(WriteMeta{})
+		if require {
+			b.RequireEmpty()
+		}
+		fill(b)
+		mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+			return tx.PutNode(NodePut{Key: "sym:a", Type: "symbol", Payload: []byte(`{"by":"other"}`)})
+		})
+		c, err := b.Commit()
+		var rev Revision
+		var payload string
+		if err := s.View(func(r *ReadTxn) error {
+			rev = r.Revision()
+			n, err := r.GetNode("sym:a", At{})
+			payload = string(n.Payload)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case require && (!errors.Is(err, ErrNotEmpty) || c.Rev != 0 || rev != 1 || payload != `{"by":"other"}`):
+			t.Errorf("RequireEmpty into a store written meanwhile: %+v, %v; revision %d, payload %s", c, err, rev, payload)
+		case !require && (err != nil || c.Rev != 2 || rev != 2):
+			t.Errorf("without RequireEmpty: %+v, %v; revision %d", c, err, rev)
+		}
 	}
 }

@@ -36,6 +36,10 @@ var (
 	// directory or files (EACCES, EPERM, EROFS). A store that cannot be
 	// written is still opened by reads (Options.ReadOnly, store.go).
 	ErrPermission = errors.New("permission denied")
+	// ErrNotEmpty: a bulk load that must go into an empty store
+	// (Bulk.RequireEmpty) found a node or an edge there when it committed;
+	// nothing was written.
+	ErrNotEmpty = errors.New("store is no longer empty")
 	// ErrDiskFull: the file system holding the store has no room left
 	// (ENOSPC, EDQUOT, or a short write on a full file system). The write
 	// that met it committed nothing.
