@@ -131,7 +131,7 @@ func verifyCrashStore(t *testing.T, db string, writes []crashWrite) {
 	t.Helper()
 	s, err := lmdbstore.Open(db, lmdbstore.Options{ReadOnly: true})
 	if err != nil {
-		t.Fatalf("reopen after kill: %v", err)
+		t.Fatalf("reopen after kill: %v (the store is kept for inspection in %s)", err, keepStore(db))
 	}
 	defer s.Close()
 	seenRev := map[uint64]string{}
@@ -279,4 +279,18 @@ func TestCrashExport(t *testing.T) {
 	tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	t.Logf("%d exports killed: %v; export takes ~%v; %d temporary files left behind by killed exports",
 		iters, outcomes, span.Round(time.Millisecond), len(tmps))
+}
+
+// keepStore copies the store directory db out of the test's temporary
+// directory (which the test removes) and returns where it went, for a
+// failure to be looked at after the run.
+func keepStore(db string) string {
+	dst, err := os.MkdirTemp("", "memctl-crash-")
+	if err != nil {
+		return "nowhere: " + err.Error()
+	}
+	if err := os.CopyFS(dst, os.DirFS(db)); err != nil {
+		return "nowhere: " + err.Error()
+	}
+	return dst
 }
