@@ -45,7 +45,7 @@ type streamBatch struct {
 
 // NewGoStream starts a bulk load into s for ExtractGo to feed (the
 // relations s lacks registered in its revision, first). It is for a
-// store with no node and no edge (StoreEmpty): into any other, the load
+// store with no node and no edge (storeEmpty): into any other, the load
 // would only add, never delete what the tree no longer has.
 func NewGoStream(s *lmdbstore.Store, meta lmdbstore.WriteMeta, progress func(Progress)) (*GoStream, error) {
 	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
@@ -151,10 +151,6 @@ func (w *GoStream) Abort() {
 		w.b = nil
 	}
 }
-
-// StoreEmpty reports whether s holds no node and no edge: a first ingest,
-// which a GoStream may write.
-func StoreEmpty(s *lmdbstore.Store) (bool, error) { return storeEmpty(s) }
 
 // ExtractError is an error of the extraction (ExtractGo: the tree, the go
 // command), not of the store.

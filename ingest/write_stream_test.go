@@ -115,7 +115,7 @@ func TestGoStreamAbort(t *testing.T) {
 	if _, err := w.Commit(); err == nil {
 		t.Error("commit after abort succeeded")
 	}
-	if empty, err := StoreEmpty(s); err != nil || !empty {
+	if empty, err := storeEmpty(s); err != nil || !empty {
 		t.Errorf("store empty %v (%v) after an abort", empty, err)
 	}
 	if ops := diffSince(t, s, 0); len(ops) != 0 {

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -1124,15 +1123,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 		// logBytes, which decides whether write waits for the record
 		// before the node records, is a lower bound of the keyed body: its
 		// payloads and its keys (each in the table once).
-		b.logBytes = tx.nops - before
-		for _, pay := range pays {
-			b.logBytes += pay
-		}
-		for i, k := range b.keys.keys {
-			if b.keys.uses[i].first != notUsed {
-				b.logBytes += len(k)
-			}
-		}
+		b.logBytes = b.keyedLowerBound(tx.nops-before, pays)
 		go func() {
 			// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
 			body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
@@ -1488,12 +1479,12 @@ func (k *keyedIndex) size(x uint32) int {
 		pv := &k.prov[e.prov]
 		pay := len(b.edgePayload(e))
 		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel]) + idxLen(k.keys[e.dst]) +
-			4 + varLen(uint64(pay)) + pay
+			4 + uvarintLen(uint64(pay)) + pay
 	}
 	nd := &b.nodes[x]
 	pv := &k.prov[nd.prov]
 	pay := len(nd.payload)
-	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + varLen(uint64(pay)) + pay
+	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + uvarintLen(uint64(pay)) + pay
 }
 
 // append appends operation x in format 03.
@@ -1521,10 +1512,7 @@ func (k *keyedIndex) append(out []byte, x uint32) []byte {
 func appendIdx(out []byte, i uint32) []byte { return binary.AppendUvarint(out, uint64(i-1)) }
 
 // idxLen is appendIdx's length.
-func idxLen(i uint32) int { return varLen(uint64(i - 1)) }
-
-// varLen is the length of x as a uvarint.
-func varLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+func idxLen(i uint32) int { return uvarintLen(uint64(i - 1)) }
 
 // appendLogOp appends operation x (an element of seq) as the log encodes
 // it (WriteTxn.op).

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/memctl/memctl/roles"
@@ -112,10 +113,7 @@ func decodeRelFormat(id RelID, v []byte, format byte) (Relation, error) {
 }
 
 // uvarintLen is the length of x's minimal uvarint encoding.
-func uvarintLen(x uint64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(b[:], x)
-}
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 func validRelName(name string) error {
 	if name == "" || len(name) > maxRelNameLen {
