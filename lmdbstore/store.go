@@ -70,6 +70,7 @@ type Store struct {
 	path   string
 	opts   Options
 	env    *lmdb.Env
+	openLk *openLock // lock.mdb, held open with the environment (openlock.go)
 	db     dbis
 	hash   func(string) NodeID
 	clock  func() time.Time
@@ -306,8 +307,9 @@ func openEnv(path string, opts Options) (*Store, error) {
 		}
 	}
 	initial = min(initial, s.maxMap)
-	if err := reserveLockFile(path); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	lk, err := lockOpening(path)
+	if err != nil {
+		return nil, err
 	}
 	var flags uint
 	if opts.ReadOnly {
@@ -327,9 +329,13 @@ func openEnv(path string, opts Options) (*Store, error) {
 		env, err = openLMDB(path, flags|lmdb.NoLock, initial, false)
 	}
 	if err != nil {
+		if lk != nil {
+			lk.f.Close()
+		}
 		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
 	}
-	s.env = env
+	lk.opened()
+	s.env, s.openLk = env, lk
 	return s, nil
 }
 
@@ -420,30 +426,6 @@ func diskFullEIO(path string, err error) bool {
 	return st.Bavail*uint64(st.Bsize) < lowSpace
 }
 
-// lockFileSize is the size LMDB gives lock.mdb with maxReaders slots
-// (MDB_txninfo holds the first reader; each further one is 64 bytes).
-const lockFileSize = 192 + (maxReaders-1)*64
-
-// reserveLockFile allocates lock.mdb's blocks before LMDB maps it. LMDB
-// sizes a new lock file with ftruncate (no blocks) and writes it through
-// the map: on a full file system that write is a SIGBUS, which nothing
-// can tell from a damaged page. Allocating first turns it into ENOSPC.
-// Files that cannot be opened for writing are left to LMDB (a reader
-// then opens the store without it, openEnv).
-func reserveLockFile(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, "lock.mdb"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	// On a lock file LMDB already sized and wrote this allocates nothing.
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, lockFileSize)
-	if errno := osErrno(err); errno == syscall.ENOSPC || errno == syscall.EDQUOT {
-		return fmt.Errorf("%w: allocating %s: %v (nothing was written)", ErrDiskFull, f.Name(), err)
-	}
-	return nil // EOPNOTSUPP and the like: LMDB sizes it as before
-}
-
 // Close releases the environment. No transaction may be live.
 func (s *Store) Close() error {
 	s.closeMu.Lock()
@@ -462,7 +444,8 @@ func (s *Store) Close() error {
 	if s.zenc != nil {
 		s.zenc.Close()
 	}
-	return s.env.Close()
+	s.openLk.closeEnv(s.env)
+	return nil
 }
 
 // closeEnv closes the environment of a store that was never handed out
@@ -473,7 +456,7 @@ func (s *Store) closeEnv() {
 	s.resize.Lock()
 	s.readers.drain()
 	s.resize.Unlock()
-	s.env.Close()
+	s.openLk.closeEnv(s.env)
 }
 
 // Path is the store directory.

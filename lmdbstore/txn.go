@@ -304,6 +304,9 @@ func (s *Store) update(fn func(*lmdb.Txn) error) (aborted bool, err error) {
 			return guardFaults("", nil, func() error {
 				return s.env.Update(func(txn *lmdb.Txn) error {
 					txn.RawRead = true
+					if err := checkTxnID(s.env, txn); err != nil {
+						return err
+					}
 					return fn(txn)
 				})
 			})

@@ -1,0 +1,174 @@
+package lmdbstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The lock region LMDB keeps in lock.mdb (SPEC.md §6.5, "Opening"): the
+// first process to open a store takes an exclusive lock on its byte 0,
+// writes the region (magic, mutexes, the last transaction id set to 0),
+// reads the meta pages and only then records the last transaction id and
+// shares the lock. A process killed inside that window leaves a region
+// whose magic is valid and whose transaction id is 0. These tests put a
+// store in that state from outside, the way such a death leaves it, and
+// check that the next writer loses nothing.
+
+// lockRegionTxnIDOffset is where LMDB keeps the last transaction id in
+// lock.mdb on linux/amd64 (MDB_txbody: magic and format, 4 bytes each, the
+// reader mutex, a 40-byte pthread_mutex_t, then the id).
+const lockRegionTxnIDOffset = 48
+
+// storeWithRevisions makes a store with a few revisions and closes it.
+func storeWithRevisions(t *testing.T) (dir string, lastTxn uint64) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir = t.TempDir()
+	s, err := Init(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.Update(WriteMeta{}, func(tx *WriteTxn) error {
+			return tx.PutEdge(EdgePut{Src: "a", Rel: "calls", Dst: "b" + string(rune('0'+i))})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := s.env.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return dir, uint64(info.LastTxnID)
+}
+
+// dyingOpener holds what an opener holds inside the window: the exclusive
+// lock on lock.mdb's byte 0 (and, with openers, the range memctl's openers
+// take around LMDB's open), with the region's transaction id already 0.
+// release closes the file, which drops every lock at once, as the kernel
+// does when the process dies.
+func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "lock.mdb"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := func(start, n int64) {
+		fl := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: start, Len: n}
+		if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &fl); err != nil {
+			t.Fatalf("lock %d: %v", start, err)
+		}
+	}
+	if openers {
+		lock(openLockOffset, 1)
+	}
+	lock(0, 1)
+	var zero [8]byte
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil || binary.LittleEndian.Uint32(magic[:]) != lockRegionMagic {
+		t.Fatalf("lock.mdb magic %x, %v: not the layout this test knows", magic, err)
+	}
+	if _, err := f.WriteAt(zero[:], lockRegionTxnIDOffset); err != nil {
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
+}
+
+// lockRegionMagic is MDB_MAGIC, the first word of a written lock region.
+const lockRegionMagic = 0xBEEFC0DE
+
+// TestOpenerDiedInsideLMDBOpen: a memctl process died between writing the
+// lock region and recording the last transaction id, while another was
+// already waiting to open the store. The waiter's write must land and be
+// read back, and the meta pages must stay consecutive.
+func TestOpenerDiedInsideLMDBOpen(t *testing.T) {
+	dir, last := storeWithRevisions(t)
+	release := dyingOpener(t, dir, true)
+	cmd := child(t, "put-one", dir, "late")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the child is waiting to open
+	release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open after the writer: %v", err)
+	}
+	defer s.Close()
+	info, err := s.env.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uint64(info.LastTxnID); got != last+1 {
+		t.Errorf("last transaction %d, want %d (the one before the death, plus the writer's)", got, last+1)
+	}
+	if err := s.View(func(r *ReadTxn) error {
+		_, err := r.GetEdge("p", "calls", "dlate", At{})
+		return err
+	}); err != nil {
+		t.Errorf("the writer's edge: %v", err)
+	}
+}
+
+// TestWriteRefusedOnStaleLockRegion: a process that does not take memctl's
+// opening lock (another LMDB tool) left the region half written while a
+// memctl writer waited on LMDB's own lock. The writer must refuse to
+// commit (a transaction numbered from 0 would hide itself, or older
+// revisions, behind the newer meta page) and leave the store as it was.
+func TestWriteRefusedOnStaleLockRegion(t *testing.T) {
+	dir, last := storeWithRevisions(t)
+	release := dyingOpener(t, dir, false)
+	cmd := child(t, "put-one", dir, "late")
+	cmd.Stderr = nil
+	out := make(chan []byte, 1)
+	go func() {
+		b, _ := cmd.CombinedOutput()
+		out <- b
+	}()
+	time.Sleep(300 * time.Millisecond)
+	release()
+	msg := <-out
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() == 0 {
+		t.Fatalf("the write was accepted on a lock region numbered from 0 (output %q)", msg)
+	}
+	if !bytes.Contains(msg, []byte("corrupt lock.mdb: the lock region numbers this write transaction 1")) {
+		t.Errorf("the writer said %q, want the lock region named", msg)
+	}
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open after the refused write: %v", err)
+	}
+	defer s.Close()
+	info, err := s.env.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uint64(info.LastTxnID); got != last {
+		t.Errorf("last transaction %d, want %d (nothing written)", got, last)
+	}
+	err = s.View(func(r *ReadTxn) error {
+		_, err := r.GetEdge("a", "calls", "b2", At{})
+		return err
+	})
+	if err != nil {
+		t.Errorf("an edge written before: %v", err)
+	}
+	if err := s.View(func(r *ReadTxn) error {
+		_, err := r.GetEdge("p", "calls", "dlate", At{})
+		return err
+	}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the refused edge: %v, want not found", err)
+	}
+}
