@@ -695,7 +695,7 @@ func (w *walker) visit(n ast.Node) bool {
 	switch n := n.(type) {
 	case *ast.CallExpr:
 		prev, prevResolved := w.callee, w.calleeResolved
-		w.callee, w.calleeResolved = calleeIdent(n.Fun), false
+		w.callee, w.calleeResolved = calleeIdent(n), false
 		w.inspect(n.Fun)
 		if (w.callee == nil || !w.calleeResolved) && w.f.res.unresolved(n) {
 			w.fr.unresolved++
@@ -797,25 +797,15 @@ func (w *walker) emit(t target, id *ast.Ident) {
 	}
 }
 
-// calleeIdent is the identifier naming the called function of a call's
-// Fun expression, or nil.
-func calleeIdent(fun ast.Expr) *ast.Ident {
-	for {
-		switch e := fun.(type) {
-		case *ast.ParenExpr:
-			fun = e.X
-		case *ast.IndexExpr:
-			fun = e.X
-		case *ast.IndexListExpr:
-			fun = e.X
-		case *ast.SelectorExpr:
-			return e.Sel
-		case *ast.Ident:
-			return e
-		default:
-			return nil
-		}
+// calleeIdent is the identifier naming the function call c calls, or nil.
+func calleeIdent(c *ast.CallExpr) *ast.Ident {
+	switch e := calledExpr(c).(type) {
+	case *ast.SelectorExpr:
+		return e.Sel
+	case *ast.Ident:
+		return e
 	}
+	return nil
 }
 
 // recvTypeName is the type name of a receiver expression: T, *T, T[P], *T[P].
