@@ -635,3 +635,43 @@ func TestImportVerifiesBeforeWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusedAtTheGate: with only the store's own relations nothing
+// waits for the verification before the load, which is planned and
+// written into its transaction meanwhile (Bulk.Gate); a verification that
+// fails aborts that transaction: nothing is written, the store checks
+// clean, and the error is the verification's.
+func TestImportRefusedAtTheGate(t *testing.T) {
+	src := newStore(t)
+	var ops []op
+	for i := range 200 {
+		ops = append(ops, op{kind: "node", key: fmt.Sprintf("sym:g%03d", i), payload: `{"a":1}`})
+		ops = append(ops, op{kind: "edge", src: fmt.Sprintf("sym:g%03d", i), rel: "calls", dst: fmt.Sprintf("sym:g%03d", (i*7+1)%200)})
+	}
+	apply(t, src, ops)
+	f, err := snapshot.FromBytes(export(t, src, lmdbstore.At{}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("verification failed late")
+	fresh := newStore(t)
+	_, err = storesnap.Import(f, fresh, storesnap.ImportOptions{Verify: func() error {
+		time.Sleep(100 * time.Millisecond) // the load reaches its transaction first
+		return refused
+	}})
+	if !errors.Is(err, refused) {
+		t.Fatalf("err = %v, want the verification's", err)
+	}
+	if latestRev(t, fresh) != 0 {
+		t.Fatal("an import refused at the gate wrote something")
+	}
+	mustCheck(t, fresh)
+	// The same load with a verification that passes is the store's.
+	again := newStore(t)
+	if _, err := storesnap.Import(f, again, storesnap.ImportOptions{Verify: f.Verify}); err != nil {
+		t.Fatal(err)
+	}
+	if latestRev(t, again) == 0 {
+		t.Fatal("a verified import wrote nothing")
+	}
+}
