@@ -55,8 +55,8 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 	// The store must be new.
 	wantFailure(t, memctl(t, "--db", db2, "import", first), ExitUsage)
-	// A damaged file is refused (verified beside the load, before its
-	// transaction commits), and the store the import created is removed.
+	// A damaged file is refused (verified beside the load, before anything
+	// is written), and the store the import created is removed.
 	bad := damaged(t, first, 700)
 	db3 := filepath.Join(t.TempDir(), "db3")
 	wantFailure(t, memctl(t, "--db", db3, "import", bad), ExitCorrupt, "section")

@@ -87,7 +87,6 @@ type Bulk struct {
 	// which no node operation of the load names (DropDangling).
 	dropDangling bool
 	requireEmpty bool // Commit refuses a store that is not empty (RequireEmpty)
-	gate         func() error // the transaction's last step (Gate)
 	// Changed counts, after Commit, the node and edge operations that
 	// changed their record (those the log record holds); Dropped the edge
 	// operations DropDangling left out.
@@ -691,22 +690,10 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		if lv.err != nil {
 			return lv.err
 		}
-		err = tx.finishLog(lv.v)
-	} else {
-		err = tx.finish()
+		return tx.finishLog(lv.v)
 	}
-	if err == nil && b.gate != nil {
-		err = b.gate()
-	}
-	return err
+	return tx.finish()
 }
-
-// Gate makes fn the last step of Commit's transaction: it runs once every
-// record is written into the transaction, and an error from it aborts the
-// transaction (nothing is written) and is Commit's error. It may run again
-// when the transaction is re-run (a map that had to grow). `import` waits
-// there for the verification of its input, which runs beside the load.
-func (b *Bulk) Gate(fn func() error) { b.gate = fn }
 
 // storeEmpty reports whether no node or edge was ever written (so ids, n,
 // e, out, in and hist are empty and can be appended to in key order).

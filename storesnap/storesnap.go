@@ -619,11 +619,9 @@ type ImportStats struct {
 // ImportOptions are Import's options.
 type ImportOptions struct {
 	// Verify, when set, checks the snapshot (its Verify, usually) on its
-	// own goroutine while the load is read from it: nothing is committed
-	// before it passes (the load is built, encoded and written into its
-	// transaction meanwhile, which commits only then: lmdbstore.Bulk.Gate;
-	// relations the store lacks wait for it before they are written), and
-	// its error, when it fails, is Import's whatever else failed.
+	// own goroutine while the load is read from it: nothing is written
+	// before it passes (the load is built in memory meanwhile), and its
+	// error, when it fails, is Import's whatever else failed.
 	Verify func() error
 }
 
@@ -662,9 +660,9 @@ func Import(f *snapshot.File, s *lmdbstore.Store, opts ImportOptions) (stats Imp
 	if err := importNodes(f, b, &stats); err != nil {
 		return stats, err
 	}
-	// The load is planned, encoded and written into its transaction while
-	// the verification runs; the transaction commits only once it passed.
-	b.Gate(wait)
+	if err := wait(); err != nil {
+		return stats, err
+	}
 	c, err := b.Commit()
 	if err != nil {
 		return stats, err
