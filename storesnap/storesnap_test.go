@@ -635,3 +635,42 @@ func TestImportVerifiesBeforeWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusedWithoutNewRelations: with only the store's own
+// relations no relation write waits for the verification; the load is
+// built beside it, and a verification that fails late still leaves
+// nothing written, the store checking clean, and its error Import's.
+func TestImportRefusedWithoutNewRelations(t *testing.T) {
+	src := newStore(t)
+	var ops []op
+	for i := range 200 {
+		ops = append(ops, op{kind: "node", key: fmt.Sprintf("sym:g%03d", i), payload: `{"a":1}`})
+		ops = append(ops, op{kind: "edge", src: fmt.Sprintf("sym:g%03d", i), rel: "calls", dst: fmt.Sprintf("sym:g%03d", (i*7+1)%200)})
+	}
+	apply(t, src, ops)
+	f, err := snapshot.FromBytes(export(t, src, lmdbstore.At{}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("verification failed late")
+	fresh := newStore(t)
+	_, err = storesnap.Import(f, fresh, storesnap.ImportOptions{Verify: func() error {
+		time.Sleep(100 * time.Millisecond) // the load is built first
+		return refused
+	}})
+	if !errors.Is(err, refused) {
+		t.Fatalf("err = %v, want the verification's", err)
+	}
+	if latestRev(t, fresh) != 0 {
+		t.Fatal("a refused import wrote something")
+	}
+	mustCheck(t, fresh)
+	// The same load with a verification that passes is the store's.
+	again := newStore(t)
+	if _, err := storesnap.Import(f, again, storesnap.ImportOptions{Verify: f.Verify}); err != nil {
+		t.Fatal(err)
+	}
+	if latestRev(t, again) == 0 {
+		t.Fatal("a verified import wrote nothing")
+	}
+}
