@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -87,6 +89,10 @@ type Bulk struct {
 	// which no node operation of the load names (DropDangling).
 	dropDangling bool
 	requireEmpty bool // Commit refuses a store that is not empty (RequireEmpty)
+	// shedAfterNodes: Commit reserved the map a fast-path commit needs, so
+	// it may shed the node puts once they are written (shed); shedDone: it
+	// did.
+	shedAfterNodes, shedDone bool
 	// Changed counts, after Commit, the node and edge operations that
 	// changed their record (those the log record holds); Dropped the edge
 	// operations DropDangling left out.
@@ -630,6 +636,17 @@ func (b *Bulk) Commit() (Commit, error) {
 		return Commit{}, err
 	}
 	s := b.s
+	// With the map a fast-path commit may need reserved, no full map can
+	// ask it to run again, and it may shed its node puts (shed). A store
+	// bound to a remote may run it again to catch up (retryBehind): no
+	// shedding there.
+	if s.opts.Replicator == nil {
+		ok, err := s.reserveMap(b.mapNeed())
+		if err != nil {
+			return Commit{}, err
+		}
+		b.shedAfterNodes = ok
+	}
 	var tx *WriteTxn
 	var aborted bool
 	err := s.retryBehind(func() (err error) {
@@ -649,6 +666,9 @@ func (b *Bulk) Commit() (Commit, error) {
 
 // commitIn is one attempt of Commit inside txn.
 func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
+	if b.shedDone {
+		return errShed
+	}
 	s := b.s
 	tx, err := s.beginWrite(txn, b.meta)
 	if err != nil {
@@ -829,6 +849,9 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
+	if waited && b.shedAfterNodes {
+		b.shed(p)
+	}
 	if err := b.appendEdges(tx, p); err != nil {
 		return tx.fail(err)
 	}
@@ -837,6 +860,46 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	}
 	return nil
 }
+
+// mapNeed bounds from above the map a commit of the load needs: the data
+// file as it is, plus four times what the load's records can take (their
+// payloads and keys, 64 bytes an operation for ids, envelopes, adjacency
+// entries in both lists and the log), plus 64 MiB.
+func (b *Bulk) mapNeed() int64 {
+	var n int64
+	for i := range b.nodes {
+		n += int64(len(b.nodes[i].payload)) + 64
+	}
+	for _, p := range b.edgePay {
+		n += int64(len(p))
+	}
+	for _, k := range b.keys.keys {
+		n += 2 * int64(len(k)) // the ids keyspace and the log's key table
+	}
+	n += 64 * int64(len(b.edges))
+	var file int64
+	if fi, err := os.Stat(filepath.Join(b.s.path, "data.mdb")); err == nil {
+		file = fi.Size()
+	}
+	return file + 4*n + 64<<20
+}
+
+// shed lets the collector take, once the node records are written and
+// the log record is sealed, what the rest of a fast-path commit never
+// reads: every node put (payloads, types) and the key strings. Edge
+// records and adjacency lists need only ranks, ids and edge puts. LMDB's
+// dirty pages then grow into memory the load gave back, rather than on top
+// of it (the peak of a large load is at its end). A shed load cannot be
+// re-run: commitIn refuses to (errShed), and Commit reserved the map such
+// a load needs first (reserveMap), so that a full map does not ask it to.
+func (b *Bulk) shed(p *bulkPlan) {
+	b.nodes, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, nil, nil, nil
+	b.shedDone = true
+	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back
+}
+
+// errShed: a commit that shed its node puts (shed) was asked to run again.
+var errShed = fmt.Errorf("%w: the bulk load needed more map than it reserved after it had released its nodes (nothing was written)", ErrMapFull)
 
 // holdLogBytes is the size of a fast-path log record's operations above
 // which write waits for its compression before the node and edge records

@@ -290,6 +290,12 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if b.Appended == prefill {
 				t.Errorf("fast path %v with a prefilled store %v", b.Appended, prefill)
 			}
+			// A fast-path load that waited for its log record released its
+			// node puts before its edge records (shed): the store below is
+			// still the ordinary path's.
+			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.shedDone != want {
+				t.Errorf("shed %v, want %v (fast path %v, log waited for %v)", b.shedDone, want, b.Appended, b.holdLog == 1)
+			}
 			if opts.Redactor != nil && c1.Redacted == 0 {
 				t.Error("no key held the secret")
 			}
@@ -558,5 +564,47 @@ func TestInFromOutIsInSort(t *testing.T) {
 				t.Fatalf("seed %d, max %d buckets: in side differs (-sortSide +inFromOut):\n%s", seed, maxBuckets, d)
 			}
 		}
+	}
+}
+
+// TestBulkShed: a load that shed its node puts is never run again (a full
+// map would otherwise re-run it without them): it fails with ErrMapFull and
+// writes nothing. A store whose MaxMapSize cannot hold the map a load
+// reserves keeps every put (no shedding) and commits as before.
+func TestBulkShed(t *testing.T) {
+	load := func(s *Store) *Bulk {
+		b := s.NewBulk(WriteMeta{})
+		b.holdLog = 1
+		for i := range 50 {
+			if err := b.PutNode(NodePut{Key: fmt.Sprint("sym:", i), Type: "function", Payload: json.RawMessage(`{"a":1}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.PutEdge(EdgePut{Src: fmt.Sprint("sym:", i), Rel: "calls", Dst: fmt.Sprint("sym:", (i+1)%50)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b
+	}
+	s := newStore(t, Options{})
+	b := load(s)
+	b.shedDone = true // as after a first attempt that shed
+	if _, err := b.Commit(); !errors.Is(err, ErrMapFull) {
+		t.Fatalf("a shed load run again: %v, want ErrMapFull", err)
+	}
+	var rev Revision
+	if err := s.View(func(r *ReadTxn) error { rev = r.Revision(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if rev != 0 {
+		t.Fatalf("revision %d after the refused run, want 0", rev)
+	}
+	// Too small a MaxMapSize for the reservation: no shedding, committed.
+	small := newStore(t, Options{MapSize: 1 << 20, MaxMapSize: 32 << 20})
+	b = load(small)
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b.shedDone || !b.Appended {
+		t.Fatalf("shed %v, fast path %v; want no shedding on the fast path", b.shedDone, b.Appended)
 	}
 }

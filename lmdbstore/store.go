@@ -571,6 +571,27 @@ func (s *Store) growMap() error {
 	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
 }
 
+// reserveMap grows the map, when it is smaller, to need bytes (rounded up
+// to a MiB), as growMap does; false, and nothing changed, when need is
+// beyond MaxMapSize.
+func (s *Store) reserveMap(need int64) (bool, error) {
+	need = (need + 1<<20 - 1) &^ (1<<20 - 1)
+	if need > s.maxMap {
+		return false, nil
+	}
+	s.resize.Lock()
+	defer s.resize.Unlock()
+	info, err := s.env.Info()
+	if err != nil {
+		return false, err
+	}
+	if info.MapSize >= need {
+		return true, nil
+	}
+	s.readers.resetParked() // no live read transaction under a resize
+	return true, s.env.SetMapSize(need)
+}
+
 // withMap runs fn holding the map shared (no resize while it runs), and
 // releases it even if fn panics or calls runtime.Goexit (t.Fatal).
 func (s *Store) withMap(fn func() error) error {
