@@ -87,6 +87,22 @@ func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
 	return func() { f.Close() }
 }
 
+// reopenLastTxn opens the store read-only (Open checks its meta pages,
+// closed with the test) and returns it with its last transaction id.
+func reopenLastTxn(t *testing.T, dir string) (*Store, uint64) {
+	t.Helper()
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open afterwards: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	info, err := s.env.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, uint64(info.LastTxnID)
+}
+
 // lockRegionMagic is MDB_MAGIC, the first word of a written lock region.
 const lockRegionMagic = 0xBEEFC0DE
 
@@ -106,16 +122,8 @@ func TestOpenerDiedInsideLMDBOpen(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	s, err := Open(dir, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("open after the writer: %v", err)
-	}
-	defer s.Close()
-	info, err := s.env.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := uint64(info.LastTxnID); got != last+1 {
+	s, got := reopenLastTxn(t, dir)
+	if got != last+1 {
 		t.Errorf("last transaction %d, want %d (the one before the death, plus the writer's)", got, last+1)
 	}
 	if err := s.View(func(r *ReadTxn) error {
@@ -150,23 +158,14 @@ func TestWriteRefusedOnStaleLockRegion(t *testing.T) {
 	if !bytes.Contains(msg, []byte("corrupt lock.mdb: the lock region numbers this write transaction 1")) {
 		t.Errorf("the writer said %q, want the lock region named", msg)
 	}
-	s, err := Open(dir, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("open after the refused write: %v", err)
-	}
-	defer s.Close()
-	info, err := s.env.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := uint64(info.LastTxnID); got != last {
+	s, got := reopenLastTxn(t, dir)
+	if got != last {
 		t.Errorf("last transaction %d, want %d (nothing written)", got, last)
 	}
-	err = s.View(func(r *ReadTxn) error {
+	if err := s.View(func(r *ReadTxn) error {
 		_, err := r.GetEdge("a", "calls", "b2", At{})
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		t.Errorf("an edge written before: %v", err)
 	}
 	if err := s.View(func(r *ReadTxn) error {
