@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The lock region LMDB keeps in lock.mdb (SPEC.md §6.5, "Opening"): the
+// The lock region LMDB keeps in lock.mdb (SPEC.md §2, "Opening and closing"): the
 // first process to open a store takes an exclusive lock on its byte 0,
 // writes the region (magic, mutexes, the last transaction id set to 0),
 // reads the meta pages and only then records the last transaction id and

@@ -1,7 +1,7 @@
 package lmdbstore
 
-// Opening and closing an environment, one process at a time (SPEC.md §6.5,
-// "Opening").
+// Opening and closing an environment, one process at a time (SPEC.md §2,
+// "Opening and closing").
 //
 // LMDB sets up lock.mdb's shared region in the first process to open the
 // store: under an exclusive fcntl lock on byte 0 it writes the region —
