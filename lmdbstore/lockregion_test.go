@@ -55,12 +55,13 @@ func storeWithRevisions(t *testing.T) (dir string, lastTxn uint64) {
 	return dir, uint64(info.LastTxnID)
 }
 
-// dyingOpener holds what an opener holds inside the window: the exclusive
-// lock on lock.mdb's byte 0 (and, with openers, the range memctl's openers
-// take around LMDB's open), with the region's transaction id already 0.
-// release closes the file, which drops every lock at once, as the kernel
-// does when the process dies.
-func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
+// holdRegion holds what a process inside LMDB's open or close holds: the
+// exclusive lock on lock.mdb's byte 0 (and, with openers, the byte
+// memctl's openers and closers lock around LMDB's), and writes the region
+// as that process has left it so far (edit). release closes the file,
+// which drops every lock at once, as the kernel does when the process
+// dies (or, closing, as LMDB's close does).
+func holdRegion(t *testing.T, dir string, openers bool, edit map[int64][]byte) (release func()) {
 	t.Helper()
 	f, err := os.OpenFile(filepath.Join(dir, "lock.mdb"), os.O_RDWR, 0)
 	if err != nil {
@@ -76,16 +77,31 @@ func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
 		lock(openLockOffset, 1)
 	}
 	lock(0, 1)
-	var zero [8]byte
 	var magic [4]byte
 	if _, err := f.ReadAt(magic[:], 0); err != nil || binary.LittleEndian.Uint32(magic[:]) != lockRegionMagic {
 		t.Fatalf("lock.mdb magic %x, %v: not the layout this test knows", magic, err)
 	}
-	if _, err := f.WriteAt(zero[:], lockRegionTxnIDOffset); err != nil {
-		t.Fatal(err)
+	for off, b := range edit {
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return func() { f.Close() }
 }
+
+// dyingOpener: an opener inside the window, the region's transaction id
+// already 0.
+func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
+	return holdRegion(t, dir, openers, map[int64][]byte{lockRegionTxnIDOffset: make([]byte, 8)})
+}
+
+// Where glibc marks a destroyed mutex (its kind, -1) in LMDB's region on
+// linux/amd64: the reader mutex at 8, the writer mutex in the next 64-byte
+// cache line; a pthread_mutex_t's kind is its fifth int.
+const (
+	rmutexKindOffset = 8 + 16
+	wmutexKindOffset = 64 + 16
+)
 
 // reopenLastTxn opens the store read-only (Open checks its meta pages,
 // closed with the test) and returns it with its last transaction id.
@@ -173,5 +189,36 @@ func TestWriteRefusedOnStaleLockRegion(t *testing.T) {
 		return err
 	}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused edge: %v, want not found", err)
+	}
+}
+
+// TestOpenerWaitsForTheLastCloser: the last process to close a store
+// destroys the region's mutexes under the exclusive lock on byte 0; an
+// opener that took the region then (LMDB lets it once that lock drops)
+// would lock destroyed mutexes. Closing under memctl's opening lock, the
+// opener waits for the close to finish, then writes the region again, and
+// its write lands.
+func TestOpenerWaitsForTheLastCloser(t *testing.T) {
+	dir, last := storeWithRevisions(t)
+	destroyed := []byte{0xff, 0xff, 0xff, 0xff}
+	release := holdRegion(t, dir, true, map[int64][]byte{rmutexKindOffset: destroyed, wmutexKindOffset: destroyed})
+	cmd := child(t, "put-one", dir, "late")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the child is waiting to open
+	release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	s, got := reopenLastTxn(t, dir)
+	if got != last+1 {
+		t.Errorf("last transaction %d, want %d", got, last+1)
+	}
+	if err := s.View(func(r *ReadTxn) error {
+		_, err := r.GetEdge("p", "calls", "dlate", At{})
+		return err
+	}); err != nil {
+		t.Errorf("the writer's edge: %v", err)
 	}
 }
