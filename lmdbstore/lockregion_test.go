@@ -128,7 +128,14 @@ const lockRegionMagic = 0xBEEFC0DE
 // read back, and the meta pages must stay consecutive.
 func TestOpenerDiedInsideLMDBOpen(t *testing.T) {
 	dir, last := storeWithRevisions(t)
-	release := dyingOpener(t, dir, true)
+	writerLands(t, dir, last, dyingOpener(t, dir, true))
+}
+
+// writerLands starts a writer process while the region is held, releases
+// it once the writer waits to open, and checks that the write landed: the
+// last transaction is the one after last, and the writer's edge reads back.
+func writerLands(t *testing.T, dir string, last uint64, release func()) {
+	t.Helper()
 	cmd := child(t, "put-one", dir, "late")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -140,7 +147,7 @@ func TestOpenerDiedInsideLMDBOpen(t *testing.T) {
 	}
 	s, got := reopenLastTxn(t, dir)
 	if got != last+1 {
-		t.Errorf("last transaction %d, want %d (the one before the death, plus the writer's)", got, last+1)
+		t.Errorf("last transaction %d, want %d (the one before, plus the writer's)", got, last+1)
 	}
 	if err := s.View(func(r *ReadTxn) error {
 		_, err := r.GetEdge("p", "calls", "dlate", At{})
@@ -201,24 +208,5 @@ func TestWriteRefusedOnStaleLockRegion(t *testing.T) {
 func TestOpenerWaitsForTheLastCloser(t *testing.T) {
 	dir, last := storeWithRevisions(t)
 	destroyed := []byte{0xff, 0xff, 0xff, 0xff}
-	release := holdRegion(t, dir, true, map[int64][]byte{rmutexKindOffset: destroyed, wmutexKindOffset: destroyed})
-	cmd := child(t, "put-one", dir, "late")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // the child is waiting to open
-	release()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("writer: %v", err)
-	}
-	s, got := reopenLastTxn(t, dir)
-	if got != last+1 {
-		t.Errorf("last transaction %d, want %d", got, last+1)
-	}
-	if err := s.View(func(r *ReadTxn) error {
-		_, err := r.GetEdge("p", "calls", "dlate", At{})
-		return err
-	}); err != nil {
-		t.Errorf("the writer's edge: %v", err)
-	}
+	writerLands(t, dir, last, holdRegion(t, dir, true, map[int64][]byte{rmutexKindOffset: destroyed, wmutexKindOffset: destroyed}))
 }
