@@ -105,6 +105,14 @@ func (l *openLock) opened() {
 	}
 }
 
+// abandon closes the descriptor of an open that failed (LMDB closed what
+// it had opened), which releases the opening lock.
+func (l *openLock) abandon() {
+	if l != nil {
+		l.f.Close()
+	}
+}
+
 // closeEnv closes env holding the opening lock, then the descriptor.
 // LMDB's close drops every lock of this process on lock.mdb, the opening
 // lock with it, in the same step as its own.

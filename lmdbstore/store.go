@@ -329,9 +329,7 @@ func openEnv(path string, opts Options) (*Store, error) {
 		env, err = openLMDB(path, flags|lmdb.NoLock, initial, false)
 	}
 	if err != nil {
-		if lk != nil {
-			lk.f.Close()
-		}
+		lk.abandon()
 		return nil, fmt.Errorf("open %s: %w", path, mapOSError(err))
 	}
 	lk.opened()
@@ -557,39 +555,41 @@ func (s *Store) recoverable(err error) (bool, error) {
 	return false, mapOSError(err)
 }
 
+// growMap doubles the map, up to MaxMapSize (ErrMapFull once there).
 func (s *Store) growMap() error {
+	return s.resizeMap(func(cur int64) (int64, error) {
+		if cur >= s.maxMap {
+			return 0, fmt.Errorf("%w: map size %d reached the maximum %d", ErrMapFull, cur, s.maxMap)
+		}
+		return min(2*cur, s.maxMap), nil
+	})
+}
+
+// reserveMap grows the map, when it is smaller, to need bytes (rounded up
+// to a MiB); false, and nothing changed, when need is beyond MaxMapSize.
+func (s *Store) reserveMap(need int64) (bool, error) {
+	need = (need + 1<<20 - 1) &^ (1<<20 - 1)
+	if need > s.maxMap {
+		return false, nil
+	}
+	return true, s.resizeMap(func(int64) (int64, error) { return need, nil })
+}
+
+// resizeMap sets the map to the size next gives for the current one, when
+// that is larger, with no read transaction of this process live.
+func (s *Store) resizeMap(next func(cur int64) (int64, error)) error {
 	s.resize.Lock()
 	defer s.resize.Unlock()
 	info, err := s.env.Info()
 	if err != nil {
 		return err
 	}
-	if info.MapSize >= s.maxMap {
-		return fmt.Errorf("%w: map size %d reached the maximum %d", ErrMapFull, info.MapSize, s.maxMap)
+	size, err := next(info.MapSize)
+	if err != nil || size <= info.MapSize {
+		return err
 	}
 	s.readers.resetParked() // no live read transaction under a resize
-	return s.env.SetMapSize(min(2*info.MapSize, s.maxMap))
-}
-
-// reserveMap grows the map, when it is smaller, to need bytes (rounded up
-// to a MiB), as growMap does; false, and nothing changed, when need is
-// beyond MaxMapSize.
-func (s *Store) reserveMap(need int64) (bool, error) {
-	need = (need + 1<<20 - 1) &^ (1<<20 - 1)
-	if need > s.maxMap {
-		return false, nil
-	}
-	s.resize.Lock()
-	defer s.resize.Unlock()
-	info, err := s.env.Info()
-	if err != nil {
-		return false, err
-	}
-	if info.MapSize >= need {
-		return true, nil
-	}
-	s.readers.resetParked() // no live read transaction under a resize
-	return true, s.env.SetMapSize(need)
+	return s.env.SetMapSize(size)
 }
 
 // withMap runs fn holding the map shared (no resize while it runs), and
