@@ -44,12 +44,20 @@ type Bulk struct {
 	provs []provenance          // distinct (scope, run, task), interned
 	provN map[provenance]uint32 // index into provs
 	keys  bulkKeys              // every node key named, once
-	types map[string]string     // node types, kept once (copies, as keys)
-	nodes []bulkNode
-	edges []bulkEdge
+	types map[string]uint32     // node type → index into typeNames
+	// typeNames are the node types, once each (copies).
+	typeNames []string
+	nodes     []bulkNode
+	// nodePay holds the node payloads, edgePays the edge payloads (two
+	// arenas: a shed load drops the first and keeps the second).
+	nodePay, edgePays payArena
+	// nodeValid holds the valid times of the nodes that have one, by index
+	// into nodes.
+	nodeValid map[uint32]Validity
+	edges     []bulkEdge
 	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
 	// so that edges hold no pointer.
-	edgePay [][]byte
+	edgePay []payRef
 	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
 	// logValue delivers the fast path's log record (compressed beside the
 	// ids keyspace's writes); log is that record once received.
@@ -104,12 +112,13 @@ const bulkEdgeBit = 1 << 31
 
 type provenance struct{ scope, run, task string }
 
+// bulkNode holds no pointer (nor does bulkEdge): a large load's nodes are
+// plain data to the collector.
 type bulkNode struct {
-	key     uint32 // index into keys
-	typ     string
-	payload []byte // as given; canonical after canonicalise
-	prov    uint32
-	valid   Validity
+	key  uint32 // index into keys
+	typ  uint32 // index into typeNames
+	prov uint32
+	pay  payRef // in nodePay: as given; canonical after canonicalise
 }
 
 type bulkEdge struct {
@@ -265,19 +274,26 @@ func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
 	if !known {
 		ref = b.keys.add(raw, p.Key, n)
 	}
-	b.valid = b.valid || !p.Valid.IsZero()
-	if t, ok := b.types[typ]; ok {
-		typ = t
-	} else {
+	ti, ok := b.types[typ]
+	if !ok {
 		if b.types == nil {
-			b.types = map[string]string{}
+			b.types = map[string]uint32{}
 		}
+		ti = uint32(len(b.typeNames))
 		typ = strings.Clone(typ)
-		b.types[typ] = typ
+		b.types[typ] = ti
+		b.typeNames = append(b.typeNames, typ)
+	}
+	if !p.Valid.IsZero() {
+		b.valid = true
+		if b.nodeValid == nil {
+			b.nodeValid = map[uint32]Validity{}
+		}
+		b.nodeValid[uint32(len(b.nodes))] = p.Valid
 	}
 	b.keys.use(ref, len(b.seq))
 	b.seq = append(b.seq, uint32(len(b.nodes)))
-	b.nodes = append(b.nodes, bulkNode{key: ref, typ: typ, payload: p.Payload, prov: b.prov(p.Scope, p.RunID, p.TaskID), valid: p.Valid})
+	b.nodes = append(b.nodes, bulkNode{key: ref, typ: ti, pay: b.nodePay.add(p.Payload), prov: b.prov(p.Scope, p.RunID, p.TaskID)})
 	return nil
 }
 
@@ -316,10 +332,10 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	pay := uint32(0)
 	if len(p.Payload) > 0 {
 		if len(b.edgePay) == 0 {
-			b.edgePay = append(b.edgePay, nil)
+			b.edgePay = append(b.edgePay, payRef{})
 		}
 		pay = uint32(len(b.edgePay))
-		b.edgePay = append(b.edgePay, p.Payload)
+		b.edgePay = append(b.edgePay, b.edgePays.add(p.Payload))
 	}
 	b.addEdge(bulkEdge{src: si, dst: di, weight: weight, rel: rel.ID, pay: pay,
 		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
@@ -513,6 +529,9 @@ func (b *Bulk) canonicalise() error {
 	errs := make([]error, workers)
 	bad := make([]int, workers)
 	found := make([]int, workers) // secrets redacted, per worker
+	// changed: per worker, the payloads whose stored form differs from the
+	// one given, added to the arenas once every worker is done.
+	changed := make([][]changedPay, workers)
 	var wg sync.WaitGroup
 	n := len(b.seq)
 	for w := range workers {
@@ -524,14 +543,15 @@ func (b *Bulk) canonicalise() error {
 			defer func() { found[w] = red.n }()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
 				x := b.seq[i]
-				var err error
+				var given []byte
 				if x&bulkEdgeBit != 0 {
-					if pay := b.edges[x&^bulkEdgeBit].pay; pay != 0 {
-						b.edgePay[pay], err = canonicalSame(red.payload(b.edgePay[pay]), b.edgePay[pay])
-					}
+					given = b.edgePayload(&b.edges[x&^bulkEdgeBit])
 				} else {
-					nd := &b.nodes[x]
-					nd.payload, err = canonicalSame(red.payload(nd.payload), nd.payload)
+					given = b.nodePayload(&b.nodes[x])
+				}
+				c, err := canonicalPayload(red.payload(given), false)
+				if err == nil && !bytes.Equal(c, given) {
+					changed[w] = append(changed[w], changedPay{x, c})
 				}
 				if err != nil {
 					errs[w], bad[w] = err, i
@@ -549,19 +569,24 @@ func (b *Bulk) canonicalise() error {
 	for _, f := range found {
 		b.red.n += f
 	}
+	for _, ch := range changed {
+		for _, c := range ch {
+			if c.x&bulkEdgeBit != 0 {
+				b.edgePay[b.edges[c.x&^bulkEdgeBit].pay] = b.edgePays.add(c.p)
+			} else {
+				b.nodes[c.x].pay = b.nodePay.add(c.p)
+			}
+		}
+	}
 	return nil
 }
 
-// canonicalSame is the stored form of p (redacted from given), given
-// itself when that is already its stored form: the caller usually still
-// holds it (ingest's payloads are canonical when they are made), and a
-// copy would double the payloads the load holds while it commits.
-func canonicalSame(p, given []byte) ([]byte, error) {
-	c, err := canonicalPayload(p, false)
-	if err == nil && bytes.Equal(c, given) {
-		return given, nil
-	}
-	return c, err
+// changedPay is a payload whose stored form differs from the one given:
+// the operation (an entry of seq) and that form. Payloads usually arrive
+// canonical (ingest makes them so), and then the arena holds each once.
+type changedPay struct {
+	x uint32
+	p []byte
 }
 
 // RequireEmpty makes Commit refuse a store that holds a node or an edge
@@ -598,7 +623,7 @@ func (b *Bulk) dropDanglingEdges() {
 		if !isNode[e.src] || !isNode[e.dst] {
 			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
 			if e.pay != 0 {
-				b.edgePay[e.pay] = nil
+				b.edgePay[e.pay] = payRef{} // its bytes stay in the arena until the load is done
 			}
 			b.Dropped++
 			continue
@@ -748,7 +773,8 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		} else {
 			n := &b.nodes[x]
 			pv := b.provs[n.prov]
-			err = tx.PutNode(NodePut{Key: b.keys.keys[n.key], Type: n.typ, Payload: n.payload, Valid: n.valid, Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
+			err = tx.PutNode(NodePut{Key: b.keys.keys[n.key], Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
+				Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
 			return &BulkOpError{Op: i, Err: err}
@@ -774,8 +800,11 @@ func (b *Bulk) edgePayload(e *bulkEdge) []byte {
 	if e.pay == 0 {
 		return nil
 	}
-	return b.edgePay[e.pay]
+	return b.edgePays.bytes(b.edgePay[e.pay])
 }
+
+// nodePayload is n's payload, nil for none.
+func (b *Bulk) nodePayload(n *bulkNode) []byte { return b.nodePay.bytes(n.pay) }
 
 // bulkEdgeRef is one edge operation in sort order: its endpoints' ranks
 // (keyRanks) and relation, then its index (operation order within one
@@ -866,13 +895,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 // payloads and keys, 64 bytes an operation for ids, envelopes, adjacency
 // entries in both lists and the log), plus 64 MiB.
 func (b *Bulk) mapNeed() int64 {
-	var n int64
-	for i := range b.nodes {
-		n += int64(len(b.nodes[i].payload)) + 64
-	}
-	for _, p := range b.edgePay {
-		n += int64(len(p))
-	}
+	n := b.nodePay.size() + b.edgePays.size() + 64*int64(len(b.nodes))
 	for _, k := range b.keys.keys {
 		n += 2 * int64(len(k)) // the ids keyspace and the log's key table
 	}
@@ -893,7 +916,7 @@ func (b *Bulk) mapNeed() int64 {
 // re-run: commitIn refuses to (errShed), and Commit reserved the map such
 // a load needs first (reserveMap), so that a full map does not ask it to.
 func (b *Bulk) shed(p *bulkPlan) {
-	b.nodes, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, nil, nil, nil
+	b.nodes, b.nodePay, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, payArena{}, nil, nil, nil
 	b.shedDone = true
 	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back
 }
@@ -1044,7 +1067,7 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 		p.changed[p.nodeSeq[cur]] = true
 		for j++; j < len(nrefs) && nrefs[j].rank == nrefs[i].rank; j++ {
 			n, c := &b.nodes[nrefs[j].idx], &b.nodes[cur]
-			if n.typ == c.typ && bytes.Equal(n.payload, c.payload) {
+			if n.typ == c.typ && bytes.Equal(b.nodePayload(n), b.nodePayload(c)) {
 				continue
 			}
 			cur = nrefs[j].idx
@@ -1159,7 +1182,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 			if x := b.seq[i]; x&bulkEdgeBit != 0 {
 				pays[w] += len(b.edgePayload(&b.edges[x&^bulkEdgeBit]))
 			} else {
-				pays[w] += len(b.nodes[x].payload)
+				pays[w] += int(b.nodes[x].pay.n)
 			}
 		}
 	})
@@ -1368,7 +1391,7 @@ type keyedIndex struct {
 	keys []uint32          // by key index
 	prov [][3]uint32       // by provenance index: scope, run, task
 	rels []uint32          // by relation id
-	typs map[string]uint32 // by type
+	typs []uint32          // by type (index into typeNames)
 }
 
 // logNames is a format-03 log record's key table with the indices of
@@ -1466,7 +1489,7 @@ func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, chang
 // name (provenance, relation, type, or a name of t) is appended to the
 // table without a lookup; the others go through t's map, on both sides.
 func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string) *keyedIndex {
-	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make(map[string]uint32, len(b.types))}
+	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make([]uint32, len(b.typeNames))}
 	maxRel := RelID(0)
 	for id := range relNames {
 		maxRel = max(maxRel, id)
@@ -1527,8 +1550,8 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 		nd := &b.nodes[x]
 		prov(nd.prov)
 		key(nd.key)
-		if _, ok := k.typs[nd.typ]; !ok {
-			k.typs[nd.typ] = keyIndex(t, nd.typ) + 1
+		if k.typs[nd.typ] == 0 {
+			k.typs[nd.typ] = keyIndex(t, b.typeNames[nd.typ]) + 1
 		}
 	}
 	return k
@@ -1546,7 +1569,7 @@ func (k *keyedIndex) size(x uint32) int {
 	}
 	nd := &b.nodes[x]
 	pv := &k.prov[nd.prov]
-	pay := len(nd.payload)
+	pay := int(nd.pay.n)
 	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + uvarintLen(uint64(pay)) + pay
 }
 
@@ -1568,7 +1591,8 @@ func (k *keyedIndex) append(out []byte, x uint32) []byte {
 	out = append(out, byte(OpPutNode))
 	out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
 	out = appendIdx(appendIdx(out, k.keys[nd.key]), k.typs[nd.typ])
-	return append(binary.AppendUvarint(out, uint64(len(nd.payload))), nd.payload...)
+	pay := b.nodePayload(nd)
+	return append(binary.AppendUvarint(out, uint64(len(pay))), pay...)
 }
 
 // appendIdx appends a table index held +1 (keyedIndex).
@@ -1596,8 +1620,8 @@ func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []by
 	pv := b.provs[n.prov]
 	return appendLogOp(buf, OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
 		buf = appendStr(buf, keys[n.key])
-		buf = appendStr(buf, n.typ)
-		return appendStr(buf, string(n.payload))
+		buf = appendStr(buf, b.typeNames[n.typ])
+		return appendStr(buf, string(b.nodePayload(n)))
 	})
 }
 
@@ -1613,7 +1637,7 @@ func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
 	}
 	n := &b.nodes[x]
 	pv := b.provs[n.prov]
-	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(n.typ)) + str(len(n.payload))
+	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(b.typeNames[n.typ])) + str(int(n.pay.n))
 }
 
 // bulkChunk is one encoded adjacency chunk: its key and value.
@@ -1764,7 +1788,7 @@ func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 				n := &b.nodes[idx]
 				pv := b.provs[n.prov]
 				rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-					typ: n.typ, scope: pv.scope, run: pv.run, task: pv.task, payload: n.payload}
+					typ: b.typeNames[n.typ], scope: pv.scope, run: pv.run, task: pv.task, payload: b.nodePayload(n)}
 				part.data = appendRecord(part.data, &body, rec.appendBody, enc)
 				part.ends = append(part.ends, len(part.data))
 			}
