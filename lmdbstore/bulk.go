@@ -143,6 +143,8 @@ func (e *BulkOpError) Unwrap() error { return e.Err }
 // NewBulk starts a bulk load whose operations inherit meta's provenance.
 func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
+	b.nodePay.spillTo(s.path, 0)
+	b.edgePays.spillTo(s.path, 0)
 	b.meta = b.red.meta(meta)
 	if meta.Derived {
 		b.red.r = nil // as for WriteTxn
@@ -916,7 +918,8 @@ func (b *Bulk) mapNeed() int64 {
 // re-run: commitIn refuses to (errShed), and Commit reserved the map such
 // a load needs first (reserveMap), so that a full map does not ask it to.
 func (b *Bulk) shed(p *bulkPlan) {
-	b.nodes, b.nodePay, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, payArena{}, nil, nil, nil
+	b.nodes, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, nil, nil, nil
+	b.nodePay.drop()
 	b.shedDone = true
 	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back
 }

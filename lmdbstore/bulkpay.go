@@ -8,20 +8,65 @@ package lmdbstore
 // size class), as a payRef they are 12 bytes of plain data. The arena
 // copies what it is given, so a caller's buffer is never kept alive by
 // the load.
+//
+// Spilling (SPEC §2, "Bulk loads"). Once an arena holds more than
+// payResident bytes in memory, each block it fills is written to a
+// temporary file beside the store (unnamed: O_TMPFILE, or created and
+// unlinked at once, so nothing is left behind by a crash) and mapped back
+// read-only in place of its memory: the payloads stay readable as before,
+// from the page cache, and a load's memory stops growing with its payloads.
+// Space for a block is allocated before it is written (a full disk fails
+// the allocation, not a later read), and any failure to spill leaves the
+// block in memory and stops spilling: spilling never fails a load.
 
-// payBlock is the size of an arena block; a payload larger than that gets
-// a block of its own.
+import (
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// payBlock is the size of an arena block (a multiple of the page size);
+// a payload larger than that gets a block of its own.
 const payBlock = 1 << 20
+
+// payResident is how many bytes of payloads an arena holds in memory
+// before it spills the blocks it fills.
+const payResident = 64 << 20
 
 // payArena holds payloads appended end to end.
 type payArena struct {
 	blocks [][]byte
+	// dir is where a spill file is made ("": never spill); resident is
+	// how many bytes of blocks are in memory (resident limits it, tests
+	// set it low).
+	dir      string
+	resident int
+	limit    int
+	spill    *paySpill
+}
+
+// paySpill is an arena's spill file and what of it is mapped.
+type paySpill struct {
+	f    *os.File
+	size int64    // bytes written (block-aligned)
+	maps [][]byte // every mapping, for release
+	off  bool     // a spill failed: no more spilling
 }
 
 // payRef names a payload of an arena; n 0 is no payload (an empty payload
 // and none store alike: canonicalPayload makes both nil).
 type payRef struct {
 	blk, off, n uint32
+}
+
+// spillTo makes the arena spill into dir once it holds limit bytes (0:
+// payResident).
+func (a *payArena) spillTo(dir string, limit int) {
+	a.dir, a.limit = dir, limit
+	if a.limit == 0 {
+		a.limit = payResident
+	}
 }
 
 // add copies p into the arena.
@@ -31,12 +76,102 @@ func (a *payArena) add(p []byte) payRef {
 	}
 	last := len(a.blocks) - 1
 	if last < 0 || cap(a.blocks[last])-len(a.blocks[last]) < len(p) {
+		if last >= 0 {
+			a.full(last)
+		}
 		a.blocks = append(a.blocks, make([]byte, 0, max(payBlock, len(p))))
+		a.resident += cap(a.blocks[len(a.blocks)-1])
 		last++
 	}
 	b := a.blocks[last]
 	a.blocks[last] = append(b, p...)
 	return payRef{blk: uint32(last), off: uint32(len(b)), n: uint32(len(p))}
+}
+
+// full is called when block i is full: it is spilled when the arena
+// holds more than its limit in memory.
+func (a *payArena) full(i int) {
+	if a.dir == "" || a.resident <= a.limit || (a.spill != nil && a.spill.off) {
+		return
+	}
+	if a.spill == nil {
+		f, err := tempFile(a.dir)
+		if err != nil {
+			a.spill = &paySpill{off: true}
+			return
+		}
+		a.spill = &paySpill{f: f}
+		runtime.AddCleanup(a, func(s *paySpill) { s.release() }, a.spill)
+	}
+	if m, ok := a.spill.write(a.blocks[i]); ok {
+		a.resident -= cap(a.blocks[i])
+		a.blocks[i] = m
+	}
+}
+
+// write appends block b to the file and maps it back read-only; ok false
+// (and spilling off) when any step fails.
+func (s *paySpill) write(b []byte) (m []byte, ok bool) {
+	n := (int64(len(b)) + pageSize - 1) &^ (pageSize - 1)
+	if unix.Fallocate(int(s.f.Fd()), 0, s.size, n) != nil {
+		s.off = true
+		return nil, false
+	}
+	if _, err := s.f.WriteAt(b, s.size); err != nil {
+		s.off = true
+		return nil, false
+	}
+	m, err := unix.Mmap(int(s.f.Fd()), s.size, len(b), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		s.off = true
+		return nil, false
+	}
+	s.size += n
+	s.maps = append(s.maps, m)
+	return m[:len(b):len(b)], true
+}
+
+// pageSize aligns spilled blocks (mmap offsets must be page-aligned).
+var pageSize = int64(os.Getpagesize())
+
+// release unmaps every spilled block and closes the file (which, being
+// unnamed, is then gone).
+func (s *paySpill) release() {
+	for _, m := range s.maps {
+		unix.Munmap(m)
+	}
+	s.maps = nil
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+}
+
+// drop releases the arena at once (its payloads are never read again);
+// the arena is empty afterwards.
+func (a *payArena) drop() {
+	if a.spill != nil {
+		a.spill.release()
+	}
+	*a = payArena{dir: a.dir, limit: a.limit}
+}
+
+// tempFile is an unnamed file in dir: O_TMPFILE where the file system
+// has it, else a file created and unlinked at once.
+func tempFile(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), dir+"/(bulk payloads)"), nil
+	}
+	f, err := os.CreateTemp(dir, ".bulk-payloads-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // bytes is the payload r names (nil for none), a view into the arena that
@@ -48,12 +183,19 @@ func (a *payArena) bytes(r payRef) []byte {
 	return a.blocks[r.blk][r.off : r.off+r.n : r.off+r.n]
 }
 
-// size is the sum of the payloads' lengths, an upper bound counted by
-// block.
+// size is the sum of the payloads' lengths, counted by block.
 func (a *payArena) size() int64 {
 	var n int64
 	for _, b := range a.blocks {
 		n += int64(len(b))
 	}
 	return n
+}
+
+// spilled is how many bytes of blocks are in the spill file.
+func (a *payArena) spilled() int64 {
+	if a.spill == nil {
+		return 0
+	}
+	return a.spill.size
 }
