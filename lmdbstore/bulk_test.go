@@ -164,6 +164,13 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if seed%2 == 0 {
 				b.holdLog = 1 // the log record waited for before the node records
 			}
+			spill := seed%3 != 2
+			if spill { // every payload block but the last in the spill file, blocks of 64 bytes
+				for _, a := range []*payArena{&b.nodePay, &b.edgePays} {
+					a.spillTo(bulk.path, 1)
+					a.block = 64
+				}
+			}
 			relIDs := map[string]RelID{}
 			if sameRev {
 				id, err := b.AddRelation(heavy)
@@ -283,6 +290,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				}
 			}
 			flush()
+			if spilled := b.nodePay.spilled() + b.edgePays.spilled(); spill != (spilled > 0) {
+				t.Errorf("%d bytes of payloads spilled, want spilling %v", spilled, spill)
+			}
 			c2, err := b.Commit()
 			if err != nil {
 				t.Fatal(err)

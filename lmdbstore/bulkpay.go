@@ -20,6 +20,7 @@ package lmdbstore
 // block in memory and stops spilling: spilling never fails a load.
 
 import (
+	"cmp"
 	"os"
 	"runtime"
 
@@ -43,6 +44,7 @@ type payArena struct {
 	dir      string
 	resident int
 	limit    int
+	block    int // block size (0: payBlock; tests set it small)
 	spill    *paySpill
 }
 
@@ -79,7 +81,7 @@ func (a *payArena) add(p []byte) payRef {
 		if last >= 0 {
 			a.full(last)
 		}
-		a.blocks = append(a.blocks, make([]byte, 0, max(payBlock, len(p))))
+		a.blocks = append(a.blocks, make([]byte, 0, max(cmp.Or(a.block, payBlock), len(p))))
 		a.resident += cap(a.blocks[len(a.blocks)-1])
 		last++
 	}
@@ -153,7 +155,7 @@ func (a *payArena) drop() {
 	if a.spill != nil {
 		a.spill.release()
 	}
-	*a = payArena{dir: a.dir, limit: a.limit}
+	*a = payArena{dir: a.dir, limit: a.limit, block: a.block}
 }
 
 // tempFile is an unnamed file in dir: O_TMPFILE where the file system
