@@ -1391,10 +1391,10 @@ func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 // it is only read then.
 type keyedIndex struct {
 	b    *Bulk
-	keys []uint32          // by key index
-	prov [][3]uint32       // by provenance index: scope, run, task
-	rels []uint32          // by relation id
-	typs []uint32          // by type (index into typeNames)
+	keys []uint32    // by key index
+	prov [][3]uint32 // by provenance index: scope, run, task
+	rels []uint32    // by relation id
+	typs []uint32    // by type (index into typeNames)
 }
 
 // logNames is a format-03 log record's key table with the indices of
