@@ -57,18 +57,25 @@ func runIngestGo(k *call) error {
 	start := time.Now()
 	dir := k.args[0]
 	k.derivedWrites = true // code structure, not free text: no secret scan (SPEC §2)
-	defer startMemGovernor(k.env.Getenv, ingestMemoryFloor)()
+	gov := startIngestGovernor(k.env.Getenv, ingestMemoryFloor)
+	defer gov.stop()
 	s, err := k.open(false)
 	if err != nil {
 		return err
 	}
 	bar := newProgressBar(k.env)
 	defer bar.done()
+	progress := func(p ingest.Progress) {
+		if p.Phase == ingest.PhaseWriting {
+			gov.pace(writeGrow)
+		}
+		bar.update(p)
+	}
 	opts := ingest.GoOptions{
 		WalkOptions: walkOptions(k),
 		SyntaxOnly:  k.ctx.Bool("syntax-only"),
 		Offline:     k.ctx.Bool("offline"),
-		Progress:    bar.update,
+		Progress:    progress,
 	}
 	if !k.ctx.Bool("force") {
 		if opts.SkipIfTreeHash, err = ingest.StoredTreeHash(s); err != nil {
@@ -77,7 +84,7 @@ func runIngestGo(k *call) error {
 	}
 	// A first ingest streams: the graph goes to a bulk load as packages
 	// are extracted (SPEC §9.5), not held whole and then written.
-	done, err := ingest.IngestGo(s, dir, opts, k.meta(), bar.update)
+	done, err := ingest.IngestGo(s, dir, opts, k.meta(), progress)
 	var xe *ingest.ExtractError
 	if errors.As(err, &xe) {
 		return usageErr("ingest go %s: %v", dir, xe.Err)

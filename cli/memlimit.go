@@ -60,19 +60,56 @@ type gcSentinel struct{ _ *byte } // holds a pointer: not a tiny allocation
 // (memctl runs one command per process). A user's GOMEMLIMIT or GOGC
 // wins: then nothing is changed.
 func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
-	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5, offHeap: true})
+	g := startIngestGovernor(getenv, floor)
+	return g.stop
+}
+
+// startIngestGovernor is startMemGovernor's governor, for a caller that
+// paces it (pace); nil (whose methods do nothing) when a user's
+// GOMEMLIMIT or GOGC wins.
+func startIngestGovernor(getenv func(string) string, floor int64) *memGovernor {
+	g := &memGovernor{floor: floor, grow: 1.5, offHeap: true}
+	if startGovernor(getenv, g) == nil {
+		return nil
+	}
+	return g
+}
+
+// writeGrow is the ingest governor's pacing once the graph is extracted
+// and only written (pace): the heap then holds the bulk load's plain data
+// (edges, ids, sort orders: few pointers, cheap to collect) while LMDB's
+// dirty pages, outside the heap, grow to the size of the store (up to
+// 512 MB, its limit before it spills pages to the file). Paced at 1.5,
+// the heap's slack came on top of those pages: std×6's write peaked at
+// 1.15 GB.
+const writeGrow = 1.1
+
+// pace changes the factor the limit follows the live heap by, from the
+// next collection on.
+func (g *memGovernor) pace(grow float64) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.grow = grow
+	g.mu.Unlock()
 }
 
 // startHeapFloor applies the answering commands' governor: no collection
 // below floor, the default pacing above it. Same rules as
 // startMemGovernor.
 func startHeapFloor(getenv func(string) string, floor int64) (stop func()) {
-	return startGovernor(getenv, &memGovernor{floor: floor, grow: 2, gcOff: true})
+	if stop := startGovernor(getenv, &memGovernor{floor: floor, grow: 2, gcOff: true}); stop != nil {
+		return stop
+	}
+	return func() {}
 }
 
+// startGovernor applies g and returns its stop, or nil (a user's
+// GOMEMLIMIT or GOGC wins) and then nothing is changed.
 func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 	if getenv != nil && (getenv("GOMEMLIMIT") != "" || getenv("GOGC") != "") {
-		return func() {}
+		return nil
 	}
 	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
 		{Name: "/memory/classes/heap/released:bytes"}}
@@ -81,14 +118,23 @@ func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 	}
 	g.prev = debug.SetMemoryLimit(g.floor)
 	g.arm()
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.stopped = true
-		debug.SetMemoryLimit(g.prev)
-		if g.gcOff {
-			debug.SetGCPercent(g.prevPct)
-		}
+	return g.stop
+}
+
+// stop restores the limit (and GOGC) the governor found; nil-safe.
+func (g *memGovernor) stop() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	g.stopped = true
+	debug.SetMemoryLimit(g.prev)
+	if g.gcOff {
+		debug.SetGCPercent(g.prevPct)
 	}
 }
 

@@ -55,6 +55,45 @@ func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 	}
 }
 
+// pace changes the factor the limit follows the live heap by: 1.1× a
+// 64 MB live heap after a collection, where 1.5 gave 96 MB.
+func TestMemGovernorPace(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	const floor = 8 << 20
+	g := startIngestGovernor(func(string) string { return "" }, floor)
+	defer g.stop()
+	hold := make([][]byte, 64)
+	for i := range hold {
+		hold[i] = make([]byte, 1<<20)
+	}
+	limitAfterGC := func(lo, hi int64) int64 {
+		var got int64
+		for range 100 {
+			runtime.GC()
+			if got = debug.SetMemoryLimit(-1); got >= lo && got <= hi {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return got
+	}
+	if got := limitAfterGC(64<<20+24<<20, 64<<20+48<<20); got < 64<<20+24<<20 || got > 64<<20+48<<20 {
+		t.Errorf("limit with 64 MB live, grow 1.5: %d, want about 96 MB", got)
+	}
+	g.pace(1.1)
+	if got := limitAfterGC(64<<20, 64<<20+16<<20); got < 64<<20 || got > 64<<20+16<<20 {
+		t.Errorf("limit with 64 MB live, paced at 1.1: %d, want about 70 MB", got)
+	}
+	runtime.KeepAlive(hold)
+	g.stop()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
+	}
+	var none *memGovernor // a user's GOMEMLIMIT won: pace and stop do nothing
+	none.pace(1.1)
+	none.stop()
+}
+
 // Memory mapped outside the Go runtime (here an anonymous mapping the
 // test touches, as C's malloc would) comes off the ingest governor's
 // floor: the limit falls by about its size while the live heap stays

@@ -62,9 +62,13 @@ type GoOptions struct {
 
 // Progress reports how far a phase has come. Total 0 means unknown.
 type Progress struct {
-	Phase       string // "reading", "loading", "extracting", "writing"
+	Phase       string // "reading", "loading", "extracting", PhaseWriting
 	Done, Total int
 }
+
+// PhaseWriting is the last phase of an ingest: the graph is extracted and
+// only written from then on.
+const PhaseWriting = "writing"
 
 // Extraction modes, per package and for a whole ingest.
 const (

@@ -286,7 +286,7 @@ func apply(tx *lmdbstore.WriteTxn, p *plan, progress func(Progress)) error {
 	tick := func() {
 		done++
 		if progress != nil && (done%4096 == 0 || done == total) {
-			progress(Progress{Phase: "writing", Done: done, Total: total})
+			progress(Progress{Phase: PhaseWriting, Done: done, Total: total})
 		}
 	}
 	for _, e := range p.delEdges {
@@ -542,7 +542,7 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 	total := len(nodes) + len(edges)
 	tick := func(done int) {
 		if progress != nil && (done%4096 == 0 || done == total) {
-			progress(Progress{Phase: "writing", Done: done, Total: total})
+			progress(Progress{Phase: PhaseWriting, Done: done, Total: total})
 		}
 	}
 	stats := WriteStats{NodesPut: len(nodes), EdgesPut: len(edges), Created: nodes}

@@ -132,7 +132,7 @@ func (w *GoStream) Commit() (WriteStats, error) {
 		return WriteStats{}, err
 	}
 	if w.progress != nil {
-		w.progress(Progress{Phase: "writing"})
+		w.progress(Progress{Phase: PhaseWriting})
 	}
 	t0 := time.Now()
 	c, err := w.b.Commit()

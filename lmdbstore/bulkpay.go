@@ -33,7 +33,7 @@ const payBlock = 1 << 20
 
 // payResident is how many bytes of payloads an arena holds in memory
 // before it spills the blocks it fills.
-const payResident = 64 << 20
+const payResident = 16 << 20
 
 // payArena holds payloads appended end to end.
 type payArena struct {
