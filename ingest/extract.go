@@ -303,8 +303,7 @@ type extractor struct {
 	// typeErrors are import paths of packages type-checked with errors.
 	typeErrors map[string]bool
 
-	symTest map[string]bool   // symbol key → declared in a _test.go file
-	symFile map[string]string // symbol key → file of its first declaration
+	syms map[string]symDecl // symbol key → where it is first declared
 	// syntaxTypes are the types declared in files extracted without
 	// type information; implementsSyntax handles them.
 	syntaxTypes map[string]bool
@@ -352,8 +351,7 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		tables:      make(map[string]*table),
 		pkgModes:    make(map[string]string),
 		typeErrors:  make(map[string]bool),
-		symTest:     make(map[string]bool),
-		symFile:     make(map[string]string),
+		syms:        make(map[string]symDecl),
 		syntaxTypes: make(map[string]bool),
 		imported:    make(map[string]bool),
 		fallbacks:   make(map[string]fallbackNote),
@@ -431,6 +429,13 @@ type symbolNode struct {
 	syntaxType bool // a type declared in a file extracted from syntax
 }
 
+// symDecl is where a symbol is first declared: the file, and whether that
+// is a _test.go file.
+type symDecl struct {
+	file string
+	test bool
+}
+
 func newFragment() *fragment { return &fragment{initSeq: make(map[string]int)} }
 
 func (fr *fragment) addEdge(e Edge) { fr.edges = append(fr.edges, e) }
@@ -452,8 +457,7 @@ func (x *extractor) merge(fr *fragment) {
 			continue
 		}
 		x.addNode(s.node)
-		x.symTest[s.node.Key] = s.test
-		x.symFile[s.node.Key] = s.file
+		x.syms[s.node.Key] = symDecl{file: s.file, test: s.test}
 		if s.syntaxType {
 			x.syntaxTypes[s.node.Key] = true
 		}
@@ -899,11 +903,11 @@ func (x *extractor) finish() {
 		}
 	}
 	for _, te := range x.tests {
-		if !x.g.HasNode(te.target) || x.symTest[te.target] {
+		if !x.g.HasNode(te.target) || x.syms[te.target].test {
 			continue
 		}
 		x.g.AddEdge(Edge{Src: te.fn, Rel: RelTests, Dst: te.target})
-		if tf := x.symFile[te.target]; tf != "" {
+		if tf := x.syms[te.target].file; tf != "" {
 			x.g.AddEdge(Edge{Src: FileKey(te.file), Rel: RelTests, Dst: FileKey(tf)})
 		}
 	}

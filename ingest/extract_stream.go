@@ -65,7 +65,7 @@ func (p *streamPending) dirsAdded(g *Graph, rel string) {
 }
 
 // flushMerged sends what the merge added: its nodes (each once, kept in
-// the graph without payload), its fragment's edges, then the directory
+// the graph by key alone), its fragment's edges, then the directory
 // edges AddDirs put in the graph, sorted.
 func (x *extractor) flushMerged() {
 	p := &x.pend
@@ -76,7 +76,7 @@ func (x *extractor) flushMerged() {
 			continue // sent already (a key recorded twice)
 		}
 		nodes = append(nodes, n)
-		x.g.AddNode(Node{Key: n.Key, Type: n.Type})
+		x.g.markSent(n.Key)
 	}
 	edges := p.edges
 	if len(x.g.edges) > 0 {

@@ -128,6 +128,10 @@ type Edge struct {
 type Graph struct {
 	nodes map[string]Node
 	edges map[edgeKey]float32
+	// sent are the keys of nodes sent to a stream (markSent): nodes of the
+	// graph with nothing more kept of them than their key, 16 bytes an
+	// entry where a Node takes 56.
+	sent map[string]struct{}
 }
 
 type edgeKey struct{ src, rel, dst string }
@@ -144,13 +148,42 @@ func NewGraphSized(nodes, edges int) *Graph {
 }
 
 // AddNode adds or replaces a node.
-func (g *Graph) AddNode(n Node) { g.nodes[n.Key] = n }
+func (g *Graph) AddNode(n Node) {
+	if g.sent != nil {
+		delete(g.sent, n.Key)
+	}
+	g.nodes[n.Key] = n
+}
 
 // HasNode reports whether key is a node of g.
-func (g *Graph) HasNode(key string) bool { _, ok := g.nodes[key]; return ok }
+func (g *Graph) HasNode(key string) bool {
+	if _, ok := g.nodes[key]; ok {
+		return true
+	}
+	_, ok := g.sent[key]
+	return ok
+}
 
-// Node returns the node with key.
-func (g *Graph) Node(key string) (Node, bool) { n, ok := g.nodes[key]; return n, ok }
+// Node returns the node with key; a node sent to a stream has only its
+// key.
+func (g *Graph) Node(key string) (Node, bool) {
+	if n, ok := g.nodes[key]; ok {
+		return n, true
+	}
+	if _, ok := g.sent[key]; ok {
+		return Node{Key: key}, true
+	}
+	return Node{}, false
+}
+
+// markSent keeps of node key (a node of g) only its key.
+func (g *Graph) markSent(key string) {
+	if g.sent == nil {
+		g.sent = make(map[string]struct{})
+	}
+	delete(g.nodes, key)
+	g.sent[key] = struct{}{}
+}
 
 // RelationWeights are the weights `ingest go` gives its edges. The engines
 // multiply a signal by the weight of each edge it crosses (and by their
@@ -196,15 +229,13 @@ func (g *Graph) intern(key string) string {
 }
 
 // NumNodes and NumEdges count the graph.
-func (g *Graph) NumNodes() int { return len(g.nodes) }
+func (g *Graph) NumNodes() int { return len(g.nodes) + len(g.sent) }
 func (g *Graph) NumEdges() int { return len(g.edges) }
 
 // Nodes returns the nodes ordered by key.
 func (g *Graph) Nodes() []Node {
-	out := make([]Node, 0, len(g.nodes))
-	for _, n := range g.nodes {
-		out = append(out, n)
-	}
+	out := make([]Node, 0, g.NumNodes())
+	g.EachNode(func(n Node) { out = append(out, n) })
 	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
@@ -213,6 +244,9 @@ func (g *Graph) Nodes() []Node {
 func (g *Graph) EachNode(fn func(Node)) {
 	for _, n := range g.nodes {
 		fn(n)
+	}
+	for key := range g.sent {
+		fn(Node{Key: key})
 	}
 }
 
