@@ -60,19 +60,14 @@ type gcSentinel struct{ _ *byte } // holds a pointer: not a tiny allocation
 // (memctl runs one command per process). A user's GOMEMLIMIT or GOGC
 // wins: then nothing is changed.
 func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
-	g := startIngestGovernor(getenv, floor)
-	return g.stop
+	return startIngestGovernor(getenv, floor).stop
 }
 
 // startIngestGovernor is startMemGovernor's governor, for a caller that
 // paces it (pace); nil (whose methods do nothing) when a user's
 // GOMEMLIMIT or GOGC wins.
 func startIngestGovernor(getenv func(string) string, floor int64) *memGovernor {
-	g := &memGovernor{floor: floor, grow: 1.5, offHeap: true}
-	if startGovernor(getenv, g) == nil {
-		return nil
-	}
-	return g
+	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5, offHeap: true})
 }
 
 // writeGrow is the ingest governor's pacing once the graph is extracted
@@ -101,15 +96,12 @@ func (g *memGovernor) pace(grow float64) {
 // below floor, the default pacing above it. Same rules as
 // startMemGovernor.
 func startHeapFloor(getenv func(string) string, floor int64) (stop func()) {
-	if stop := startGovernor(getenv, &memGovernor{floor: floor, grow: 2, gcOff: true}); stop != nil {
-		return stop
-	}
-	return func() {}
+	return startGovernor(getenv, &memGovernor{floor: floor, grow: 2, gcOff: true}).stop
 }
 
-// startGovernor applies g and returns its stop, or nil (a user's
-// GOMEMLIMIT or GOGC wins) and then nothing is changed.
-func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
+// startGovernor applies g and returns it, or nil (whose methods do
+// nothing) when a user's GOMEMLIMIT or GOGC wins: then nothing is changed.
+func startGovernor(getenv func(string) string, g *memGovernor) *memGovernor {
 	if getenv != nil && (getenv("GOMEMLIMIT") != "" || getenv("GOGC") != "") {
 		return nil
 	}
@@ -120,7 +112,7 @@ func startGovernor(getenv func(string) string, g *memGovernor) (stop func()) {
 	}
 	g.prev = debug.SetMemoryLimit(g.floor)
 	g.arm()
-	return g.stop
+	return g
 }
 
 // stop restores the limit (and GOGC) the governor found; nil-safe.
