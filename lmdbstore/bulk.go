@@ -85,6 +85,10 @@ type Bulk struct {
 	// logBytes is the size of the log record's operations before
 	// compression (encodeLog), which decides when write waits for it.
 	logBytes int
+	// logPut: write put the log record early; log.v is its format byte.
+	logPut bool
+	// evictN is evictOps unless a test sets it (0: evictOps).
+	evictN int
 	// holdLog is holdLogBytes unless a test sets it (0: holdLogBytes).
 	holdLog int
 	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
@@ -544,6 +548,7 @@ func (b *Bulk) canonicalise() error {
 			red := redaction{r: b.red.r}
 			defer func() { found[w] = red.n }()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				b.evictEvery(i)
 				x := b.seq[i]
 				var given []byte
 				if x&bulkEdgeBit != 0 {
@@ -740,6 +745,9 @@ func (b *Bulk) commitIn(txn *lmdb.Txn, txp **WriteTxn) error {
 		if lv.err != nil {
 			return lv.err
 		}
+		if b.logPut {
+			return tx.finishPutLog(lv.v)
+		}
 		return tx.finishLog(lv.v)
 	}
 	return tx.finish()
@@ -845,6 +853,7 @@ type bulkPlan struct {
 // write is the fast path into a store with no node or edge: every record
 // resolved in memory, every keyspace appended in key order.
 func (b *Bulk) write(tx *WriteTxn) error {
+	b.logPut = false
 	p, err := b.plan()
 	if err != nil {
 		return tx.fail(err)
@@ -879,6 +888,16 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	waited := b.logBytes > cmp.Or(b.holdLog, holdLogBytes)
 	if waited {
 		b.log = <-b.logValue
+		// Written now, the record is LMDB's dirty pages (which it spills
+		// to the file past its limit) rather than a copy on the heap
+		// beside them while the keyspaces are written. Publishing to a
+		// remote reads it again at the end (finishPutLog).
+		if b.log.err == nil && b.s.opts.Replicator == nil {
+			if err := tx.putLog(b.log.v); err != nil {
+				return tx.fail(err)
+			}
+			b.log.v, b.logPut = []byte{b.log.v[0]}, true
+		}
 	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
@@ -1120,6 +1139,7 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	var k8 [8]byte
 	next := 0 // index into finalNodes
 	for parts := range batches {
+		b.evictPayloads() // the batch's payloads are encoded
 		for _, part := range parts {
 			for j := range part.ends {
 				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
@@ -1132,6 +1152,27 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	}
 	return nil
 }
+
+// evictEvery takes the spilled payloads out of the process's memory
+// (payArena.evict) at every evictOps-th operation i of a pass that reads
+// them.
+func (b *Bulk) evictEvery(i int) {
+	if i%cmp.Or(b.evictN, evictOps) == 0 && i > 0 {
+		b.evictPayloads()
+	}
+}
+
+// evictPayloads takes both arenas' spilled payloads out of the process's
+// memory (payArena.evict).
+func (b *Bulk) evictPayloads() {
+	b.nodePay.evict()
+	b.edgePays.evict()
+}
+
+// evictOps is how many operations a pass over the payloads reads between
+// evictions: some 10 MB of payloads, for one madvise call per spilled
+// block.
+const evictOps = 1 << 15
 
 // nodeValueBatch is the number of node values appendNodes encodes at a
 // time: a few MB, enough for every core to take a share.
@@ -1377,6 +1418,7 @@ func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 	each(func(w, lo, hi int) {
 		buf := body[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
 		for i := lo; i < hi; i++ {
+			b.evictEvery(i)
 			if changed == nil || changed[i] {
 				buf = k.append(buf, b.seq[i])
 			}
@@ -1718,7 +1760,8 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
 	enc, _ := s.zstd()
-	for _, r := range p.outRefs {
+	for i, r := range p.outRefs {
+		b.evictEvery(i)
 		if !p.finalEdges[r.idx] {
 			continue
 		}

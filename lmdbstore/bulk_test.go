@@ -170,6 +170,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					a.spillTo(bulk.path, 1)
 					a.block = 64
 				}
+				b.evictN = 1 + int(seed)%3 // the spilled pages evicted every few operations as they are read
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {
@@ -305,6 +306,11 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			// still the ordinary path's.
 			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.shedDone != want {
 				t.Errorf("shed %v, want %v (fast path %v, log waited for %v)", b.shedDone, want, b.Appended, b.holdLog == 1)
+			}
+			// and it wrote its log record before them (logPut), unless
+			// the record goes to a remote at the end.
+			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.logPut != want {
+				t.Errorf("log record written early %v, want %v", b.logPut, want)
 			}
 			if opts.Redactor != nil && c1.Redacted == 0 {
 				t.Error("no key held the secret")

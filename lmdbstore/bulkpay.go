@@ -136,6 +136,22 @@ func (s *paySpill) write(b []byte) (m []byte, ok bool) {
 // pageSize aligns spilled blocks (mmap offsets must be page-aligned).
 var pageSize = int64(os.Getpagesize())
 
+// evict takes the spilled blocks' pages out of the process's memory
+// (MADV_DONTNEED): they stay in the page cache, and a later read maps
+// them back. A commit reads every payload once, in operation order for the
+// log record and in key order for the node records; evicting as it goes
+// keeps the pages it has read from adding up to the whole file in the
+// process's resident memory, on top of LMDB's dirty pages. Safe beside
+// readers: the mappings are read-only views of the file.
+func (a *payArena) evict() {
+	if a.spill == nil {
+		return
+	}
+	for _, m := range a.spill.maps {
+		unix.Madvise(m, unix.MADV_DONTNEED) // advice: a failure leaves the pages resident, nothing else
+	}
+}
+
 // release unmaps every spilled block and closes the file (which, being
 // unnamed, is then gone).
 func (s *paySpill) release() {

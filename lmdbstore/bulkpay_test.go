@@ -1,11 +1,14 @@
 package lmdbstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -90,4 +93,71 @@ func TestBulkSpillFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAsUpdate(t, ordinary, bulk)
+}
+
+// TestPayEvictReleases: evicting an arena's spilled blocks takes their
+// pages out of the process's resident memory (RssFile in
+// /proc/self/status falls by about what reading them added), and the
+// payloads read back as they were added.
+func TestPayEvictReleases(t *testing.T) {
+	var a payArena
+	a.spillTo(t.TempDir(), 1)
+	defer a.drop()
+	const n, size = 8192, 4096 // 32 MiB
+	refs := make([]payRef, n)
+	sum := func(p []byte) (s uint64) {
+		for _, c := range p {
+			s = s*31 + uint64(c)
+		}
+		return s
+	}
+	var want uint64
+	for i := range n {
+		p := bytes.Repeat([]byte{byte(i), byte(i >> 8), 7}, size/3)
+		want += sum(p)
+		refs[i] = a.add(p)
+	}
+	a.add([]byte{1}) // fills the last block of the 32 MiB, which spills
+	if a.spilled() < n*size*7/8 {
+		t.Fatalf("spilled %d bytes of %d", a.spilled(), n*size)
+	}
+	read := func() (s uint64) {
+		for _, r := range refs {
+			s += sum(a.bytes(r))
+		}
+		return s
+	}
+	before := rssFile(t)
+	if got := read(); got != want {
+		t.Fatalf("payloads read back with sum %d, want %d", got, want)
+	}
+	touched := rssFile(t)
+	a.evict()
+	evicted := rssFile(t)
+	const mb = 1 << 20
+	if touched-before < 24*mb || touched-evicted < 24*mb {
+		t.Errorf("RssFile %d MB, %d MB once the payloads were read, %d MB once evicted: want the reading's 32 MB added, then taken off", before/mb, touched/mb, evicted/mb)
+	}
+	if got := read(); got != want {
+		t.Fatalf("payloads read back after eviction with sum %d, want %d", got, want)
+	}
+}
+
+// rssFile is the process's resident file-backed memory, in bytes.
+func rssFile(t *testing.T) int64 {
+	st, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status:", err)
+	}
+	for line := range strings.Lines(string(st)) {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no RssFile in /proc/self/status")
+	return 0
 }

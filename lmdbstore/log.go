@@ -288,12 +288,27 @@ func (tx *WriteTxn) noteLogFormat(v []byte) error {
 // finishLog writes the log record v (logValue), the time index and the
 // meta counters, and publishes v if the store is bound to a remote.
 func (tx *WriteTxn) finishLog(v []byte) error {
+	if err := tx.putLog(v); err != nil {
+		return err
+	}
+	return tx.finishPutLog(v)
+}
+
+// putLog writes the log record v.
+func (tx *WriteTxn) putLog(v []byte) error {
 	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
 		if lmdb.IsErrno(err, lmdb.KeyExist) {
 			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
 		}
 		return err
 	}
+	return nil
+}
+
+// finishPutLog is finishLog once putLog wrote v. Only publishing to a
+// remote reads past v's first byte (the format): a store with no
+// Replicator may pass that byte alone.
+func (tx *WriteTxn) finishPutLog(v []byte) error {
 	if err := tx.noteLogFormat(v); err != nil {
 		return err
 	}
