@@ -54,7 +54,7 @@ type Bulk struct {
 	// nodeValid holds the valid times of the nodes that have one, by index
 	// into nodes.
 	nodeValid map[uint32]Validity
-	edges     []bulkEdge
+	edges     chunked[bulkEdge]
 	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
 	// so that edges hold no pointer.
 	edgePay []payRef
@@ -162,7 +162,6 @@ func (b *Bulk) Len() int { return len(b.seq) }
 // Grow makes room for nodes and edges more operations.
 func (b *Bulk) Grow(nodes, edges int) {
 	b.nodes = slices.Grow(b.nodes, nodes)
-	b.edges = slices.Grow(b.edges, edges)
 	b.seq = slices.Grow(b.seq, nodes+edges)
 }
 
@@ -445,8 +444,7 @@ func (b *Bulk) relationByID(id RelID) (Relation, error) {
 func (b *Bulk) addEdge(e bulkEdge) {
 	b.keys.use(e.src, len(b.seq))
 	b.keys.use(e.dst, len(b.seq))
-	b.seq = append(b.seq, bulkEdgeBit|uint32(len(b.edges)))
-	b.edges = append(b.edges, e)
+	b.seq = append(b.seq, bulkEdgeBit|uint32(b.edges.add(e)))
 }
 
 // AddRelation registers a relation in the load's revision, before every
@@ -552,7 +550,7 @@ func (b *Bulk) canonicalise() error {
 				x := b.seq[i]
 				var given []byte
 				if x&bulkEdgeBit != 0 {
-					given = b.edgePayload(&b.edges[x&^bulkEdgeBit])
+					given = b.edgePayload(b.edges.at(int(x &^ bulkEdgeBit)))
 				} else {
 					given = b.nodePayload(&b.nodes[x])
 				}
@@ -582,7 +580,7 @@ func (b *Bulk) canonicalise() error {
 	for _, ch := range changed {
 		for _, c := range ch {
 			if c.x&bulkEdgeBit != 0 {
-				b.edgePay[b.edges[c.x&^bulkEdgeBit].pay] = b.edgePays.add(c.p)
+				b.edgePay[b.edges.at(int(c.x&^bulkEdgeBit)).pay] = b.edgePays.add(c.p)
 			} else {
 				b.nodes[c.x].pay = b.nodePay.add(c.p)
 			}
@@ -629,7 +627,7 @@ func (b *Bulk) dropDanglingEdges() {
 			seq = append(seq, x)
 			continue
 		}
-		e := b.edges[x&^bulkEdgeBit]
+		e := *b.edges.at(int(x &^ bulkEdgeBit))
 		if !isNode[e.src] || !isNode[e.dst] {
 			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
 			if e.pay != 0 {
@@ -638,18 +636,18 @@ func (b *Bulk) dropDanglingEdges() {
 			b.Dropped++
 			continue
 		}
-		b.edges[kept] = e
+		*b.edges.at(kept) = e
 		seq = append(seq, bulkEdgeBit|uint32(kept))
 		kept++
 	}
-	clear(b.edges[kept:])
-	b.edges, b.seq = b.edges[:kept], seq
+	b.edges.truncate(kept)
+	b.seq = seq
 	for i := range b.keys.uses {
 		b.keys.uses[i].first = notUsed
 	}
 	for i, x := range b.seq {
 		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
+			e := b.edges.at(int(x &^ bulkEdgeBit))
 			b.keys.use(e.src, i)
 			b.keys.use(e.dst, i)
 		} else {
@@ -775,7 +773,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		var err error
 		before := tx.nops
 		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
+			e := b.edges.at(int(x &^ bulkEdgeBit))
 			pv := b.provs[e.prov]
 			p := EdgePut{Src: b.keys.keys[e.src], Rel: b.relOf[e.rel].Name, Dst: b.keys.keys[e.dst], Payload: b.edgePayload(e),
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
@@ -923,7 +921,7 @@ func (b *Bulk) mapNeed() int64 {
 	for _, k := range b.keys.keys {
 		n += 2 * int64(len(k)) // the ids keyspace and the log's key table
 	}
-	n += 64 * int64(len(b.edges))
+	n += 64 * int64(b.edges.len())
 	var file int64
 	if fi, err := os.Stat(filepath.Join(b.s.path, "data.mdb")); err == nil {
 		file = fi.Size()
@@ -960,7 +958,7 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &bulkPlan{keyRanks: r, changed: make([]bool, len(b.seq)), nodeSeq: make([]uint32, len(b.nodes)), edgeSeq: make([]uint32, len(b.edges))}
+	p := &bulkPlan{keyRanks: r, changed: make([]bool, len(b.seq)), nodeSeq: make([]uint32, len(b.nodes)), edgeSeq: make([]uint32, b.edges.len())}
 	for i, x := range b.seq {
 		if x&bulkEdgeBit != 0 {
 			p.edgeSeq[x&^bulkEdgeBit] = uint32(i)
@@ -1040,8 +1038,8 @@ func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkE
 // order, then each node's run sorted by the rest.
 func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 	starts := make([]uint32, len(p.ids)+1)
-	for j := range b.edges {
-		e := &b.edges[j]
+	for j := range b.edges.len() {
+		e := b.edges.at(j)
 		a := e.dst
 		if out {
 			a = e.src
@@ -1051,10 +1049,10 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 	for i := 1; i < len(starts); i++ {
 		starts[i] += starts[i-1]
 	}
-	refs := make([]bulkEdgeRef, len(b.edges))
+	refs := make([]bulkEdgeRef, b.edges.len())
 	next := slices.Clone(starts[:len(p.ids)])
-	for j := range b.edges {
-		e := &b.edges[j]
+	for j := range b.edges.len() {
+		e := b.edges.at(j)
 		a, c := p.rank[e.dst], p.rank[e.src]
 		if out {
 			a, c = c, a
@@ -1182,13 +1180,13 @@ const nodeValueBatch = 16384
 // finalNodePuts does per node.
 func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 	outRefs := p.outRefs
-	p.finalEdges = make([]bool, len(b.edges))
+	p.finalEdges = make([]bool, b.edges.len())
 	for i := 0; i < len(outRefs); {
 		j := i
 		cur := outRefs[i].idx
 		p.changed[p.edgeSeq[cur]] = true
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
-			e, c := &b.edges[outRefs[j].idx], &b.edges[cur]
+			e, c := b.edges.at(int(outRefs[j].idx)), b.edges.at(int(cur))
 			if e.weight == c.weight && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
 				continue
 			}
@@ -1227,7 +1225,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 			}
 			counts[w]++
 			if x := b.seq[i]; x&bulkEdgeBit != 0 {
-				pays[w] += len(b.edgePayload(&b.edges[x&^bulkEdgeBit]))
+				pays[w] += len(b.edgePayload(b.edges.at(int(x &^ bulkEdgeBit))))
 			} else {
 				pays[w] += int(b.nodes[x].pay.n)
 			}
@@ -1586,7 +1584,7 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 			continue
 		}
 		if x&bulkEdgeBit != 0 {
-			e := &b.edges[x&^bulkEdgeBit]
+			e := b.edges.at(int(x &^ bulkEdgeBit))
 			prov(e.prov)
 			key(e.src)
 			if k.rels[e.rel] == 0 {
@@ -1609,7 +1607,7 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 func (k *keyedIndex) size(x uint32) int {
 	b := k.b
 	if x&bulkEdgeBit != 0 {
-		e := &b.edges[x&^bulkEdgeBit]
+		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := &k.prov[e.prov]
 		pay := len(b.edgePayload(e))
 		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel]) + idxLen(k.keys[e.dst]) +
@@ -1625,7 +1623,7 @@ func (k *keyedIndex) size(x uint32) int {
 func (k *keyedIndex) append(out []byte, x uint32) []byte {
 	b := k.b
 	if x&bulkEdgeBit != 0 {
-		e := &b.edges[x&^bulkEdgeBit]
+		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := &k.prov[e.prov]
 		out = append(out, byte(OpPutEdge))
 		out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
@@ -1654,7 +1652,7 @@ func idxLen(i uint32) int { return uvarintLen(uint64(i - 1)) }
 func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []byte {
 	keys := b.keys.keys
 	if x&bulkEdgeBit != 0 {
-		e := &b.edges[x&^bulkEdgeBit]
+		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := b.provs[e.prov]
 		return appendLogOp(buf, OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
 			buf = appendStr(buf, keys[e.src])
@@ -1678,7 +1676,7 @@ func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
 	keys := b.keys.keys
 	str := func(n int) int { return uvarintLen(uint64(n)) + n }
 	if x&bulkEdgeBit != 0 {
-		e := &b.edges[x&^bulkEdgeBit]
+		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := b.provs[e.prov]
 		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
 			str(len(keys[e.src])) + str(len(relNames[e.rel])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
@@ -1705,7 +1703,7 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 			if !p.finalEdges[refs[i].idx] {
 				continue
 			}
-			e := &b.edges[refs[i].idx]
+			e := b.edges.at(int(refs[i].idx))
 			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: e.weight})
 		}
 		for _, part := range splitChunks(entries, b.s.chunkMax) {
@@ -1765,7 +1763,7 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 		if !p.finalEdges[r.idx] {
 			continue
 		}
-		e := &b.edges[r.idx]
+		e := b.edges.at(int(r.idx))
 		pv := b.provs[e.prov]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
 			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: b.edgePayload(e)}
@@ -1856,8 +1854,8 @@ func (b *Bulk) supersedeCycle() error {
 		return nil
 	}
 	next := map[string][]string{}
-	for i := range b.edges {
-		if e := &b.edges[i]; e.rel == rel.ID {
+	for i := range b.edges.len() {
+		if e := b.edges.at(i); e.rel == rel.ID {
 			src, dst := b.keys.keys[e.src], b.keys.keys[e.dst]
 			next[src] = append(next[src], dst)
 		}
