@@ -662,6 +662,8 @@ func (b *Bulk) Commit() (Commit, error) {
 	if b.dropDangling {
 		b.dropDanglingEdges()
 	}
+	b.nodePay.seal()
+	b.edgePays.seal()
 	if err := b.canonicalise(); err != nil {
 		return Commit{}, err
 	}
@@ -1137,7 +1139,6 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	var k8 [8]byte
 	next := 0 // index into finalNodes
 	for parts := range batches {
-		b.evictPayloads() // the batch's payloads are encoded
 		for _, part := range parts {
 			for j := range part.ends {
 				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
@@ -1167,9 +1168,9 @@ func (b *Bulk) evictPayloads() {
 	b.edgePays.evict()
 }
 
-// evictOps is how many operations a pass over the payloads reads between
-// evictions: some 10 MB of payloads, for one madvise call per spilled
-// block.
+// evictOps is how many operations a pass over the payloads in operation
+// order (the order they were added in, and are in the arenas) reads
+// between evictions: some 10 MB of payloads.
 const evictOps = 1 << 15
 
 // nodeValueBatch is the number of node values appendNodes encodes at a
@@ -1757,16 +1758,19 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 	var k20 [20]byte
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
+	var pay []byte  // payArena.read's
 	enc, _ := s.zstd()
-	for i, r := range p.outRefs {
-		b.evictEvery(i)
+	for _, r := range p.outRefs {
 		if !p.finalEdges[r.idx] {
 			continue
 		}
 		e := b.edges.at(int(r.idx))
 		pv := b.provs[e.prov]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task, payload: b.edgePayload(e)}
+			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task}
+		if e.pay != 0 {
+			rec.payload = b.edgePays.read(b.edgePay[e.pay], &pay) // in key order: read, not mapped (payArena.read)
+		}
 		if e.explicit {
 			rec.flags |= recWeight
 		}
@@ -1831,11 +1835,13 @@ func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 			part := &parts[w]
 			lo, hi := w*len(final)/workers, (w+1)*len(final)/workers
 			part.ends = make([]int, 0, hi-lo)
+			var pay []byte // payArena.read's buffer
 			for _, idx := range final[lo:hi] {
 				n := &b.nodes[idx]
 				pv := b.provs[n.prov]
 				rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-					typ: b.typeNames[n.typ], scope: pv.scope, run: pv.run, task: pv.task, payload: b.nodePayload(n)}
+					typ: b.typeNames[n.typ], scope: pv.scope, run: pv.run, task: pv.task}
+				rec.payload = b.nodePay.read(n.pay, &pay)
 				part.data = appendRecord(part.data, &body, rec.appendBody, enc)
 				part.ends = append(part.ends, len(part.data))
 			}

@@ -23,6 +23,7 @@ import (
 	"cmp"
 	"os"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,9 @@ const payResident = 16 << 20
 // payArena holds payloads appended end to end.
 type payArena struct {
 	blocks [][]byte
+	// fileOff is, per block, its offset in the spill file (-1: in
+	// memory).
+	fileOff []int64
 	// dir is where a spill file is made ("": never spill); resident is
 	// how many bytes of blocks are in memory (resident limits it, tests
 	// set it low).
@@ -82,6 +86,7 @@ func (a *payArena) add(p []byte) payRef {
 			a.full(last)
 		}
 		a.blocks = append(a.blocks, make([]byte, 0, max(cmp.Or(a.block, payBlock), len(p))))
+		a.fileOff = append(a.fileOff, -1)
 		a.resident += cap(a.blocks[len(a.blocks)-1])
 		last++
 	}
@@ -105,36 +110,64 @@ func (a *payArena) full(i int) {
 		a.spill = &paySpill{f: f}
 		runtime.AddCleanup(a, func(s *paySpill) { s.release() }, a.spill)
 	}
-	if m, ok := a.spill.write(a.blocks[i]); ok {
+	if m, off, ok := a.spill.write(a.blocks[i]); ok {
 		a.resident -= cap(a.blocks[i])
-		a.blocks[i] = m
+		a.blocks[i], a.fileOff[i] = m, off
 	}
 }
 
-// write appends block b to the file and maps it back read-only; ok false
-// (and spilling off) when any step fails.
-func (s *paySpill) write(b []byte) (m []byte, ok bool) {
+// write appends block b to the file (at off) and maps it back read-only;
+// ok false (and spilling off) when any step fails.
+func (s *paySpill) write(b []byte) (m []byte, off int64, ok bool) {
 	n := (int64(len(b)) + pageSize - 1) &^ (pageSize - 1)
-	if unix.Fallocate(int(s.f.Fd()), 0, s.size, n) != nil {
+	off = s.size
+	if unix.Fallocate(int(s.f.Fd()), 0, off, n) != nil {
 		s.off = true
-		return nil, false
+		return nil, 0, false
 	}
-	if _, err := s.f.WriteAt(b, s.size); err != nil {
+	if _, err := s.f.WriteAt(b, off); err != nil {
 		s.off = true
-		return nil, false
+		return nil, 0, false
 	}
-	m, err := unix.Mmap(int(s.f.Fd()), s.size, len(b), unix.PROT_READ, unix.MAP_SHARED)
+	m, err := unix.Mmap(int(s.f.Fd()), off, len(b), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		s.off = true
-		return nil, false
+		return nil, 0, false
 	}
 	s.size += n
 	s.maps = append(s.maps, m)
-	return m[:len(b):len(b)], true
+	return m[:len(b):len(b)], off, true
 }
 
 // pageSize aligns spilled blocks (mmap offsets must be page-aligned).
 var pageSize = int64(os.Getpagesize())
+
+// seal maps the whole spill file at once in place of its blocks' own
+// mappings, so that evict is one call, not one per block (hundreds for a
+// large load; a commit evicts thousands of times). Once the load is
+// complete: the arena may still spill afterwards (canonical payloads
+// added at commit), into mappings of their own. If the mapping fails,
+// the blocks keep theirs.
+func (a *payArena) seal() {
+	s := a.spill
+	if s == nil || len(s.maps) < 2 {
+		return
+	}
+	m, err := unix.Mmap(int(s.f.Fd()), 0, int(s.size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return
+	}
+	for i, off := range a.fileOff {
+		if off >= 0 {
+			n := int64(len(a.blocks[i]))
+			a.blocks[i] = m[off : off+n : off+n]
+		}
+	}
+	for _, old := range s.maps {
+		unix.Munmap(old)
+	}
+	s.maps = [][]byte{m}
+}
 
 // evict takes the spilled blocks' pages out of the process's memory
 // (MADV_DONTNEED): they stay in the page cache, and a later read maps
@@ -199,6 +232,28 @@ func (a *payArena) bytes(r payRef) []byte {
 		return nil
 	}
 	return a.blocks[r.blk][r.off : r.off+r.n : r.off+r.n]
+}
+
+// read is the payload r names, as bytes does, but read from the spill
+// file into *buf (grown as needed, reused) when r's block is spilled, rather
+// than through the mapping. For passes that read the payloads out of the
+// order they were added in (the node records, in key order): the page
+// cache holds the file in large folios (2 MB on ext4), and a read through
+// the mapping maps a whole folio into the process, so that a pass in key
+// order soon has the whole file resident, whatever it evicts.
+func (a *payArena) read(r payRef, buf *[]byte) []byte {
+	if r.n == 0 {
+		return nil
+	}
+	off := a.fileOff[r.blk]
+	if off < 0 || a.spill == nil || a.spill.f == nil {
+		return a.bytes(r)
+	}
+	*buf = slices.Grow((*buf)[:0], int(r.n))[:r.n]
+	if _, err := a.spill.f.ReadAt(*buf, off+int64(r.off)); err != nil {
+		return a.bytes(r) // as readable through the mapping, if at all
+	}
+	return *buf
 }
 
 // size is the sum of the payloads' lengths, counted by block.

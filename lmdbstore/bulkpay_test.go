@@ -161,3 +161,52 @@ func rssFile(t *testing.T) int64 {
 	t.Skip("no RssFile in /proc/self/status")
 	return 0
 }
+
+// TestPayReadMatchesBytes: read (pread from the spill file) gives every
+// payload as bytes (the mapping) does, spilled or in memory, before and
+// after seal maps the file as one; reading a spilled payload into the
+// buffer never writes into an in-memory block it returned before.
+func TestPayReadMatchesBytes(t *testing.T) {
+	var a payArena
+	a.spillTo(t.TempDir(), 1)
+	a.block = 4096
+	defer a.drop()
+	var refs []payRef
+	var want [][]byte
+	for i := range 3000 {
+		p := []byte(fmt.Sprintf(`{"i":%d,"pad":"%0*d"}`, i, i%300, 0))
+		refs = append(refs, a.add(p))
+		want = append(want, p)
+	}
+	if a.spilled() == 0 || a.fileOff[len(a.fileOff)-1] >= 0 {
+		t.Fatalf("spilled %d bytes; last block at %d (want in memory)", a.spilled(), a.fileOff[len(a.fileOff)-1])
+	}
+	check := func(at string) {
+		t.Helper()
+		var buf []byte
+		last := refs[len(refs)-1] // in memory
+		for i, r := range refs {
+			if got := a.read(r, &buf); !bytes.Equal(got, want[i]) {
+				t.Fatalf("%s: read %d = %q, want %q", at, i, got, want[i])
+			}
+			if got := a.bytes(r); !bytes.Equal(got, want[i]) {
+				t.Fatalf("%s: bytes %d = %q, want %q", at, i, got, want[i])
+			}
+			if i%7 == 0 {
+				a.read(last, &buf) // buf must not become a view of the arena
+			}
+		}
+		if !bytes.Equal(a.bytes(last), want[len(want)-1]) {
+			t.Fatalf("%s: the in-memory payload changed", at)
+		}
+	}
+	check("block mappings")
+	maps := len(a.spill.maps)
+	a.seal()
+	if maps < 2 || len(a.spill.maps) != 1 {
+		t.Fatalf("%d mappings before seal, %d after; want several, then 1", maps, len(a.spill.maps))
+	}
+	check("sealed")
+	a.evict()
+	check("evicted")
+}
