@@ -144,7 +144,7 @@ var pageSize = int64(os.Getpagesize())
 
 // seal maps the whole spill file at once in place of its blocks' own
 // mappings, so that evict is one call, not one per block (hundreds for a
-// large load; a commit evicts thousands of times). Once the load is
+// large load, which a commit evicts hundreds of times). Once the load is
 // complete: the arena may still spill afterwards (canonical payloads
 // added at commit), into mappings of their own. If the mapping fails,
 // the blocks keep theirs.
@@ -171,10 +171,11 @@ func (a *payArena) seal() {
 
 // evict takes the spilled blocks' pages out of the process's memory
 // (MADV_DONTNEED): they stay in the page cache, and a later read maps
-// them back. A commit reads every payload once, in operation order for the
-// log record and in key order for the node records; evicting as it goes
-// keeps the pages it has read from adding up to the whole file in the
-// process's resident memory, on top of LMDB's dirty pages. Safe beside
+// them back. A commit reads every payload through the mapping in the
+// order they were added (canonical forms, the log record); evicting as
+// it goes keeps the pages it has read from adding up to the whole file in
+// the process's resident memory, on top of LMDB's dirty pages (the passes
+// in key order read with read, not through the mapping). Safe beside
 // readers: the mappings are read-only views of the file.
 func (a *payArena) evict() {
 	if a.spill == nil {
