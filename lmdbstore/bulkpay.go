@@ -247,7 +247,7 @@ func (a *payArena) read(r payRef, buf *[]byte) []byte {
 		return nil
 	}
 	off := a.fileOff[r.blk]
-	if off < 0 || a.spill == nil || a.spill.f == nil {
+	if off < 0 { // in memory
 		return a.bytes(r)
 	}
 	*buf = slices.Grow((*buf)[:0], int(r.n))[:r.n]

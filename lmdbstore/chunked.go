@@ -40,11 +40,9 @@ func (c *chunked[T]) truncate(n int) {
 	c.chunks = c.chunks[:keep]
 	if keep > 0 {
 		last := &c.chunks[keep-1]
-		var zero T
-		for i := n - (keep-1)<<chunkBits; i < len(*last); i++ {
-			(*last)[i] = zero
-		}
-		*last = (*last)[:n-(keep-1)<<chunkBits]
+		n0 := n - (keep-1)<<chunkBits
+		clear((*last)[n0:])
+		*last = (*last)[:n0]
 	}
 	c.n = n
 }
