@@ -147,7 +147,7 @@ func goCacheOptions(c *Cache) Options {
 func TestRefreshGoCacheRandomEdits(t *testing.T) {
 	seeds := []int64{1, 2, 3}
 	steps := 14
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds, steps = seeds[:1], 8
 	}
 	for _, seed := range seeds {

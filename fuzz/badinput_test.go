@@ -145,6 +145,9 @@ func TestBadInputDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs")
 	}
+	if raceEnabled {
+		t.Skip("dumps the whole store after each write (40 s under -race); make test's non-race pass runs it")
+	}
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
@@ -190,6 +193,9 @@ func TestBadInputDiskFull(t *testing.T) {
 func TestBadInputReadOnlyFilesystem(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs")
+	}
+	if raceEnabled {
+		t.Skip("dumps the whole store after each write (40 s under -race); make test's non-race pass runs it")
 	}
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {

@@ -377,15 +377,19 @@ type damageTally struct {
 	failures                     []string
 }
 
-// pageDamageTrials is the number of trials: short under -race and -short,
-// more with MEMCTL_DAMAGE_TRIALS (make fuzz).
+// pageDamageTrials is the number of trials: short under -short, shorter
+// under -race (its helpers are race-built; make test's non-race pass runs
+// the 400), more with MEMCTL_DAMAGE_TRIALS (make fuzz).
 func pageDamageTrials() int {
 	if s := os.Getenv("MEMCTL_DAMAGE_TRIALS"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			return n
 		}
 	}
-	if raceEnabled || testing.Short() {
+	switch {
+	case raceEnabled:
+		return 40
+	case testing.Short():
 		return 120
 	}
 	return 400

@@ -232,7 +232,7 @@ func renderAll(g *Graph) string {
 func TestGoCacheDifferential(t *testing.T) {
 	seeds := []int64{0, 1, 2}
 	steps, rounds := 12, 2 // random steps, rounds through the knobs
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds, rounds = seeds[:1], 1
 	}
 	for _, seed := range seeds {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package freshness
+
+const raceEnabled = false
