@@ -20,15 +20,16 @@ lint:
 # The reading side (snapshot, csr, engines) must build without cgo (SPEC.md, "Snapshot reader").
 # Three passes: everything under the race detector; then, without it, the
 # suites the race detector scales down or skips (full-size corruption and
-# page-damage suites, allocation and large-value tests, the MCP kill -9 test
-# and the Go cache's random-edit differentials at full size, the
-# standard-library ingest); then the bench/ module's own tests. GORACE=atexit_sleep_ms=0: a
-# race-built process (the memctl binaries and test helpers the tests start)
-# otherwise sleeps a second before it exits.
+# page-damage suites, allocation and large-value tests, the MCP kill -9 test,
+# the random differentials of the Go cache, exports and the secret corpus,
+# the snapshot damage suites,
+# the standard-library ingest); then the bench/ module's own tests.
+# GORACE=atexit_sleep_ms=0: a race-built process (the memctl binaries and
+# test helpers the tests start) otherwise sleeps a second before it exits.
 test: lint
 	CGO_ENABLED=0 $(GO) build ./snapshot/ ./csr/ ./engines/
 	GORACE=atexit_sleep_ms=0 MEMCTL_NOSYNC=1 $(GO) test -race -timeout 20m ./...
-	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/
+	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
 	cd bench && MEMCTL_NOSYNC=1 $(GO) test -timeout 20m ./...
 
 test-short:

@@ -282,8 +282,12 @@ func TestEverySingleByteFlipIsCaught(t *testing.T) {
 }
 
 func everyByteFlipIsCaught(t *testing.T, orig []byte) {
+	flips := []byte{0x01, 0x80, 0xff}
+	if raceEnabled {
+		flips = flips[1:2] // every byte, one flip each: a third of the time
+	}
 	for i := range orig {
-		for _, x := range []byte{0x01, 0x80, 0xff} {
+		for _, x := range flips {
 			b := bytes.Clone(orig)
 			b[i] ^= x
 			err := openAndVerify(b)

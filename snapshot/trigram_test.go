@@ -54,6 +54,9 @@ func trigramPostingsMatch(f *snapshot.File) bool {
 // node ranges on several cores (at least 4,096 nodes per range).
 func TestVerifyTrigramPostings(t *testing.T) {
 	for _, size := range []struct{ nodes, iters int }{{200, 400}, {9000, 80}} {
+		if raceEnabled {
+			size.iters /= 5
+		}
 		t.Run(fmt.Sprint(size.nodes, " nodes"), func(t *testing.T) {
 			verifyTrigramDamage(t, size.nodes, size.iters)
 		})

@@ -127,7 +127,11 @@ func deltaOp(rng *rand.Rand, tx *lmdbstore.WriteTxn) error {
 func TestIncrementalExportIsFullExport(t *testing.T) {
 	opts := snapshot.WriterOptions{Extra: engines.PageRankSection}
 	var fromBase, total, pastFromBase int
-	for seed := uint64(1); seed <= 12; seed++ {
+	seeds := uint64(12)
+	if raceEnabled {
+		seeds = 3
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		s := newStore(t)
 		type export struct {

@@ -65,7 +65,11 @@ func TestExportValidUntil(t *testing.T) {
 		times = append(times, t0.Add(time.Duration(m)*time.Minute))
 	}
 	bounded := 0
-	for iter := range 12 {
+	iters := 12
+	if raceEnabled {
+		iters = 4
+	}
+	for iter := range iters {
 		s := randomStatusHistory(t, rng, t0)
 		for _, include := range []lmdbstore.StatusFilter{{}, {IncludeSuperseded: true}, {IncludeExpired: true}} {
 			export := func(at time.Time) (storesnap.InMemory, exportView) {

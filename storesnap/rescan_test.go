@@ -23,7 +23,11 @@ func TestExportReadsOnceSameBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var stores []*lmdbstore.Store
-	for range 3 {
+	histories := 3
+	if raceEnabled {
+		histories = 1
+	}
+	for range histories {
 		s := newStore(t)
 		for _, c := range randomHistory(rng, 30) {
 			apply(t, s, c)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package storesnap_test
+
+const raceEnabled = false
