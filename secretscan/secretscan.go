@@ -16,10 +16,13 @@
 package secretscan
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -57,32 +60,9 @@ type Scanner struct {
 // New builds a scanner with gitleaks' default rules and memctl's own. It
 // reads the rules from a private viper instance (no global state).
 func New() (*Scanner, error) {
-	v := viper.New()
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		return nil, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
-	}
-	var vc config.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return nil, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
-	}
-	cfg, err := vc.Translate()
+	cfg, err := loadRules()
 	if err != nil {
-		return nil, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
-	}
-	for _, r := range ownRules() {
-		if def, ok := cfg.Rules[r.RuleID]; ok {
-			r.Allowlists = append(r.Allowlists, def.Allowlists...) // keep gitleaks' allowlist for a kind it has
-		} else {
-			cfg.OrderedRules = append(cfg.OrderedRules, r.RuleID)
-		}
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("secretscan: rule %s: %w", r.RuleID, err)
-		}
-		cfg.Rules[r.RuleID] = r
-		for _, k := range r.Keywords {
-			cfg.Keywords[k] = struct{}{}
-		}
+		return nil, err
 	}
 	// gitleaks logs each skipped finding through zerolog's global logger, on
 	// stderr; memctl's stderr is one line per failure, so it is silenced.
@@ -99,6 +79,39 @@ func New() (*Scanner, error) {
 		sc.blankSafe = keywordsSurviveBlanking(kws)
 	}
 	return sc, nil
+}
+
+// loadRules is gitleaks' default rule set with memctl's own rules added
+// (a rule of the same id replaces gitleaks', keeping its allowlist).
+func loadRules() (config.Config, error) {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return config.Config{}, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
+	}
+	var vc config.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return config.Config{}, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		return config.Config{}, fmt.Errorf("secretscan: gitleaks default rules: %w", err)
+	}
+	for _, r := range ownRules() {
+		if def, ok := cfg.Rules[r.RuleID]; ok {
+			r.Allowlists = append(r.Allowlists, def.Allowlists...) // keep gitleaks' allowlist for a kind it has
+		} else {
+			cfg.OrderedRules = append(cfg.OrderedRules, r.RuleID)
+		}
+		if err := r.Validate(); err != nil {
+			return config.Config{}, fmt.Errorf("secretscan: rule %s: %w", r.RuleID, err)
+		}
+		cfg.Rules[r.RuleID] = r
+		for _, k := range r.Keywords {
+			cfg.Keywords[k] = struct{}{}
+		}
+	}
+	return cfg, nil
 }
 
 // prefilterExact reports whether the detector finds nothing in text that
@@ -149,16 +162,21 @@ func (s *Scanner) mayHold(text string) bool {
 		return true
 	}
 	var buf [256]byte // a key's or a short string's lower case, not allocated
-	lower, ok := asciiLower(buf[:0], text)
-	if !ok {
-		lower = []byte(strings.ToLower(text))
-	}
 	found := false
-	s.keywords.Walk(lower, func(end, n, pattern int64) bool {
+	s.keywords.Walk(lowerCase(buf[:0], text), func(end, n, pattern int64) bool {
 		found = true
 		return false
 	})
 	return found
+}
+
+// lowerCase is text lower-cased as the keyword prefilters match it:
+// strings.ToLower's result, appended to dst when text is ASCII.
+func lowerCase(dst []byte, text string) []byte {
+	if lower, ok := asciiLower(dst, text); ok {
+		return lower
+	}
+	return []byte(strings.ToLower(text))
 }
 
 // asciiLower appends text lower-cased to dst, which is strings.ToLower's
@@ -323,15 +341,79 @@ func isTokenByte(c byte) bool {
 }
 
 // Lazy is a Redactor (lmdbstore.Options.Redactor) using the process's
-// shared Scanner, built on first use, so processes that write nothing do not
-// pay for compiling the rules (about 25 ms). Safe for concurrent use.
+// shared Scanner, built when first needed, so that a process that writes
+// nothing, or only text without a keyword of the rules (most one-shot
+// writes: node keys, relation names, short payloads), never pays for
+// compiling the rules (60-80 ms, most of a one-shot write). Until the
+// Scanner is built, a text is looked up in ruleKeywords (keywords.go, the
+// rules' own keywords, checked against them by TestRuleKeywords): one
+// without any is returned as is, which is what the Scanner would return
+// (its prefilter is exact, and a text without a keyword has none blanked
+// either). Safe for concurrent use.
 type Lazy struct{}
 
 // Redact redacts text and returns how many secrets it replaced. The
 // embedded rules always compile; if they did not, storing unscanned text
 // would break the promise, so it panics (memctl reports an internal error).
-func (Lazy) Redact(text string) (string, int) {
-	s, err := shared()
+func (Lazy) Redact(text string) (string, int) { return shared.redact(text) }
+
+// Warm builds the shared Scanner now, so that a caller that will redact
+// soon can have its rules compiled beside other work rather than at the
+// first Redact. Safe for concurrent use.
+func (Lazy) Warm() { _, _ = shared.scanner() }
+
+// RedactJSON is Scanner.RedactJSON with the shared Scanner (see Redact).
+func (Lazy) RedactJSON(raw string) (string, int, error) { return shared.redactJSON(raw) }
+
+// The shared Scanner is immutable once built (like a compiled regexp at
+// package level): building it once per process is a cache, not state.
+var shared lazyScanner
+
+// lazyScanner builds a Scanner on first need.
+type lazyScanner struct {
+	once  sync.Once
+	built atomic.Pointer[Scanner]
+	err   error
+	// looked counts the texts looked up in ruleKeywords: past quickLookups
+	// the Scanner is built anyway (its keyword trie is cheaper per text).
+	looked atomic.Int64
+}
+
+// quickLookups: a process redacting more texts than this builds the
+// Scanner; a quick lookup is one substring search per keyword.
+const quickLookups = 256
+
+// quickMax: a longer text builds the Scanner rather than be looked up.
+const quickMax = 4096
+
+func (l *lazyScanner) scanner() (*Scanner, error) {
+	l.once.Do(func() {
+		s, err := New()
+		if err == nil && (s.keywords == nil || !s.blankSafe) {
+			err = fmt.Errorf("secretscan: the rules' keyword prefilter is not exact; the quick lookup would miss secrets")
+		}
+		l.err = err
+		if err == nil {
+			l.built.Store(s)
+		}
+	})
+	return l.built.Load(), l.err
+}
+
+// needed reports whether text must go to the Scanner: it is built, or
+// text may hold a keyword, or the quick lookups are used up.
+func (l *lazyScanner) needed(text string) bool {
+	if l.built.Load() != nil || len(text) > quickMax || l.looked.Add(1) > quickLookups {
+		return true
+	}
+	return holdsRuleKeyword(text)
+}
+
+func (l *lazyScanner) redact(text string) (string, int) {
+	if text == "" || !l.needed(text) {
+		return text, 0
+	}
+	s, err := l.scanner()
 	if err != nil {
 		panic(err)
 	}
@@ -339,29 +421,40 @@ func (Lazy) Redact(text string) (string, int) {
 	return out, len(findings)
 }
 
-// Warm builds the shared Scanner now, so that a caller that will redact
-// soon can have its rules compiled (about 25-45 ms) beside other work
-// rather than at the first Redact. Safe for concurrent use.
-func (Lazy) Warm() { _, _ = shared() }
-
-// The shared Scanner is immutable once built (like a compiled regexp at
-// package level): building it once per process is a cache, not state.
-var (
-	sharedOnce    sync.Once
-	sharedScanner *Scanner
-	sharedErr     error
-)
-
-func shared() (*Scanner, error) {
-	sharedOnce.Do(func() { sharedScanner, sharedErr = New() })
-	return sharedScanner, sharedErr
-}
-
-// RedactJSON is Scanner.RedactJSON with the shared Scanner (see Redact).
-func (Lazy) RedactJSON(raw string) (string, int, error) {
-	s, err := shared()
+func (l *lazyScanner) redactJSON(raw string) (string, int, error) {
+	// Without an escape, every string of ASCII JSON is a substring of it:
+	// none holds a keyword when the whole text holds none.
+	if ascii(raw) && !strings.Contains(raw, `\`) && !l.needed(raw) {
+		if !json.Valid([]byte(raw)) {
+			return raw, 0, ErrNotJSON
+		}
+		return raw, 0, nil
+	}
+	s, err := l.scanner()
 	if err != nil {
 		panic(err)
 	}
 	return s.RedactJSON(raw)
+}
+
+// holdsRuleKeyword reports whether text, lower-cased as the Scanner's
+// prefilter lower-cases it, holds one of ruleKeywords.
+func holdsRuleKeyword(text string) bool {
+	var buf [256]byte
+	lower := lowerCase(buf[:0], text)
+	for _, k := range ruleKeywords {
+		if bytes.Contains(lower, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
