@@ -303,7 +303,11 @@ type extractor struct {
 	// typeErrors are import paths of packages type-checked with errors.
 	typeErrors map[string]bool
 
-	syms map[string]symDecl // symbol key → where it is first declared
+	// syms: symbol key → the file it is first declared in, an index of
+	// declFiles (4 bytes an entry: there is one per symbol of the tree).
+	syms      map[string]uint32
+	declFiles []string          // by index
+	declFile  map[string]uint32 // file → its index in declFiles
 	// syntaxTypes are the types declared in files extracted without
 	// type information; implementsSyntax handles them.
 	syntaxTypes map[string]bool
@@ -351,7 +355,8 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		tables:      make(map[string]*table),
 		pkgModes:    make(map[string]string),
 		typeErrors:  make(map[string]bool),
-		syms:        make(map[string]symDecl),
+		syms:        make(map[string]uint32),
+		declFile:    make(map[string]uint32),
 		syntaxTypes: make(map[string]bool),
 		imported:    make(map[string]bool),
 		fallbacks:   make(map[string]fallbackNote),
@@ -424,16 +429,27 @@ type fragment struct {
 
 type symbolNode struct {
 	node       Node
-	file       string
-	test       bool
-	syntaxType bool // a type declared in a file extracted from syntax
+	file       string // a _test.go file for a test's symbol
+	syntaxType bool   // a type declared in a file extracted from syntax
 }
 
-// symDecl is where a symbol is first declared: the file, and whether that
-// is a _test.go file.
-type symDecl struct {
-	file string
-	test bool
+// declaredIn is the file that declared symbol key first ("" if none).
+func (x *extractor) declaredIn(key string) string {
+	if i, ok := x.syms[key]; ok {
+		return x.declFiles[i]
+	}
+	return ""
+}
+
+// declare records that file declared symbol key.
+func (x *extractor) declare(key, file string) {
+	i, ok := x.declFile[file]
+	if !ok {
+		i = uint32(len(x.declFiles))
+		x.declFiles = append(x.declFiles, file)
+		x.declFile[file] = i
+	}
+	x.syms[key] = i
 }
 
 func newFragment() *fragment { return &fragment{initSeq: make(map[string]int)} }
@@ -457,7 +473,7 @@ func (x *extractor) merge(fr *fragment) {
 			continue
 		}
 		x.addNode(s.node)
-		x.syms[s.node.Key] = symDecl{file: s.file, test: s.test}
+		x.declare(s.node.Key, s.file)
 		if s.syntaxType {
 			x.syntaxTypes[s.node.Key] = true
 		}
@@ -646,7 +662,6 @@ func (fr *fragment) addSymbol(key, fileKey string, f *unitFile, p SymbolPayload,
 	fr.symbols = append(fr.symbols, symbolNode{
 		node:       Node{Key: key, Type: TypeSymbol, Payload: mustJSON(p)},
 		file:       f.src.Rel,
-		test:       p.Test,
 		syntaxType: f.mode == ModeSyntax && p.Kind == KindType,
 	})
 }
@@ -903,11 +918,12 @@ func (x *extractor) finish() {
 		}
 	}
 	for _, te := range x.tests {
-		if !x.g.HasNode(te.target) || x.syms[te.target].test {
+		tf := x.declaredIn(te.target)
+		if !x.g.HasNode(te.target) || strings.HasSuffix(tf, "_test.go") {
 			continue
 		}
 		x.g.AddEdge(Edge{Src: te.fn, Rel: RelTests, Dst: te.target})
-		if tf := x.syms[te.target].file; tf != "" {
+		if tf != "" {
 			x.g.AddEdge(Edge{Src: FileKey(te.file), Rel: RelTests, Dst: FileKey(tf)})
 		}
 	}

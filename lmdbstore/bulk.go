@@ -604,6 +604,13 @@ type changedPay struct {
 // may write between the caller's check and the commit.
 func (b *Bulk) RequireEmpty() { b.requireEmpty = true }
 
+// KeysOwned tells the load that the key strings its caller gives are
+// whole strings of their own, not views into a larger buffer the load
+// would keep alive: it keeps them as given instead of copying each new
+// key. A caller that keeps its keys anyway (`ingest go`'s extractor keeps
+// every node key it sent) then holds each key once, not twice.
+func (b *Bulk) KeysOwned() { b.keys.owned = true }
+
 // DropDangling makes Commit leave out every edge operation whose source
 // or destination no node operation of the load names, as if it had never
 // been added (SPEC §2, "Bulk loads"): a caller that learns which keys are

@@ -30,6 +30,9 @@ type bulkKeys struct {
 	// redactedSome: some key's redacted form differs from the key as
 	// given (else the redacted keys are as distinct as the given ones).
 	redactedSome bool
+	// owned: the caller's key strings are its own (Bulk.KeysOwned), kept
+	// as given rather than copied.
+	owned bool
 }
 
 // keyUse is what an operation naming a key reads and writes, together (an
@@ -57,7 +60,10 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	i := uint32(len(k.keys))
 	// Copies: the caller's strings may be views of a larger buffer (a
 	// chunk of batch input) that the load must not keep alive.
-	c := strings.Clone(raw)
+	c := raw
+	if !k.owned {
+		c = strings.Clone(raw)
+	}
 	if red == raw {
 		red = c
 	} else {
