@@ -19,17 +19,28 @@ lint:
 
 # The reading side (snapshot, csr, engines) must build without cgo (SPEC.md, "Snapshot reader").
 # Three passes: everything under the race detector; then, without it, the
-# suites the race detector scales down or skips (full-size corruption and
-# page-damage suites, allocation and large-value tests, the MCP kill -9 test,
-# the random differentials of the Go cache, exports and the secret corpus,
-# the snapshot damage suites,
-# the standard-library ingest); then the bench/ module's own tests.
+# tests the race detector scales down or skips (FULLSIZE: the corruption,
+# crash and page-damage suites, allocation and large-value tests, the MCP
+# kill -9 test, the random differentials of the Go cache, exports, the
+# secret corpus and the snapshot damage suites, the standard-library
+# ingest), at full size; then the bench/ module's own tests. A test that
+# checks raceEnabled or MEMCTL_INGEST_STD belongs in FULLSIZE.
 # GORACE=atexit_sleep_ms=0: a race-built process (the memctl binaries and
 # test helpers the tests start) otherwise sleeps a second before it exits.
+FULLSIZE_PKGS = ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
+FULLSIZE_TESTS = TestLargeCompressedValues|TestScanOutAllocatesPerScanNotPerEntry|TestLoad|\
+	TestBadInputDiskFull|TestBadInputHugePayloadRoundTrips|TestCorruptSnapshotFiles|TestCorruptStoreValues|TestCrashExport|TestPageDamage|FuzzPageDamage|\
+	TestGoCacheDifferential|TestExtractStd|TestExtractSyntaxStreamsSameGraph|\
+	TestKillMidBatch|TestRefreshGoCacheRandomEdits|\
+	TestIncrementalExportIsFullExport|TestExportValidUntil|TestExportReadsOnceSameBytes|\
+	TestCorpusInEveryContext|TestLazyMatchesScanner|TestKeywordPrefilterIsExact|\
+	TestEverySingleByteFlipIsCaught|TestVerifyTrigramPostings
+space := $(subst ,, )
+FULLSIZE = $(subst $(space),,$(FULLSIZE_TESTS))
 test: lint
 	CGO_ENABLED=0 $(GO) build ./snapshot/ ./csr/ ./engines/
 	GORACE=atexit_sleep_ms=0 MEMCTL_NOSYNC=1 $(GO) test -race -timeout 20m ./...
-	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
+	MEMCTL_NOSYNC=1 MEMCTL_INGEST_STD=1 $(GO) test -count=1 -timeout 20m -run '^($(FULLSIZE))$$' $(FULLSIZE_PKGS)
 	cd bench && MEMCTL_NOSYNC=1 $(GO) test -timeout 20m ./...
 
 test-short:

@@ -194,9 +194,6 @@ func TestBadInputReadOnlyFilesystem(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs")
 	}
-	if raceEnabled {
-		t.Skip("dumps the whole store after each write (40 s under -race); make test's non-race pass runs it")
-	}
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)

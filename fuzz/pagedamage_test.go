@@ -388,7 +388,7 @@ func pageDamageTrials() int {
 	}
 	switch {
 	case raceEnabled:
-		return 40
+		return 16
 	case testing.Short():
 		return 120
 	}
@@ -652,6 +652,9 @@ func FuzzPageDamage(f *testing.F) {
 	for kind := range len(damageKinds) {
 		f.Add(uint8(kind), uint64(kind)*7919, false)
 		f.Add(uint8(kind), uint64(kind)*104729, true)
+	}
+	if raceEnabled {
+		f.Skip("its seeds run race-built helpers (27 s); make test's non-race pass runs them")
 	}
 	bin := memctlBin(f)
 	shapes := buildDamageShapes(f)
