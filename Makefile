@@ -16,6 +16,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) vet ./...
+	./scripts/check-fullsize.sh '$(FULLSIZE)' '$(FULLSIZE_PKGS)'
 
 # The reading side (snapshot, csr, engines) must build without cgo (SPEC.md, "Snapshot reader").
 # Three passes: everything under the race detector; then, without it, the
@@ -24,7 +25,8 @@ lint:
 # kill -9 test, the random differentials of the Go cache, exports, the
 # secret corpus and the snapshot damage suites, the standard-library
 # ingest), at full size; then the bench/ module's own tests. A test that
-# checks raceEnabled or MEMCTL_INGEST_STD belongs in FULLSIZE.
+# checks raceEnabled or MEMCTL_INGEST_STD belongs in FULLSIZE_TESTS, its
+# package in FULLSIZE_PKGS: lint checks both (scripts/check-fullsize.sh).
 # GORACE=atexit_sleep_ms=0: a race-built process (the memctl binaries and
 # test helpers the tests start) otherwise sleeps a second before it exits.
 FULLSIZE_PKGS = ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
