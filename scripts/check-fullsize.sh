@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 listed=$(tr '|' '\n' <<<"$1" | sort -u)
-tests=$(git ls-files '*_test.go' | grep -v '^bench/')
+tests=$( (git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go' -not -path './.git/*' | sed 's|^\./||') | grep -v '^bench/')
 # Test and Fuzz functions whose body (not a comment) checks either.
 found=$(for f in $tests; do
 	awk -v dir="./$(dirname "$f")/" '/^func (Test|Fuzz)[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
