@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	memctlBin, cliBin = filepath.Join(dir, "memctl"), filepath.Join(dir, "memctl")
+	memctlBin = filepath.Join(dir, "memctl")
+	cliBin = memctlBin
 	if raceEnabled {
 		cliBin = filepath.Join(dir, "memctl-cli")
 	}

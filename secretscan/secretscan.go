@@ -16,7 +16,6 @@
 package secretscan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -441,9 +440,9 @@ func (l *lazyScanner) redactJSON(raw string) (string, int, error) {
 // prefilter lower-cases it, holds one of ruleKeywords.
 func holdsRuleKeyword(text string) bool {
 	var buf [256]byte
-	lower := lowerCase(buf[:0], text)
+	lower := string(lowerCase(buf[:0], text))
 	for _, k := range ruleKeywords {
-		if bytes.Contains(lower, []byte(k)) {
+		if strings.Contains(lower, k) {
 			return true
 		}
 	}

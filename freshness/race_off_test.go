@@ -1,5 +1,0 @@
-//go:build !race
-
-package freshness
-
-const raceEnabled = false

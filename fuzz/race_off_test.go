@@ -1,5 +1,0 @@
-//go:build !race
-
-package fuzz
-
-const raceEnabled = false

@@ -1,0 +1,6 @@
+//go:build !race
+
+package israce
+
+// Enabled: built with -race.
+const Enabled = false

@@ -1,5 +1,0 @@
-//go:build race
-
-package lmdbstore
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package secretscan
-
-const raceEnabled = false

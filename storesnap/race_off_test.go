@@ -1,5 +1,0 @@
-//go:build !race
-
-package storesnap_test
-
-const raceEnabled = false
