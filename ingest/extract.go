@@ -120,7 +120,7 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	report(Progress{Phase: "reading"})
 	defer func() { debugf("ExtractGo in %v", time.Since(start)) }()
 	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") },
-		opts.Cache.known(opts.Known))
+		opts.Cache.known(opts.Known), opts.Cache != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +167,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 			}
 		}
 		debugHeap("after type-checking")
+		if err := x.failedRead(); err != nil {
+			return nil, err
+		}
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
@@ -175,6 +178,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		x.endCache(opts.Cache, len(res.LoadErrors))
 	}
 	debugHeap("after syntax")
+	if err := x.failedRead(); err != nil {
+		return nil, err
+	}
 	x.finish()
 	debugf("syntax and finish in %v", time.Since(t0))
 	debugHeap("after finish")
@@ -317,6 +323,10 @@ type extractor struct {
 	// prev is the last extraction through GoOptions.Cache when this one
 	// starts from it; next is the state this one leaves (gocache.go).
 	prev, next *goState
+	// readErr is the first file that could not be read again as the walk
+	// hashed it (srcFile.read); the extraction fails with it.
+	readMu  sync.Mutex
+	readErr error
 	// published and affected: the incremental check's, across modules.
 	published, affected map[string]bool
 
@@ -540,14 +550,36 @@ func parallelInOrder[T any](n int, work func(i int) T, done func(i int, v T)) {
 	})
 }
 
-// extractFile adds the nodes and edges of one file of package importPath.
-func (fr *fragment) extractFile(importPath string, f *unitFile) {
+// source is f's content (srcFile.read); an error (the content nil) fails
+// the extraction (failedRead).
+func (x *extractor) source(f *srcFile) ([]byte, error) {
+	b, err := f.read()
+	if err != nil {
+		x.readMu.Lock()
+		if x.readErr == nil {
+			x.readErr = err
+		}
+		x.readMu.Unlock()
+	}
+	return b, err
+}
+
+// failedRead is the first error source met.
+func (x *extractor) failedRead() error {
+	x.readMu.Lock()
+	defer x.readMu.Unlock()
+	return x.readErr
+}
+
+// extractFile adds the nodes and edges of one file of package importPath
+// whose content is src.
+func (fr *fragment) extractFile(importPath string, f *unitFile, src []byte) {
 	rel := f.src.Rel
 	fileKey := FileKey(rel)
 	payload := FilePayload{
-		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(f.src.Content),
-		Lines: countLines(f.src.Content), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
-		Terms: FileTerms(f.src.Content),
+		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(src),
+		Lines: countLines(src), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
+		Terms: FileTerms(src),
 	}
 	fr.unresolved = 0
 	defer func() {

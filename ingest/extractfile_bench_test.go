@@ -50,7 +50,7 @@ func BenchmarkExtractFileTyped(b *testing.B) {
 		fr := newFragment()
 		res := &typedResolver{imports: map[string]string{}, info: info}
 		for i, f := range files {
-			fr.extractFile("net/http", &unitFile{src: srcs[i], ast: f, fset: fset, res: res, mode: ModeTyped})
+			fr.extractFile("net/http", &unitFile{src: srcs[i], ast: f, fset: fset, res: res, mode: ModeTyped}, srcs[i].Content)
 		}
 	}
 }

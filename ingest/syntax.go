@@ -251,6 +251,7 @@ type syntaxFile struct {
 	decls *ast.File
 	ctx   *declCtx
 	err   error // why it has no package clause: its whole parse's error
+	never bool  // its build constraint is never satisfied: not extracted
 }
 
 // extractSyntax extracts every file no typed package claimed, holding one
@@ -265,14 +266,15 @@ type syntaxFile struct {
 func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
 	for _, f := range x.t.Files {
-		if !x.claimed[f.Rel] && !neverBuilt(f.Content) {
+		if !x.claimed[f.Rel] {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
+	x.parseHeads(todo)
+	todo = slices.DeleteFunc(todo, func(sf *syntaxFile) bool { return sf.never })
 	if x.next != nil {
 		x.keepTables(len(todo))
 	}
-	parseHeads(todo)
 
 	var named []fileName
 	imported := make(map[string]bool) // import paths some file read from syntax imports
@@ -306,7 +308,7 @@ func (x *extractor) extractSyntax() {
 			first = append(first, sf)
 		}
 	}
-	parseDecls(first)
+	x.parseDecls(first)
 	for _, sf := range first {
 		named, _ := fileImports(sf.decls, x.packageName)
 		sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
@@ -318,10 +320,13 @@ func (x *extractor) extractSyntax() {
 		fset := token.NewFileSet()
 		files := make([]*ast.File, len(u.files))
 		errs := make([]error, len(u.files))
+		srcs := make([][]byte, len(u.files))
 		for j, sf := range u.files {
-			// The same bytes parse to the same tree: for a package read
-			// twice, the file whose declarations the first pass kept.
-			files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+			// The same bytes parse to the same tree (srcFile.read): for a
+			// package read twice, the file whose declarations the first
+			// pass kept.
+			srcs[j], _ = x.source(sf.src) // an error fails the extraction
+			files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, srcs[j], 0)
 			if !u.twice {
 				named, _ := fileImports(files[j], x.packageName)
 				sf.ctx = x.tables[ip].addDecls(files[j], named, true)
@@ -345,8 +350,8 @@ func (x *extractor) extractSyntax() {
 			if errs[j] != nil {
 				uf.parseErr = parseErrorText(sf.src, errs[j])
 			}
-			fr.extractFile(ip, uf)
-			files[j] = nil
+			fr.extractFile(ip, uf, srcs[j])
+			files[j], srcs[j] = nil, nil
 			if x.next == nil { // read for the last time, unless a GoCache keeps it
 				sf.src.Content = nil
 			}
@@ -430,15 +435,24 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 	}
 }
 
-// parseHeads reads the package clause and imports of files on all CPUs.
+// parseHeads reads the package clause and imports of files on all CPUs,
+// and marks the files whose build constraint is never satisfied (never).
 // A file without a package name (or named _) is parsed whole, for the
 // error its node reports, as before any pass.
-func parseHeads(files []*syntaxFile) {
+func (x *extractor) parseHeads(files []*syntaxFile) {
 	parallel(len(files), func(i int) {
 		sf := files[i]
-		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.ImportsOnly|parser.SkipObjectResolution)
+		src, err := x.source(sf.src)
+		if err != nil { // fails the extraction
+			sf.never = true
+			return
+		}
+		if sf.never = neverBuilt(src); sf.never {
+			return
+		}
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, parser.ImportsOnly|parser.SkipObjectResolution)
 		if f == nil || f.Name == nil || f.Name.Name == "" || f.Name.Name == "_" {
-			_, sf.err = parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, 0)
+			_, sf.err = parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, 0)
 			if sf.err == nil {
 				sf.err = errNoPackage
 			}
@@ -459,10 +473,11 @@ func parseHeads(files []*syntaxFile) {
 // holds no local name it resolves (those are in the bodies keepDecls
 // cuts); a package-level name it holds resolves the same through the
 // package's table. The second pass parses with it, for the bodies.
-func parseDecls(files []*syntaxFile) {
+func (x *extractor) parseDecls(files []*syntaxFile) {
 	parallel(len(files), func(i int) {
 		sf := files[i]
-		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, sf.src.Content, parser.SkipObjectResolution)
+		src, _ := x.source(sf.src) // an error fails the extraction
+		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, parser.SkipObjectResolution)
 		keepDecls(f)
 		sf.decls = f
 	})
@@ -1232,10 +1247,11 @@ func (x *extractor) implementsSyntax() {
 
 // addUnparsed adds the node of a file without a package clause.
 func (x *extractor) addUnparsed(src *srcFile, parseErr string) {
+	b, _ := x.source(src) // an error fails the extraction
 	x.g.AddNode(Node{Key: FileKey(src.Rel), Type: TypeFile, Payload: mustJSON(FilePayload{
-		Path: src.Rel, Hash: src.Hash, Bytes: len(src.Content), Lines: countLines(src.Content),
+		Path: src.Rel, Hash: src.Hash, Bytes: len(b), Lines: countLines(b),
 		Test: strings.HasSuffix(src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErr,
-		Terms: FileTerms(src.Content),
+		Terms: FileTerms(b),
 	})})
 	x.addDirs(src.Rel)
 }

@@ -31,7 +31,7 @@ func (x *extractor) extractSyntaxWhole() {
 	fset := token.NewFileSet()
 	var todo []*wholeFile
 	for _, f := range x.t.Files {
-		if !x.claimed[f.Rel] && !neverBuilt(f.Content) {
+		if b, _ := x.source(f); !x.claimed[f.Rel] && !neverBuilt(b) {
 			todo = append(todo, &wholeFile{src: f})
 		}
 	}
@@ -42,7 +42,8 @@ func (x *extractor) extractSyntaxWhole() {
 		go func() {
 			defer wg.Done()
 			for sf := range next {
-				f, err := parser.ParseFile(fset, sf.src.Abs, sf.src.Content, 0)
+				b, _ := x.source(sf.src)
+				f, err := parser.ParseFile(fset, sf.src.Abs, b, 0)
 				if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
 					sf.ast = f
 				}
@@ -99,7 +100,8 @@ func (x *extractor) extractSyntaxWhole() {
 			if sf.err != nil {
 				uf.parseErr = parseErrorText(sf.src, sf.err)
 			}
-			fr.extractFile(ips[i], uf)
+			b, _ := x.source(sf.src)
+			fr.extractFile(ips[i], uf, b)
 		}
 		frags[i] = fr
 	})
@@ -118,7 +120,7 @@ func (x *extractor) extractSyntaxWhole() {
 // syntax-only phase, and returns the graph.
 func extractWith(t *testing.T, dir string, opts GoOptions, syntax func(*extractor)) *Graph {
 	t.Helper()
-	tr, err := walkTree(dir, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") }, nil)
+	tr, err := walkTree(dir, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") }, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -539,7 +539,9 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	fr := newFragment()
 	res := &typedResolver{imports: u.imports, info: info}
 	for _, f := range files {
-		fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped})
+		src := x.byRel[f.rel]
+		b, _ := x.source(src) // an error fails the extraction
+		fr.extractFile(u.path, &unitFile{src: src, ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped}, b)
 	}
 	x.implementsTyped(u, fr)
 	u.frag = fr
@@ -626,12 +628,12 @@ type parseEntry struct {
 	f    *ast.File
 }
 
-// readSource reads a file of the tree from memory, others from disk (or
-// from the Go cache's copy, gocache.go).
+// readSource reads a file of the tree as the walk hashed it (source),
+// others from disk (or from the Go cache's copy, gocache.go).
 func (x *extractor) readSource(name string) ([]byte, error) {
 	if rel, err := filepath.Rel(x.t.Root, name); err == nil {
 		if f, ok := x.byRel[filepath.ToSlash(rel)]; ok {
-			return f.Content, nil
+			return x.source(f)
 		}
 	}
 	if x.prev != nil {

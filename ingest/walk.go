@@ -34,11 +34,49 @@ type module struct {
 
 // srcFile is one file found by the walk.
 type srcFile struct {
-	Rel     string // slash path relative to the root
-	Abs     string
+	Rel string // slash path relative to the root
+	Abs string
+	// Content is held when the walk keeps what it read (go.mod and go.sum
+	// files; every file for a GoCache); nil otherwise: read reads the file
+	// again when it is needed, so that an extraction holds the source of
+	// the files it is working on, not the tree's.
 	Content []byte
 	Hash    string // "sha256:<hex>"
 }
+
+// read returns the file's content: the bytes held, or the file read again,
+// which must still hash to Hash (a *FileChangedError if it does not: the
+// passes of an extraction read the same bytes, and the file's node says
+// which ones).
+func (f *srcFile) read() ([]byte, error) {
+	if f.Content != nil || f.Hash == "" {
+		return f.Content, nil
+	}
+	b, err := os.ReadFile(f.Abs)
+	if err != nil {
+		return nil, &FileChangedError{Rel: f.Rel, Err: err}
+	}
+	if contentHash(b) != f.Hash {
+		return nil, &FileChangedError{Rel: f.Rel}
+	}
+	return b, nil
+}
+
+// FileChangedError is a file of the tree that changed (or went) while it
+// was being ingested: nothing is written; the ingest can run again.
+type FileChangedError struct {
+	Rel string
+	Err error // the read's error; nil: the content changed
+}
+
+func (e *FileChangedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s could not be read again while it was being ingested (%v); nothing was written: run the ingest again", e.Rel, e.Err)
+	}
+	return fmt.Sprintf("%s changed while it was being ingested; nothing was written: run the ingest again", e.Rel)
+}
+
+func (e *FileChangedError) Unwrap() error { return e.Err }
 
 // tree is the result of a walk.
 type tree struct {
@@ -54,8 +92,10 @@ type tree struct {
 // walkTree lists the directories and the files accepted by keep below
 // root, reading and hashing the files on all CPUs. known, when not nil,
 // returns a file as it was read before when its content is known to be
-// the same (it is then not read again).
-func walkTree(root string, opts WalkOptions, keep func(name string) bool, known func(rel string) *srcFile) (*tree, error) {
+// the same (it is then not read again). The files' contents are kept
+// (srcFile.Content) with keepContent, dropped once hashed otherwise;
+// go.mod and go.sum files' are kept.
+func walkTree(root string, opts WalkOptions, keep func(name string) bool, known func(rel string) *srcFile, keepContent bool) (*tree, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -96,7 +136,10 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 	if err != nil {
 		return nil, err
 	}
-	toRead := slices.Clone(t.ModFiles)
+	if err := readAll(t.ModFiles, true); err != nil {
+		return nil, err
+	}
+	var toRead []*srcFile
 	for i, f := range t.Files {
 		if known != nil {
 			if k := known(f.Rel); k != nil {
@@ -106,7 +149,7 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 		}
 		toRead = append(toRead, f)
 	}
-	if err := readAll(toRead); err != nil {
+	if err := readAll(toRead, keepContent); err != nil {
 		return nil, err
 	}
 	slices.Sort(t.Dirs)
@@ -132,8 +175,9 @@ func skipDir(name string, opts WalkOptions) bool {
 	return false
 }
 
-// readAll reads and hashes files concurrently.
-func readAll(files []*srcFile) error {
+// readAll reads and hashes files concurrently, keeping their content with
+// keep.
+func readAll(files []*srcFile, keep bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(files))
 	next := make(chan int)
@@ -147,8 +191,10 @@ func readAll(files []*srcFile) error {
 					errs[i] = err
 					continue
 				}
-				files[i].Content = b
 				files[i].Hash = contentHash(b)
+				if keep {
+					files[i].Content = b
+				}
 			}
 		}()
 	}
