@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,6 +92,8 @@ type Bulk struct {
 	evictN int
 	// holdLog is holdLogBytes unless a test sets it (0: holdLogBytes).
 	holdLog int
+	// keyedWin is keyedWindow unless a test sets it (0: keyedWindow).
+	keyedWin int
 	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
 	// yet).
 	relIDs []Relation
@@ -828,11 +831,13 @@ func (b *Bulk) nodePayload(n *bulkNode) []byte { return b.nodePay.bytes(n.pay) }
 
 // bulkEdgeRef is one edge operation in sort order: its endpoints' ranks
 // (keyRanks) and relation, then its index (operation order within one
-// edge).
+// edge), and its weight: all an adjacency entry needs, so that the
+// adjacency lists are written without the edge operations.
 type bulkEdgeRef struct {
 	a, b uint32 // (src, dst) for the out side, (dst, src) for the in side
 	rel  RelID
 	idx  uint32
+	w    float32
 }
 
 func cmpEdgeRefTail(x, y bulkEdgeRef) int {
@@ -852,9 +857,10 @@ type bulkPlan struct {
 	*keyRanks
 	nodeSeq, edgeSeq []uint32      // position of each node / edge operation among all
 	changed          []bool        // per operation: does it change its record (is it logged)?
-	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order
+	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order (appendEdges)
 	finalNodes       []uint32      // index of each node rank's final put, in rank order
 	finalEdges       []bool        // per edge operation: does its record stay?
+	edgeRecs         bool          // the e records are written (appendEdgeRecords)
 }
 
 // write is the fast path into a store with no node or edge: every record
@@ -866,7 +872,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	b.nameLog(tx)
-	// Out side and in side sorts run beside the node work and the ids
+	// The out side's sort runs beside the node work and the ids
 	// keyspace's writes (which need only the keys' ranks); the log record
 	// is encoded (it touches only tx.ops and tx.nops, which the keyspace
 	// writes do not) and compressed beside the other keyspaces' writes
@@ -906,6 +912,15 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			b.log.v, b.logPut = []byte{b.log.v[0]}, true
 		}
 	}
+	if waited && b.shedAfterNodes {
+		// The e records are the edge operations' last readers (the log
+		// record is sealed): written now, the operations go before LMDB's
+		// dirty pages grow with the node records.
+		if err := b.appendEdgeRecords(tx, p); err != nil {
+			return tx.fail(err)
+		}
+		b.releaseEdges(p)
+	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
 	}
@@ -940,8 +955,9 @@ func (b *Bulk) mapNeed() int64 {
 
 // shed lets the collector take, once the node records are written and
 // the log record is sealed, what the rest of a fast-path commit never
-// reads: every node put (payloads, types) and the key strings. Edge
-// records and adjacency lists need only ranks, ids and edge puts. LMDB's
+// reads: every node put (payloads, types) and the key strings. The
+// adjacency lists need only ranks, ids and the sides' orders (the edge
+// puts went with releaseEdges, before the node records). LMDB's
 // dirty pages then grow into memory the load gave back, rather than on top
 // of it (the peak of a large load is at its end). A shed load cannot be
 // re-run: commitIn refuses to (errShed), and Commit reserved the map such
@@ -978,15 +994,45 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	return p, nil
 }
 
-// sortEdgeRefs sorts the edge operations by out key, then by in key from
-// that order (inFromOut), on another goroutine (wg is done when both are).
+// sortEdgeRefs sorts the edge operations by out key on another goroutine
+// (wg is done when it is). The in side's order is made from the out
+// side's when its edges are written (appendEdges), so that the two are
+// not both held from the start; here only when inFromOut would sort the
+// edge operations again, which appendEdges may have released by then.
 func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		p.outRefs = b.sortSide(p, true)
-		p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
+		if _, nrel := relRanks(p.outRefs); !inFromOutFits(p, nrel, len(p.outRefs)) {
+			p.inRefs = b.sortSide(p, false)
+		}
 	}()
+}
+
+// relRanks maps each relation id of refs to its rank among them, +1 (0:
+// absent), in id order, and counts them.
+func relRanks(refs []bulkEdgeRef) (dense []uint32, nrel int) {
+	for i := range refs {
+		r := refs[i].rel
+		if int(r) >= len(dense) {
+			dense = append(dense, make([]uint32, int(r)+1-len(dense))...)
+		}
+		dense[r] = 1
+	}
+	for r := range dense {
+		if dense[r] != 0 {
+			nrel++
+			dense[r] = uint32(nrel)
+		}
+	}
+	return dense, nrel
+}
+
+// inFromOutFits: inFromOut counts (node, relation) buckets for nrel
+// relations (at most maxInBuckets) rather than sorting.
+func inFromOutFits(p *bulkPlan, nrel, edges int) bool {
+	return nrel > 0 && len(p.ids)*nrel <= maxInBuckets(edges)
 }
 
 // maxInBuckets is how many (node, relation) buckets inFromOut may count
@@ -1000,26 +1046,8 @@ func maxInBuckets(edges int) int { return 2*edges + 1<<16 }
 // side sorts by after them. With more than maxBuckets buckets (many
 // relations) it sorts as sortSide does.
 func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkEdgeRef {
-	var dense []uint32 // relation id → its rank among the load's relations, +1
-	nrel := 0
-	for i := range out {
-		r := out[i].rel
-		if int(r) >= len(dense) {
-			dense = append(dense, make([]uint32, int(r)+1-len(dense))...)
-		}
-		if dense[r] == 0 {
-			nrel++
-			dense[r] = uint32(nrel)
-		}
-	}
-	// Ranks in relation id order, so that buckets order by relation.
-	nrel = 0
-	for r := range dense {
-		if dense[r] != 0 {
-			nrel++
-			dense[r] = uint32(nrel)
-		}
-	}
+	// Relation ranks in id order, so that buckets order by relation.
+	dense, nrel := relRanks(out)
 	buckets := len(p.ids) * nrel
 	if nrel == 0 || buckets > maxBuckets {
 		return b.sortSide(p, false)
@@ -1035,7 +1063,7 @@ func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkE
 	for i := range out {
 		r := &out[i]
 		k := int(r.b)*nrel + int(dense[r.rel]) - 1
-		in[next[k]] = bulkEdgeRef{a: r.b, b: r.a, rel: r.rel, idx: r.idx}
+		in[next[k]] = bulkEdgeRef{a: r.b, b: r.a, rel: r.rel, idx: r.idx, w: r.w}
 		next[k]++
 	}
 	return in
@@ -1066,7 +1094,7 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 		if out {
 			a, c = c, a
 		}
-		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel, idx: uint32(j)}
+		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel, idx: uint32(j), w: e.weight}
 		next[a]++
 	}
 	for i := range len(p.ids) {
@@ -1264,16 +1292,13 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 		// payloads and its keys (each in the table once).
 		b.logBytes = b.keyedLowerBound(tx.nops-before, pays)
 		go func() {
-			// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
-			body, err := b.encodeKeyedLog(p, relNames, tx.ops, before, tx.nops)
-			if err == nil && len(body) < minKeyedBody {
-				err = fmt.Errorf("bulk load: format-03 log body of %d bytes", len(body)) // a bug, not bad input
-			}
-			if err != nil {
-				logDone <- bulkLog{err: err}
+			names := b.logNamesFor(p, relNames, tx.ops, before, tx.nops)
+			if names.err != nil {
+				logDone <- bulkLog{err: names.err}
 				return
 			}
-			logDone <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+			v, err := b.sealKeyed(tx, names, p.changed)
+			logDone <- bulkLog{v, err}
 		}()
 		return nil
 	}
@@ -1380,27 +1405,96 @@ const minLogOpBytes = 8
 // sized and written on every core, each worker its share of the
 // operations at its offset in one body of exactly the right size.
 func (b *Bulk) encodeKeyedLog(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) ([]byte, error) {
-	var names logNames
-	if b.logNames != nil { // nameLog's
-		names = <-b.logNames
-	} else {
-		names = b.keyedNames(relNames, ops, nops0, p.changed)
-	}
+	names := b.logNamesFor(p, relNames, ops, nops0, nops)
 	if names.err != nil {
 		return nil, names.err
 	}
 	return b.keyedBody(names, p.changed)
 }
 
+// logNamesFor is the key table of the log record of the operations in
+// ops (nops0) and of the load's that change something: nameLog's when it
+// filled one.
+func (b *Bulk) logNamesFor(p *bulkPlan, relNames map[RelID]string, ops []byte, nops0, nops int) logNames {
+	if b.logNames != nil { // nameLog's
+		return <-b.logNames
+	}
+	return b.keyedNames(relNames, ops, nops0, p.changed)
+}
+
 // keyedBody is the format-03 body of names' table and ops followed by the
 // load's operations that change something (every operation, with changed
 // nil), names as indices.
 func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
-	t, pre, k := names.t, names.pre, names.k
+	body := binary.AppendUvarint(nil, uint64(names.t.n))
+	body = append(append(body, names.t.tab...), names.pre...)
+	return b.appendKeyedOps(body, names.k, changed, 0, len(b.seq))
+}
+
+// keyedWindow is how many operations sealKeyed encodes at a time.
+const keyedWindow = 1 << 16
+
+// sealKeyed is the sealed format-03 log record of keyedBody's body
+// (tx.sealLog): over streamLogAbove bytes, encoded keyedWindow operations
+// at a time into the compressor (tx.sealLogStream), so that the body is
+// never held whole, only the record. The bytes are sealLog's.
+func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, error) {
+	head := binary.AppendUvarint(nil, uint64(names.t.n))
 	n := len(b.seq)
+	sizes := make([]int, opShares(n))
+	eachShare(n, len(sizes), func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if changed == nil || changed[i] {
+				sizes[w] += names.k.size(b.seq[i])
+			}
+		}
+	})
+	size := len(head) + len(names.t.tab) + len(names.pre)
+	for _, sz := range sizes {
+		size += sz
+	}
+	// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
+	if size < minKeyedBody {
+		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes", size) // a bug, not bad input
+	}
+	if size <= b.s.streamLogAbove() { // sealLog compresses it in one call
+		body, err := b.keyedBody(names, changed)
+		if err != nil {
+			return nil, err
+		}
+		return tx.sealLog(fmtKeyed, body), nil
+	}
+	return tx.sealLogStream(fmtKeyed, size, func(w io.Writer) error {
+		for _, part := range [][]byte{head, names.t.tab, names.pre} {
+			if _, err := w.Write(part); err != nil {
+				return err
+			}
+		}
+		var buf []byte
+		win := cmp.Or(b.keyedWin, keyedWindow)
+		for lo := 0; lo < n; lo += win {
+			var err error
+			if buf, err = b.appendKeyedOps(buf[:0], names.k, changed, lo, min(n, lo+win)); err != nil {
+				return err
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// appendKeyedOps appends operations lo..hi-1 of the load that change
+// something (every one, with changed nil) in format 03, names as k's
+// indices: each worker sizes its share, then encodes it at its offset.
+func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi int) ([]byte, error) {
+	n := hi - lo
 	workers := opShares(n)
 	sizes := make([]int, workers)
-	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
+	each := func(fn func(w, lo, hi int)) {
+		eachShare(n, workers, func(w, l, h int) { fn(w, lo+l, lo+h) })
+	}
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if changed == nil || changed[i] {
@@ -1408,13 +1502,11 @@ func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 			}
 		}
 	})
-	size := len(pre)
+	size := 0
 	for _, sz := range sizes {
 		size += sz
 	}
-	body := binary.AppendUvarint(nil, uint64(t.n))
-	body = append(slices.Grow(body, len(t.tab)+size), t.tab...)
-	body = append(body, pre...)
+	body = slices.Grow(body, size)
 	offs := make([]int, workers)
 	for w := range workers {
 		offs[w] = len(body)
@@ -1495,12 +1587,8 @@ func (b *Bulk) nameLog(tx *WriteTxn) {
 			spec <- bulkLog{err: names.err}
 			return
 		}
-		body, err := b.keyedBody(names, nil)
-		if err != nil {
-			spec <- bulkLog{err: err}
-			return
-		}
-		spec <- bulkLog{v: tx.sealLog(fmtKeyed, body)}
+		v, err := b.sealKeyed(tx, names, nil)
+		spec <- bulkLog{v, err}
 	}()
 }
 
@@ -1711,8 +1799,7 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 			if !p.finalEdges[refs[i].idx] {
 				continue
 			}
-			e := b.edges.at(int(refs[i].idx))
-			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: e.weight})
+			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: refs[i].w})
 		}
 		for _, part := range splitChunks(entries, b.s.chunkMax) {
 			// The key and value are encoded into slab, which holds the
@@ -1750,18 +1837,65 @@ func maxChunkBytes(n int) int {
 // chunkSlabBytes is the size of the buffers encodeChunks encodes into.
 const chunkSlabBytes = 256 << 10
 
-// appendEdges appends the e records that are not implicit (edgerec.go)
-// while the adjacency chunks of both sides are encoded on other
-// goroutines, then the out and in chunks.
+// appendEdges appends the e records that are not implicit (edgerec.go),
+// unless appendEdgeRecords did, then the out side's adjacency chunks,
+// encoded on another goroutine, while the in side's order is made from the
+// out side's (inFromOut), then the in side's chunks. Each side's order is
+// dropped once written: the in side's is made from the out side's, so
+// both are held only while the out side's chunks are written.
 func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
-	s := b.s
-	outCh, inCh := make(chan []bulkChunk, 64), make(chan []bulkChunk, 64)
+	outCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.outRefs, outCh)
-	go b.encodeChunks(tx, p, p.inRefs, inCh)
 	drain := func(ch <-chan []bulkChunk) {
 		for range ch {
 		}
 	}
+	if !p.edgeRecs {
+		if err := b.appendEdgeRecords(tx, p); err != nil {
+			drain(outCh)
+			return err
+		}
+	}
+	inDone := make(chan struct{})
+	go func() {
+		defer close(inDone)
+		if p.inRefs == nil {
+			p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
+		}
+	}()
+	err := b.putChunks(tx, b.s.db.out, outCh)
+	drain(outCh)
+	<-inDone
+	p.outRefs = nil
+	if err != nil {
+		return err
+	}
+	inCh := make(chan []bulkChunk, 64)
+	go b.encodeChunks(tx, p, p.inRefs, inCh)
+	err = b.putChunks(tx, b.s.db.in, inCh)
+	drain(inCh)
+	p.inRefs = nil
+	return err
+}
+
+// putChunks appends the chunks received on ch to dbi until ch is closed
+// or a put fails.
+func (b *Bulk) putChunks(tx *WriteTxn, dbi lmdb.DBI, ch <-chan []bulkChunk) error {
+	for batch := range ch {
+		for _, x := range batch {
+			if err := tx.txn.Put(dbi, x.k, x.v, lmdb.Append); err != nil {
+				return tx.fail(err)
+			}
+		}
+	}
+	return nil
+}
+
+// appendEdgeRecords appends the e records of the final edge puts that are
+// not implicit (edgerec.go), in out-side key order.
+func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
+	p.edgeRecs = true
+	s := b.s
 	var k20 [20]byte
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
@@ -1789,26 +1923,24 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 		binary.BigEndian.PutUint64(k20[12:], uint64(p.ids[r.b]))
 		val = appendRecord(val[:0], &body, rec.appendBody, enc)
 		if err := tx.txn.Put(s.db.e, k20[:], val, lmdb.Append); err != nil {
-			drain(outCh)
-			drain(inCh)
 			return tx.fail(err)
 		}
 	}
-	for _, side := range []struct {
-		ch  <-chan []bulkChunk
-		dbi lmdb.DBI
-	}{{outCh, s.db.out}, {inCh, s.db.in}} {
-		for batch := range side.ch {
-			for _, x := range batch {
-				if err := tx.txn.Put(side.dbi, x.k, x.v, lmdb.Append); err != nil {
-					drain(outCh)
-					drain(inCh)
-					return tx.fail(err)
-				}
-			}
-		}
-	}
 	return nil
+}
+
+// releaseEdges lets the collector take the edge operations and their
+// payloads once the e records are written and the log record sealed: the
+// adjacency lists need only the sides' orders (bulkEdgeRef holds the
+// weight) and finalEdges. For a load that reserved its map (as shed), and
+// like a shed load it cannot run again (errShed).
+func (b *Bulk) releaseEdges(p *bulkPlan) {
+	b.edges = chunked[bulkEdge]{}
+	b.edgePay = nil
+	b.edgePays.drop()
+	p.edgeSeq = nil
+	b.shedDone = true
+	runtime.GC() // as shed: a memory limit that follows the live heap can give it back
 }
 
 // valueSlab holds many encoded values back to back: value i is

@@ -135,6 +135,11 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			}
 			ordinary, bulk := newStore(t, opts), newStore(t, opts)
 			for _, s := range []*Store{ordinary, bulk} {
+				if seed%3 != 1 {
+					// Log records over 1,000 bytes compressed as a stream:
+					// the load's encoded a few operations at a time.
+					s.streamLog = 1000
+				}
 				if seed%2 == 1 {
 					s.setChunkMaxForTest(4 + int(seed))
 				}
@@ -158,6 +163,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				return putOps(tx, ops)
 			})
 			b := bulk.NewBulk(meta)
+			b.keyedWin = 1 + int(seed)*5
 			if seed%3 == 1 {
 				b.valueBatch = 1 + int(seed) // node values encoded and appended in many batches
 			}
@@ -305,10 +311,14 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				t.Errorf("fast path %v with a prefilled store %v", b.Appended, prefill)
 			}
 			// A fast-path load that waited for its log record released its
-			// node puts before its edge records (shed): the store below is
-			// still the ordinary path's.
+			// edge puts once its e records were written and its node puts
+			// before its adjacency lists (shed): the store below is still
+			// the ordinary path's.
 			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.shedDone != want {
 				t.Errorf("shed %v, want %v (fast path %v, log waited for %v)", b.shedDone, want, b.Appended, b.holdLog == 1)
+			}
+			if released := b.edges.len() == 0 && b.nodes == nil; b.shedDone && !released {
+				t.Errorf("a shed load still holds %d edge puts and %d node puts", b.edges.len(), len(b.nodes))
 			}
 			// and it wrote its log record before them (logPut), unless
 			// the record goes to a remote at the end.
@@ -626,4 +636,53 @@ func TestBulkShed(t *testing.T) {
 	if b.shedDone || !b.Appended {
 		t.Fatalf("shed %v, fast path %v; want no shedding on the fast path", b.shedDone, b.Appended)
 	}
+}
+
+// TestBulkInSortedBeforeRelease: a load with too many (node, relation)
+// buckets for inFromOut sorts its in side before it releases its edge puts
+// (appendEdgeRecords, releaseEdges), and still writes the ordinary path's
+// store.
+func TestBulkInSortedBeforeRelease(t *testing.T) {
+	const nodes, edges = 40000, 300
+	rels := []string{"calls", "imports", "defines"}
+	p := &bulkPlan{keyRanks: &keyRanks{ids: make([]NodeID, nodes)}}
+	if inFromOutFits(p, len(rels), edges) {
+		t.Fatalf("%d nodes and %d relations fit inFromOut's buckets: the test does not reach the sort", nodes, len(rels))
+	}
+	put := func(node func(NodePut) error, edge func(EdgePut) error) error {
+		for i := range nodes {
+			if err := node(NodePut{Key: fmt.Sprint("sym:", i), Type: "function"}); err != nil {
+				return err
+			}
+		}
+		for i := range edges {
+			w := float32(0)
+			if i%7 == 0 {
+				w = 0.25 // explicit: an e record
+			}
+			if err := edge(EdgePut{Src: fmt.Sprint("sym:", i*131%nodes), Rel: rels[i%len(rels)], Dst: fmt.Sprint("sym:", i*977%nodes), Weight: w}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	meta := WriteMeta{Scope: "repo"}
+	ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
+	c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error { return put(tx.PutNode, tx.PutEdge) })
+	b := bulk.NewBulk(meta)
+	b.holdLog = 1
+	if err := put(b.PutNode, b.PutEdge); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := b.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Appended || !b.shedDone || b.edges.len() != 0 {
+		t.Fatalf("fast path %v, shed %v, %d edge puts held; want the fast path, shed, none held", b.Appended, b.shedDone, b.edges.len())
+	}
+	if c1 != c2 {
+		t.Fatalf("commits differ: update %+v, bulk %+v", c1, c2)
+	}
+	sameAsUpdate(t, ordinary, bulk)
 }

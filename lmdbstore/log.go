@@ -17,11 +17,14 @@ package lmdbstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Log op kinds beyond the OpKind values: puts that carry a valid-time
@@ -265,10 +268,68 @@ func (tx *WriteTxn) logHead() []byte {
 
 // sealLog encodes a compressed log record (format 02 or 03) of body.
 func (tx *WriteTxn) sealLog(format byte, body []byte) []byte {
+	if len(body) > tx.s.streamLogAbove() {
+		v, err := tx.sealLogStream(format, len(body), func(w io.Writer) error {
+			_, err := w.Write(body)
+			return err
+		})
+		if err == nil {
+			return v
+		}
+		// A write to memory fails only with a bug: EncodeAll below.
+	}
 	enc, _ := tx.s.zstd()
 	v := append(append(make([]byte, 0, 64+len(body)/4), format), tx.logHead()...)
 	v = binary.AppendUvarint(v, uint64(len(body)))
 	return sealValue(enc.EncodeAll(body, v))
+}
+
+// streamLogAbove is the body size above which a log record is compressed
+// as a stream (sealLogStream) rather than in one call (EncodeAll): the two
+// frames differ in bytes (both declare the content size), and a bulk
+// load's large record is written as a stream without its body held whole.
+const streamLogAbove = 8 << 20
+
+func (s *Store) streamLogAbove() int { return cmp.Or(s.streamLog, streamLogAbove) }
+
+// sealLogStream seals a log record of a body of size bytes that write
+// writes, in pieces, to the compressor it is given: the same bytes
+// whatever the pieces (TestSealLogStream), sealLog's for a body over
+// streamLogAbove, with only the compressed record held. A body of other
+// than size bytes is an error.
+func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer) error) ([]byte, error) {
+	v := append(append(make([]byte, 0, 64+size/4), format), tx.logHead()...)
+	v = binary.AppendUvarint(v, uint64(size))
+	out := bytes.NewBuffer(v)
+	enc, err := zstd.NewWriter(nil, zstdEncoderOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	enc.ResetContentSize(out, int64(size))
+	cw := &countingWriter{w: enc}
+	if err := write(cw); err != nil {
+		enc.Close()
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	if cw.n != size {
+		return nil, fmt.Errorf("log record: body of %d bytes, sized %d", cw.n, size) // a bug, not bad input
+	}
+	return sealValue(out.Bytes()), nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // noteLogFormat raises the store's schema to schemaKeyedLog in the

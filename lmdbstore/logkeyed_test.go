@@ -1,9 +1,11 @@
 package lmdbstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -514,4 +516,63 @@ func TestKeyedLogSmallBody(t *testing.T) {
 	if want := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"}; !cmp.Equal(got, want) {
 		t.Fatalf("payloads %v, want %v", got, want)
 	}
+}
+
+// TestSealLogStream: a record sealed from its body written in pieces
+// (sealLogStream, what a bulk load's large keyed log takes) is the same
+// whatever the pieces, sealLog's record of the whole body over
+// streamLogAbove, for bodies compressible or not; every record decodes to
+// its body; a body of other than its stated size is refused.
+func TestSealLogStream(t *testing.T) {
+	s := newStore(t, Options{})
+	rng := rand.New(rand.NewPCG(7, 7))
+	var bodies [][]byte
+	for _, n := range []int{minKeyedBody, 200 << 10, streamLogAbove + 1, 20 << 20} {
+		text := make([]byte, 0, n)
+		for len(text) < n {
+			text = fmt.Appendf(text, "sym:example.com/p%d.F%d ", rng.IntN(300), rng.IntN(5000))
+		}
+		noise := make([]byte, n)
+		for i := range noise {
+			noise[i] = byte(rng.Uint32())
+		}
+		bodies = append(bodies, text[:n], noise)
+	}
+	mustUpdate(t, s, WriteMeta{Scope: "repo"}, func(tx *WriteTxn) error {
+		for _, body := range bodies {
+			want := tx.sealLog(fmtKeyed, body)
+			if _, _, _, dec, err := s.openLog(want); err != nil || !bytes.Equal(dec, body) {
+				t.Fatalf("body of %d bytes: sealLog's record decodes to %d bytes, %v", len(body), len(dec), err)
+			}
+			for _, piece := range []int{1 << 10, 7777, keyedWindow, len(body)} {
+				got, err := tx.sealLogStream(fmtKeyed, len(body), func(w io.Writer) error {
+					for i := 0; i < len(body); i += piece {
+						if _, err := w.Write(body[i:min(len(body), i+piece)]); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, _, dec, err := s.openLog(got); err != nil || !bytes.Equal(dec, body) {
+					t.Fatalf("body of %d bytes in pieces of %d: the record decodes to %d bytes, %v", len(body), piece, len(dec), err)
+				}
+				if len(body) <= s.streamLogAbove() {
+					continue // sealLog compresses it in one call: another frame
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("body of %d bytes in pieces of %d: record of %d bytes differs from sealLog's %d", len(body), piece, len(got), len(want))
+				}
+			}
+			if _, err := tx.sealLogStream(fmtKeyed, len(body)+1, func(w io.Writer) error {
+				_, err := w.Write(body)
+				return err
+			}); err == nil {
+				t.Fatalf("a body of %d bytes sealed as %d", len(body), len(body)+1)
+			}
+		}
+		return tx.PutNode(NodePut{Key: "sym:x", Type: "function"})
+	})
 }

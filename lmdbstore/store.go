@@ -87,6 +87,9 @@ type Store struct {
 	// logFormat02 writes compressed log records in format 02 (no key
 	// table), as a schema-3 binary does; tests compare the two formats.
 	logFormat02 bool
+	// streamLog is the body size above which a log record is compressed
+	// as a stream (streamLogAbove unless a test sets it).
+	streamLog int
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice
@@ -465,11 +468,17 @@ func (s *Store) zstd() (*zstd.Encoder, *zstd.Decoder) {
 		// EncodeAll runs on up to this many goroutines at once (bulk
 		// loads encode node values on every core); the output does not
 		// depend on it.
-		s.zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+		s.zenc, _ = zstd.NewWriter(nil, zstdEncoderOptions()...)
 		s.zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30),
 			zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
 	})
 	return s.zenc, s.zdec
+}
+
+// zstdEncoderOptions are the options of every zstd encoder of a store
+// (EncodeAll's, and sealLogStream's, whose output must equal it).
+func zstdEncoderOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4))}
 }
 
 // maxZstdWindow is the largest window our encoder uses (its default level
