@@ -157,10 +157,11 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
-		// What type-checking kept for the modules to come goes now, with
-		// the source of the files it extracted (unless a GoCache keeps
-		// every file for the next extraction).
-		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
+		// What type-checking kept for the modules to come goes now (the
+		// packages, syntax trees and the line tables of every file it
+		// parsed), with the source of the files it extracted when a
+		// GoCache keeps it.
+		x.checked, x.parseCache, x.ifacesOf, x.typedFset = nil, nil, nil, nil
 		for _, f := range t.Files {
 			if x.claimed[f.Rel] && x.next == nil {
 				f.Content = nil
