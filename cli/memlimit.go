@@ -46,6 +46,9 @@ type memGovernor struct {
 	gcOff   bool // GOGC's pacing turned off while the governor runs
 	prevPct int  // GOGC before, when gcOff
 	offHeap bool // the floor counts the memory outside the Go runtime's
+	// scanSlack: the limit is the live heap plus (grow-1) × its scannable
+	// part, not grow × the live heap (see startIngestGovernor).
+	scanSlack bool
 	mu      sync.Mutex
 	stopped bool
 	sample  []metrics.Sample
@@ -66,8 +69,16 @@ func startMemGovernor(getenv func(string) string, floor int64) (stop func()) {
 // startIngestGovernor is startMemGovernor's governor, for a caller that
 // paces it (pace); nil (whose methods do nothing) when a user's
 // GOMEMLIMIT or GOGC wins.
+//
+// While the graph is extracted the slack above the live heap is half its
+// scannable part (the objects holding pointers: syntax trees, maps, key
+// strings' tables), not half of all of it: a collection's marking costs
+// what it scans, so the bulk load's pointer-free edges and nodes, which
+// grow with the tree, buy no slack of their own. At most the pointer-free
+// part's share of the slack is given up: never more collections than a
+// heap of the scannable part alone would take.
 func startIngestGovernor(getenv func(string) string, floor int64) *memGovernor {
-	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5, offHeap: true})
+	return startGovernor(getenv, &memGovernor{floor: floor, grow: 1.5, offHeap: true, scanSlack: true})
 }
 
 // writeGrow is the ingest governor's pacing once the graph is extracted
@@ -88,7 +99,7 @@ func (g *memGovernor) pace(grow float64) {
 		return
 	}
 	g.mu.Lock()
-	g.grow = grow
+	g.grow, g.scanSlack = grow, false
 	g.mu.Unlock()
 }
 
@@ -106,7 +117,7 @@ func startGovernor(getenv func(string) string, g *memGovernor) *memGovernor {
 		return nil
 	}
 	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"}}
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/scan/heap:bytes"}}
 	if g.gcOff {
 		g.prevPct = debug.SetGCPercent(-1)
 	}
@@ -152,9 +163,18 @@ func (g *memGovernor) afterGC() {
 		if g.offHeap {
 			floor -= offHeapBytes(g.sample[1].Value, g.sample[2].Value)
 		}
-		debug.SetMemoryLimit(max(floor, int64(float64(live)*g.grow)))
+		debug.SetMemoryLimit(max(floor, g.limit(live, g.sample[3].Value)))
 	}
 	g.arm()
+}
+
+// limit is the soft limit for a live heap of live bytes, scan of them
+// scannable (/gc/scan/heap:bytes, when it is known).
+func (g *memGovernor) limit(live int64, scan metrics.Value) int64 {
+	if g.scanSlack && scan.Kind() == metrics.KindUint64 {
+		return live + int64((g.grow-1)*float64(min(live, int64(scan.Uint64()))))
+	}
+	return int64(float64(live) * g.grow)
 }
 
 // offHeapBytes is the anonymous memory resident in the process beyond

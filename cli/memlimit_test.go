@@ -13,7 +13,8 @@ import (
 )
 
 // The governor sets its floor, raises the limit to 1.5× a live heap
-// larger than the floor after a collection, and restores the previous
+// larger than the floor (and scannable: TestMemGovernorScanSlack) after a
+// collection, and restores the previous
 // limit when stopped; a user's GOMEMLIMIT or GOGC leaves the limit alone.
 func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
@@ -22,9 +23,10 @@ func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != floor {
 		t.Errorf("limit after start %d, want the floor %d", got, floor)
 	}
-	hold := make([][]byte, 64)
+	hold := make([][]scannable, 64)
 	for i := range hold {
-		hold[i] = make([]byte, 1<<20) // 64 MB live, 8× the floor
+		hold[i] = make([]scannable, 1<<20/64) // 64 MB live, 8× the floor, scannable
+		hold[i][0].next = &hold[i][1]
 	}
 	var got int64
 	for range 100 {
@@ -56,18 +58,26 @@ func TestMemGovernorFollowsLiveHeap(t *testing.T) {
 	}
 }
 
+// scannable is 64 bytes of heap that hold a pointer.
+type scannable struct {
+	next *scannable
+	_    [56]byte
+}
+
 // pace changes the factor the limit follows the live heap by: after a
-// collection the limit is about 1.5× the live heap, and 1.1× once paced
-// so (the live heap read from runtime/metrics, as the governor reads it:
-// other tests of the package, and -race, add to the 64 MB held here).
+// collection the limit is about 1.5× a live heap that is all scannable,
+// and 1.1× once paced so (the live heap read from runtime/metrics, as the
+// governor reads it: other tests of the package, and -race, add to the 64
+// MB held here).
 func TestMemGovernorPace(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	const floor = 8 << 20
 	g := startIngestGovernor(func(string) string { return "" }, floor)
 	defer g.stop()
-	hold := make([][]byte, 64)
+	hold := make([][]scannable, 64)
 	for i := range hold {
-		hold[i] = make([]byte, 1<<20)
+		hold[i] = make([]scannable, 1<<20/64)
+		hold[i][0].next = &hold[i][1]
 	}
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	ratioAfterGC := func(lo, hi float64) float64 {
@@ -98,6 +108,66 @@ func TestMemGovernorPace(t *testing.T) {
 	var none *memGovernor // a user's GOMEMLIMIT won: pace and stop do nothing
 	none.pace(1.1)
 	none.stop()
+}
+
+// While extracting, the ingest governor's slack is half the scannable
+// heap: 96 MB of pointer-free bytes (a bulk load's edges) buy none, 32 MB
+// holding pointers buy 16 MB; once paced for the write, the limit follows
+// the whole live heap again.
+func TestMemGovernorScanSlack(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	const floor = 8 << 20
+	g := startIngestGovernor(func(string) string { return "" }, floor)
+	defer g.stop()
+	flat := make([][]byte, 96)
+	for i := range flat {
+		flat[i] = make([]byte, 1<<20)
+	}
+	ptrs := make([][]scannable, 32)
+	for i := range ptrs {
+		ptrs[i] = make([]scannable, 1<<20/64)
+		ptrs[i][0].next = &ptrs[i][1]
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}}
+	var live, scan, limit float64
+	for range 100 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond) // the governor moves the limit from a cleanup
+		metrics.Read(sample)
+		live, scan = float64(sample[0].Value.Uint64()), float64(sample[1].Value.Uint64())
+		limit = float64(debug.SetMemoryLimit(-1))
+		if r := (limit - live) / scan; r > 0.45 && r < 0.55 {
+			break
+		}
+	}
+	if scan < 32<<20 || scan > live-90<<20 {
+		t.Fatalf("scannable heap %.0f MB of %.0f MB live: the pointer-free 96 MB counted, or the 32 MB of pointers not", scan/(1<<20), live/(1<<20))
+	}
+	if r := (limit - live) / scan; r < 0.45 || r > 0.55 {
+		t.Errorf("slack %.0f MB for %.0f MB scannable (%.2f), want half", (limit-live)/(1<<20), scan/(1<<20), r)
+	}
+	if limit > 1.3*live {
+		t.Errorf("limit %.0f MB for %.0f MB live: the pointer-free part bought slack", limit/(1<<20), live/(1<<20))
+	}
+	g.pace(1.1)
+	var r float64
+	for range 100 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		metrics.Read(sample)
+		if r = float64(debug.SetMemoryLimit(-1)) / float64(sample[0].Value.Uint64()); r > 1.05 && r < 1.15 {
+			break
+		}
+	}
+	if r < 1.05 || r > 1.15 {
+		t.Errorf("limit / live heap, paced at 1.1: %.2f, want about 1.1", r)
+	}
+	runtime.KeepAlive(flat)
+	runtime.KeepAlive(ptrs)
+	g.stop()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
+	}
 }
 
 // Memory mapped outside the Go runtime (here an anonymous mapping the
