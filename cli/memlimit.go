@@ -49,9 +49,9 @@ type memGovernor struct {
 	// scanSlack: the limit is the live heap plus (grow-1) × its scannable
 	// part, not grow × the live heap (see startIngestGovernor).
 	scanSlack bool
-	mu      sync.Mutex
-	stopped bool
-	sample  []metrics.Sample
+	mu        sync.Mutex
+	stopped   bool
+	sample    []metrics.Sample
 }
 
 // gcSentinel is the object whose finalizer marks the end of a collection.
