@@ -462,7 +462,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	var asts []*ast.File
 	var files []typedFile
 	for _, name := range u.files {
-		f := x.parsed(name)
+		f, src := x.parsed(name)
 		if f == nil {
 			continue
 		}
@@ -471,7 +471,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		}
 		asts = append(asts, f)
 		if rel, ok := u.claims[name]; ok {
-			files = append(files, typedFile{rel: rel, ast: f})
+			files = append(files, typedFile{rel: rel, ast: f, src: src})
 		}
 	}
 	lookup := func(id string) *types.Package {
@@ -539,9 +539,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	fr := newFragment()
 	res := &typedResolver{imports: u.imports, info: info}
 	for _, f := range files {
-		src := x.byRel[f.rel]
-		b, _ := x.source(src) // an error fails the extraction
-		fr.extractFile(u.path, &unitFile{src: src, ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped}, b)
+		fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped}, f.src)
 	}
 	x.implementsTyped(u, fr)
 	u.frag = fr
@@ -590,9 +588,11 @@ func (x *extractor) lockedTable(importPath, name string) *table {
 }
 
 // parsed returns the syntax tree of a compiled Go file, parsing it on
-// first use. Trees are shared by every unit that compiles the file (test
-// variants): go/types only reads them.
-func (x *extractor) parsed(name string) *ast.File {
+// first use, and the source it parsed (kept with the tree for the file
+// node's fields, so that the file is not read again). Trees are shared by
+// every unit that compiles the file (test variants): go/types only reads
+// them.
+func (x *extractor) parsed(name string) (*ast.File, []byte) {
 	x.parseMu.Lock()
 	e := x.parseCache[name]
 	if e == nil {
@@ -606,8 +606,9 @@ func (x *extractor) parsed(name string) *ast.File {
 			return
 		}
 		e.f, _ = parser.ParseFile(x.typedFset, name, src, parser.SkipObjectResolution)
+		e.src = src
 	})
-	return e.f
+	return e.f, e.src
 }
 
 // unparsed drops the cached syntax trees of files no unit left to check
@@ -626,6 +627,7 @@ func (x *extractor) unparsed(names []string) {
 type parseEntry struct {
 	once sync.Once
 	f    *ast.File
+	src  []byte
 }
 
 // readSource reads a file of the tree as the walk hashed it (source),
@@ -654,6 +656,7 @@ func (f importerFunc) Import(path string) (*types.Package, error) { return f(pat
 type typedFile struct {
 	rel string
 	ast *ast.File
+	src []byte // the source it was parsed from
 }
 
 // treeFileName maps a compiled Go file to the tree file it is (its rel
