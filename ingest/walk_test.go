@@ -10,20 +10,6 @@ import (
 	"github.com/memctl/memctl/lmdbstore"
 )
 
-// writeFiles writes name → content under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, src := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 var twoPackages = map[string]string{
 	"go.mod":      "module example.com/w\n\ngo 1.22\n",
 	"a/a.go":      "package a\n\nfunc A() int { return 1 }\n",
@@ -35,8 +21,7 @@ var twoPackages = map[string]string{
 // The walk hashes every file and keeps no content unless asked to; a file
 // read again comes back as it was hashed.
 func TestWalkKeepsNoContent(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, twoPackages)
+	dir := writeTree(t, twoPackages)
 	keep := func(name string) bool { return strings.HasSuffix(name, ".go") }
 	for _, keepContent := range []bool{false, true} {
 		tr, err := walkTree(dir, WalkOptions{}, keep, nil, keepContent)
@@ -85,8 +70,7 @@ func TestExtractGoFileChanged(t *testing.T) {
 		{"typed tree, syntax file edited before extracting", false, "extracting", "b/c.go", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeFiles(t, dir, twoPackages)
+			dir := writeTree(t, twoPackages)
 			changed := false
 			progress := func(p Progress) {
 				if p.Phase != tc.phase || changed {
@@ -123,8 +107,7 @@ func TestExtractGoFileChanged(t *testing.T) {
 
 	// Through IngestGo into an empty store (the streamed load): the store
 	// stays empty.
-	dir := t.TempDir()
-	writeFiles(t, dir, twoPackages)
+	dir := writeTree(t, twoPackages)
 	s, err := lmdbstore.Init(filepath.Join(t.TempDir(), "db"), lmdbstore.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
