@@ -1037,7 +1037,7 @@ func inFromOutFits(p *bulkPlan, nrel, edges int) bool {
 
 // maxInBuckets is how many (node, relation) buckets inFromOut may count
 // for edges edge operations (4 bytes each, transient: at most 8 bytes an
-// edge beside the 16 of each side's order); more, and it sorts instead.
+// edge beside the 20 of each side's order); more, and it sorts instead.
 func maxInBuckets(edges int) int { return 2*edges + 1<<16 }
 
 // inFromOut is the in side's order (sortSide(p, false)) made from the out
