@@ -525,9 +525,10 @@ func TestKeyedLogSmallBody(t *testing.T) {
 // its body; a body of other than its stated size is refused.
 func TestSealLogStream(t *testing.T) {
 	s := newStore(t, Options{})
+	s.streamLog = 64 << 10 // streamLogAbove's rule at a size a test compresses quickly
 	rng := rand.New(rand.NewPCG(7, 7))
 	var bodies [][]byte
-	for _, n := range []int{minKeyedBody, 200 << 10, streamLogAbove + 1, 20 << 20} {
+	for _, n := range []int{minKeyedBody, 5000, s.streamLog + 1, 3 << 20} {
 		text := make([]byte, 0, n)
 		for len(text) < n {
 			text = fmt.Appendf(text, "sym:example.com/p%d.F%d ", rng.IntN(300), rng.IntN(5000))
