@@ -277,12 +277,14 @@ const maxListings = 2
 // keeping a core idle between them (std then cmd: 0.6–0.9 s).
 func startListings(root string, modules []module, env []string) map[string]*listing {
 	out := make(map[string]*listing, len(modules))
-	for _, m := range modules {
-		out[m.Dir] = &listing{done: make(chan struct{})}
+	ls := make([]*listing, len(modules)) // the goroutines' own: listModule deletes from out
+	for i, m := range modules {
+		ls[i] = &listing{done: make(chan struct{})}
+		out[m.Dir] = ls[i]
 	}
 	go func() {
 		slots := make(chan struct{}, maxListings)
-		for _, m := range modules {
+		for i, m := range modules {
 			slots <- struct{}{}
 			go func(l *listing) {
 				defer func() { <-slots }()
@@ -299,7 +301,7 @@ func startListings(root string, modules []module, env []string) map[string]*list
 				if len(l.all) == 0 {
 					l.err = errors.New("no packages")
 				}
-			}(out[m.Dir])
+			}(ls[i])
 		}
 	}()
 	return out
