@@ -6,6 +6,15 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 DAMAGE_TRIALS ?= 5000
 
+# LMDB keeps a write transaction's dirty pages in memory up to
+# 2^(MDB_IDL_LOGN+1) pages before it spills some to the file: 512 MiB by
+# default, 64 MiB with 13. A first ingest's one transaction otherwise holds
+# up to 512 MiB of pages only waiting to be written (SPEC §2, "Bulk loads";
+# `memctl version` prints the limit a binary was built with).
+CGO_CFLAGS ?= -O2 -g
+override CGO_CFLAGS += -DMDB_IDL_LOGN=13
+export CGO_CFLAGS
+
 .PHONY: build lint test test-short demo eval bench bench-peers fuzz clean
 
 build:

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -14,7 +16,7 @@ import (
 func versionCommand(env Env) *cli.Command {
 	return verbCommand(env, verbSpec{
 		Name:  "version",
-		Usage: "print memctl's version, commit, Go version, store schema and snapshot format",
+		Usage: "print memctl's version, commit, Go version, store schema, snapshot format and LMDB's dirty-page limit",
 		Run:   runVersion,
 	})
 }
@@ -28,6 +30,9 @@ type versionJSON struct {
 	Go             string `json:"go"`
 	Schema         int    `json:"schema"`
 	SnapshotFormat string `json:"snapshot_format"`
+	// LMDBDirtyMax is how many pages a write transaction keeps in memory
+	// before LMDB spills some to the file (lmdbstore.DirtyPagesMax).
+	LMDBDirtyMax int `json:"lmdb_dirty_pages_max"`
 }
 
 // buildVersion is what the binary knows about itself: the module version
@@ -40,6 +45,7 @@ func buildVersion() versionJSON {
 		Schema:         lmdbstore.SchemaVersion,
 		SnapshotFormat: snapshot.FormatNewest.String(),
 	}
+	v.LMDBDirtyMax, _ = lmdbstore.DirtyPagesMax()
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -77,6 +83,7 @@ func runVersion(k *call) error {
 		{"go", v.Go},
 		{"schema", strconv.Itoa(v.Schema)},
 		{"snapshot_format", v.SnapshotFormat},
+		{"lmdb_dirty_pages_max", fmt.Sprintf("%d (%d MiB)", v.LMDBDirtyMax, (int64(v.LMDBDirtyMax+1)*int64(os.Getpagesize()))>>20)},
 	} {
 		if _, err := tw.Write([]byte(row[0] + "\t" + row[1] + "\n")); err != nil {
 			return err
