@@ -56,6 +56,9 @@ type Bulk struct {
 	// into nodes.
 	nodeValid map[uint32]Validity
 	edges     chunked[bulkEdge]
+	// edgeExtras holds the weight, provenance and payload of the edges
+	// that have a provenance other than provs[0] or a payload (edgeExtra).
+	edgeExtras chunked[bulkEdgeExtra]
 	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
 	// so that edges hold no pointer.
 	edgePay []payRef
@@ -128,13 +131,59 @@ type bulkNode struct {
 	pay  payRef // in nodePay: as given; canonical after canonicalise
 }
 
+// A bulkEdge takes 16 bytes: its weight is inline unless the edge has a
+// provenance other than the load's first (prov 0) or a payload; then x
+// indexes edgeExtras, which holds the three (a load's edges rarely do:
+// ingest's and import's never).
 type bulkEdge struct {
-	src, dst uint32  // indexes into keys
-	weight   float32 // effective
-	rel      RelID
-	prov     uint32
-	pay      uint32 // index into edgePay, 0: no payload
-	explicit bool
+	src, dst uint32 // indexes into keys
+	relf     uint32 // relation id << edgeRelShift | edgeExplicit | edgeExtra
+	x        uint32 // the effective weight's bits; with edgeExtra, an index into edgeExtras
+}
+
+// bulkEdge.relf's flags: the weight was given (not the relation's
+// default); x indexes edgeExtras.
+const (
+	edgeExplicit = 1 << iota
+	edgeExtra
+	edgeRelShift = iota
+)
+
+// maxBulkRel is the largest relation id a bulk load's edge can name (ids
+// are given in sequence from 1: a store would need a billion relations).
+const maxBulkRel = 1<<(32-edgeRelShift) - 1
+
+// bulkEdgeExtra is what an edge with edgeExtra holds beside its bulkEdge.
+type bulkEdgeExtra struct {
+	weight    float32 // effective
+	prov, pay uint32  // pay: index into edgePay, 0: no payload
+}
+
+func (e *bulkEdge) rel() RelID     { return RelID(e.relf >> edgeRelShift) }
+func (e *bulkEdge) explicit() bool { return e.relf&edgeExplicit != 0 }
+
+// edgeWeight is e's effective weight.
+func (b *Bulk) edgeWeight(e *bulkEdge) float32 {
+	if e.relf&edgeExtra != 0 {
+		return b.edgeExtras.at(int(e.x)).weight
+	}
+	return math.Float32frombits(e.x)
+}
+
+// edgeProv is the index of e's provenance into provs.
+func (b *Bulk) edgeProv(e *bulkEdge) uint32 {
+	if e.relf&edgeExtra != 0 {
+		return b.edgeExtras.at(int(e.x)).prov
+	}
+	return 0
+}
+
+// edgePayIndex is e's index into edgePay (0: no payload).
+func (b *Bulk) edgePayIndex(e *bulkEdge) uint32 {
+	if e.relf&edgeExtra != 0 {
+		return b.edgeExtras.at(int(e.x)).pay
+	}
+	return 0
 }
 
 // BulkOpError is a Bulk operation the store refused: Op is its position
@@ -345,9 +394,7 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 		pay = uint32(len(b.edgePay))
 		b.edgePay = append(b.edgePay, b.edgePays.add(p.Payload))
 	}
-	b.addEdge(bulkEdge{src: si, dst: di, weight: weight, rel: rel.ID, pay: pay,
-		prov: b.prov(p.Scope, p.RunID, p.TaskID), explicit: explicit})
-	return nil
+	return b.addEdge(si, di, rel.ID, weight, explicit, b.prov(p.Scope, p.RunID, p.TaskID), pay)
 }
 
 // PutEdgeRef adds a put_edge src -rel-> dst between keys registered with
@@ -365,8 +412,7 @@ func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) er
 		return err
 	}
 	b.red.n += b.keys.secrets(uint32(src)) + b.keys.secrets(uint32(dst))
-	b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: weight, rel: r.ID, prov: b.prov("", "", ""), explicit: explicit})
-	return nil
+	return b.addEdge(uint32(src), uint32(dst), r.ID, weight, explicit, b.prov("", "", ""), 0)
 }
 
 // PutEdgeRefs adds the put_edge operations src -rels[i]-> dsts[i] with
@@ -408,7 +454,9 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 			return &BulkOpError{Op: len(b.seq), Err: err}
 		}
 		b.red.n += srcN + b.keys.secrets(uint32(dst))
-		b.addEdge(bulkEdge{src: uint32(src), dst: uint32(dst), weight: w, rel: r.ID, prov: prov, explicit: w != r.DefaultWeight})
+		if err := b.addEdge(uint32(src), uint32(dst), r.ID, w, w != r.DefaultWeight, prov, 0); err != nil {
+			return &BulkOpError{Op: len(b.seq), Err: err}
+		}
 	}
 	return nil
 }
@@ -444,10 +492,22 @@ func (b *Bulk) relationByID(id RelID) (Relation, error) {
 }
 
 // addEdge appends a checked edge operation.
-func (b *Bulk) addEdge(e bulkEdge) {
-	b.keys.use(e.src, len(b.seq))
-	b.keys.use(e.dst, len(b.seq))
+func (b *Bulk) addEdge(src, dst uint32, rel RelID, weight float32, explicit bool, prov, pay uint32) error {
+	if rel > maxBulkRel {
+		return fmt.Errorf("%w: relation id %d: a bulk load takes relation ids up to %d", ErrInvalid, rel, maxBulkRel)
+	}
+	e := bulkEdge{src: src, dst: dst, relf: uint32(rel) << edgeRelShift, x: math.Float32bits(weight)}
+	if explicit {
+		e.relf |= edgeExplicit
+	}
+	if prov != 0 || pay != 0 {
+		e.relf |= edgeExtra
+		e.x = uint32(b.edgeExtras.add(bulkEdgeExtra{weight: weight, prov: prov, pay: pay}))
+	}
+	b.keys.use(src, len(b.seq))
+	b.keys.use(dst, len(b.seq))
 	b.seq = append(b.seq, bulkEdgeBit|uint32(b.edges.add(e)))
+	return nil
 }
 
 // AddRelation registers a relation in the load's revision, before every
@@ -583,7 +643,7 @@ func (b *Bulk) canonicalise() error {
 	for _, ch := range changed {
 		for _, c := range ch {
 			if c.x&bulkEdgeBit != 0 {
-				b.edgePay[b.edges.at(int(c.x&^bulkEdgeBit)).pay] = b.edgePays.add(c.p)
+				b.edgePay[b.edgePayIndex(b.edges.at(int(c.x&^bulkEdgeBit)))] = b.edgePays.add(c.p)
 			} else {
 				b.nodes[c.x].pay = b.nodePay.add(c.p)
 			}
@@ -640,8 +700,8 @@ func (b *Bulk) dropDanglingEdges() {
 		e := *b.edges.at(int(x &^ bulkEdgeBit))
 		if !isNode[e.src] || !isNode[e.dst] {
 			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
-			if e.pay != 0 {
-				b.edgePay[e.pay] = payRef{} // its bytes stay in the arena until the load is done
+			if pay := b.edgePayIndex(&e); pay != 0 {
+				b.edgePay[pay] = payRef{} // its bytes stay in the arena until the load is done
 			}
 			b.Dropped++
 			continue
@@ -786,11 +846,11 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		before := tx.nops
 		if x&bulkEdgeBit != 0 {
 			e := b.edges.at(int(x &^ bulkEdgeBit))
-			pv := b.provs[e.prov]
-			p := EdgePut{Src: b.keys.keys[e.src], Rel: b.relOf[e.rel].Name, Dst: b.keys.keys[e.dst], Payload: b.edgePayload(e),
+			pv := b.provs[b.edgeProv(e)]
+			p := EdgePut{Src: b.keys.keys[e.src], Rel: b.relOf[e.rel()].Name, Dst: b.keys.keys[e.dst], Payload: b.edgePayload(e),
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
-			if e.explicit {
-				p.Weight = e.weight
+			if e.explicit() {
+				p.Weight = b.edgeWeight(e)
 			}
 			err = tx.PutEdge(p)
 		} else {
@@ -820,10 +880,11 @@ func (b *Bulk) countChange(x uint32) {
 
 // edgePayload is e's payload, nil for none.
 func (b *Bulk) edgePayload(e *bulkEdge) []byte {
-	if e.pay == 0 {
+	pay := b.edgePayIndex(e)
+	if pay == 0 {
 		return nil
 	}
-	return b.edgePays.bytes(b.edgePay[e.pay])
+	return b.edgePays.bytes(b.edgePay[pay])
 }
 
 // nodePayload is n's payload, nil for none.
@@ -1094,7 +1155,7 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 		if out {
 			a, c = c, a
 		}
-		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel, idx: uint32(j), w: e.weight}
+		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel(), idx: uint32(j), w: b.edgeWeight(e)}
 		next[a]++
 	}
 	for i := range len(p.ids) {
@@ -1223,7 +1284,7 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan) {
 		p.changed[p.edgeSeq[cur]] = true
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
 			e, c := b.edges.at(int(outRefs[j].idx)), b.edges.at(int(cur))
-			if e.weight == c.weight && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
+			if b.edgeWeight(e) == b.edgeWeight(c) && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
 				continue
 			}
 			cur = outRefs[j].idx
@@ -1681,10 +1742,10 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 		}
 		if x&bulkEdgeBit != 0 {
 			e := b.edges.at(int(x &^ bulkEdgeBit))
-			prov(e.prov)
+			prov(b.edgeProv(e))
 			key(e.src)
-			if k.rels[e.rel] == 0 {
-				k.rels[e.rel] = keyIndex(t, relNames[e.rel]) + 1
+			if k.rels[e.rel()] == 0 {
+				k.rels[e.rel()] = keyIndex(t, relNames[e.rel()]) + 1
 			}
 			key(e.dst)
 			continue
@@ -1704,9 +1765,9 @@ func (k *keyedIndex) size(x uint32) int {
 	b := k.b
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
-		pv := &k.prov[e.prov]
+		pv := &k.prov[b.edgeProv(e)]
 		pay := len(b.edgePayload(e))
-		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel]) + idxLen(k.keys[e.dst]) +
+		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel()]) + idxLen(k.keys[e.dst]) +
 			4 + uvarintLen(uint64(pay)) + pay
 	}
 	nd := &b.nodes[x]
@@ -1720,11 +1781,11 @@ func (k *keyedIndex) append(out []byte, x uint32) []byte {
 	b := k.b
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
-		pv := &k.prov[e.prov]
+		pv := &k.prov[b.edgeProv(e)]
 		out = append(out, byte(OpPutEdge))
 		out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
-		out = appendIdx(appendIdx(appendIdx(out, k.keys[e.src]), k.rels[e.rel]), k.keys[e.dst])
-		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e.weight))
+		out = appendIdx(appendIdx(appendIdx(out, k.keys[e.src]), k.rels[e.rel()]), k.keys[e.dst])
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(b.edgeWeight(e)))
 		pay := b.edgePayload(e)
 		return append(binary.AppendUvarint(out, uint64(len(pay))), pay...)
 	}
@@ -1749,12 +1810,12 @@ func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []by
 	keys := b.keys.keys
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
-		pv := b.provs[e.prov]
+		pv := b.provs[b.edgeProv(e)]
 		return appendLogOp(buf, OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
 			buf = appendStr(buf, keys[e.src])
-			buf = appendStr(buf, relNames[e.rel])
+			buf = appendStr(buf, relNames[e.rel()])
 			buf = appendStr(buf, keys[e.dst])
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.weight))
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(b.edgeWeight(e)))
 			return appendStr(buf, string(b.edgePayload(e)))
 		})
 	}
@@ -1773,9 +1834,9 @@ func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
 	str := func(n int) int { return uvarintLen(uint64(n)) + n }
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
-		pv := b.provs[e.prov]
+		pv := b.provs[b.edgeProv(e)]
 		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
-			str(len(keys[e.src])) + str(len(relNames[e.rel])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
+			str(len(keys[e.src])) + str(len(relNames[e.rel()])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
 	}
 	n := &b.nodes[x]
 	pv := b.provs[n.prov]
@@ -1906,13 +1967,13 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 			continue
 		}
 		e := b.edges.at(int(r.idx))
-		pv := b.provs[e.prov]
+		pv := b.provs[b.edgeProv(e)]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			weight: e.weight, scope: pv.scope, run: pv.run, task: pv.task}
-		if e.pay != 0 {
-			rec.payload = b.edgePays.read(b.edgePay[e.pay], &pay) // in key order: read, not mapped (payArena.read)
+			weight: b.edgeWeight(e), scope: pv.scope, run: pv.run, task: pv.task}
+		if pi := b.edgePayIndex(e); pi != 0 {
+			rec.payload = b.edgePays.read(b.edgePay[pi], &pay) // in key order: read, not mapped (payArena.read)
 		}
-		if e.explicit {
+		if e.explicit() {
 			rec.flags |= recWeight
 		}
 		if tx.implicitEdge(&rec) {
@@ -1935,7 +1996,7 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 // weight) and finalEdges. For a load that reserved its map (as shed), and
 // like a shed load it cannot run again (errShed).
 func (b *Bulk) releaseEdges(p *bulkPlan) {
-	b.edges = chunked[bulkEdge]{}
+	b.edges, b.edgeExtras = chunked[bulkEdge]{}, chunked[bulkEdgeExtra]{}
 	b.edgePay = nil
 	b.edgePays.drop()
 	p.edgeSeq = nil
@@ -2000,7 +2061,7 @@ func (b *Bulk) supersedeCycle() error {
 	}
 	next := map[string][]string{}
 	for i := range b.edges.len() {
-		if e := b.edges.at(i); e.rel == rel.ID {
+		if e := b.edges.at(i); e.rel() == rel.ID {
 			src, dst := b.keys.keys[e.src], b.keys.keys[e.dst]
 			next[src] = append(next[src], dst)
 		}

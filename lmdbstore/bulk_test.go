@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/google/go-cmp/cmp"
@@ -685,4 +686,44 @@ func TestBulkInSortedBeforeRelease(t *testing.T) {
 		t.Fatalf("commits differ: update %+v, bulk %+v", c1, c2)
 	}
 	sameAsUpdate(t, ordinary, bulk)
+}
+
+// An edge operation takes 16 bytes; its weight, provenance and payload
+// read back whichever way they are held (inline, or in edgeExtras).
+func TestBulkEdgeLayout(t *testing.T) {
+	if n := unsafe.Sizeof(bulkEdge{}); n != 16 {
+		t.Errorf("bulkEdge takes %d bytes, want 16", n)
+	}
+	b := newStore(t, Options{}).NewBulk(WriteMeta{})
+	for i := range 6 {
+		if _, err := b.Key(fmt.Sprint("k", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type want struct {
+		rel       RelID
+		w         float32
+		explicit  bool
+		prov, pay uint32
+	}
+	cases := []want{{1, 0.5, false, 0, 0}, {7, 2, true, 0, 0}, {3, 1, false, 2, 0}, {maxBulkRel, 0.25, true, 0, 9}, {2, 3, true, 1, 4}}
+	for i, c := range cases {
+		if err := b.addEdge(uint32(i), uint32(i+1), c.rel, c.w, c.explicit, c.prov, c.pay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cases {
+		e := b.edges.at(i)
+		got := want{e.rel(), b.edgeWeight(e), e.explicit(), b.edgeProv(e), b.edgePayIndex(e)}
+		if got != c || e.src != uint32(i) || e.dst != uint32(i+1) {
+			t.Errorf("edge %d: %+v %d→%d, want %+v %d→%d", i, got, e.src, e.dst, c, i, i+1)
+		}
+	}
+	if b.edgeExtras.len() != 3 {
+		t.Errorf("%d edges held apart, want the 3 with a provenance or payload", b.edgeExtras.len())
+	}
+	wantErr(t, b.addEdge(0, 1, maxBulkRel+1, 1, false, 0, 0), ErrInvalid)
+	if b.edges.len() != len(cases) || len(b.seq) != len(cases) {
+		t.Errorf("a refused edge was added: %d edges, %d operations", b.edges.len(), len(b.seq))
+	}
 }
