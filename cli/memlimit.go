@@ -84,8 +84,9 @@ func startIngestGovernor(getenv func(string) string, floor int64) *memGovernor {
 // writeGrow is the ingest governor's pacing once the graph is extracted
 // and only written (pace): the heap then holds the bulk load's plain data
 // (edges, ids, sort orders: few pointers, cheap to collect) while LMDB's
-// dirty pages, outside the heap, grow to the size of the store (up to
-// 512 MB, its limit before it spills pages to the file). Paced at 1.5,
+// dirty pages, outside the heap, grow to the size of the store (up to its
+// limit before it spills pages to the file: 64 MiB as the Makefile builds
+// it, 512 MiB by default; lmdbstore.DirtyPagesMax). Paced at 1.5,
 // the heap's slack came on top of those pages: std×6's write peaked at
 // 1.18 GB, 1.06 GB at 1.1; std×10's commit takes 16–19 s instead of
 // 14–15 (BENCHMARKS.md, session 16). A tree whose live heap stays under

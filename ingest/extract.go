@@ -529,12 +529,22 @@ func parallel(n int, fn func(i int)) {
 // parallelInOrder runs work(i) for i in [0, n) on all CPUs and hands the
 // results to done in the order of i, each as soon as those before it are
 // done, so that results are consumed while later ones are computed. done
-// runs on one goroutine at a time.
+// runs on one goroutine at a time. A worker starts work(i) only when i is
+// within inOrderWindow of the next result done waits for: behind one large
+// unit, the others do not pile up their results (a fragment holds every
+// node and edge of its unit until merged).
 func parallelInOrder[T any](n int, work func(i int) T, done func(i int, v T)) {
 	var mu sync.Mutex
+	moved := sync.NewCond(&mu) // next grew
 	pending := make(map[int]T)
 	next := 0
+	window := inOrderWindow * runtime.GOMAXPROCS(0)
 	parallel(n, func(i int) {
+		mu.Lock()
+		for i >= next+window {
+			moved.Wait()
+		}
+		mu.Unlock()
 		v := work(i)
 		mu.Lock()
 		defer mu.Unlock()
@@ -547,9 +557,14 @@ func parallelInOrder[T any](n int, work func(i int) T, done func(i int, v T)) {
 			delete(pending, next)
 			done(next, v)
 			next++
+			moved.Broadcast()
 		}
 	})
 }
+
+// inOrderWindow is how many results per CPU parallelInOrder lets wait for
+// an earlier one.
+const inOrderWindow = 8
 
 // source is f's content (srcFile.read); an error (the content nil) fails
 // the extraction (failedRead).

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A tree of more modules than are listed at once (maxListings): every
@@ -31,5 +34,40 @@ func TestExtractGoListsEveryModule(t *testing.T) {
 		if want := "calls " + fmt.Sprintf("sym:example.com/m%d.T.M", i); !slices.Contains(got, want) {
 			t.Errorf("%s: edges %q, want %q", src, got, want)
 		}
+	}
+}
+
+// parallelInOrder hands every result to done once, in order, and never
+// has more than its window of results waiting behind a slow one.
+func TestParallelInOrderWindow(t *testing.T) {
+	const n = 500
+	window := inOrderWindow * runtime.GOMAXPROCS(0)
+	var mu sync.Mutex
+	started, finished := 0, 0 // work calls begun; results handed to done
+	most := 0
+	var got []int
+	parallelInOrder(n, func(i int) int {
+		mu.Lock()
+		started++
+		most = max(most, started-finished)
+		mu.Unlock()
+		if i%50 == 0 {
+			time.Sleep(20 * time.Millisecond) // a large unit: the others run ahead
+		}
+		return i * i
+	}, func(i, v int) {
+		if v != i*i {
+			t.Errorf("result %d: %d", i, v)
+		}
+		got = append(got, i)
+		mu.Lock()
+		finished++
+		mu.Unlock()
+	})
+	if len(got) != n || !slices.IsSorted(got) || got[n-1] != n-1 {
+		t.Fatalf("done saw %d results, in order %v", len(got), slices.IsSorted(got))
+	}
+	if most > window {
+		t.Errorf("%d units begun and not yet done at once, want at most %d", most, window)
 	}
 }
