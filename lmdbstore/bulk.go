@@ -1024,7 +1024,7 @@ func (b *Bulk) mapNeed() int64 {
 // re-run: commitIn refuses to (errShed), and Commit reserved the map such
 // a load needs first (reserveMap), so that a full map does not ask it to.
 func (b *Bulk) shed(p *bulkPlan) {
-	b.nodes, b.keys.ref, b.keys.keys, p.keyRanks.keys = nil, nil, nil, nil
+	b.nodes, b.keys.idx, b.keys.rawOf, b.keys.keys, p.keyRanks.keys = nil, keyTableIndex{}, nil, nil, nil
 	b.nodePay.drop()
 	b.shedDone = true
 	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back

@@ -24,9 +24,12 @@ type KeyRef uint32
 
 // bulkKeys is the key table of one Bulk.
 type bulkKeys struct {
-	ref  map[string]uint32 // key as given → index
-	keys []string          // redacted key, by index
-	uses []keyUse          // by index
+	idx  keyTableIndex // key as given → index
+	keys []string      // redacted key, by index
+	uses []keyUse      // by index
+	// rawOf holds the key as given of the keys whose redacted form
+	// differs (few: those holding a secret), by index.
+	rawOf map[uint32]string
 	// redactedSome: some key's redacted form differs from the key as
 	// given (else the redacted keys are as distinct as the given ones).
 	redactedSome bool
@@ -46,17 +49,24 @@ type keyUse struct {
 const notUsed = ^uint32(0)
 
 // lookup is the index of the key as given, if registered.
-func (k *bulkKeys) lookup(raw string) (uint32, bool) {
-	i, ok := k.ref[raw]
-	return i, ok
+func (k *bulkKeys) lookup(raw string) (uint32, bool) { return k.idx.find(raw, k.rawAt) }
+
+// rawAt is key i as given.
+func (k *bulkKeys) rawAt(i uint32) string { return rawAt(k.keys, k.rawOf, i) }
+
+// rawAt is key i as given, of keys and their rawOf.
+func rawAt(keys []string, rawOf map[uint32]string, i uint32) string {
+	if rawOf != nil {
+		if raw, ok := rawOf[i]; ok {
+			return raw
+		}
+	}
+	return keys[i]
 }
 
 // add registers a key as given with its redacted form and the number of
 // secrets that replaced.
 func (k *bulkKeys) add(raw, red string, n int) uint32 {
-	if k.ref == nil {
-		k.ref = make(map[string]uint32)
-	}
 	i := uint32(len(k.keys))
 	// Copies: the caller's strings may be views of a larger buffer (a
 	// chunk of batch input) that the load must not keep alive.
@@ -68,19 +78,20 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 		red = c
 	} else {
 		k.redactedSome = true
+		if k.rawOf == nil {
+			k.rawOf = make(map[uint32]string)
+		}
+		k.rawOf[i] = c
 	}
-	raw = c
-	k.ref[raw] = i
 	k.keys = append(k.keys, red)
 	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
+	k.idx.insert(c, i, k.rawAt)
 	return i
 }
 
 // grow makes room for n more keys.
 func (k *bulkKeys) grow(n int) {
-	if k.ref == nil {
-		k.ref = make(map[string]uint32, n)
-	}
+	k.idx.grow(len(k.keys)+n, k.rawAt)
 	k.keys, k.uses = slices.Grow(k.keys, n), slices.Grow(k.uses, n)
 }
 
@@ -98,9 +109,16 @@ func (k *bulkKeys) secrets(i uint32) int { return int(k.uses[i].n) }
 // (Bulk.KeyView), for preparing operations on other goroutines: it is
 // never written, so Prepare is safe for concurrent use.
 type KeyView struct {
-	b   *Bulk
-	ref map[string]uint32 // a copy of b.keys.ref
-	red redaction         // b's Redactor; its memo and count unused
+	b     *Bulk
+	idx   keyTableIndex     // a copy of b.keys.idx
+	keys  []string          // b.keys.keys as they were (the load only appends)
+	rawOf map[uint32]string // a copy of b.keys.rawOf
+	red   redaction         // b's Redactor; its memo and count unused
+}
+
+// find is raw's index when the view holds it.
+func (v *KeyView) find(raw string) (uint32, bool) {
+	return v.idx.find(raw, func(i uint32) string { return rawAt(v.keys, v.rawOf, i) })
 }
 
 // PreparedKey is a node key as KeyView.Prepare left it: its index when
@@ -120,7 +138,7 @@ type PreparedKey struct {
 // reference when the view holds it, else raw redacted (what the load
 // would do on its own goroutine). Safe for concurrent use.
 func (v *KeyView) Prepare(raw string) PreparedKey {
-	if i, ok := v.ref[raw]; ok {
+	if i, ok := v.find(raw); ok {
 		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
 	}
 	red, n := v.red.scan(raw)
@@ -131,7 +149,7 @@ func (v *KeyView) Prepare(raw string) PreparedKey {
 // (the load looks it up, and redacts it if new, itself). Safe for
 // concurrent use.
 func (v *KeyView) Find(raw string) PreparedKey {
-	if i, ok := v.ref[raw]; ok {
+	if i, ok := v.find(raw); ok {
 		return PreparedKey{raw: raw, b: v.b, found: true, ref: i}
 	}
 	return PreparedKey{raw: raw}
@@ -168,7 +186,7 @@ func (b *Bulk) KeyView() *KeyView {
 	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/2) {
 		return b.view
 	}
-	b.view, b.viewKeys = &KeyView{b: b, ref: maps.Clone(b.keys.ref), red: redaction{r: b.red.r}}, n
+	b.view, b.viewKeys = &KeyView{b: b, idx: b.keys.idx.clone(), keys: b.keys.keys[:n:n], rawOf: maps.Clone(b.keys.rawOf), red: redaction{r: b.red.r}}, n
 	return b.view
 }
 
