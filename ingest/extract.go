@@ -312,6 +312,8 @@ type extractor struct {
 
 	// syms: symbol key → the file it is first declared in, an index of
 	// declFiles (4 bytes an entry: there is one per symbol of the tree).
+	// Streaming, a symbol's index goes with its key when it is sent
+	// (Graph.markSent's tag, + 1) instead: one map entry a symbol, not two.
 	syms      map[string]uint32
 	declFiles []string          // by index
 	declFile  map[string]uint32 // file → its index in declFiles
@@ -449,6 +451,9 @@ func (x *extractor) declaredIn(key string) string {
 	if i, ok := x.syms[key]; ok {
 		return x.declFiles[i]
 	}
+	if t, ok := x.g.sentTag(key); ok && t > 0 {
+		return x.declFiles[t-1]
+	}
 	return ""
 }
 
@@ -459,6 +464,13 @@ func (x *extractor) declare(key, file string) {
 		i = uint32(len(x.declFiles))
 		x.declFiles = append(x.declFiles, file)
 		x.declFile[file] = i
+	}
+	if x.stream != nil {
+		if x.pend.decl == nil {
+			x.pend.decl = make(map[string]uint32)
+		}
+		x.pend.decl[key] = i + 1 // sent with the node (flushMerged)
+		return
 	}
 	x.syms[key] = i
 }

@@ -18,6 +18,10 @@ type streamPending struct {
 	keys  []string // nodes added to the graph, with payloads until sent
 	edges []Edge   // the fragment's edges, deduplicated, in first-added order
 	at    map[edgeKey]int32
+	// decl: the symbols the merge declared → their file's index in
+	// declFiles + 1, kept with each as it is sent (Graph.markSent) rather
+	// than in the extractor's syms: declaredIn reads it there.
+	decl map[string]uint32
 }
 
 // addNode adds n to the graph and, streaming, to what the merge sends.
@@ -73,10 +77,13 @@ func (x *extractor) flushMerged() {
 	for _, k := range p.keys {
 		n, _ := x.g.Node(k)
 		if n.Payload == nil {
+			if _, sent := x.g.sentTag(k); !sent && p.decl[k] > 0 {
+				x.syms[k] = p.decl[k] - 1 // kept as a node: declaredIn reads syms
+			}
 			continue // sent already (a key recorded twice)
 		}
 		nodes = append(nodes, n)
-		x.g.markSent(n.Key)
+		x.g.markSent(n.Key, p.decl[n.Key])
 	}
 	edges := p.edges
 	if len(x.g.edges) > 0 {
@@ -84,6 +91,7 @@ func (x *extractor) flushMerged() {
 	}
 	x.stream.send(nodes, edges)
 	p.keys, p.edges = p.keys[:0], nil
+	clear(p.decl)
 	if len(p.at) > 1<<16 {
 		p.at = nil // the largest package's map goes rather than be cleared at its size for every later one
 	} else {

@@ -129,9 +129,9 @@ type Graph struct {
 	nodes map[string]Node
 	edges map[edgeKey]float32
 	// sent are the keys of nodes sent to a stream (markSent): nodes of the
-	// graph with nothing more kept of them than their key, 16 bytes an
-	// entry where a Node takes 56.
-	sent map[string]struct{}
+	// graph with nothing more kept of them than their key and a tag the
+	// sender gave (sentTag), 20 bytes an entry where a Node takes 56.
+	sent map[string]uint32
 }
 
 type edgeKey struct{ src, rel, dst string }
@@ -164,6 +164,12 @@ func (g *Graph) HasNode(key string) bool {
 	return ok
 }
 
+// sentTag is the tag markSent kept with node key, if the node was sent.
+func (g *Graph) sentTag(key string) (uint32, bool) {
+	t, ok := g.sent[key]
+	return t, ok
+}
+
 // Node returns the node with key; a node sent to a stream has only its
 // key.
 func (g *Graph) Node(key string) (Node, bool) {
@@ -176,13 +182,13 @@ func (g *Graph) Node(key string) (Node, bool) {
 	return Node{}, false
 }
 
-// markSent keeps of node key (a node of g) only its key.
-func (g *Graph) markSent(key string) {
+// markSent keeps of node key (a node of g) only its key, and tag.
+func (g *Graph) markSent(key string, tag uint32) {
 	if g.sent == nil {
-		g.sent = make(map[string]struct{})
+		g.sent = make(map[string]uint32)
 	}
 	delete(g.nodes, key)
-	g.sent[key] = struct{}{}
+	g.sent[key] = tag
 }
 
 // RelationWeights are the weights `ingest go` gives its edges. The engines
