@@ -67,7 +67,7 @@ func runIngestGo(k *call) error {
 	defer bar.done()
 	progress := func(p ingest.Progress) {
 		if p.Phase == ingest.PhaseWriting {
-			gov.pace(writeGrow)
+			gov.pace(writeGrow, writeFloor)
 		}
 		bar.update(p)
 	}

@@ -93,15 +93,27 @@ func startIngestGovernor(getenv func(string) string, floor int64) *memGovernor {
 // the floor (std) is not affected.
 const writeGrow = 1.1
 
-// pace changes the factor the limit follows the live heap by, from the
-// next collection on.
-func (g *memGovernor) pace(grow float64) {
+// writeFloor is the ingest governor's floor once the graph is extracted
+// and only written (pace): the heap then holds the bulk load (few
+// pointers: a collection costs little) and what the extraction left, which
+// the extraction's floor would keep mapped through the commit, on top of
+// LMDB's pages: std×10's commit reached 0.92 GB under the 768 MiB floor,
+// 0.88 GB under this one (BENCHMARKS.md, session 20).
+const writeFloor = 256 << 20
+
+// pace changes the factor the limit follows the live heap by, and its
+// floor, and applies them at once (to the live heap the last collection
+// found).
+func (g *memGovernor) pace(grow float64, floor int64) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
-	g.grow, g.scanSlack = grow, false
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	g.grow, g.scanSlack, g.floor = grow, false, floor
+	if !g.stopped {
+		g.apply()
+	}
 }
 
 // startHeapFloor applies the answering commands' governor: no collection
@@ -157,6 +169,13 @@ func (g *memGovernor) afterGC() {
 	if g.stopped {
 		return
 	}
+	g.apply()
+	g.arm()
+}
+
+// apply sets the limit for the live heap the last collection found; g.mu
+// held.
+func (g *memGovernor) apply() {
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() == metrics.KindUint64 {
 		live := int64(g.sample[0].Value.Uint64())
@@ -166,7 +185,6 @@ func (g *memGovernor) afterGC() {
 		}
 		debug.SetMemoryLimit(max(floor, g.limit(live, g.sample[3].Value)))
 	}
-	g.arm()
 }
 
 // limit is the soft limit for a live heap of live bytes, scan of them

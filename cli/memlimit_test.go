@@ -96,7 +96,7 @@ func TestMemGovernorPace(t *testing.T) {
 	if r := ratioAfterGC(1.4, 1.6); r < 1.4 || r > 1.6 {
 		t.Errorf("limit / live heap %.2f, want about 1.5", r)
 	}
-	g.pace(1.1)
+	g.pace(1.1, g.floor)
 	if r := ratioAfterGC(1.02, 1.18); r < 1.02 || r > 1.18 {
 		t.Errorf("limit / live heap, paced at 1.1: %.2f, want about 1.1", r)
 	}
@@ -106,7 +106,7 @@ func TestMemGovernorPace(t *testing.T) {
 		t.Errorf("limit after stop %d, want the previous %d", got, prev)
 	}
 	var none *memGovernor // a user's GOMEMLIMIT won: pace and stop do nothing
-	none.pace(1.1)
+	none.pace(1.1, 0)
 	none.stop()
 }
 
@@ -149,7 +149,7 @@ func TestMemGovernorScanSlack(t *testing.T) {
 	if limit > 1.3*live {
 		t.Errorf("limit %.0f MB for %.0f MB live: the pointer-free part bought slack", limit/(1<<20), live/(1<<20))
 	}
-	g.pace(1.1)
+	g.pace(1.1, g.floor)
 	var r float64
 	for range 100 {
 		runtime.GC()
@@ -309,5 +309,33 @@ func TestIngestGoSameStoreUnderMemoryLimit(t *testing.T) {
 	governed, plain := hash(nil), hash(map[string]string{"GOGC": "100"})
 	if governed == "" || governed != plain {
 		t.Errorf("logical hash under the governor %q, without %q", governed, plain)
+	}
+}
+
+// Paced for the write with a lower floor, the limit drops to it (or to the
+// live heap's 1.1×) at once, not at the next collection: what the
+// extraction left is not kept mapped under its floor through the commit.
+func TestMemGovernorPaceLowersFloor(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	const floor = 512 << 20
+	g := startIngestGovernor(func(string) string { return "" }, floor)
+	defer g.stop()
+	hold := make([]byte, 16<<20)
+	runtime.GC()
+	time.Sleep(5 * time.Millisecond) // the governor moves the limit from a cleanup
+	if got := debug.SetMemoryLimit(-1); got < 256<<20 {
+		t.Fatalf("limit %d MB before pacing, want the floor's (512 MB less memory outside the Go heap)", got>>20)
+	}
+	g.pace(1.1, 8<<20)
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	live := int64(sample[0].Value.Uint64())
+	if got := debug.SetMemoryLimit(-1); got > max(8<<20, live*12/10) || got < live {
+		t.Errorf("limit %d MB after pacing at 1.1 with an 8 MB floor, live heap %d MB", got>>20, live>>20)
+	}
+	runtime.KeepAlive(hold)
+	g.stop()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after stop %d, want the previous %d", got, prev)
 	}
 }
