@@ -59,7 +59,7 @@ type Bulk struct {
 	// edgeExtras holds the weight, provenance and payload of the edges
 	// that have a provenance other than provs[0] or a payload (edgeExtra).
 	edgeExtras chunked[bulkEdgeExtra]
-	// edgePay holds the edge payloads (bulkEdge.pay indexes it; 0 is none),
+	// edgePay holds the edge payloads (edgePayIndex indexes it; 0 is none),
 	// so that edges hold no pointer.
 	edgePay []payRef
 	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes

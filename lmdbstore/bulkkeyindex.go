@@ -41,12 +41,8 @@ func (t *keyTableIndex) find(raw string, keyAt func(uint32) string) (uint32, boo
 
 // insert holds index i for raw, which it does not hold yet.
 func (t *keyTableIndex) insert(raw string, i uint32, keyAt func(uint32) string) {
-	if t.slots == nil {
-		t.seed = maphash.MakeSeed()
-		t.slots = make([]uint64, keyTableIndexMin)
-	}
 	if 2*(t.n+1) > len(t.slots) {
-		t.resize(2*len(t.slots), keyAt)
+		t.resize(max(keyTableIndexMin, 2*len(t.slots)), keyAt)
 	}
 	t.place(t.keyHash(raw), i)
 	t.n++
@@ -69,11 +65,6 @@ func (t *keyTableIndex) grow(n int, keyAt func(uint32) string) {
 		size *= 2
 	}
 	if size > len(t.slots) {
-		if t.slots == nil {
-			t.seed = maphash.MakeSeed()
-			t.slots = make([]uint64, size)
-			return
-		}
 		t.resize(size, keyAt)
 	}
 }
@@ -82,6 +73,9 @@ func (t *keyTableIndex) grow(n int, keyAt func(uint32) string) {
 // hashing each key again (a slot keeps 32 bits of its hash, the probe
 // position needs the low ones).
 func (t *keyTableIndex) resize(size int, keyAt func(uint32) string) {
+	if t.slots == nil {
+		t.seed = maphash.MakeSeed() // the first table
+	}
 	old := t.slots
 	t.slots = make([]uint64, size)
 	for _, v := range old {
