@@ -209,7 +209,7 @@ func (b *Bulk) logNamesFor(p *bulkPlan, relNames map[RelID]string, ops []byte, n
 // nil), names as indices.
 func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 	body := binary.AppendUvarint(nil, uint64(names.t.n))
-	body = append(append(body, names.t.tab...), names.pre...)
+	body = append(names.appendTable(body, b.keys.keys), names.pre...)
 	return b.appendKeyedOps(body, names.k, changed, 0, len(b.seq))
 }
 
@@ -231,7 +231,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, 
 			}
 		}
 	})
-	size := len(head) + len(names.t.tab) + len(names.pre)
+	size := len(head) + names.tabLen + len(names.pre)
 	for _, sz := range sizes {
 		size += sz
 	}
@@ -247,10 +247,14 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, 
 		return tx.sealLog(fmtKeyed, body), nil
 	}
 	return tx.sealLogStream(fmtKeyed, size, func(w io.Writer) error {
-		for _, part := range [][]byte{head, names.t.tab, names.pre} {
-			if _, err := w.Write(part); err != nil {
-				return err
-			}
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		if err := names.writeTable(w, b.keys.keys); err != nil {
+			return err
+		}
+		if _, err := w.Write(names.pre); err != nil {
+			return err
 		}
 		var buf []byte
 		win := cmp.Or(b.keyedWin, keyedWindow)
@@ -325,11 +329,66 @@ type keyedIndex struct {
 // logNames is a format-03 log record's key table with the indices of
 // every name in it (indexNames), and the table's encoding of the ops
 // already in the transaction (add_rel).
+//
+// The load's keys are not copied into the table: with order set, the
+// table is order's entries, each a key of the load (its index +1) or,
+// 0, the next entry of t.tab (the names that went through t's map).
+// tabLen is the table's size in bytes, its count excepted.
 type logNames struct {
-	t   *keyTable
-	pre []byte
-	k   *keyedIndex
-	err error
+	t      *keyTable
+	order  []uint32
+	tabLen int
+	pre    []byte
+	k      *keyedIndex
+	err    error
+}
+
+// tableChunk is how many bytes of the table writeTable hands its writer
+// at a time.
+const tableChunk = 64 << 10
+
+// writeTable writes the table's entries (without their count) to w, keys
+// being the load's keys.
+func (names *logNames) writeTable(w io.Writer, keys []string) error {
+	if names.order == nil {
+		_, err := w.Write(names.t.tab)
+		return err
+	}
+	buf := make([]byte, 0, tableChunk+binary.MaxVarintLen64)
+	tab := names.t.tab
+	for _, o := range names.order {
+		if o == 0 {
+			n, k := binary.Uvarint(tab)
+			end := k + int(n)
+			buf, tab = append(buf, tab[:end]...), tab[end:]
+		} else {
+			key := keys[o-1]
+			buf = append(binary.AppendUvarint(buf, uint64(len(key))), key...)
+		}
+		if len(buf) >= tableChunk {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// appendTable appends the table's entries (without their count) to out.
+func (names *logNames) appendTable(out []byte, keys []string) []byte {
+	w := appendWriter{slices.Grow(out, names.tabLen)}
+	names.writeTable(&w, keys) // an appendWriter does not fail
+	return w.b
+}
+
+// appendWriter is an io.Writer that appends to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 // nameLog fills the key table of the load's log record on another
@@ -400,19 +459,23 @@ func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, chang
 	if err != nil {
 		return logNames{err: err}
 	}
-	return logNames{t: t, pre: pre, k: b.indexNames(t, changed, relNames)}
+	names := logNames{t: t, pre: pre}
+	b.indexNames(&names, changed, relNames)
+	return names
 }
 
-// indexNames adds to t, in the order format 03 lists them (each
-// operation's provenance, then its names in field order), every name the
-// operations that change something (every operation, with changed nil)
-// use, and returns their indices.
+// indexNames adds to names' table, in the order format 03 lists them
+// (each operation's provenance, then its names in field order), every
+// name the operations that change something (every operation, with
+// changed nil) use, and sets their indices (names.k).
 //
 // When no key was changed by its redaction, the keys are distinct (as
 // given, they are the key table's map keys), so a key that is no other
-// name (provenance, relation, type, or a name of t) is appended to the
-// table without a lookup; the others go through t's map, on both sides.
-func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string) *keyedIndex {
+// name (provenance, relation, type, or a name of t) is added to the
+// table without a lookup, as its index in the load's keys (names.order);
+// the others go through t's map, on both sides.
+func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]string) {
+	t := names.t
 	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make([]uint32, len(b.typeNames))}
 	maxRel := RelID(0)
 	for id := range relNames {
@@ -434,8 +497,17 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 		for typ := range b.types {
 			others[typ] = true
 		}
-		t.tab = slices.Grow(t.tab, len(b.keys.keys)*48)
+		names.order = make([]uint32, t.n, int(t.n)+len(b.keys.keys))
 	}
+	named := func(name string) uint32 {
+		n0 := t.n
+		i := keyIndex(t, name)
+		if names.order != nil && t.n != n0 {
+			names.order = append(names.order, 0)
+		}
+		return i
+	}
+	keyBytes := 0 // the table entries of keys added as their index
 	// Indices +1 while the table fills: 0 is not in it yet.
 	key := func(i uint32) {
 		if k.keys[i] != 0 {
@@ -443,18 +515,18 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 		}
 		name := b.keys.keys[i]
 		if others == nil || others[name] {
-			k.keys[i] = keyIndex(t, name) + 1
+			k.keys[i] = named(name) + 1
 			return
 		}
-		t.tab = binary.AppendUvarint(t.tab, uint64(len(name)))
-		t.tab = append(t.tab, name...)
+		names.order = append(names.order, i+1)
+		keyBytes += uvarintLen(uint64(len(name))) + len(name)
 		t.n++
 		k.keys[i] = t.n
 	}
 	prov := func(pi uint32) {
 		if k.prov[pi][0] == 0 {
 			pv := b.provs[pi]
-			k.prov[pi] = [3]uint32{keyIndex(t, pv.scope) + 1, keyIndex(t, pv.run) + 1, keyIndex(t, pv.task) + 1}
+			k.prov[pi] = [3]uint32{named(pv.scope) + 1, named(pv.run) + 1, named(pv.task) + 1}
 		}
 	}
 	for i, x := range b.seq {
@@ -466,7 +538,7 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 			prov(b.edgeProv(e))
 			key(e.src)
 			if k.rels[e.rel()] == 0 {
-				k.rels[e.rel()] = keyIndex(t, relNames[e.rel()]) + 1
+				k.rels[e.rel()] = named(relNames[e.rel()]) + 1
 			}
 			key(e.dst)
 			continue
@@ -475,10 +547,10 @@ func (b *Bulk) indexNames(t *keyTable, changed []bool, relNames map[RelID]string
 		prov(nd.prov)
 		key(nd.key)
 		if k.typs[nd.typ] == 0 {
-			k.typs[nd.typ] = keyIndex(t, b.typeNames[nd.typ]) + 1
+			k.typs[nd.typ] = named(b.typeNames[nd.typ]) + 1
 		}
 	}
-	return k
+	names.k, names.tabLen = k, len(t.tab)+keyBytes
 }
 
 // size is the size of operation x in format 03.
