@@ -966,11 +966,11 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		// beside them while the keyspaces are written. Publishing to a
 		// remote reads it again at the end (finishPutLog).
 		if b.log.err == nil && b.s.opts.Replicator == nil {
-			if err := tx.putLog(b.log.v); err != nil {
+			if err := b.putLog(tx); err != nil {
 				return tx.fail(err)
 			}
-			b.log.v, b.logPut = []byte{b.log.v[0]}, true
 		}
+		b.log = b.log.whole()
 	}
 	if waited && b.shedAfterNodes {
 		// The e records are the edge operations' last readers (the log
@@ -991,8 +991,27 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err)
 	}
 	if !waited {
-		b.log = <-b.logValue
+		b.log = (<-b.logValue).whole()
 	}
+	return nil
+}
+
+// putLog writes the log record b.log, and keeps of it its format byte
+// (finishPutLog reads no more).
+func (b *Bulk) putLog(tx *WriteTxn) error {
+	lg := &b.log
+	if lg.parts != nil {
+		if err := tx.putLogParts(lg.parts); err != nil {
+			return err
+		}
+		lg.v, lg.parts = []byte{lg.parts.parts[0][0]}, nil
+	} else {
+		if err := tx.putLog(lg.v); err != nil {
+			return err
+		}
+		lg.v = []byte{lg.v[0]}
+	}
+	b.logPut = true
 	return nil
 }
 

@@ -16,10 +16,20 @@ import (
 	"sync"
 )
 
-// bulkLog is the fast path's log record, or why it could not be encoded.
+// bulkLog is the fast path's log record, whole (v) or in parts, or why
+// it could not be encoded.
 type bulkLog struct {
-	v   []byte
-	err error
+	v     []byte
+	parts *recordParts
+	err   error
+}
+
+// whole is l with its record in v.
+func (l bulkLog) whole() bulkLog {
+	if l.parts != nil {
+		l.v, l.parts = l.parts.bytes(), nil
+	}
+	return l
 }
 
 // encodeLog starts encoding the log record, delivered on b.logValue: the
@@ -79,8 +89,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 				logDone <- bulkLog{err: names.err}
 				return
 			}
-			v, err := b.sealKeyed(tx, names, p.changed)
-			logDone <- bulkLog{v, err}
+			logDone <- b.sealKeyed(tx, names, p.changed)
 		}()
 		return nil
 	}
@@ -131,7 +140,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	}
 	go func() {
 		v, err := tx.logValue()
-		logDone <- bulkLog{v, err}
+		logDone <- bulkLog{v: v, err: err}
 	}()
 	return nil
 }
@@ -220,7 +229,7 @@ const keyedWindow = 1 << 16
 // (tx.sealLog): over streamLogAbove bytes, encoded keyedWindow operations
 // at a time into the compressor (tx.sealLogStream), so that the body is
 // never held whole, only the record. The bytes are sealLog's.
-func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, error) {
+func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) bulkLog {
 	head := binary.AppendUvarint(nil, uint64(names.t.n))
 	n := len(b.seq)
 	sizes := make([]int, opShares(n))
@@ -237,16 +246,16 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, 
 	}
 	// At least minLogOpBytes-1 bytes an operation: never under minKeyedBody.
 	if size < minKeyedBody {
-		return nil, fmt.Errorf("bulk load: format-03 log body of %d bytes", size) // a bug, not bad input
+		return bulkLog{err: fmt.Errorf("bulk load: format-03 log body of %d bytes", size)} // a bug, not bad input
 	}
 	if size <= b.s.streamLogAbove() { // sealLog compresses it in one call
 		body, err := b.keyedBody(names, changed)
 		if err != nil {
-			return nil, err
+			return bulkLog{err: err}
 		}
-		return tx.sealLog(fmtKeyed, body), nil
+		return bulkLog{v: tx.sealLog(fmtKeyed, body)}
 	}
-	return tx.sealLogStream(fmtKeyed, size, func(w io.Writer) error {
+	parts, err := tx.sealLogStream(fmtKeyed, size, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -269,6 +278,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) ([]byte, 
 		}
 		return nil
 	})
+	return bulkLog{parts: parts, err: err}
 }
 
 // appendKeyedOps appends operations lo..hi-1 of the load that change
@@ -428,8 +438,7 @@ func (b *Bulk) nameLog(tx *WriteTxn) {
 			spec <- bulkLog{err: names.err}
 			return
 		}
-		v, err := b.sealKeyed(tx, names, nil)
-		spec <- bulkLog{v, err}
+		spec <- b.sealKeyed(tx, names, nil)
 	}()
 }
 

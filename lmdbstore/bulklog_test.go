@@ -1,6 +1,7 @@
 package lmdbstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -155,5 +156,55 @@ func TestBulkAllChange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBulkLogRecordInParts: a fast-path load whose compressed log record
+// spans several parts (recordPart) and is written before the node records
+// (holdLog) goes from its parts into the space LMDB reserves for it: the
+// stored record is the ordinary path's byte for byte, and decodes.
+func TestBulkLogRecordInParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	const hexDigits = "0123456789abcdef"
+	var nodes []NodePut
+	for i := range 2000 {
+		pay := []byte{'"'}
+		for range 2400 {
+			pay = append(pay, hexDigits[rng.IntN(16)])
+		}
+		nodes = append(nodes, NodePut{Key: fmt.Sprint("sym:", i), Payload: append(pay, '"')})
+	}
+	ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
+	ordinary.streamLog, bulk.streamLog = 64<<10, 64<<10 // compressed as a stream, as a large load's record is
+	meta := WriteMeta{Scope: "repo"}
+	c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
+		for _, n := range nodes {
+			if err := tx.PutNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	b := bulk.NewBulk(meta)
+	b.holdLog = 1
+	for _, n := range nodes {
+		if err := b.PutNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c2, err := b.Commit()
+	if err != nil || !b.Appended || c2.Rev != c1.Rev {
+		t.Fatalf("bulk commit: rev %d (ordinary %d), fast path %v, %v", c2.Rev, c1.Rev, b.Appended, err)
+	}
+	want := rawGet(t, ordinary, ordinary.db.log, u64be(uint64(c1.Rev)))
+	got := rawGet(t, bulk, bulk.db.log, u64be(uint64(c2.Rev)))
+	if len(want) < 2*recordPart {
+		t.Fatalf("the record is %d bytes: not several parts of %d", len(want), recordPart)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("bulk log record of %d bytes differs from the ordinary path's %d", len(got), len(want))
+	}
+	if _, _, _, _, err := bulk.openLog(got); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -269,12 +270,12 @@ func (tx *WriteTxn) logHead() []byte {
 // sealLog encodes a compressed log record (format 02 or 03) of body.
 func (tx *WriteTxn) sealLog(format byte, body []byte) []byte {
 	if len(body) > tx.s.streamLogAbove() {
-		v, err := tx.sealLogStream(format, len(body), func(w io.Writer) error {
+		r, err := tx.sealLogStream(format, len(body), func(w io.Writer) error {
 			_, err := w.Write(body)
 			return err
 		})
 		if err == nil {
-			return v
+			return r.bytes()
 		}
 		// A write to memory fails only with a bug: EncodeAll below.
 	}
@@ -295,12 +296,13 @@ func (s *Store) streamLogAbove() int { return cmp.Or(s.streamLog, streamLogAbove
 // sealLogStream seals a log record of a body of size bytes that write
 // writes, in pieces, to the compressor it is given: the same bytes
 // whatever the pieces (TestSealLogStream), sealLog's for a body over
-// streamLogAbove, with only the compressed record held. A body of other
-// than size bytes is an error.
-func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer) error) ([]byte, error) {
-	v := append(append(make([]byte, 0, 64+size/4), format), tx.logHead()...)
-	v = binary.AppendUvarint(v, uint64(size))
-	out := bytes.NewBuffer(v)
+// streamLogAbove, with only the compressed record held, in parts (its
+// size is not known before it is compressed). A body of other than size
+// bytes is an error.
+func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer) error) (*recordParts, error) {
+	out := &recordParts{}
+	head := append([]byte{format}, tx.logHead()...)
+	out.Write(binary.AppendUvarint(head, uint64(size)))
 	enc, err := zstd.NewWriter(nil, zstdEncoderOptions()...)
 	if err != nil {
 		return nil, err
@@ -317,7 +319,59 @@ func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer)
 	if cw.n != size {
 		return nil, fmt.Errorf("log record: body of %d bytes, sized %d", cw.n, size) // a bug, not bad input
 	}
-	return sealValue(out.Bytes()), nil
+	out.seal()
+	return out, nil
+}
+
+// recordParts is a value written in parts of recordPart bytes: a log
+// record compressed as a stream, whose size is known only at its end, is
+// held in no more memory than it takes (a buffer that grows by doubling
+// holds up to three times that while it copies) and written into the
+// page LMDB reserves for it (putLogParts) without being joined first.
+type recordParts struct {
+	parts [][]byte
+	n     int
+}
+
+// recordPart is the size of a part of recordParts.
+const recordPart = 1 << 20
+
+func (r *recordParts) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(r.parts) == 0 || len(r.parts[len(r.parts)-1]) == recordPart {
+			r.parts = append(r.parts, make([]byte, 0, recordPart))
+		}
+		last := &r.parts[len(r.parts)-1]
+		k := min(len(p), recordPart-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	r.n += n
+	return n, nil
+}
+
+// seal appends the checksum of what r holds (sealValue's trailer).
+func (r *recordParts) seal() {
+	var crc uint32
+	for _, part := range r.parts {
+		crc = crc32.Update(crc, castagnoli, part)
+	}
+	r.Write(binary.LittleEndian.AppendUint32(nil, crc))
+}
+
+// copyTo copies r's bytes to dst, which is r.n long.
+func (r *recordParts) copyTo(dst []byte) {
+	for _, part := range r.parts {
+		dst = dst[copy(dst, part):]
+	}
+}
+
+// bytes is r's bytes in one slice.
+func (r *recordParts) bytes() []byte {
+	v := make([]byte, r.n)
+	r.copyTo(v)
+	return v
 }
 
 // countingWriter counts the bytes written through it.
@@ -357,13 +411,26 @@ func (tx *WriteTxn) finishLog(v []byte) error {
 
 // putLog writes the log record v.
 func (tx *WriteTxn) putLog(v []byte) error {
-	if err := tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append); err != nil {
-		if lmdb.IsErrno(err, lmdb.KeyExist) {
-			return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
-		}
-		return err
+	return tx.logPutErr(tx.txn.Put(tx.s.db.log, u64be(uint64(tx.rev)), v, lmdb.Append))
+}
+
+// putLogParts writes the log record r, copied into the space LMDB
+// reserves for it.
+func (tx *WriteTxn) putLogParts(r *recordParts) error {
+	v, err := tx.txn.PutReserve(tx.s.db.log, u64be(uint64(tx.rev)), r.n, lmdb.Append)
+	if err != nil {
+		return tx.logPutErr(err)
 	}
+	r.copyTo(v)
 	return nil
+}
+
+// logPutErr is the error of a put of the transaction's log record.
+func (tx *WriteTxn) logPutErr(err error) error {
+	if lmdb.IsErrno(err, lmdb.KeyExist) {
+		return &CorruptionError{dbLog, u64be(uint64(tx.rev)), "log has a record beyond meta rev"}
+	}
+	return err
 }
 
 // finishPutLog is finishLog once putLog wrote v. Only publishing to a

@@ -546,7 +546,7 @@ func TestSealLogStream(t *testing.T) {
 				t.Fatalf("body of %d bytes: sealLog's record decodes to %d bytes, %v", len(body), len(dec), err)
 			}
 			for _, piece := range []int{1 << 10, 7777, keyedWindow, len(body)} {
-				got, err := tx.sealLogStream(fmtKeyed, len(body), func(w io.Writer) error {
+				parts, err := tx.sealLogStream(fmtKeyed, len(body), func(w io.Writer) error {
 					for i := 0; i < len(body); i += piece {
 						if _, err := w.Write(body[i:min(len(body), i+piece)]); err != nil {
 							return err
@@ -556,6 +556,10 @@ func TestSealLogStream(t *testing.T) {
 				})
 				if err != nil {
 					t.Fatal(err)
+				}
+				got := parts.bytes()
+				if want := (parts.n + recordPart - 1) / recordPart; len(parts.parts) != want || len(got) != parts.n {
+					t.Fatalf("a record of %d bytes (%d) in %d parts, not %d", len(got), parts.n, len(parts.parts), want)
 				}
 				if _, _, _, dec, err := s.openLog(got); err != nil || !bytes.Equal(dec, body) {
 					t.Fatalf("body of %d bytes in pieces of %d: the record decodes to %d bytes, %v", len(body), piece, len(dec), err)
