@@ -52,6 +52,15 @@ type memGovernor struct {
 	mu        sync.Mutex
 	stopped   bool
 	sample    []metrics.Sample
+	gcs       int // collections the governor followed (afterGC)
+}
+
+// followed is how many collections the governor has followed: a caller
+// that collects can wait for its finalizer to have run (tests).
+func (g *memGovernor) followed() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gcs
 }
 
 // gcSentinel is the object whose finalizer marks the end of a collection.
@@ -170,6 +179,7 @@ func (g *memGovernor) afterGC() {
 		return
 	}
 	g.apply()
+	g.gcs++
 	g.arm()
 }
 

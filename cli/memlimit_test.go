@@ -180,19 +180,25 @@ func TestMemGovernorFloorCountsOffHeap(t *testing.T) {
 	}
 	prev := debug.SetMemoryLimit(-1)
 	const floor, outside = 512 << 20, 128 << 20
+	var g *memGovernor
+	// limitAfterGC is the limit once the governor has followed a
+	// collection after the call: its finalizer runs on another goroutine
+	// once the collection is done, and reads the process's memory then.
 	limitAfterGC := func() int64 {
+		n := g.followed()
 		runtime.GC()
-		for range 100 { // the governor runs on the finalizer goroutine
-			if got := debug.SetMemoryLimit(-1); got != floor {
-				return got
-			}
+		for i := 0; g.followed() < n+1 && i < 400; i++ {
 			time.Sleep(5 * time.Millisecond)
 			runtime.GC()
+		}
+		if g.followed() < n+1 {
+			t.Fatal("the governor followed no collection in 2 s")
 		}
 		return debug.SetMemoryLimit(-1)
 	}
 	debug.FreeOSMemory()
-	stop := startMemGovernor(func(string) string { return "" }, floor)
+	g = startIngestGovernor(func(string) string { return "" }, floor)
+	stop := g.stop
 	before := limitAfterGC()
 	m, err := syscall.Mmap(-1, 0, outside, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
