@@ -200,6 +200,7 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.nodePay.spillTo(s.path, 0)
 	b.edgePays.spillTo(s.path, 0)
+	b.edges.spillTo(s.path, edgesResident)
 	b.meta = b.red.meta(meta)
 	if meta.Derived {
 		b.red.r = nil // as for WriteTxn
@@ -1155,6 +1156,7 @@ func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkE
 func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 	starts := make([]uint32, len(p.ids)+1)
 	for j := range b.edges.len() {
+		b.evictEdgesEvery(j)
 		e := b.edges.at(j)
 		a := e.dst
 		if out {
@@ -1168,6 +1170,7 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 	refs := make([]bulkEdgeRef, b.edges.len())
 	next := slices.Clone(starts[:len(p.ids)])
 	for j := range b.edges.len() {
+		b.evictEdgesEvery(j)
 		e := b.edges.at(j)
 		a, c := p.rank[e.dst], p.rank[e.src]
 		if out {
@@ -1275,12 +1278,26 @@ func (b *Bulk) evictEvery(i int) {
 	}
 }
 
-// evictPayloads takes both arenas' spilled payloads out of the process's
-// memory (payArena.evict).
+// evictPayloads takes both arenas' spilled payloads, and the spilled edge
+// operations, out of the process's memory (payArena.evict, chunked.evict).
 func (b *Bulk) evictPayloads() {
 	b.nodePay.evict()
 	b.edgePays.evict()
+	b.edges.evict()
 }
+
+// evictEdgesEvery takes the spilled edge operations out of the process's
+// memory (chunked.evict) at every chunkLen-th edge j of a pass over them.
+func (b *Bulk) evictEdgesEvery(j int) {
+	if j%chunkLen == 0 && j > 0 {
+		b.edges.evict()
+	}
+}
+
+// edgesResident is how many chunks of edge operations (1 MiB each) a load
+// keeps in memory before it spills the others (chunked.spillTo): the
+// edges of a few hundred thousand operations.
+const edgesResident = 16
 
 // evictOps is how many operations a pass over the payloads in operation
 // order (the order they were added in, and are in the arenas) reads
@@ -1432,7 +1449,8 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 	var body []byte // appendRecord's scratch
 	var pay []byte  // payArena.read's
 	enc, _ := s.zstd()
-	for _, r := range p.outRefs {
+	for i, r := range p.outRefs {
+		b.evictEdgesEvery(i)
 		if !p.finalEdges[r.idx] {
 			continue
 		}
@@ -1466,7 +1484,8 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 // weight) and finalEdges. For a load that reserved its map (as shed), and
 // like a shed load it cannot run again (errShed).
 func (b *Bulk) releaseEdges(p *bulkPlan) {
-	b.edges, b.edgeExtras = chunked[bulkEdge]{}, chunked[bulkEdgeExtra]{}
+	b.edges.release()
+	b.edgeExtras = chunked[bulkEdgeExtra]{}
 	b.edgePay = nil
 	b.edgePays.drop()
 	p.edgeSeq = nil

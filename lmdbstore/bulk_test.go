@@ -181,6 +181,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					a.block = 64
 				}
 				b.evictN = 1 + int(seed)%3 // the spilled pages evicted every few operations as they are read
+				b.edges.spill.resident = 0 // every chunk of edge operations a mapping of the spill file
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {

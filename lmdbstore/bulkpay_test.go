@@ -12,9 +12,10 @@ import (
 	"testing"
 )
 
-// TestBulkSpillLeavesNothing: a load that spills its payloads leaves no
-// file in the store's directory (the spill file has no name), before and
-// after its commit, and its payloads read back as given.
+// TestBulkSpillLeavesNothing: a load that spills its payloads and edge
+// operations leaves no file in the store's directory (the spill files have
+// no name), before and after its commit, and its payloads read back as
+// given.
 func TestBulkSpillLeavesNothing(t *testing.T) {
 	s := newStore(t, Options{})
 	names := func() []string {
@@ -32,6 +33,7 @@ func TestBulkSpillLeavesNothing(t *testing.T) {
 	b := s.NewBulk(WriteMeta{})
 	b.nodePay.spillTo(s.path, 1)
 	b.nodePay.block = 100
+	b.edges.spill.resident = 0
 	want := map[string]string{}
 	for i := range 300 {
 		key, pay := fmt.Sprint("sym:", i), fmt.Sprintf(`{"i":%d,"s":"%0*d"}`, i, i%97, 0)
@@ -39,8 +41,11 @@ func TestBulkSpillLeavesNothing(t *testing.T) {
 		if err := b.PutNode(NodePut{Key: key, Payload: json.RawMessage(pay)}); err != nil {
 			t.Fatal(err)
 		}
+		if err := b.PutEdge(EdgePut{Src: key, Rel: "calls", Dst: "sym:0"}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if b.nodePay.spilled() == 0 {
+	if b.nodePay.spilled() == 0 || b.edges.spill.f == nil || b.edges.spill.maps[0] == nil {
 		t.Fatal("nothing spilled")
 	}
 	if got := names(); !slices.Equal(got, before) {
@@ -79,15 +84,20 @@ func TestBulkSpillFallsBack(t *testing.T) {
 	}
 	mustUpdate(t, ordinary, WriteMeta{}, func(tx *WriteTxn) error { return putOps(tx, ops) })
 	b := bulk.NewBulk(WriteMeta{})
+	missing := filepath.Join(t.TempDir(), "missing")
 	for _, a := range []*payArena{&b.nodePay, &b.edgePays} {
-		a.spillTo(filepath.Join(t.TempDir(), "missing"), 1)
+		a.spillTo(missing, 1)
 		a.block = 64
 	}
+	b.edges.spill.dir, b.edges.spill.resident = missing, 0
 	if err := putOps(b, ops); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.nodePay.spilled() + b.edgePays.spilled(); n != 0 || b.nodePay.spill == nil || !b.nodePay.spill.off {
 		t.Fatalf("spilled %d bytes into a missing directory", n)
+	}
+	if sp := b.edges.spill; !sp.off || sp.f != nil || sp.maps[0] != nil {
+		t.Fatalf("edge operations spilled into a missing directory: %+v", sp)
 	}
 	if _, err := b.Commit(); err != nil {
 		t.Fatal(err)

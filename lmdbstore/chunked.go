@@ -1,13 +1,41 @@
 package lmdbstore
 
+import (
+	"os"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
 // chunked is a growing list held in fixed-size chunks: appending never
 // copies what is there, so a list of hundreds of MB (a bulk load's edge
 // operations) grows by a chunk at a time, with no moment where the old
 // array and a larger copy are both live, and no slack beyond the last
 // chunk. Element pointers stay valid while the list grows.
+//
+// Spilling (spillTo; SPEC §2, "Bulk loads"): past its first chunks, a
+// list of plain data (T holds no pointer) makes each new chunk a shared,
+// writable mapping of a temporary file beside the store, and takes a
+// chunk's pages out of the process's memory once it is full. Elements
+// read and change as before, through the page cache; a list that grows
+// with the tree stops adding to the process's memory. Any failure to
+// spill leaves the chunk in memory and stops spilling: spilling never
+// fails a load.
 type chunked[T any] struct {
 	chunks [][]T
 	n      int
+	spill  *chunkSpill
+}
+
+// chunkSpill is a chunked list's spill file and its mappings.
+type chunkSpill struct {
+	dir      string
+	resident int      // chunks kept in memory (the first ones)
+	maps     [][]byte // per chunk: its mapping, nil in memory
+	f        *os.File
+	size     int64 // bytes of the file mapped so far
+	off      bool  // a spill failed: no more spilling
 }
 
 // chunkBits sets a chunk's length: 65,536 elements.
@@ -24,12 +52,88 @@ func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>chunkBits][i&(chunkLen-1
 // add appends v and returns its index.
 func (c *chunked[T]) add(v T) int {
 	if c.n>>chunkBits == len(c.chunks) {
-		c.chunks = append(c.chunks, make([]T, 0, chunkLen))
+		c.chunks = append(c.chunks, c.newChunk())
 	}
 	last := &c.chunks[len(c.chunks)-1]
 	*last = append(*last, v)
 	c.n++
+	if len(*last) == chunkLen && c.spill != nil {
+		c.spill.evict(len(c.chunks) - 1) // written: out of memory until read
+	}
 	return c.n - 1
+}
+
+// spillTo makes the chunks past the first resident ones mappings of a
+// temporary file in dir. T must hold no pointer (the collector does not
+// see into the mappings).
+func (c *chunked[T]) spillTo(dir string, resident int) {
+	c.spill = &chunkSpill{dir: dir, resident: resident}
+	runtime.AddCleanup(c, func(s *chunkSpill) { s.release() }, c.spill)
+}
+
+// newChunk is an empty chunk: mapped from the spill file when the list
+// spills and holds its resident chunks already, else in memory.
+func (c *chunked[T]) newChunk() []T {
+	s := c.spill
+	if s == nil {
+		return make([]T, 0, chunkLen)
+	}
+	var m []byte
+	if !s.off && len(c.chunks) >= s.resident {
+		var zero T
+		m = s.mapChunk(chunkLen * int(unsafe.Sizeof(zero)))
+	}
+	s.maps = append(s.maps, m)
+	if m == nil {
+		return make([]T, 0, chunkLen)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), chunkLen)[:0]
+}
+
+// mapChunk extends the file by n bytes (a multiple of the page size:
+// chunkLen is) and maps them; nil (and spilling off) when any step fails.
+func (s *chunkSpill) mapChunk(n int) []byte {
+	if s.f == nil {
+		f, err := tempFile(s.dir)
+		if err != nil {
+			s.off = true
+			return nil
+		}
+		s.f = f
+	}
+	if unix.Fallocate(int(s.f.Fd()), 0, s.size, int64(n)) != nil {
+		s.off = true
+		return nil
+	}
+	m, err := unix.Mmap(int(s.f.Fd()), s.size, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		s.off = true
+		return nil
+	}
+	s.size += int64(n)
+	return m
+}
+
+// evict takes chunk i's pages, if it is mapped, out of the process's
+// memory (MADV_DONTNEED): a shared mapping's pages, written or not, stay
+// in the page cache (and the file), and a later access maps them back.
+func (s *chunkSpill) evict(i int) {
+	if m := s.maps[i]; m != nil {
+		unix.Madvise(m, unix.MADV_DONTNEED) // advice: a failure leaves the pages resident, nothing else
+	}
+}
+
+// evict takes every mapped chunk's pages out of the process's memory: a
+// pass that reads the list through evicts as it goes, so that the pages
+// it read do not add up to the whole file. Safe beside readers and
+// writers of the list's elements.
+func (c *chunked[T]) evict() {
+	if c.spill == nil {
+		return
+	}
+	for i := range c.spill.maps {
+		c.spill.evict(i)
+	}
 }
 
 // truncate keeps the first n elements (n ≤ len), releasing the chunks past
@@ -38,6 +142,15 @@ func (c *chunked[T]) truncate(n int) {
 	keep := (n + chunkLen - 1) >> chunkBits
 	clear(c.chunks[keep:])
 	c.chunks = c.chunks[:keep]
+	if s := c.spill; s != nil {
+		for _, m := range s.maps[keep:] {
+			if m != nil {
+				unix.Munmap(m)
+			}
+		}
+		clear(s.maps[keep:])
+		s.maps = s.maps[:keep]
+	}
 	if keep > 0 {
 		last := &c.chunks[keep-1]
 		n0 := n - (keep-1)<<chunkBits
@@ -45,4 +158,29 @@ func (c *chunked[T]) truncate(n int) {
 		*last = (*last)[:n0]
 	}
 	c.n = n
+}
+
+// release empties the list, unmapping its spilled chunks and closing the
+// spill file (which, being unnamed, is then gone).
+func (c *chunked[T]) release() {
+	if c.spill != nil {
+		c.spill.release()
+	}
+	*c = chunked[T]{}
+}
+
+// release unmaps every spilled chunk and closes the file; safe to call
+// again.
+func (s *chunkSpill) release() {
+	for _, m := range s.maps {
+		if m != nil {
+			unix.Munmap(m)
+		}
+	}
+	s.maps = nil
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	s.off = true
 }
