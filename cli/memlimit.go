@@ -39,6 +39,13 @@ const answerHeapFloor = 64 << 20
 // as often as by default, never continuously; the answering commands'
 // governor turns GOGC's pacing off and paces with grow 2 alone, which is
 // the default pacing with a floor.
+//
+// Above the floor, the limit is what grow gives the heap plus the
+// runtime's memory that is not heap objects (stacks, metadata, spans'
+// unused tails: runtimeOverhead): the runtime takes that off a limit
+// before it sets the heap's goal, so without it a large heap's goal sat
+// within a few MB of its live heap and it collected continuously (std×20's
+// extraction, 2026-11-28).
 type memGovernor struct {
 	floor   int64
 	grow    float64
@@ -139,7 +146,8 @@ func startGovernor(getenv func(string) string, g *memGovernor) *memGovernor {
 		return nil
 	}
 	g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/scan/heap:bytes"}}
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/scan/heap:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	if g.gcOff {
 		g.prevPct = debug.SetGCPercent(-1)
 	}
@@ -193,7 +201,8 @@ func (g *memGovernor) apply() {
 		if g.offHeap {
 			floor -= offHeapBytes(g.sample[1].Value, g.sample[2].Value)
 		}
-		debug.SetMemoryLimit(max(floor, g.limit(live, g.sample[3].Value)))
+		over := runtimeOverhead(g.sample[1].Value, g.sample[2].Value, g.sample[4].Value, g.sample[5].Value)
+		debug.SetMemoryLimit(max(floor, g.limit(live, g.sample[3].Value)+over))
 	}
 }
 
@@ -204,6 +213,20 @@ func (g *memGovernor) limit(live int64, scan metrics.Value) int64 {
 		return live + int64((g.grow-1)*float64(min(live, int64(scan.Uint64()))))
 	}
 	return int64(float64(live) * g.grow)
+}
+
+// runtimeOverhead is the memory the Go runtime holds ready (mapped, not
+// released) that is neither heap objects nor free heap: what the runtime
+// takes off a memory limit before the heap's goal (memoryLimitHeapGoal's
+// "non-heap memory"), from its metrics: total, released, free and
+// objects of /memory/classes/... 0 when one is unknown.
+func runtimeOverhead(total, released, free, objects metrics.Value) int64 {
+	for _, v := range []metrics.Value{total, released, free, objects} {
+		if v.Kind() != metrics.KindUint64 {
+			return 0
+		}
+	}
+	return max(0, int64(total.Uint64())-int64(released.Uint64())-int64(free.Uint64())-int64(objects.Uint64()))
 }
 
 // offHeapBytes is the anonymous memory resident in the process beyond
