@@ -74,12 +74,13 @@ func heapGoal() float64 {
 }
 
 // pace changes the factor the limit follows the live heap by: after a
-// collection the heap's goal is about 1.5× a live heap that is all
-// scannable, and 1.1× once paced so (less the runtime's 3 % headroom; the
-// live heap read from runtime/metrics, as the governor reads it: other
-// tests of the package, and -race, add to the 64 MB held here). The goal,
-// not the limit: the limit also holds the runtime's memory that is not
-// heap (runtimeOverhead), which the runtime takes off it.
+// collection the heap's goal is the live heap plus half its scannable
+// part (the 64 MB held here are), and 1.1× the live heap once paced so
+// (less the runtime's 3 % headroom; the heap read from runtime/metrics,
+// as the governor reads it: other tests of the package, and -race, add to
+// the 64 MB). The goal, not the limit: the limit also holds the runtime's
+// memory that is not heap (runtimeOverhead), which the runtime takes off
+// it.
 func TestMemGovernorPace(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	const floor = 8 << 20
@@ -90,26 +91,33 @@ func TestMemGovernorPace(t *testing.T) {
 		hold[i] = make([]scannable, 1<<20/64)
 		hold[i][0].next = &hold[i][1]
 	}
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	ratioAfterGC := func(lo, hi float64) float64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}}
+	// ratioAfterGC is the heap goal over what it should be: the live heap
+	// and, while extracting, half its scannable part (the 64 MB held here
+	// and what other tests of the package left).
+	ratioAfterGC := func(paced bool) float64 {
 		var r float64
 		for range 100 {
 			runtime.GC()
 			time.Sleep(5 * time.Millisecond) // the governor moves the limit from a cleanup
-			metrics.Read(live)
-			r = heapGoal() / float64(live[0].Value.Uint64())
-			if r >= lo && r <= hi {
+			metrics.Read(sample)
+			live, scan := float64(sample[0].Value.Uint64()), float64(sample[1].Value.Uint64())
+			want := live + min(live, scan)/2
+			if paced {
+				want = 1.1 * live
+			}
+			if r = heapGoal() / want; r > 0.95 && r < 1.01 { // less the runtime's 3 % headroom
 				break
 			}
 		}
 		return r
 	}
-	if r := ratioAfterGC(1.38, 1.55); r < 1.38 || r > 1.55 {
-		t.Errorf("heap goal / live heap %.2f, want about 1.5", r)
+	if r := ratioAfterGC(false); r < 0.95 || r > 1.01 {
+		t.Errorf("heap goal %.2f of the live heap and half its scannable part, want 0.97", r)
 	}
 	g.pace(1.1, g.floor)
-	if r := ratioAfterGC(1.02, 1.14); r < 1.02 || r > 1.14 {
-		t.Errorf("heap goal / live heap, paced at 1.1: %.2f, want about 1.1", r)
+	if r := ratioAfterGC(true); r < 0.95 || r > 1.01 {
+		t.Errorf("heap goal %.2f of 1.1× the live heap once paced, want 0.97", r)
 	}
 	runtime.KeepAlive(hold)
 	g.stop()
