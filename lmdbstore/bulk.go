@@ -697,6 +697,7 @@ func (b *Bulk) dropDanglingEdges() {
 			seq = append(seq, x)
 			continue
 		}
+		b.evictEdgesEvery(int(x &^ bulkEdgeBit))
 		e := *b.edges.at(int(x &^ bulkEdgeBit))
 		if !isNode[e.src] || !isNode[e.dst] {
 			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
@@ -717,6 +718,7 @@ func (b *Bulk) dropDanglingEdges() {
 	}
 	for i, x := range b.seq {
 		if x&bulkEdgeBit != 0 {
+			b.evictEdgesEvery(int(x &^ bulkEdgeBit))
 			e := b.edges.at(int(x &^ bulkEdgeBit))
 			b.keys.use(e.src, i)
 			b.keys.use(e.dst, i)
@@ -1444,6 +1446,7 @@ func (b *Bulk) putChunks(tx *WriteTxn, dbi lmdb.DBI, ch <-chan []bulkChunk) erro
 func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 	p.edgeRecs = true
 	s := b.s
+	maybe := b.mayHaveRecord(tx, p)
 	var k20 [20]byte
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
@@ -1451,7 +1454,7 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 	enc, _ := s.zstd()
 	for i, r := range p.outRefs {
 		b.evictEdgesEvery(i)
-		if !p.finalEdges[r.idx] {
+		if !p.finalEdges[r.idx] || maybe[r.idx/64]&(1<<(r.idx%64)) == 0 {
 			continue
 		}
 		e := b.edges.at(int(r.idx))
@@ -1476,6 +1479,33 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 		}
 	}
 	return nil
+}
+
+// mayHaveRecord is a bit per edge operation, set for those that are final
+// and may not be implicit (edgerec.go): an explicit weight, a provenance
+// other than provs[0] or a payload, or provs[0] other than the
+// transaction's. It is made in one pass in operation order, so that the
+// pass in key order (appendEdgeRecords) reads only those edges (few, for
+// an ingest or an import) rather than every edge, in an order that maps
+// back the spilled chunks' pages at random.
+func (b *Bulk) mayHaveRecord(tx *WriteTxn, p *bulkPlan) []uint64 {
+	n := b.edges.len()
+	maybe := make([]uint64, (n+63)/64)
+	var first provenance
+	if len(b.provs) > 0 {
+		first = b.provs[0]
+	}
+	anyProv := first != provenance{scope: tx.meta.Scope, run: tx.meta.RunID, task: tx.meta.TaskID}
+	for j := range n {
+		b.evictEdgesEvery(j)
+		if !p.finalEdges[j] {
+			continue
+		}
+		if e := b.edges.at(j); anyProv || e.relf&(edgeExplicit|edgeExtra) != 0 {
+			maybe[j/64] |= 1 << (j % 64)
+		}
+	}
+	return maybe
 }
 
 // releaseEdges lets the collector take the edge operations and their
