@@ -47,7 +47,7 @@ type Bulk struct {
 	types map[string]uint32     // node type → index into typeNames
 	// typeNames are the node types, once each (copies).
 	typeNames []string
-	nodes     []bulkNode
+	nodes     chunked[bulkNode]
 	// nodePay holds the node payloads, edgePays the edge payloads (two
 	// arenas: a shed load drops the first and keeps the second).
 	nodePay, edgePays payArena
@@ -61,7 +61,7 @@ type Bulk struct {
 	// edgePay holds the edge payloads (edgePayIndex indexes it; 0 is none),
 	// so that edges hold no pointer.
 	edgePay []payRef
-	seq     []uint32 // operations in order: bulkEdgeBit | index into edges, or an index into nodes
+	seq     chunked[uint32] // operations in order: bulkEdgeBit | index into edges, or an index into nodes (op)
 	// logValue delivers the fast path's log record (compressed beside the
 	// ids keyspace's writes); log is that record once received.
 	logValue chan bulkLog
@@ -200,7 +200,9 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.nodePay.spillTo(s.path, 0)
 	b.edgePays.spillTo(s.path, 0)
-	b.edges.spillTo(s.path, edgesResident)
+	b.edges.spillTo(s.path, opsResident)
+	b.nodes.spillTo(s.path, opsResident)
+	b.seq.spillTo(s.path, opsResident)
 	b.meta = b.red.meta(meta)
 	if meta.Derived {
 		b.red.r = nil // as for WriteTxn
@@ -209,13 +211,12 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 }
 
 // Len is the number of operations added.
-func (b *Bulk) Len() int { return len(b.seq) }
+func (b *Bulk) Len() int { return b.seq.len() }
 
-// Grow makes room for nodes and edges more operations.
-func (b *Bulk) Grow(nodes, edges int) {
-	b.nodes = slices.Grow(b.nodes, nodes)
-	b.seq = slices.Grow(b.seq, nodes+edges)
-}
+// Grow makes room for nodes and edges more operations: nothing to do
+// since the operations are held in chunks (chunked), kept for callers
+// that size a load before they fill it.
+func (b *Bulk) Grow(nodes, edges int) {}
 
 // prov interns an operation's provenance after inheriting the
 // transaction's for empty fields.
@@ -346,11 +347,11 @@ func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
 		if b.nodeValid == nil {
 			b.nodeValid = map[uint32]Validity{}
 		}
-		b.nodeValid[uint32(len(b.nodes))] = p.Valid
+		b.nodeValid[uint32(b.nodes.len())] = p.Valid
 	}
-	b.keys.use(ref, len(b.seq))
-	b.seq = append(b.seq, uint32(len(b.nodes)))
-	b.nodes = append(b.nodes, bulkNode{key: ref, typ: ti, pay: b.nodePay.add(p.Payload), prov: b.prov(p.Scope, p.RunID, p.TaskID)})
+	b.keys.use(ref, b.seq.len())
+	b.seq.add(uint32(b.nodes.len()))
+	b.nodes.add(bulkNode{key: ref, typ: ti, pay: b.nodePay.add(p.Payload), prov: b.prov(p.Scope, p.RunID, p.TaskID)})
 	return nil
 }
 
@@ -435,27 +436,27 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 	var r Relation
 	for i, dst := range dsts {
 		if int(dst) >= nk {
-			return &BulkOpError{Op: len(b.seq), Err: fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)}
+			return &BulkOpError{Op: b.seq.len(), Err: fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)}
 		}
 		if i == 0 || rels[i] != r.ID {
 			var err error
 			if r, err = b.relationByID(rels[i]); err != nil {
-				return &BulkOpError{Op: len(b.seq), Err: err}
+				return &BulkOpError{Op: b.seq.len(), Err: err}
 			}
 		}
 		w := weights[i]
 		if w == 0 {
 			w = r.DefaultWeight
 		} else if err := validWeight(w); err != nil {
-			return &BulkOpError{Op: len(b.seq), Err: err}
+			return &BulkOpError{Op: b.seq.len(), Err: err}
 		}
 		if (r.Name == relSupersedes || r.Name == relContradicts) && srcKey == b.keys.keys[dst] {
 			_, _, _, err := checkEdgeValues(EdgePut{Src: srcKey, Rel: r.Name, Dst: srcKey}, b.relation) // its error
-			return &BulkOpError{Op: len(b.seq), Err: err}
+			return &BulkOpError{Op: b.seq.len(), Err: err}
 		}
 		b.red.n += srcN + b.keys.secrets(uint32(dst))
 		if err := b.addEdge(uint32(src), uint32(dst), r.ID, w, w != r.DefaultWeight, prov, 0); err != nil {
-			return &BulkOpError{Op: len(b.seq), Err: err}
+			return &BulkOpError{Op: b.seq.len(), Err: err}
 		}
 	}
 	return nil
@@ -504,9 +505,9 @@ func (b *Bulk) addEdge(src, dst uint32, rel RelID, weight float32, explicit bool
 		e.relf |= edgeExtra
 		e.x = uint32(b.edgeExtras.add(bulkEdgeExtra{weight: weight, prov: prov, pay: pay}))
 	}
-	b.keys.use(src, len(b.seq))
-	b.keys.use(dst, len(b.seq))
-	b.seq = append(b.seq, bulkEdgeBit|uint32(b.edges.add(e)))
+	b.keys.use(src, b.seq.len())
+	b.keys.use(dst, b.seq.len())
+	b.seq.add(bulkEdgeBit | uint32(b.edges.add(e)))
 	return nil
 }
 
@@ -516,7 +517,7 @@ func (b *Bulk) addEdge(src, dst uint32, rel RelID, weight float32, explicit bool
 // relations; a relation registered by another writer before Commit makes
 // Commit fail (ErrInvalid) and write nothing.
 func (b *Bulk) AddRelation(r Relation) (RelID, error) {
-	if len(b.seq) > 0 {
+	if b.seq.len() > 0 {
 		return 0, fmt.Errorf("%w: bulk AddRelation after a put", ErrInvalid)
 	}
 	if err := b.red.relName(r.Name); err != nil {
@@ -600,7 +601,7 @@ func (b *Bulk) canonicalise() error {
 	// one given, added to the arenas once every worker is done.
 	changed := make([][]changedPay, workers)
 	var wg sync.WaitGroup
-	n := len(b.seq)
+	n := b.seq.len()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -610,12 +611,12 @@ func (b *Bulk) canonicalise() error {
 			defer func() { found[w] = red.n }()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
 				b.evictEvery(i)
-				x := b.seq[i]
+				x := b.op(i)
 				var given []byte
 				if x&bulkEdgeBit != 0 {
 					given = b.edgePayload(b.edges.at(int(x &^ bulkEdgeBit)))
 				} else {
-					given = b.nodePayload(&b.nodes[x])
+					given = b.nodePayload(b.nodes.at(int(x)))
 				}
 				if len(given) == 0 {
 					continue // none: stored as none (most edges)
@@ -645,7 +646,7 @@ func (b *Bulk) canonicalise() error {
 			if c.x&bulkEdgeBit != 0 {
 				b.edgePay[b.edgePayIndex(b.edges.at(int(c.x&^bulkEdgeBit)))] = b.edgePays.add(c.p)
 			} else {
-				b.nodes[c.x].pay = b.nodePay.add(c.p)
+				b.nodes.at(int(c.x)).pay = b.nodePay.add(c.p)
 			}
 		}
 	}
@@ -687,14 +688,15 @@ func (b *Bulk) DropDangling() { b.dropDangling = true }
 // uses again.
 func (b *Bulk) dropDanglingEdges() {
 	isNode := make([]bool, len(b.keys.keys))
-	for i := range b.nodes {
-		isNode[b.nodes[i].key] = true
+	for i := range b.nodes.len() {
+		isNode[b.nodes.at(i).key] = true
 	}
-	kept := 0
-	seq := b.seq[:0]
-	for _, x := range b.seq {
+	kept, ops := 0, 0 // edges and operations kept
+	for i := range b.seq.len() {
+		x := b.op(i)
 		if x&bulkEdgeBit == 0 {
-			seq = append(seq, x)
+			*b.seq.at(ops) = x
+			ops++
 			continue
 		}
 		b.evictEdgesEvery(int(x &^ bulkEdgeBit))
@@ -708,22 +710,24 @@ func (b *Bulk) dropDanglingEdges() {
 			continue
 		}
 		*b.edges.at(kept) = e
-		seq = append(seq, bulkEdgeBit|uint32(kept))
+		*b.seq.at(ops) = bulkEdgeBit | uint32(kept)
 		kept++
+		ops++
 	}
 	b.edges.truncate(kept)
-	b.seq = seq
+	b.seq.truncate(ops)
 	for i := range b.keys.uses {
 		b.keys.uses[i].first = notUsed
 	}
-	for i, x := range b.seq {
+	for i := range b.seq.len() {
+		x := b.op(i)
 		if x&bulkEdgeBit != 0 {
 			b.evictEdgesEvery(int(x &^ bulkEdgeBit))
 			e := b.edges.at(int(x &^ bulkEdgeBit))
 			b.keys.use(e.src, i)
 			b.keys.use(e.dst, i)
 		} else {
-			b.keys.use(b.nodes[x].key, i)
+			b.keys.use(b.nodes.at(int(x)).key, i)
 		}
 	}
 }
@@ -843,7 +847,8 @@ func (b *Bulk) storeEmpty(txn *lmdb.Txn) (bool, error) {
 // replay runs the operations through the ordinary write path.
 func (b *Bulk) replay(tx *WriteTxn) error {
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
-	for i, x := range b.seq {
+	for i := range b.seq.len() {
+		x := b.op(i)
 		var err error
 		before := tx.nops
 		if x&bulkEdgeBit != 0 {
@@ -856,7 +861,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 			}
 			err = tx.PutEdge(p)
 		} else {
-			n := &b.nodes[x]
+			n := b.nodes.at(int(x))
 			pv := b.provs[n.prov]
 			err = tx.PutNode(NodePut{Key: b.keys.keys[n.key], Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
@@ -953,7 +958,8 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	}
 	b.finalEdgePuts(p)
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
-	for i, x := range b.seq {
+	for i := range b.seq.len() {
+		x := b.op(i)
 		if p.changed[i] {
 			b.countChange(x)
 		}
@@ -1023,7 +1029,7 @@ func (b *Bulk) putLog(tx *WriteTxn) error {
 // payloads and keys, 64 bytes an operation for ids, envelopes, adjacency
 // entries in both lists and the log), plus 64 MiB.
 func (b *Bulk) mapNeed() int64 {
-	n := b.nodePay.size() + b.edgePays.size() + 64*int64(len(b.nodes))
+	n := b.nodePay.size() + b.edgePays.size() + 64*int64(b.nodes.len())
 	for _, k := range b.keys.keys {
 		n += 2 * int64(len(k)) // the ids keyspace and the log's key table
 	}
@@ -1045,7 +1051,8 @@ func (b *Bulk) mapNeed() int64 {
 // re-run: commitIn refuses to (errShed), and Commit reserved the map such
 // a load needs first (reserveMap), so that a full map does not ask it to.
 func (b *Bulk) shed(p *bulkPlan) {
-	b.nodes, b.keys.idx, b.keys.rawOf, b.keys.keys, p.keyRanks.keys = nil, keyTableIndex{}, nil, nil, nil
+	b.nodes.release()
+	b.keys.idx, b.keys.rawOf, b.keys.keys, p.keyRanks.keys = keyTableIndex{}, nil, nil, nil
 	b.nodePay.drop()
 	b.shedDone = true
 	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back
@@ -1065,8 +1072,10 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &bulkPlan{keyRanks: r, changed: make([]bool, len(b.seq)), nodeSeq: make([]uint32, len(b.nodes)), edgeSeq: make([]uint32, b.edges.len())}
-	for i, x := range b.seq {
+	p := &bulkPlan{keyRanks: r, changed: make([]bool, b.seq.len()), nodeSeq: make([]uint32, b.nodes.len()), edgeSeq: make([]uint32, b.edges.len())}
+	for i := range b.seq.len() {
+		b.evictEvery(i)
+		x := b.op(i)
 		if x&bulkEdgeBit != 0 {
 			p.edgeSeq[x&^bulkEdgeBit] = uint32(i)
 		} else {
@@ -1194,9 +1203,10 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 // change stays.
 func (b *Bulk) finalNodePuts(p *bulkPlan) {
 	type nodeRef struct{ rank, idx uint32 }
-	nrefs := make([]nodeRef, len(b.nodes))
-	for i := range b.nodes {
-		nrefs[i] = nodeRef{p.rank[b.nodes[i].key], uint32(i)}
+	nrefs := make([]nodeRef, b.nodes.len())
+	for i := range b.nodes.len() {
+		b.evictEvery(i)
+		nrefs[i] = nodeRef{p.rank[b.nodes.at(i).key], uint32(i)}
 	}
 	slices.SortFunc(nrefs, func(x, y nodeRef) int {
 		if c := cmp.Compare(x.rank, y.rank); c != 0 {
@@ -1210,7 +1220,7 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 		cur := nrefs[i].idx
 		p.changed[p.nodeSeq[cur]] = true
 		for j++; j < len(nrefs) && nrefs[j].rank == nrefs[i].rank; j++ {
-			n, c := &b.nodes[nrefs[j].idx], &b.nodes[cur]
+			n, c := b.nodes.at(int(nrefs[j].idx)), b.nodes.at(int(cur))
 			if n.typ == c.typ && bytes.Equal(b.nodePayload(n), b.nodePayload(c)) {
 				continue
 			}
@@ -1260,7 +1270,7 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	for parts := range batches {
 		for _, part := range parts {
 			for j := range part.ends {
-				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes[p.finalNodes[next]].key]]))
+				binary.BigEndian.PutUint64(k8[:], uint64(p.ids[p.rank[b.nodes.at(int(p.finalNodes[next])).key]]))
 				next++
 				if err := tx.txn.Put(b.s.db.n, k8[:], part.value(j), lmdb.Append); err != nil {
 					return err
@@ -1286,7 +1296,12 @@ func (b *Bulk) evictPayloads() {
 	b.nodePay.evict()
 	b.edgePays.evict()
 	b.edges.evict()
+	b.nodes.evict()
+	b.seq.evict()
 }
+
+// op is operation i: seq's element i.
+func (b *Bulk) op(i int) uint32 { return *b.seq.at(i) }
 
 // evictEdgesEvery takes the spilled edge operations out of the process's
 // memory (chunked.evict) at every chunkLen-th edge j of a pass over them.
@@ -1296,10 +1311,10 @@ func (b *Bulk) evictEdgesEvery(j int) {
 	}
 }
 
-// edgesResident is how many chunks of edge operations (1 MiB each) a load
-// keeps in memory before it spills the others (chunked.spillTo): the
-// edges of a few hundred thousand operations.
-const edgesResident = 16
+// opsResident is how many chunks (65,536 elements each) of its edges,
+// nodes and operation order a load keeps in memory before it spills the
+// others (chunked.spillTo): a million operations, 44 MiB.
+const opsResident = 16
 
 // evictOps is how many operations a pass over the payloads in operation
 // order (the order they were added in, and are in the arenas) reads
@@ -1556,7 +1571,7 @@ func (b *Bulk) nodeValues(tx *WriteTxn, final []uint32) []valueSlab {
 			part.ends = make([]int, 0, hi-lo)
 			var pay []byte // payArena.read's buffer
 			for _, idx := range final[lo:hi] {
-				n := &b.nodes[idx]
+				n := b.nodes.at(int(idx))
 				pv := b.provs[n.prov]
 				rec := nodeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
 					typ: b.typeNames[n.typ], scope: pv.scope, run: pv.run, task: pv.task}

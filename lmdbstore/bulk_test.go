@@ -181,7 +181,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 					a.block = 64
 				}
 				b.evictN = 1 + int(seed)%3 // the spilled pages evicted every few operations as they are read
-				b.edges.spill.resident = 0 // every chunk of edge operations a mapping of the spill file
+				for _, sp := range []*chunkSpill{b.edges.spill, b.nodes.spill, b.seq.spill} {
+					sp.resident = 0 // every chunk of operations a mapping of a spill file
+				}
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {
@@ -319,8 +321,8 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.shedDone != want {
 				t.Errorf("shed %v, want %v (fast path %v, log waited for %v)", b.shedDone, want, b.Appended, b.holdLog == 1)
 			}
-			if released := b.edges.len() == 0 && b.nodes == nil; b.shedDone && !released {
-				t.Errorf("a shed load still holds %d edge puts and %d node puts", b.edges.len(), len(b.nodes))
+			if released := b.edges.len() == 0 && b.nodes.len() == 0; b.shedDone && !released {
+				t.Errorf("a shed load still holds %d edge puts and %d node puts", b.edges.len(), b.nodes.len())
 			}
 			// and it wrote its log record before them (logPut), unless
 			// the record goes to a remote at the end.
@@ -724,7 +726,7 @@ func TestBulkEdgeLayout(t *testing.T) {
 		t.Errorf("%d edges held apart, want the 3 with a provenance or payload", b.edgeExtras.len())
 	}
 	wantErr(t, b.addEdge(0, 1, maxBulkRel+1, 1, false, 0, 0), ErrInvalid)
-	if b.edges.len() != len(cases) || len(b.seq) != len(cases) {
-		t.Errorf("a refused edge was added: %d edges, %d operations", b.edges.len(), len(b.seq))
+	if b.edges.len() != len(cases) || b.seq.len() != len(cases) {
+		t.Errorf("a refused edge was added: %d edges, %d operations", b.edges.len(), b.seq.len())
 	}
 }

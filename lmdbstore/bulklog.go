@@ -42,7 +42,7 @@ func (l bulkLog) whole() bulkLog {
 // or 03, as WriteTxn writes them.
 func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	relNames := b.relNames()
-	n := len(b.seq)
+	n := b.seq.len()
 	workers := opShares(n)
 	counts, pays := make([]int, workers), make([]int, workers)
 	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
@@ -52,10 +52,10 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 				continue
 			}
 			counts[w]++
-			if x := b.seq[i]; x&bulkEdgeBit != 0 {
+			if x := b.op(i); x&bulkEdgeBit != 0 {
 				pays[w] += len(b.edgePayload(b.edges.at(int(x &^ bulkEdgeBit))))
 			} else {
-				pays[w] += int(b.nodes[x].pay.n)
+				pays[w] += int(b.nodes.at(int(x)).pay.n)
 			}
 		}
 	})
@@ -64,12 +64,12 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 		changes += c
 	}
 	if b.logSpec != nil { // nameLog's record of every operation, with tx.nops counting them all
-		if changes == len(b.seq) {
+		if changes == b.seq.len() {
 			b.logValue, b.logBytes = b.logSpec, b.keyedLowerBound(changes, pays)
 			return nil
 		}
 		<-b.logSpec // it reads tx.nops
-		tx.nops -= len(b.seq)
+		tx.nops -= b.seq.len()
 		if len(b.provs) > 1 {
 			b.logNames = nil // a provenance may be first named by an operation that changes nothing
 		}
@@ -99,7 +99,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if p.changed[i] {
-				sizes[w] += b.logOpSize(b.seq[i], relNames)
+				sizes[w] += b.logOpSize(b.op(i), relNames)
 			}
 		}
 	})
@@ -130,7 +130,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 		buf := tx.ops[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
 		for i := lo; i < hi; i++ {
 			if p.changed[i] {
-				buf = b.appendLogOp(buf, b.seq[i], relNames)
+				buf = b.appendLogOp(buf, b.op(i), relNames)
 			}
 		}
 		wrote[w] = len(buf)
@@ -219,7 +219,7 @@ func (b *Bulk) logNamesFor(p *bulkPlan, relNames map[RelID]string, ops []byte, n
 func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 	body := binary.AppendUvarint(nil, uint64(names.t.n))
 	body = append(names.appendTable(body, b.keys.keys), names.pre...)
-	return b.appendKeyedOps(body, names.k, changed, 0, len(b.seq))
+	return b.appendKeyedOps(body, names.k, changed, 0, b.seq.len())
 }
 
 // keyedWindow is how many operations sealKeyed encodes at a time.
@@ -231,12 +231,12 @@ const keyedWindow = 1 << 16
 // never held whole, only the record. The bytes are sealLog's.
 func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) bulkLog {
 	head := binary.AppendUvarint(nil, uint64(names.t.n))
-	n := len(b.seq)
+	n := b.seq.len()
 	sizes := make([]int, opShares(n))
 	eachShare(n, len(sizes), func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if changed == nil || changed[i] {
-				sizes[w] += names.k.size(b.seq[i])
+				sizes[w] += names.k.size(b.op(i))
 			}
 		}
 	})
@@ -294,7 +294,7 @@ func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if changed == nil || changed[i] {
-				sizes[w] += k.size(b.seq[i])
+				sizes[w] += k.size(b.op(i))
 			}
 		}
 	})
@@ -314,7 +314,7 @@ func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi
 		for i := lo; i < hi; i++ {
 			b.evictEvery(i)
 			if changed == nil || changed[i] {
-				buf = k.append(buf, b.seq[i])
+				buf = k.append(buf, b.op(i))
 			}
 		}
 		wrote[w] = len(buf)
@@ -413,7 +413,7 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // changes something (AllChange, checked by encodeLog). Only for loads
 // whose record will likely be format 03.
 func (b *Bulk) nameLog(tx *WriteTxn) {
-	if b.s.logFormat02 || len(b.provs) > 1 && !b.allChange || len(tx.ops)+len(b.seq)*minLogOpBytes <= compressLogAbv {
+	if b.s.logFormat02 || len(b.provs) > 1 && !b.allChange || len(tx.ops)+b.seq.len()*minLogOpBytes <= compressLogAbv {
 		return
 	}
 	ch := make(chan logNames, 1)
@@ -428,7 +428,7 @@ func (b *Bulk) nameLog(tx *WriteTxn) {
 	// of them is encoded and compressed now, with their count in its
 	// header (tx.nops, which encodeLog puts back, once this goroutine is
 	// done, if the expectation fails).
-	tx.nops += len(b.seq)
+	tx.nops += b.seq.len()
 	spec := make(chan bulkLog, 1)
 	b.logSpec = spec
 	go func() {
@@ -538,7 +538,8 @@ func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]st
 			k.prov[pi] = [3]uint32{named(pv.scope) + 1, named(pv.run) + 1, named(pv.task) + 1}
 		}
 	}
-	for i, x := range b.seq {
+	for i := range b.seq.len() {
+		x := b.op(i)
 		if changed != nil && !changed[i] {
 			continue
 		}
@@ -552,7 +553,7 @@ func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]st
 			key(e.dst)
 			continue
 		}
-		nd := &b.nodes[x]
+		nd := b.nodes.at(int(x))
 		prov(nd.prov)
 		key(nd.key)
 		if k.typs[nd.typ] == 0 {
@@ -572,7 +573,7 @@ func (k *keyedIndex) size(x uint32) int {
 		return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[e.src]) + idxLen(k.rels[e.rel()]) + idxLen(k.keys[e.dst]) +
 			4 + uvarintLen(uint64(pay)) + pay
 	}
-	nd := &b.nodes[x]
+	nd := b.nodes.at(int(x))
 	pv := &k.prov[nd.prov]
 	pay := int(nd.pay.n)
 	return 1 + idxLen(pv[0]) + idxLen(pv[1]) + idxLen(pv[2]) + idxLen(k.keys[nd.key]) + idxLen(k.typs[nd.typ]) + uvarintLen(uint64(pay)) + pay
@@ -591,7 +592,7 @@ func (k *keyedIndex) append(out []byte, x uint32) []byte {
 		pay := b.edgePayload(e)
 		return append(binary.AppendUvarint(out, uint64(len(pay))), pay...)
 	}
-	nd := &b.nodes[x]
+	nd := b.nodes.at(int(x))
 	pv := &k.prov[nd.prov]
 	out = append(out, byte(OpPutNode))
 	out = appendIdx(appendIdx(appendIdx(out, pv[0]), pv[1]), pv[2])
@@ -621,7 +622,7 @@ func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []by
 			return appendStr(buf, string(b.edgePayload(e)))
 		})
 	}
-	n := &b.nodes[x]
+	n := b.nodes.at(int(x))
 	pv := b.provs[n.prov]
 	return appendLogOp(buf, OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
 		buf = appendStr(buf, keys[n.key])
@@ -640,7 +641,7 @@ func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
 		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
 			str(len(keys[e.src])) + str(len(relNames[e.rel()])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
 	}
-	n := &b.nodes[x]
+	n := b.nodes.at(int(x))
 	pv := b.provs[n.prov]
 	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(b.typeNames[n.typ])) + str(int(n.pay.n))
 }
