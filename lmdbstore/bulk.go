@@ -689,17 +689,18 @@ func (b *Bulk) DropDangling() { b.dropDangling = true }
 func (b *Bulk) dropDanglingEdges() {
 	isNode := make([]bool, len(b.keys.keys))
 	for i := range b.nodes.len() {
+		b.evictEvery(i)
 		isNode[b.nodes.at(i).key] = true
 	}
 	kept, ops := 0, 0 // edges and operations kept
 	for i := range b.seq.len() {
+		b.evictEvery(i)
 		x := b.op(i)
 		if x&bulkEdgeBit == 0 {
 			*b.seq.at(ops) = x
 			ops++
 			continue
 		}
-		b.evictEdgesEvery(int(x &^ bulkEdgeBit))
 		e := *b.edges.at(int(x &^ bulkEdgeBit))
 		if !isNode[e.src] || !isNode[e.dst] {
 			b.red.n -= b.keys.secrets(e.src) + b.keys.secrets(e.dst) // counted per use when added
@@ -720,9 +721,9 @@ func (b *Bulk) dropDanglingEdges() {
 		b.keys.uses[i].first = notUsed
 	}
 	for i := range b.seq.len() {
+		b.evictEvery(i)
 		x := b.op(i)
 		if x&bulkEdgeBit != 0 {
-			b.evictEdgesEvery(int(x &^ bulkEdgeBit))
 			e := b.edges.at(int(x &^ bulkEdgeBit))
 			b.keys.use(e.src, i)
 			b.keys.use(e.dst, i)
@@ -1281,9 +1282,9 @@ func (b *Bulk) appendNodes(tx *WriteTxn, p *bulkPlan) error {
 	return nil
 }
 
-// evictEvery takes the spilled payloads out of the process's memory
-// (payArena.evict) at every evictOps-th operation i of a pass that reads
-// them.
+// evictEvery takes the spilled payloads and operations out of the
+// process's memory (evictPayloads) at every evictOps-th operation (or
+// node) i of a pass that reads them.
 func (b *Bulk) evictEvery(i int) {
 	if i%cmp.Or(b.evictN, evictOps) == 0 && i > 0 {
 		b.evictPayloads()
