@@ -538,7 +538,6 @@ func writeBulk(s *lmdbstore.Store, g *Graph, meta lmdbstore.WriteMeta, progress 
 	}
 	nodes, edges := g.Nodes(), g.Edges()
 	debugHeap("write: graph sorted")
-	b.Grow(len(nodes), len(edges))
 	total := len(nodes) + len(edges)
 	tick := func(done int) {
 		if progress != nil && (done%4096 == 0 || done == total) {

@@ -213,11 +213,6 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 // Len is the number of operations added.
 func (b *Bulk) Len() int { return b.seq.len() }
 
-// Grow makes room for nodes and edges more operations: nothing to do
-// since the operations are held in chunks (chunked), kept for callers
-// that size a load before they fill it.
-func (b *Bulk) Grow(nodes, edges int) {}
-
 // prov interns an operation's provenance after inheriting the
 // transaction's for empty fields.
 func (b *Bulk) prov(scope, run, task string) uint32 {

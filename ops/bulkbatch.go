@@ -230,7 +230,6 @@ func BulkBatch(s *lmdbstore.Store, meta lmdbstore.WriteMeta, in io.Reader) (c lm
 			}
 			more := int(int64(edges) * rest / int64(len(ch.text)))
 			more += more / 8
-			b.Grow(0, more)
 			lines, isEdge = slices.Grow(lines, more), slices.Grow(isEdge, more)
 			rest -= int64(len(ch.text))
 		}

@@ -682,7 +682,6 @@ func importNodes(f *snapshot.File, b *lmdbstore.Bulk, stats *ImportStats) error 
 		v, _ := f.String(id)
 		return v
 	}
-	b.Grow(int(n), f.NumEdges())
 	// Every key once (missing nodes' too: edges name them).
 	keys := make([]string, n)
 	for i := uint32(0); i < n; i++ {
