@@ -215,7 +215,6 @@ func (s *Memctl) BulkLoad(dir string, g *gen.Graph, batch peers.Batch) error {
 		return err
 	}
 	b := st.NewBulk(lmdbstore.WriteMeta{Scope: "repo", RunID: "bench"})
-	b.Grow(len(batch.Nodes), len(batch.Edges))
 	for _, n := range batch.Nodes {
 		node := g.Nodes[n]
 		if err = b.PutNode(lmdbstore.NodePut{Key: node.Key, Type: node.Type.String(), Payload: g.Payload(n, nil)}); err != nil {

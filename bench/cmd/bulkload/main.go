@@ -81,7 +81,6 @@ func main() {
 	}
 	c0, t0 := cpu(), time.Now()
 	b := st.NewBulk(meta)
-	b.Grow(len(g.Nodes), len(g.Edges))
 	for i, n := range g.Nodes {
 		check(b.PutNode(lmdbstore.NodePut{Key: n.Key, Type: n.Type.String(), Payload: payloads[i]}))
 	}
