@@ -21,7 +21,6 @@ package lmdbstore
 
 import (
 	"cmp"
-	"os"
 	"runtime"
 	"slices"
 
@@ -54,10 +53,8 @@ type payArena struct {
 
 // paySpill is an arena's spill file and what of it is mapped.
 type paySpill struct {
-	f    *os.File
-	size int64    // bytes written (block-aligned)
+	spillFile
 	maps [][]byte // every mapping, for release
-	off  bool     // a spill failed: no more spilling
 }
 
 // payRef names a payload of an arena; n 0 is no payload (an empty payload
@@ -102,45 +99,33 @@ func (a *payArena) full(i int) {
 		return
 	}
 	if a.spill == nil {
-		f, err := tempFile(a.dir)
-		if err != nil {
-			a.spill = &paySpill{off: true}
-			return
-		}
-		a.spill = &paySpill{f: f}
+		a.spill = &paySpill{}
 		runtime.AddCleanup(a, func(s *paySpill) { s.release() }, a.spill)
 	}
-	if m, off, ok := a.spill.write(a.blocks[i]); ok {
+	if m, off, ok := a.spill.write(a.dir, a.blocks[i]); ok {
 		a.resident -= cap(a.blocks[i])
 		a.blocks[i], a.fileOff[i] = m, off
 	}
 }
 
-// write appends block b to the file (at off) and maps it back read-only;
-// ok false (and spilling off) when any step fails.
-func (s *paySpill) write(b []byte) (m []byte, off int64, ok bool) {
-	n := (int64(len(b)) + pageSize - 1) &^ (pageSize - 1)
-	off = s.size
-	if unix.Fallocate(int(s.f.Fd()), 0, off, n) != nil {
-		s.off = true
+// write appends block b to the file (made in dir at the first spill, at
+// off) and maps it back read-only; ok false (and spilling off) when any
+// step fails.
+func (s *paySpill) write(dir string, b []byte) (m []byte, off int64, ok bool) {
+	off, ok = s.alloc(dir, (int64(len(b))+pageSize-1)&^(pageSize-1))
+	if !ok {
 		return nil, 0, false
 	}
 	if _, err := s.f.WriteAt(b, off); err != nil {
 		s.off = true
 		return nil, 0, false
 	}
-	m, err := unix.Mmap(int(s.f.Fd()), off, len(b), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		s.off = true
+	if m = s.mmap(off, len(b), unix.PROT_READ); m == nil {
 		return nil, 0, false
 	}
-	s.size += n
 	s.maps = append(s.maps, m)
 	return m[:len(b):len(b)], off, true
 }
-
-// pageSize aligns spilled blocks (mmap offsets must be page-aligned).
-var pageSize = int64(os.Getpagesize())
 
 // seal maps the whole spill file at once in place of its blocks' own
 // mappings, so that evict is one call, not one per block (hundreds for a
@@ -189,14 +174,8 @@ func (a *payArena) evict() {
 // release unmaps every spilled block and closes the file (which, being
 // unnamed, is then gone).
 func (s *paySpill) release() {
-	for _, m := range s.maps {
-		unix.Munmap(m)
-	}
+	s.close(s.maps)
 	s.maps = nil
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-	}
 }
 
 // drop releases the arena at once (its payloads are never read again);
@@ -206,24 +185,6 @@ func (a *payArena) drop() {
 		a.spill.release()
 	}
 	*a = payArena{dir: a.dir, limit: a.limit, block: a.block}
-}
-
-// tempFile is an unnamed file in dir: O_TMPFILE where the file system
-// has it, else a file created and unlinked at once.
-func tempFile(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(bulk payloads)"), nil
-	}
-	f, err := os.CreateTemp(dir, ".bulk-payloads-*")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // bytes is the payload r names (nil for none), a view into the arena that

@@ -1,7 +1,6 @@
 package lmdbstore
 
 import (
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -30,12 +29,10 @@ type chunked[T any] struct {
 
 // chunkSpill is a chunked list's spill file and its mappings.
 type chunkSpill struct {
+	spillFile
 	dir      string
 	resident int      // chunks kept in memory (the first ones)
 	maps     [][]byte // per chunk: its mapping, nil in memory
-	f        *os.File
-	size     int64 // bytes of the file mapped so far
-	off      bool  // a spill failed: no more spilling
 }
 
 // chunkBits sets a chunk's length: 65,536 elements.
@@ -91,27 +88,14 @@ func (c *chunked[T]) newChunk() []T {
 }
 
 // mapChunk extends the file by n bytes (a multiple of the page size:
-// chunkLen is) and maps them; nil (and spilling off) when any step fails.
+// chunkLen is) and maps them writable; nil (and spilling off) when any
+// step fails.
 func (s *chunkSpill) mapChunk(n int) []byte {
-	if s.f == nil {
-		f, err := tempFile(s.dir)
-		if err != nil {
-			s.off = true
-			return nil
-		}
-		s.f = f
-	}
-	if unix.Fallocate(int(s.f.Fd()), 0, s.size, int64(n)) != nil {
-		s.off = true
+	off, ok := s.alloc(s.dir, int64(n))
+	if !ok {
 		return nil
 	}
-	m, err := unix.Mmap(int(s.f.Fd()), s.size, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		s.off = true
-		return nil
-	}
-	s.size += int64(n)
-	return m
+	return s.mmap(off, n, unix.PROT_READ|unix.PROT_WRITE)
 }
 
 // evict takes chunk i's pages, if it is mapped, out of the process's
@@ -172,15 +156,7 @@ func (c *chunked[T]) release() {
 // release unmaps every spilled chunk and closes the file; safe to call
 // again.
 func (s *chunkSpill) release() {
-	for _, m := range s.maps {
-		if m != nil {
-			unix.Munmap(m)
-		}
-	}
+	s.close(s.maps)
 	s.maps = nil
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-	}
 	s.off = true
 }
