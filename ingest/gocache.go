@@ -340,12 +340,9 @@ func (x *extractor) restoreTable(u *checkUnit, st *unitState) {
 // declarations, never changed once made, are shared).
 func (t *table) clone() *table {
 	c := &table{importPath: t.importPath, name: t.name,
-		names: maps.Clone(t.names), methods: make(map[string]map[string]bool, len(t.methods)),
+		names: t.names.clone(), methods: t.methods.clone(),
 		ifaces: maps.Clone(t.ifaces), imports: maps.Clone(t.imports),
 		typeSpecs: maps.Clone(t.typeSpecs), sigs: maps.Clone(t.sigs), vars: maps.Clone(t.vars)}
-	for k, m := range t.methods {
-		c.methods[k] = maps.Clone(m)
-	}
 	return c
 }
 

@@ -18,8 +18,8 @@ import (
 type table struct {
 	importPath string
 	name       string
-	names      map[string]string          // top-level name → kind
-	methods    map[string]map[string]bool // concrete type → its declared methods
+	names      nameSet                    // top-level name → kind (kindCode; table.kind)
+	methods    nameSet                    // "Type.Method" of the methods declared (hasMethod)
 	ifaces     map[string]*ifaceDecl      // interface type → its methods
 	imports    map[string]bool            // import paths its files import
 
@@ -68,8 +68,6 @@ func (x *extractor) table(importPath, name string) *table {
 	if t == nil {
 		t = &table{
 			importPath: importPath, name: name,
-			names:   make(map[string]string),
-			methods: make(map[string]map[string]bool),
 			ifaces:  make(map[string]*ifaceDecl),
 			imports: make(map[string]bool),
 
@@ -106,15 +104,12 @@ func (t *table) addDecls(f *ast.File, imports map[string]string, detail bool) *d
 				if recv == "" {
 					continue
 				}
-				if t.methods[recv] == nil {
-					t.methods[recv] = make(map[string]bool)
-				}
-				t.methods[recv][d.Name.Name] = true
+				t.addMethod(recv, d.Name.Name)
 				if k := recv + "." + d.Name.Name; first(k) {
 					t.sigs[k] = declOf[*ast.FuncType]{d.Type, ctx}
 				}
 			} else if d.Name.Name != "init" && d.Name.Name != "_" {
-				t.names[d.Name.Name] = KindFunc
+				t.setKind(d.Name.Name, KindFunc)
 				if first(d.Name.Name) {
 					t.sigs[d.Name.Name] = declOf[*ast.FuncType]{d.Type, ctx}
 				}
@@ -128,10 +123,10 @@ func (t *table) addDecls(f *ast.File, imports map[string]string, detail bool) *d
 					}
 					it, ok := s.Type.(*ast.InterfaceType)
 					if !ok {
-						t.names[s.Name.Name] = KindType
+						t.setKind(s.Name.Name, KindType)
 						continue
 					}
-					t.names[s.Name.Name] = KindInterface
+					t.setKind(s.Name.Name, KindInterface)
 					dec := &ifaceDecl{}
 					for _, m := range it.Methods.List {
 						if len(m.Names) > 0 {
@@ -160,7 +155,7 @@ func (t *table) addDecls(f *ast.File, imports map[string]string, detail bool) *d
 					}
 					for i, n := range s.Names {
 						if n.Name != "_" {
-							t.names[n.Name] = kind
+							t.setKind(n.Name, kind)
 							if _, ok := t.vars[n.Name]; detail && kind == KindVar && !ok {
 								t.vars[n.Name] = varDecl{s, i, ctx}
 							}
@@ -313,6 +308,9 @@ func (x *extractor) extractSyntax() {
 		named, _ := fileImports(sf.decls, x.packageName)
 		sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
 	}
+	for _, t := range x.tables {
+		t.seal()
+	}
 	debugHeap("syntax: declarations")
 	ips := sortedKeys(units)
 	parallelInOrder(len(ips), func(i int) *fragment {
@@ -331,6 +329,9 @@ func (x *extractor) extractSyntax() {
 				named, _ := fileImports(files[j], x.packageName)
 				sf.ctx = x.tables[ip].addDecls(files[j], named, true)
 			}
+		}
+		if !u.twice {
+			x.tables[ip].seal() // no other package's file reads it before it is merged
 		}
 		fr := newFragment()
 		for j, sf := range u.files {
@@ -589,7 +590,7 @@ func (r *syntaxResolver) importPath(spec *ast.ImportSpec) string {
 }
 
 func lookup(t *table, name string) (target, bool) {
-	kind := t.names[name]
+	kind := t.kind(name)
 	if kind == "" {
 		return target{}, false
 	}
@@ -621,7 +622,7 @@ func (r *syntaxResolver) ident(id *ast.Ident) (target, bool) {
 // importOf is the import path an identifier names when it is the name of
 // an imported package in this file.
 func (r *syntaxResolver) importOf(id *ast.Ident) (string, bool) {
-	if id.Obj != nil || r.tab.names[id.Name] != "" {
+	if id.Obj != nil || r.tab.kind(id.Name) != "" {
 		return "", false
 	}
 	p, ok := r.imports[id.Name]
@@ -657,7 +658,7 @@ func (r *syntaxResolver) method(ref typeRef, m string, depth int) (target, bool)
 	if t == nil || depth > 4 {
 		return target{}, false
 	}
-	if t.methods[ref.name][m] {
+	if t.hasMethod(ref.name, m) {
 		return target{key: MethodKey(ref.pkg, ref.name, m), kind: KindMethod, pkg: ref.pkg}, true
 	}
 	if t.ifaces[ref.name] != nil {
@@ -716,7 +717,7 @@ func (r *syntaxResolver) named(t sType) (typeRef, int) {
 		case *ast.IndexListExpr:
 			e = v.X
 		case *ast.Ident:
-			switch k := t.ctx.tab.names[v.Name]; {
+			switch k := t.ctx.tab.kind(v.Name); {
 			case k == KindType || k == KindInterface:
 				return typeRef{t.ctx.tab.importPath, v.Name}, inTree
 			case k == "" && types.Universe.Lookup(v.Name) != nil:
@@ -733,7 +734,7 @@ func (r *syntaxResolver) named(t sType) (typeRef, int) {
 				return typeRef{}, unknownType
 			}
 			if pt := r.x.tables[p]; pt != nil {
-				if k := pt.names[v.Sel.Name]; k == KindType || k == KindInterface {
+				if k := pt.kind(v.Sel.Name); k == KindType || k == KindInterface {
 					return typeRef{p, v.Sel.Name}, inTree
 				}
 				return typeRef{}, unknownType
@@ -989,7 +990,7 @@ func (r *syntaxResolver) result(c *ast.CallExpr, i, depth int) sType {
 	var ok bool
 	switch f := fun.(type) {
 	case *ast.Ident:
-		if builtinFuncs[f.Name] && !r.local(f) && r.tab.names[f.Name] == "" && len(c.Args) > 0 && i == 0 {
+		if builtinFuncs[f.Name] && !r.local(f) && r.tab.kind(f.Name) == "" && len(c.Args) > 0 && i == 0 {
 			switch f.Name {
 			case "new", "make": // new(T) is a *T, but methods are the same
 				return sType{expr: c.Args[0], ctx: r.declCtx}
@@ -1155,7 +1156,7 @@ func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
 		if r.local(f) {
 			return false
 		}
-		if k := r.tab.names[f.Name]; k != "" {
+		if k := r.tab.kind(f.Name); k != "" {
 			return k != KindVar && k != KindConst
 		}
 		return !builtinFuncs[f.Name] && types.Universe.Lookup(f.Name) == nil
@@ -1163,7 +1164,7 @@ func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
 		if x, ok := f.X.(*ast.Ident); ok {
 			if p, ok := r.importOf(x); ok {
 				if t := r.x.tables[p]; t != nil {
-					k := t.names[f.Sel.Name]
+					k := t.kind(f.Sel.Name)
 					return k != KindVar && k != KindConst
 				}
 				return r.x.treePkgs[p]
@@ -1189,7 +1190,7 @@ func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
 func (x *extractor) implementsSyntax() {
 	for _, ip := range sortedKeys(x.tables) {
 		t := x.tables[ip]
-		if !slices.ContainsFunc(sortedKeys(t.methods), func(tname string) bool { return x.syntaxTypes[SymbolKey(ip, tname)] }) {
+		if !slices.ContainsFunc(t.recvs(), func(tname string) bool { return x.syntaxTypes[SymbolKey(ip, tname)] }) {
 			continue
 		}
 		// Interfaces visible from ip, indexed by one of their methods.
@@ -1222,11 +1223,11 @@ func (x *extractor) implementsSyntax() {
 				}
 			}
 		}
-		for _, tname := range sortedKeys(t.methods) {
-			if t.names[tname] != KindType || !x.syntaxTypes[SymbolKey(ip, tname)] {
+		for _, tname := range t.recvs() {
+			if t.kind(tname) != KindType || !x.syntaxTypes[SymbolKey(ip, tname)] {
 				continue
 			}
-			have := t.methods[tname]
+			have := t.methodSet(tname)
 			for _, m := range sortedKeys(have) {
 				for _, iref := range byMethod[m] {
 					ok := true

@@ -535,6 +535,9 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 		t.addDecls(f.ast, named, false)
 		x.tabMu.Unlock()
 	}
+	x.tabMu.Lock()
+	t.seal()
+	x.tabMu.Unlock()
 	if x.next != nil {
 		x.rememberTable(u, t, mu)
 	}
