@@ -18,10 +18,10 @@ import (
 type table struct {
 	importPath string
 	name       string
-	names      nameSet                    // top-level name → kind (kindCode; table.kind)
-	methods    nameSet                    // "Type.Method" of the methods declared (hasMethod)
-	ifaces     map[string]*ifaceDecl      // interface type → its methods
-	imports    map[string]bool            // import paths its files import
+	names      nameSet               // top-level name → kind (kindCode; table.kind)
+	methods    nameSet               // "Type.Method" of the methods declared (hasMethod)
+	ifaces     map[string]*ifaceDecl // interface type → its methods
+	imports    map[string]bool       // import paths its files import
 
 	// What syntax-only extraction infers the types of expressions from
 	// (recorded for the packages it extracts): type declarations, the
