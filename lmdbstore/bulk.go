@@ -922,6 +922,11 @@ type bulkPlan struct {
 	nodeSeq, edgeSeq []uint32      // position of each node / edge operation among all
 	changed          []bool        // per operation: does it change its record (is it logged)?
 	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order (appendEdges)
+	// inLate: the in side's order is sorted from the edge operations once
+	// the out side's chunks are written and its order dropped (inFromOut
+	// would hold both orders at once); releaseLate: the edge operations
+	// are released then, not before the node records (releaseEdges).
+	inLate, releaseLate bool
 	finalNodes       []uint32      // index of each node rank's final put, in rank order
 	finalEdges       []bool        // per edge operation: does its record stay?
 	edgeRecs         bool          // the e records are written (appendEdgeRecords)
@@ -952,6 +957,10 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	if err != nil {
 		return tx.fail(err)
 	}
+	// A load whose edge operations spill holds one side's order at a time:
+	// they are in the spill file, not in memory, until the in side is
+	// sorted from them.
+	p.inLate = p.inRefs == nil && b.edges.spills()
 	b.finalEdgePuts(p)
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i := range b.seq.len() {
@@ -984,7 +993,11 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		if err := b.appendEdgeRecords(tx, p); err != nil {
 			return tx.fail(err)
 		}
-		b.releaseEdges(p)
+		if p.inLate {
+			p.releaseLate = true
+		} else {
+			b.releaseEdges(p)
+		}
 	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
@@ -1403,7 +1416,11 @@ const chunkSlabBytes = 256 << 10
 // encoded on another goroutine, while the in side's order is made from the
 // out side's (inFromOut), then the in side's chunks. Each side's order is
 // dropped once written: the in side's is made from the out side's, so
-// both are held only while the out side's chunks are written.
+// both are held only while the out side's chunks are written. With inLate
+// (a load whose edge operations spill) the two are never held together:
+// the in side's order is sorted from the edge operations once the out
+// side's is dropped (20 bytes an edge less at the commit's peak, for a
+// sort that no longer overlaps the out side's writes).
 func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 	outCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.outRefs, outCh)
@@ -1420,7 +1437,7 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 	inDone := make(chan struct{})
 	go func() {
 		defer close(inDone)
-		if p.inRefs == nil {
+		if p.inRefs == nil && !p.inLate {
 			p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
 		}
 	}()
@@ -1430,6 +1447,13 @@ func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
 	p.outRefs = nil
 	if err != nil {
 		return err
+	}
+	if p.inLate {
+		runtime.GC() // the out side's order goes before the in side's is made
+		p.inRefs = b.sortSide(p, false)
+		if p.releaseLate {
+			b.releaseEdges(p)
+		}
 	}
 	inCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.inRefs, inCh)

@@ -2,6 +2,7 @@ package lmdbstore
 
 import (
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -58,6 +59,12 @@ func (c *chunked[T]) add(v T) int {
 		c.spill.evict(len(c.chunks) - 1) // written: out of memory until read
 	}
 	return c.n - 1
+}
+
+// spills reports whether some chunk of the list is a mapping of its spill
+// file (its elements are then mostly out of the process's memory).
+func (c *chunked[T]) spills() bool {
+	return c.spill != nil && slices.ContainsFunc(c.spill.maps, func(m []byte) bool { return m != nil })
 }
 
 // spillTo makes the chunks past the first resident ones mappings of a
