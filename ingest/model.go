@@ -128,10 +128,11 @@ type Edge struct {
 type Graph struct {
 	nodes map[string]Node
 	edges map[edgeKey]float32
-	// sent are the keys of nodes sent to a stream (markSent): nodes of the
-	// graph with nothing more kept of them than their key and a tag the
-	// sender gave (sentTag), 20 bytes an entry where a Node takes 56.
-	sent map[string]uint32
+	// sent are the nodes sent to a stream (markSent): nodes of the graph
+	// with nothing more kept of them than a hash of their key and a tag
+	// the sender gave (sentTag). The graph answers for them (HasNode,
+	// Node, NumNodes) but does not list them (EachNode, Nodes).
+	sent sentSet
 }
 
 type edgeKey struct{ src, rel, dst string }
@@ -149,9 +150,7 @@ func NewGraphSized(nodes, edges int) *Graph {
 
 // AddNode adds or replaces a node.
 func (g *Graph) AddNode(n Node) {
-	if g.sent != nil {
-		delete(g.sent, n.Key)
-	}
+	g.sent.del(n.Key)
 	g.nodes[n.Key] = n
 }
 
@@ -160,14 +159,13 @@ func (g *Graph) HasNode(key string) bool {
 	if _, ok := g.nodes[key]; ok {
 		return true
 	}
-	_, ok := g.sent[key]
+	_, ok := g.sent.get(key)
 	return ok
 }
 
 // sentTag is the tag markSent kept with node key, if the node was sent.
 func (g *Graph) sentTag(key string) (uint32, bool) {
-	t, ok := g.sent[key]
-	return t, ok
+	return g.sent.get(key)
 }
 
 // Node returns the node with key; a node sent to a stream has only its
@@ -176,7 +174,7 @@ func (g *Graph) Node(key string) (Node, bool) {
 	if n, ok := g.nodes[key]; ok {
 		return n, true
 	}
-	if _, ok := g.sent[key]; ok {
+	if _, ok := g.sent.get(key); ok {
 		return Node{Key: key}, true
 	}
 	return Node{}, false
@@ -184,11 +182,8 @@ func (g *Graph) Node(key string) (Node, bool) {
 
 // markSent keeps of node key (a node of g) only its key, and tag.
 func (g *Graph) markSent(key string, tag uint32) {
-	if g.sent == nil {
-		g.sent = make(map[string]uint32)
-	}
 	delete(g.nodes, key)
-	g.sent[key] = tag
+	g.sent.put(key, tag)
 }
 
 // RelationWeights are the weights `ingest go` gives its edges. The engines
@@ -235,10 +230,11 @@ func (g *Graph) intern(key string) string {
 }
 
 // NumNodes and NumEdges count the graph.
-func (g *Graph) NumNodes() int { return len(g.nodes) + len(g.sent) }
+func (g *Graph) NumNodes() int { return len(g.nodes) + g.sent.len() }
 func (g *Graph) NumEdges() int { return len(g.edges) }
 
-// Nodes returns the nodes ordered by key.
+// Nodes returns the nodes ordered by key (those held: not the ones sent
+// to a stream).
 func (g *Graph) Nodes() []Node {
 	out := make([]Node, 0, g.NumNodes())
 	g.EachNode(func(n Node) { out = append(out, n) })
@@ -246,13 +242,11 @@ func (g *Graph) Nodes() []Node {
 	return out
 }
 
-// EachNode calls fn for every node, in no particular order.
+// EachNode calls fn for every node the graph holds (not the ones sent to
+// a stream, of which it keeps no key), in no particular order.
 func (g *Graph) EachNode(fn func(Node)) {
 	for _, n := range g.nodes {
 		fn(n)
-	}
-	for key := range g.sent {
-		fn(Node{Key: key})
 	}
 }
 

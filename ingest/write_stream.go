@@ -51,7 +51,6 @@ func NewGoStream(s *lmdbstore.Store, meta lmdbstore.WriteMeta, progress func(Pro
 	meta.Derived = true // code structure, not free text: no secret scan (SPEC §2)
 	b := s.NewBulk(meta)
 	b.DropDangling()
-	b.KeysOwned()    // keys built by the extractor, which keeps them
 	b.RequireEmpty() // another writer may write before the commit: IngestGo
 	rels, err := bulkRelations(s, b)
 	if err != nil {

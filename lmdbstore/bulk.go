@@ -310,7 +310,7 @@ func (b *Bulk) PutNodePrepared(p NodePut, k PreparedKey) error {
 	ref, known := b.preparedRef(k)
 	n := 0
 	if known {
-		p.Key, n = b.keys.keys[ref], b.keys.secrets(ref)
+		p.Key, n = b.keys.at(ref), b.keys.secrets(ref)
 	} else {
 		p.Key, n = b.redacted(k)
 	}
@@ -376,7 +376,7 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 	}
 	p.Src, p.Dst = "", ""
 	if p.Rel == relSupersedes || p.Rel == relContradicts { // the only relations checkEdgeValues compares them for
-		p.Src, p.Dst = b.keys.keys[si], b.keys.keys[di] // (the key table is read only then: a random key is a cache miss)
+		p.Src, p.Dst = b.keys.at(si), b.keys.at(di) // (the key table is read only then: a random key is a cache miss)
 	}
 	rel, weight, explicit, err := checkEdgeValues(p, b.relation)
 	if err != nil {
@@ -397,13 +397,13 @@ func (b *Bulk) PutEdgePrepared(p EdgePut, src, dst PreparedKey) error {
 // Key, with no payload and the load's provenance: PutEdge's rules, with no
 // key looked up or checked again. A weight of 0 is the relation's default.
 func (b *Bulk) PutEdgeRef(src KeyRef, rel string, dst KeyRef, weight float32) error {
-	if int(src) >= len(b.keys.keys) || int(dst) >= len(b.keys.keys) {
+	if int(src) >= b.keys.len() || int(dst) >= b.keys.len() {
 		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
 	}
 	if err := b.red.relName(rel); err != nil {
 		return err
 	}
-	r, weight, explicit, err := checkEdgeValues(EdgePut{Src: b.keys.keys[src], Rel: rel, Dst: b.keys.keys[dst], Weight: weight}, b.relation)
+	r, weight, explicit, err := checkEdgeValues(EdgePut{Src: b.keys.at(uint32(src)), Rel: rel, Dst: b.keys.at(uint32(dst)), Weight: weight}, b.relation)
 	if err != nil {
 		return err
 	}
@@ -422,12 +422,12 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 	if len(rels) != len(dsts) || len(weights) != len(dsts) {
 		return fmt.Errorf("%w: bulk edges: %d relations, %d destinations, %d weights", ErrInvalid, len(rels), len(dsts), len(weights))
 	}
-	nk := len(b.keys.keys)
+	nk := b.keys.len()
 	if int(src) >= nk {
 		return fmt.Errorf("%w: bulk key reference out of range", ErrInvalid)
 	}
 	prov := b.prov("", "", "")
-	srcKey, srcN := b.keys.keys[src], b.keys.secrets(uint32(src))
+	srcKey, srcN := b.keys.at(uint32(src)), b.keys.secrets(uint32(src))
 	var r Relation
 	for i, dst := range dsts {
 		if int(dst) >= nk {
@@ -445,7 +445,7 @@ func (b *Bulk) PutEdgeRefs(src KeyRef, rels []RelID, dsts []KeyRef, weights []fl
 		} else if err := validWeight(w); err != nil {
 			return &BulkOpError{Op: b.seq.len(), Err: err}
 		}
-		if (r.Name == relSupersedes || r.Name == relContradicts) && srcKey == b.keys.keys[dst] {
+		if (r.Name == relSupersedes || r.Name == relContradicts) && srcKey == b.keys.at(uint32(dst)) {
 			_, _, _, err := checkEdgeValues(EdgePut{Src: srcKey, Rel: r.Name, Dst: srcKey}, b.relation) // its error
 			return &BulkOpError{Op: b.seq.len(), Err: err}
 		}
@@ -663,13 +663,6 @@ type changedPay struct {
 // may write between the caller's check and the commit.
 func (b *Bulk) RequireEmpty() { b.requireEmpty = true }
 
-// KeysOwned tells the load that the key strings its caller gives are
-// whole strings of their own, not views into a larger buffer the load
-// would keep alive: it keeps them as given instead of copying each new
-// key. A caller that keeps its keys anyway (`ingest go`'s extractor keeps
-// every node key it sent) then holds each key once, not twice.
-func (b *Bulk) KeysOwned() { b.keys.owned = true }
-
 // DropDangling makes Commit leave out every edge operation whose source
 // or destination no node operation of the load names, as if it had never
 // been added (SPEC §2, "Bulk loads"): a caller that learns which keys are
@@ -682,7 +675,7 @@ func (b *Bulk) DropDangling() { b.dropDangling = true }
 // in place, keeping the order of the others, and numbers the keys' first
 // uses again.
 func (b *Bulk) dropDanglingEdges() {
-	isNode := make([]bool, len(b.keys.keys))
+	isNode := make([]bool, b.keys.len())
 	for i := range b.nodes.len() {
 		b.evictEvery(i)
 		isNode[b.nodes.at(i).key] = true
@@ -850,7 +843,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		if x&bulkEdgeBit != 0 {
 			e := b.edges.at(int(x &^ bulkEdgeBit))
 			pv := b.provs[b.edgeProv(e)]
-			p := EdgePut{Src: b.keys.keys[e.src], Rel: b.relOf[e.rel()].Name, Dst: b.keys.keys[e.dst], Payload: b.edgePayload(e),
+			p := EdgePut{Src: b.keys.at(e.src), Rel: b.relOf[e.rel()].Name, Dst: b.keys.at(e.dst), Payload: b.edgePayload(e),
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
 			if e.explicit() {
 				p.Weight = b.edgeWeight(e)
@@ -859,7 +852,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		} else {
 			n := b.nodes.at(int(x))
 			pv := b.provs[n.prov]
-			err = tx.PutNode(NodePut{Key: b.keys.keys[n.key], Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
+			err = tx.PutNode(NodePut{Key: b.keys.at(n.key), Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
@@ -1039,9 +1032,7 @@ func (b *Bulk) putLog(tx *WriteTxn) error {
 // entries in both lists and the log), plus 64 MiB.
 func (b *Bulk) mapNeed() int64 {
 	n := b.nodePay.size() + b.edgePays.size() + 64*int64(b.nodes.len())
-	for _, k := range b.keys.keys {
-		n += 2 * int64(len(k)) // the ids keyspace and the log's key table
-	}
+	n += 2 * b.keys.keys.size // the ids keyspace and the log's key table
 	n += 64 * int64(b.edges.len())
 	var file int64
 	if fi, err := os.Stat(filepath.Join(b.s.path, "data.mdb")); err == nil {
@@ -1061,7 +1052,7 @@ func (b *Bulk) mapNeed() int64 {
 // a load needs first (reserveMap), so that a full map does not ask it to.
 func (b *Bulk) shed(p *bulkPlan) {
 	b.nodes.release()
-	b.keys.idx, b.keys.rawOf, b.keys.keys, p.keyRanks.keys = keyTableIndex{}, nil, nil, nil
+	b.keys.idx, b.keys.rawOf, b.keys.keys, p.keyRanks.keys = keyTableIndex{}, nil, keyArena{}, nil
 	b.nodePay.drop()
 	b.shedDone = true
 	runtime.GC() // now: a memory limit that follows the live heap (the CLI sets one) can give memory back
@@ -1247,7 +1238,7 @@ func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
 	val := make([]byte, 0, 256)
 	for r, id := range p.ids {
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
-		val = sealValue(append(append(val[:0], fmtPlain), p.keys[r]...))
+		val = sealValue(append(append(val[:0], fmtPlain), b.keys.at(p.keys[r])...))
 		if err := tx.txn.Put(b.s.db.ids, k8[:], val, lmdb.Append); err != nil {
 			return err
 		}
@@ -1616,7 +1607,7 @@ func (b *Bulk) supersedeCycle() error {
 	next := map[string][]string{}
 	for i := range b.edges.len() {
 		if e := b.edges.at(i); e.rel() == rel.ID {
-			src, dst := b.keys.keys[e.src], b.keys.keys[e.dst]
+			src, dst := b.keys.at(e.src), b.keys.at(e.dst)
 			next[src] = append(next[src], dst)
 		}
 	}

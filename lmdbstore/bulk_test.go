@@ -171,9 +171,6 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if seed%2 == 0 {
 				b.holdLog = 1 // the log record waited for before the node records
 			}
-			if seed%4 == 1 {
-				b.KeysOwned() // the load keeps the caller's key strings as given
-			}
 			spill := seed%3 != 2
 			if spill { // every payload block but the last in the spill file, blocks of 64 bytes
 				for _, a := range []*payArena{&b.nodePay, &b.edgePays} {

@@ -25,7 +25,7 @@ type KeyRef uint32
 // bulkKeys is the key table of one Bulk.
 type bulkKeys struct {
 	idx  keyTableIndex // key as given → index
-	keys []string      // redacted key, by index
+	keys keyArena      // redacted key, by index
 	uses []keyUse      // by index
 	// rawOf holds the key as given of the keys whose redacted form
 	// differs (few: those holding a secret), by index.
@@ -33,9 +33,6 @@ type bulkKeys struct {
 	// redactedSome: some key's redacted form differs from the key as
 	// given (else the redacted keys are as distinct as the given ones).
 	redactedSome bool
-	// owned: the caller's key strings are its own (Bulk.KeysOwned), kept
-	// as given rather than copied.
-	owned bool
 }
 
 // keyUse is what an operation naming a key reads and writes, together (an
@@ -52,47 +49,48 @@ const notUsed = ^uint32(0)
 func (k *bulkKeys) lookup(raw string) (uint32, bool) { return k.idx.find(raw, k.rawAt) }
 
 // rawAt is key i as given.
-func (k *bulkKeys) rawAt(i uint32) string { return rawAt(k.keys, k.rawOf, i) }
+func (k *bulkKeys) rawAt(i uint32) string { return rawAt(&k.keys, k.rawOf, i) }
+
+// at is key i (redacted).
+func (k *bulkKeys) at(i uint32) string { return k.keys.at(i) }
+
+// len is the number of keys.
+func (k *bulkKeys) len() int { return k.keys.len() }
 
 // rawAt is key i as given, of keys and their rawOf.
-func rawAt(keys []string, rawOf map[uint32]string, i uint32) string {
+func rawAt(keys *keyArena, rawOf map[uint32]string, i uint32) string {
 	if rawOf != nil {
 		if raw, ok := rawOf[i]; ok {
 			return raw
 		}
 	}
-	return keys[i]
+	return keys.at(i)
 }
 
 // add registers a key as given with its redacted form and the number of
 // secrets that replaced.
 func (k *bulkKeys) add(raw, red string, n int) uint32 {
-	i := uint32(len(k.keys))
-	// Copies: the caller's strings may be views of a larger buffer (a
+	// Copies (into the arena, and of a key as given that redaction
+	// changed): the caller's strings may be views of a larger buffer (a
 	// chunk of batch input) that the load must not keep alive.
-	c := raw
-	if !k.owned {
-		c = strings.Clone(raw)
-	}
-	if red == raw {
-		red = c
-	} else {
+	i := k.keys.add(red)
+	if red != raw {
 		k.redactedSome = true
 		if k.rawOf == nil {
 			k.rawOf = make(map[uint32]string)
 		}
-		k.rawOf[i] = c
+		k.rawOf[i] = strings.Clone(raw)
 	}
-	k.keys = append(k.keys, red)
 	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
-	k.idx.insert(c, i, k.rawAt)
+	k.idx.insert(raw, i, k.rawAt)
 	return i
 }
 
 // grow makes room for n more keys.
 func (k *bulkKeys) grow(n int) {
-	k.idx.grow(len(k.keys)+n, k.rawAt)
-	k.keys, k.uses = slices.Grow(k.keys, n), slices.Grow(k.uses, n)
+	k.idx.grow(k.len()+n, k.rawAt)
+	k.keys.grow(n)
+	k.uses = slices.Grow(k.uses, n)
 }
 
 // use records that operation op names key i.
@@ -111,14 +109,14 @@ func (k *bulkKeys) secrets(i uint32) int { return int(k.uses[i].n) }
 type KeyView struct {
 	b     *Bulk
 	idx   keyTableIndex     // a copy of b.keys.idx
-	keys  []string          // b.keys.keys as they were (the load only appends)
+	keys  keyArena          // b.keys.keys as they were (keyArena.view)
 	rawOf map[uint32]string // a copy of b.keys.rawOf
 	red   redaction         // b's Redactor; its memo and count unused
 }
 
 // find is raw's index when the view holds it.
 func (v *KeyView) find(raw string) (uint32, bool) {
-	return v.idx.find(raw, func(i uint32) string { return rawAt(v.keys, v.rawOf, i) })
+	return v.idx.find(raw, func(i uint32) string { return rawAt(&v.keys, v.rawOf, i) })
 }
 
 // PreparedKey is a node key as KeyView.Prepare left it: its index when
@@ -159,7 +157,7 @@ func (v *KeyView) Find(raw string) PreparedKey {
 // PutNodePrepared of that key looks nothing up; a ref out of range is a key
 // not prepared.
 func (b *Bulk) Prepared(ref KeyRef, raw string) PreparedKey {
-	if int(ref) >= len(b.keys.keys) {
+	if int(ref) >= b.keys.len() {
 		return PreparedKey{raw: raw}
 	}
 	return PreparedKey{raw: raw, b: b, found: true, ref: uint32(ref)}
@@ -182,11 +180,11 @@ func (b *Bulk) redacted(k PreparedKey) (string, int) {
 // caller may ask after every few operations: the copies of the key table
 // add up to about twice the last one.
 func (b *Bulk) KeyView() *KeyView {
-	n := len(b.keys.keys)
+	n := b.keys.len()
 	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/2) {
 		return b.view
 	}
-	b.view, b.viewKeys = &KeyView{b: b, idx: b.keys.idx.clone(), keys: b.keys.keys[:n:n], rawOf: maps.Clone(b.keys.rawOf), red: redaction{r: b.red.r}}, n
+	b.view, b.viewKeys = &KeyView{b: b, idx: b.keys.idx.clone(), keys: b.keys.keys.view(), rawOf: maps.Clone(b.keys.rawOf), red: redaction{r: b.red.r}}, n
 	return b.view
 }
 
@@ -203,7 +201,7 @@ func (b *Bulk) preparedRef(k PreparedKey) (uint32, bool) {
 type keyRanks struct {
 	rank []uint32 // by key index: the rank of its id
 	ids  []NodeID // by rank, ascending
-	keys []string // by rank
+	keys []uint32 // by rank: the key's index
 }
 
 // resolveKeys hashes every key (on every core), orders them by id and
@@ -212,7 +210,7 @@ type keyRanks struct {
 // second key).
 func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	k := &b.keys
-	n := len(k.keys)
+	n := k.len()
 	ids := make([]NodeID, n)
 	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
 	var wg sync.WaitGroup
@@ -221,7 +219,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		go func() {
 			defer wg.Done()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
-				ids[i] = b.s.hash(k.keys[i])
+				ids[i] = b.s.hash(k.at(uint32(i)))
 			}
 		}()
 	}
@@ -250,16 +248,16 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		for ; j < len(order) && ids[order[j]] == ids[first]; j++ {
 			x := order[j]
 			r.rank[x] = uint32(len(r.ids))
-			if k.keys[x] != k.keys[first] && (bad < 0 || k.uses[x].first < k.uses[bad].first || (k.uses[x].first == k.uses[bad].first && int(x) < bad)) {
-				bad, existing = int(x), k.keys[first]
+			if k.at(x) != k.at(first) && (bad < 0 || k.uses[x].first < k.uses[bad].first || (k.uses[x].first == k.uses[bad].first && int(x) < bad)) {
+				bad, existing = int(x), k.at(first)
 			}
 		}
 		r.ids = append(r.ids, ids[first])
-		r.keys = append(r.keys, k.keys[first])
+		r.keys = append(r.keys, first)
 		i = j
 	}
 	if bad >= 0 {
-		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: k.keys[bad], Existing: existing}}
+		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: k.at(uint32(bad)), Existing: existing}}
 	}
 	return r, nil
 }

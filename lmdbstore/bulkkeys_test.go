@@ -1,43 +1,85 @@
 package lmdbstore
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unsafe"
 )
 
-// TestBulkKeysOwned: a load copies each new key out of the caller's
-// string (which may be a view of a larger buffer), unless told the caller
-// owns its keys (KeysOwned): then it keeps the string as given. Either
-// way an edge endpoint and a node of the same key share one entry.
-func TestBulkKeysOwned(t *testing.T) {
-	for _, owned := range []bool{false, true} {
-		s := newStore(t, Options{})
-		b := s.NewBulk(WriteMeta{})
-		if owned {
-			b.KeysOwned()
+// TestBulkKeysCopied: a load copies each new key into its arena, out of the
+// caller's string (which may be a view of a larger buffer it must not
+// keep alive); an edge endpoint and a node of the same key share one entry.
+func TestBulkKeysCopied(t *testing.T) {
+	s := newStore(t, Options{})
+	b := s.NewBulk(WriteMeta{})
+	buf := strings.Repeat("x", 64) + "sym:a.F" + strings.Repeat("y", 64)
+	key := buf[64 : 64+len("sym:a.F")]
+	ref, err := b.Key(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := b.keys.at(uint32(ref))
+	if kept != key {
+		t.Fatalf("kept %q", kept)
+	}
+	if p := uintptr(unsafe.Pointer(unsafe.StringData(kept))); p >= uintptr(unsafe.Pointer(unsafe.StringData(buf))) && p < uintptr(unsafe.Pointer(unsafe.StringData(buf)))+uintptr(len(buf)) {
+		t.Fatal("the load kept the caller's bytes")
+	}
+	if err := b.PutNode(NodePut{Key: "sym:a.F"}); err != nil {
+		t.Fatal(err)
+	}
+	if b.keys.len() != 1 {
+		t.Fatalf("%d keys for one", b.keys.len())
+	}
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKeyArena: keys of every length up to maxNodeKeyLen, many blocks'
+// worth, read back as added, from the arena and from a view taken part
+// way (which later adds leave as it was).
+func TestKeyArena(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var a keyArena
+	var want []string
+	var v keyArena
+	var vn int
+	var total int64
+	for i := 0; total < 3*keyBlockBytes; i++ {
+		n := rng.IntN(maxNodeKeyLen + 1)
+		if i%7 == 0 {
+			n = rng.IntN(40)
 		}
-		buf := strings.Repeat("x", 64) + "sym:a.F" + strings.Repeat("y", 64)
-		key := buf[64 : 64+len("sym:a.F")]
-		ref, err := b.Key(key)
-		if err != nil {
-			t.Fatal(err)
+		k := fmt.Sprintf("%d:", i) + strings.Repeat(string(rune('a'+i%26)), n)
+		if i%50 == 3 {
+			k = ""
 		}
-		kept := b.keys.keys[ref]
-		if kept != key {
-			t.Fatalf("owned %v: kept %q", owned, kept)
+		if got := a.add(k); int(got) != i {
+			t.Fatalf("key %d got index %d", i, got)
 		}
-		if same := unsafe.StringData(kept) == unsafe.StringData(key); same != owned {
-			t.Fatalf("owned %v: the load kept the caller's bytes: %v", owned, same)
+		want = append(want, k)
+		total += int64(len(k))
+		if i == 500 {
+			v, vn = a.view(), a.len()
 		}
-		if err := b.PutNode(NodePut{Key: "sym:a.F"}); err != nil {
-			t.Fatal(err)
+	}
+	if a.len() != len(want) || a.size != total || len(a.blocks) < 3 {
+		t.Fatalf("%d keys, %d bytes, %d blocks; want %d keys, %d bytes, 3 blocks or more", a.len(), a.size, len(a.blocks), len(want), total)
+	}
+	for i, k := range want {
+		if got := a.at(uint32(i)); got != k {
+			t.Fatalf("key %d: %q…, want %q…", i, got[:min(len(got), 20)], k[:min(len(k), 20)])
 		}
-		if len(b.keys.keys) != 1 {
-			t.Fatalf("owned %v: %d keys for one", owned, len(b.keys.keys))
-		}
-		if _, err := b.Commit(); err != nil {
-			t.Fatal(err)
+	}
+	if v.len() != vn {
+		t.Fatalf("view holds %d keys, want %d", v.len(), vn)
+	}
+	for i := range vn {
+		if got := v.at(uint32(i)); got != want[i] {
+			t.Fatalf("view key %d: %q…", i, got[:min(len(got), 20)])
 		}
 	}
 }

@@ -172,9 +172,9 @@ func (b *Bulk) keyedLowerBound(changes int, pays []int) int {
 	for _, pay := range pays {
 		n += pay
 	}
-	for i, k := range b.keys.keys {
+	for i := range b.keys.len() {
 		if b.keys.uses[i].first != notUsed {
-			n += len(k)
+			n += len(b.keys.at(uint32(i)))
 		}
 	}
 	return n
@@ -218,7 +218,7 @@ func (b *Bulk) logNamesFor(p *bulkPlan, relNames map[RelID]string, ops []byte, n
 // nil), names as indices.
 func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
 	body := binary.AppendUvarint(nil, uint64(names.t.n))
-	body = append(names.appendTable(body, b.keys.keys), names.pre...)
+	body = append(names.appendTable(body, &b.keys.keys), names.pre...)
 	return b.appendKeyedOps(body, names.k, changed, 0, b.seq.len())
 }
 
@@ -259,7 +259,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) bulkLog {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
-		if err := names.writeTable(w, b.keys.keys); err != nil {
+		if err := names.writeTable(w, &b.keys.keys); err != nil {
 			return err
 		}
 		if _, err := w.Write(names.pre); err != nil {
@@ -359,7 +359,7 @@ const tableChunk = 64 << 10
 
 // writeTable writes the table's entries (without their count) to w, keys
 // being the load's keys.
-func (names *logNames) writeTable(w io.Writer, keys []string) error {
+func (names *logNames) writeTable(w io.Writer, keys *keyArena) error {
 	if names.order == nil {
 		_, err := w.Write(names.t.tab)
 		return err
@@ -372,7 +372,7 @@ func (names *logNames) writeTable(w io.Writer, keys []string) error {
 			end := k + int(n)
 			buf, tab = append(buf, tab[:end]...), tab[end:]
 		} else {
-			key := keys[o-1]
+			key := keys.at(o - 1)
 			buf = append(binary.AppendUvarint(buf, uint64(len(key))), key...)
 		}
 		if len(buf) >= tableChunk {
@@ -387,7 +387,7 @@ func (names *logNames) writeTable(w io.Writer, keys []string) error {
 }
 
 // appendTable appends the table's entries (without their count) to out.
-func (names *logNames) appendTable(out []byte, keys []string) []byte {
+func (names *logNames) appendTable(out []byte, keys *keyArena) []byte {
 	w := appendWriter{slices.Grow(out, names.tabLen)}
 	names.writeTable(&w, keys) // an appendWriter does not fail
 	return w.b
@@ -485,7 +485,7 @@ func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, chang
 // the others go through t's map, on both sides.
 func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]string) {
 	t := names.t
-	k := &keyedIndex{b: b, keys: make([]uint32, len(b.keys.keys)), prov: make([][3]uint32, len(b.provs)), typs: make([]uint32, len(b.typeNames))}
+	k := &keyedIndex{b: b, keys: make([]uint32, b.keys.len()), prov: make([][3]uint32, len(b.provs)), typs: make([]uint32, len(b.typeNames))}
 	maxRel := RelID(0)
 	for id := range relNames {
 		maxRel = max(maxRel, id)
@@ -506,7 +506,7 @@ func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]st
 		for typ := range b.types {
 			others[typ] = true
 		}
-		names.order = make([]uint32, t.n, int(t.n)+len(b.keys.keys))
+		names.order = make([]uint32, t.n, int(t.n)+b.keys.len())
 	}
 	named := func(name string) uint32 {
 		n0 := t.n
@@ -522,7 +522,7 @@ func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]st
 		if k.keys[i] != 0 {
 			return
 		}
-		name := b.keys.keys[i]
+		name := b.keys.at(i)
 		if others == nil || others[name] {
 			k.keys[i] = named(name) + 1
 			return
@@ -610,14 +610,14 @@ func idxLen(i uint32) int { return uvarintLen(uint64(i - 1)) }
 // appendLogOp appends operation x (an element of seq) as the log encodes
 // it (WriteTxn.op).
 func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []byte {
-	keys := b.keys.keys
+	keys := &b.keys.keys
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := b.provs[b.edgeProv(e)]
 		return appendLogOp(buf, OpPutEdge, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-			buf = appendStr(buf, keys[e.src])
+			buf = appendStr(buf, keys.at(e.src))
 			buf = appendStr(buf, relNames[e.rel()])
-			buf = appendStr(buf, keys[e.dst])
+			buf = appendStr(buf, keys.at(e.dst))
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(b.edgeWeight(e)))
 			return appendStr(buf, string(b.edgePayload(e)))
 		})
@@ -625,7 +625,7 @@ func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []by
 	n := b.nodes.at(int(x))
 	pv := b.provs[n.prov]
 	return appendLogOp(buf, OpPutNode, pv.scope, pv.run, pv.task, func(buf []byte) []byte {
-		buf = appendStr(buf, keys[n.key])
+		buf = appendStr(buf, keys.at(n.key))
 		buf = appendStr(buf, b.typeNames[n.typ])
 		return appendStr(buf, string(b.nodePayload(n)))
 	})
@@ -633,15 +633,15 @@ func (b *Bulk) appendLogOp(buf []byte, x uint32, relNames map[RelID]string) []by
 
 // logOpSize is the exact size of appendLogOp's encoding of x.
 func (b *Bulk) logOpSize(x uint32, relNames map[RelID]string) int {
-	keys := b.keys.keys
+	keys := &b.keys.keys
 	str := func(n int) int { return uvarintLen(uint64(n)) + n }
 	if x&bulkEdgeBit != 0 {
 		e := b.edges.at(int(x &^ bulkEdgeBit))
 		pv := b.provs[b.edgeProv(e)]
 		return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) +
-			str(len(keys[e.src])) + str(len(relNames[e.rel()])) + str(len(keys[e.dst])) + 4 + str(len(b.edgePayload(e)))
+			str(len(keys.at(e.src))) + str(len(relNames[e.rel()])) + str(len(keys.at(e.dst))) + 4 + str(len(b.edgePayload(e)))
 	}
 	n := b.nodes.at(int(x))
 	pv := b.provs[n.prov]
-	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys[n.key])) + str(len(b.typeNames[n.typ])) + str(int(n.pay.n))
+	return 1 + str(len(pv.scope)) + str(len(pv.run)) + str(len(pv.task)) + str(len(keys.at(n.key))) + str(len(b.typeNames[n.typ])) + str(int(n.pay.n))
 }

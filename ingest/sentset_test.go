@@ -1,0 +1,74 @@
+package ingest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSentSetMatchesMap runs random puts, deletes and lookups against a
+// map, the structure sentSet replaces: across resizes, and with the table
+// three quarters full, where deletes move long probe runs back (and
+// around the table's end).
+func TestSentSetMatchesMap(t *testing.T) {
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var s sentSet
+		model := map[string]uint32{}
+		keys := 1000 + rng.IntN(3000)
+		key := func() string { return fmt.Sprintf("sym:example.com/p%d.F%d", rng.IntN(keys)%97, rng.IntN(keys)) }
+		for op := range 40000 {
+			k := key()
+			switch r := rng.IntN(10); {
+			case r < 6:
+				tag := rng.Uint32()
+				s.put(k, tag)
+				model[k] = tag
+			case r < 8:
+				s.del(k)
+				delete(model, k)
+			default:
+				tag, ok := s.get(k)
+				if mt, mok := model[k]; ok != mok || tag != mt {
+					t.Fatalf("seed %d op %d: get(%q) = %d %v, want %d %v", seed, op, k, tag, ok, mt, mok)
+				}
+			}
+			if s.len() != len(model) {
+				t.Fatalf("seed %d op %d: %d keys, want %d", seed, op, s.len(), len(model))
+			}
+		}
+		for k, mt := range model {
+			if tag, ok := s.get(k); !ok || tag != mt {
+				t.Fatalf("seed %d: %q lost (%d %v, want %d)", seed, k, tag, ok, mt)
+			}
+		}
+		if 4*s.len() > 3*len(s.slots) {
+			t.Fatalf("seed %d: %d keys in %d slots", seed, s.len(), len(s.slots))
+		}
+	}
+}
+
+// TestGraphSentNodes: a node sent to a stream stays a node of the graph
+// (HasNode, Node, NumNodes, its tag) without being held, until added again.
+func TestGraphSentNodes(t *testing.T) {
+	g := NewGraph()
+	g.AddNode(Node{Key: "a", Type: TypeFile, Payload: []byte(`{}`)})
+	g.AddNode(Node{Key: "b", Type: TypeFile})
+	g.markSent("a", 7)
+	if !g.HasNode("a") || g.NumNodes() != 2 {
+		t.Fatalf("after markSent: HasNode %v, %d nodes", g.HasNode("a"), g.NumNodes())
+	}
+	if n, ok := g.Node("a"); !ok || n.Key != "a" || n.Payload != nil {
+		t.Fatalf("Node(a) = %+v %v", n, ok)
+	}
+	if tag, ok := g.sentTag("a"); !ok || tag != 7 {
+		t.Fatalf("sentTag(a) = %d %v", tag, ok)
+	}
+	if _, ok := g.sentTag("b"); ok {
+		t.Fatal("b was never sent")
+	}
+	g.AddNode(Node{Key: "a", Type: TypeFile, Payload: []byte(`{"x":1}`)})
+	if _, ok := g.sentTag("a"); ok || g.NumNodes() != 2 {
+		t.Fatalf("a added again: still sent, or %d nodes", g.NumNodes())
+	}
+}
