@@ -920,9 +920,9 @@ type bulkPlan struct {
 	// would hold both orders at once); releaseLate: the edge operations
 	// are released then, not before the node records (releaseEdges).
 	inLate, releaseLate bool
-	finalNodes       []uint32      // index of each node rank's final put, in rank order
-	finalEdges       []bool        // per edge operation: does its record stay?
-	edgeRecs         bool          // the e records are written (appendEdgeRecords)
+	finalNodes          []uint32 // index of each node rank's final put, in rank order
+	finalEdges          []bool   // per edge operation: does its record stay?
+	edgeRecs            bool     // the e records are written (appendEdgeRecords)
 }
 
 // write is the fast path into a store with no node or edge: every record
