@@ -987,7 +987,15 @@ func (b *Bulk) write(tx *WriteTxn) error {
 			return tx.fail(err)
 		}
 		if p.inLate {
+			// The out side's order goes too, sorted again from the edge
+			// operations once the n records are written and the keys shed
+			// (appendEdges), and with it the key index (no key is looked up
+			// any more; shed would drop it next): neither is held while
+			// LMDB's dirty pages grow with the n records.
 			p.releaseLate = true
+			p.outRefs = nil
+			b.keys.idx = keyTableIndex{}
+			runtime.GC() // as releaseEdges
 		} else {
 			b.releaseEdges(p)
 		}
@@ -1411,8 +1419,12 @@ const chunkSlabBytes = 256 << 10
 // (a load whose edge operations spill) the two are never held together:
 // the in side's order is sorted from the edge operations once the out
 // side's is dropped (20 bytes an edge less at the commit's peak, for a
-// sort that no longer overlaps the out side's writes).
+// sort that no longer overlaps the out side's writes); when write dropped
+// the out side's order before the n records, it is sorted again first.
 func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
+	if p.outRefs == nil { // dropped before the n records (write)
+		p.outRefs = b.sortSide(p, true)
+	}
 	outCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.outRefs, outCh)
 	drain := func(ch <-chan []bulkChunk) {
