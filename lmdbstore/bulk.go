@@ -955,6 +955,14 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	// sorted from them.
 	p.inLate = p.inRefs == nil && b.edges.spills()
 	b.finalEdgePuts(p)
+	if p.inLate {
+		// Which edge puts change their record is known: the out side's
+		// order is sorted again from the edge operations for the e records
+		// and the adjacency lists (appendEdges), after the log and n
+		// records, rather than held beside them.
+		p.outRefs = nil
+		runtime.GC()
+	}
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i := range b.seq.len() {
 		x := b.op(i)
@@ -966,6 +974,15 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
 	waited := b.logBytes > cmp.Or(b.holdLog, holdLogBytes)
+	// A spilling load that sheds drops its key index now (no key is
+	// looked up any more; shed would drop it after the n records) and
+	// writes its e records with the adjacency lists (appendEdges); its
+	// edge operations, in the spill file, are released once the in side's
+	// order is sorted from them.
+	if waited && b.shedAfterNodes && p.inLate {
+		p.releaseLate = true
+		b.keys.idx = keyTableIndex{}
+	}
 	if waited {
 		b.log = <-b.logValue
 		// Written now, the record is LMDB's dirty pages (which it spills
@@ -979,26 +996,14 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		}
 		b.log = b.log.whole()
 	}
-	if waited && b.shedAfterNodes {
+	if waited && b.shedAfterNodes && !p.inLate {
 		// The e records are the edge operations' last readers (the log
 		// record is sealed): written now, the operations go before LMDB's
 		// dirty pages grow with the node records.
 		if err := b.appendEdgeRecords(tx, p); err != nil {
 			return tx.fail(err)
 		}
-		if p.inLate {
-			// The out side's order goes too, sorted again from the edge
-			// operations once the n records are written and the keys shed
-			// (appendEdges), and with it the key index (no key is looked up
-			// any more; shed would drop it next): neither is held while
-			// LMDB's dirty pages grow with the n records.
-			p.releaseLate = true
-			p.outRefs = nil
-			b.keys.idx = keyTableIndex{}
-			runtime.GC() // as releaseEdges
-		} else {
-			b.releaseEdges(p)
-		}
+		b.releaseEdges(p)
 	}
 	if err := b.appendNodes(tx, p); err != nil {
 		return tx.fail(err)
@@ -1419,10 +1424,12 @@ const chunkSlabBytes = 256 << 10
 // (a load whose edge operations spill) the two are never held together:
 // the in side's order is sorted from the edge operations once the out
 // side's is dropped (20 bytes an edge less at the commit's peak, for a
-// sort that no longer overlaps the out side's writes); when write dropped
-// the out side's order before the n records, it is sorted again first.
+// sort that no longer overlaps the out side's writes), and the out side's
+// order, which write dropped once it had found the final edge puts, is
+// sorted again first (another 20 bytes an edge less while the log and n
+// records are written).
 func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
-	if p.outRefs == nil { // dropped before the n records (write)
+	if p.outRefs == nil { // dropped once finalEdgePuts had read it (write)
 		p.outRefs = b.sortSide(p, true)
 	}
 	outCh := make(chan []bulkChunk, 64)
