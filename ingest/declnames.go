@@ -33,6 +33,9 @@ func (s *nameSet) sealed(i int) (string, byte) {
 	if i+1 < len(s.at) {
 		hi = s.at[i+1]
 	}
+	if hi == lo+1 {
+		return "", s.blob[lo] // an empty name (no identifier is one)
+	}
 	return unsafe.String(&s.blob[lo+1], hi-lo-1), s.blob[lo]
 }
 

@@ -915,10 +915,11 @@ type bulkPlan struct {
 	nodeSeq, edgeSeq []uint32      // position of each node / edge operation among all
 	changed          []bool        // per operation: does it change its record (is it logged)?
 	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order (appendEdges)
-	// inLate: the in side's order is sorted from the edge operations once
-	// the out side's chunks are written and its order dropped (inFromOut
-	// would hold both orders at once); releaseLate: the edge operations
-	// are released then, not before the node records (releaseEdges).
+	// inLate: the edge operations spill, and each side's order is sorted
+	// from them when its side is written (appendEdges), never held beside
+	// the other side's, the log record or the n records; releaseLate: the
+	// edge operations are released once the in side's order is sorted,
+	// not before the n records (releaseEdges).
 	inLate, releaseLate bool
 	finalNodes          []uint32 // index of each node rank's final put, in rank order
 	finalEdges          []bool   // per edge operation: does its record stay?
@@ -961,7 +962,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		// and the adjacency lists (appendEdges), after the log and n
 		// records, rather than held beside them.
 		p.outRefs = nil
-		runtime.GC()
+		runtime.GC() // as releaseEdges: a memory limit that follows the live heap can give it back
 	}
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i := range b.seq.len() {
