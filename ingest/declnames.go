@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"unsafe"
 )
@@ -42,16 +43,10 @@ func (s *nameSet) sealed(i int) (string, byte) {
 // search is the first sealed entry whose name is not below the key c
 // compares names with (c(name) < 0: name sorts before the key).
 func (s *nameSet) search(c func(name string) int) int {
-	lo, hi := 0, len(s.at)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if name, _ := s.sealed(m); c(name) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return sort.Search(len(s.at), func(i int) bool {
+		name, _ := s.sealed(i)
+		return c(name) >= 0
+	})
 }
 
 // get is name's value, if set.
