@@ -96,6 +96,8 @@ type Bulk struct {
 	holdLog int
 	// keyedWin is keyedWindow unless a test sets it (0: keyedWindow).
 	keyedWin int
+	// sidePart is sidePartEdges unless a test sets it (0: sidePartEdges).
+	sidePart int
 	// relIDs are the relations PutEdgeRefs resolved, by id (Name "": not
 	// yet).
 	relIDs []Relation
@@ -912,17 +914,21 @@ func cmpEdgeRefTail(x, y bulkEdgeRef) int {
 // operations sorted by out and in key.
 type bulkPlan struct {
 	*keyRanks
-	nodeSeq, edgeSeq []uint32      // position of each node / edge operation among all
-	changed          []bool        // per operation: does it change its record (is it logged)?
+	// nodeChg and edgeChg hold the node and edge operations (by index
+	// into nodes and edges) that change their record, until changed holds
+	// the same by position among all operations (opChanges): whether
+	// each is logged.
+	nodeChg, edgeChg bitSet
+	changed          bitSet
 	outRefs, inRefs  []bulkEdgeRef // edge operations in out-side and in-side key order (appendEdges)
 	// inLate: the edge operations spill, and each side's order is sorted
-	// from them when its side is written (appendEdges), never held beside
-	// the other side's, the log record or the n records; releaseLate: the
-	// edge operations are released once the in side's order is sorted,
-	// not before the n records (releaseEdges).
+	// from them a range of keys at a time (eachSidePart) wherever it is
+	// read, never held whole; releaseLate: the edge operations are
+	// released once the in side's last range is sorted, not before the n
+	// records (releaseEdges).
 	inLate, releaseLate bool
 	finalNodes          []uint32 // index of each node rank's final put, in rank order
-	finalEdges          []bool   // per edge operation: does its record stay?
+	finalEdges          bitSet   // edge operations whose record stays
 	edgeRecs            bool     // the e records are written (appendEdgeRecords)
 }
 
@@ -943,34 +949,27 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	// records: its body (every payload again) would be live while LMDB's
 	// dirty pages grow to the store's size, and the two add up to the
 	// load's peak memory.
+	//
+	// A load whose edge operations spill never holds a side's order whole:
+	// each reader sorts it from the operations (in the spill file, not in
+	// memory) a range of keys at a time (eachSidePart); finding the final
+	// edge puts is the reader beside the node work then.
+	p.inLate = b.edges.spills()
 	var wg sync.WaitGroup
-	b.sortEdgeRefs(p, &wg)
+	errc := b.sortEdgeRefs(p, &wg)
 	b.finalNodePuts(p)
 	err = b.appendIDs(tx, p)
 	wg.Wait()
+	if err == nil {
+		err = <-errc
+	}
 	if err != nil {
 		return tx.fail(err)
 	}
-	// A load whose edge operations spill holds one side's order at a time:
-	// they are in the spill file, not in memory, until the in side is
-	// sorted from them.
-	p.inLate = p.inRefs == nil && b.edges.spills()
-	b.finalEdgePuts(p)
-	if p.inLate {
-		// Which edge puts change their record is known: the out side's
-		// order is sorted again from the edge operations for the e records
-		// and the adjacency lists (appendEdges), after the log and n
-		// records, rather than held beside them.
-		p.outRefs = nil
-		runtime.GC() // as releaseEdges: a memory limit that follows the live heap can give it back
+	if !p.inLate {
+		b.finalEdgePuts(p, p.outRefs)
 	}
-	b.Changed.Nodes, b.Changed.Edges = 0, 0
-	for i := range b.seq.len() {
-		x := b.op(i)
-		if p.changed[i] {
-			b.countChange(x)
-		}
-	}
+	b.opChanges(p)
 	if err := b.encodeLog(tx, p); err != nil {
 		return tx.fail(err) // the compressing goroutine's send does not block (buffered)
 	}
@@ -979,7 +978,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 	// looked up any more; shed would drop it after the n records) and
 	// writes its e records with the adjacency lists (appendEdges); its
 	// edge operations, in the spill file, are released once the in side's
-	// order is sorted from them.
+	// last range is sorted from them.
 	if waited && b.shedAfterNodes && p.inLate {
 		p.releaseLate = true
 		b.keys.idx = keyTableIndex{}
@@ -1001,7 +1000,7 @@ func (b *Bulk) write(tx *WriteTxn) error {
 		// The e records are the edge operations' last readers (the log
 		// record is sealed): written now, the operations go before LMDB's
 		// dirty pages grow with the node records.
-		if err := b.appendEdgeRecords(tx, p); err != nil {
+		if err := b.appendEdgeRecords(tx, p, p.outRefs, b.mayHaveRecord(tx, p)); err != nil {
 			return tx.fail(err)
 		}
 		b.releaseEdges(p)
@@ -1086,33 +1085,57 @@ func (b *Bulk) plan() (*bulkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &bulkPlan{keyRanks: r, changed: make([]bool, b.seq.len()), nodeSeq: make([]uint32, b.nodes.len()), edgeSeq: make([]uint32, b.edges.len())}
+	return &bulkPlan{keyRanks: r, nodeChg: newBitSet(b.nodes.len()), edgeChg: newBitSet(b.edges.len()),
+		finalEdges: newBitSet(b.edges.len())}, nil
+}
+
+// opChanges sets p.changed from p.nodeChg and p.edgeChg, in one pass over
+// the operations in order, and counts the changes (b.Changed).
+func (b *Bulk) opChanges(p *bulkPlan) {
+	b.Changed.Nodes, b.Changed.Edges = 0, 0
+	p.changed = newBitSet(b.seq.len())
 	for i := range b.seq.len() {
 		b.evictEvery(i)
 		x := b.op(i)
+		chg := p.nodeChg
 		if x&bulkEdgeBit != 0 {
-			p.edgeSeq[x&^bulkEdgeBit] = uint32(i)
-		} else {
-			p.nodeSeq[x] = uint32(i)
+			chg = p.edgeChg
+		}
+		if chg.has(x &^ bulkEdgeBit) {
+			p.changed.set(uint32(i))
+			b.countChange(x)
 		}
 	}
-	return p, nil
+	p.nodeChg, p.edgeChg = nil, nil
 }
 
 // sortEdgeRefs sorts the edge operations by out key on another goroutine
-// (wg is done when it is). The in side's order is made from the out
-// side's when its edges are written (appendEdges), so that the two are
-// not both held from the start; here only when inFromOut would sort the
-// edge operations again, which appendEdges may have released by then.
-func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) {
+// (wg is done when it is, and the returned channel then holds its error).
+// The in side's order is made from the out side's when its edges are
+// written (appendEdges), so that the two are not both held from the start;
+// here only when inFromOut would sort the edge operations again, which
+// appendEdges may have released by then. With p.inLate the goroutine finds
+// the final edge puts a range of keys at a time instead (eachSidePart),
+// holding no order.
+func (b *Bulk) sortEdgeRefs(p *bulkPlan, wg *sync.WaitGroup) <-chan error {
+	errc := make(chan error, 1)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		if p.inLate {
+			errc <- b.eachSidePart(p, true, func(refs []bulkEdgeRef, _ bool) error {
+				b.finalEdgePuts(p, refs)
+				return nil
+			})
+			return
+		}
 		p.outRefs = b.sortSide(p, true)
 		if _, nrel := relRanks(p.outRefs); !inFromOutFits(p, nrel, len(p.outRefs)) {
 			p.inRefs = b.sortSide(p, false)
 		}
+		errc <- nil
 	}()
+	return errc
 }
 
 // relRanks maps each relation id of refs to its rank among them, +1 (0:
@@ -1176,10 +1199,15 @@ func (b *Bulk) inFromOut(p *bulkPlan, out []bulkEdgeRef, maxBuckets int) []bulkE
 
 // sortSide is the edge operations ordered by (a, rel, b, operation), where
 // a is the source's rank on the out side and the destination's on the in
-// side: a counting sort by a (ranks are dense), which keeps operation
-// order, then each node's run sorted by the rest.
+// side (sortSideRange over every rank).
 func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
-	starts := make([]uint32, len(p.ids)+1)
+	return b.sortSideRange(p, out, b.sideCounts(p, out), 0, len(p.ids), nil)
+}
+
+// sideCounts is the number of edge operations of each rank (of a: the
+// source's rank on the out side, the destination's on the in side).
+func (b *Bulk) sideCounts(p *bulkPlan, out bool) []uint32 {
+	counts := make([]uint32, len(p.ids))
 	for j := range b.edges.len() {
 		b.evictEdgesEvery(j)
 		e := b.edges.at(j)
@@ -1187,13 +1215,27 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 		if out {
 			a = e.src
 		}
-		starts[p.rank[a]+1]++
+		counts[p.rank[a]]++
 	}
-	for i := 1; i < len(starts); i++ {
-		starts[i] += starts[i-1]
+	return counts
+}
+
+// sortSideRange is the edge operations whose a has a rank in [lo, hi),
+// ordered by (a, rel, b, operation), in refs' memory when it is large
+// enough: a counting sort by a (ranks are dense), which keeps operation
+// order, then each node's run sorted by the rest. counts is sideCounts.
+func (b *Bulk) sortSideRange(p *bulkPlan, out bool, counts []uint32, lo, hi int, refs []bulkEdgeRef) []bulkEdgeRef {
+	starts := make([]uint32, hi-lo+1)
+	for i := lo; i < hi; i++ {
+		starts[i-lo+1] = starts[i-lo] + counts[i]
 	}
-	refs := make([]bulkEdgeRef, b.edges.len())
-	next := slices.Clone(starts[:len(p.ids)])
+	n := int(starts[hi-lo])
+	if cap(refs) < n {
+		refs = make([]bulkEdgeRef, n)
+	}
+	refs = refs[:n]
+	next := slices.Clone(starts[:hi-lo])
+	ulo, uhi := uint32(lo), uint32(hi)
 	for j := range b.edges.len() {
 		b.evictEdgesEvery(j)
 		e := b.edges.at(j)
@@ -1201,16 +1243,51 @@ func (b *Bulk) sortSide(p *bulkPlan, out bool) []bulkEdgeRef {
 		if out {
 			a, c = c, a
 		}
-		refs[next[a]] = bulkEdgeRef{a: a, b: c, rel: e.rel(), idx: uint32(j), w: b.edgeWeight(e)}
-		next[a]++
+		if a < ulo || a >= uhi {
+			continue
+		}
+		refs[next[a-ulo]] = bulkEdgeRef{a: a, b: c, rel: e.rel(), idx: uint32(j), w: b.edgeWeight(e)}
+		next[a-ulo]++
 	}
-	for i := range len(p.ids) {
+	for i := range hi - lo {
 		if run := refs[starts[i]:starts[i+1]]; len(run) > 1 {
 			slices.SortFunc(run, cmpEdgeRefTail)
 		}
 	}
 	return refs
 }
+
+// eachSidePart calls fn with one side's order (sortSide), a range of
+// ranks at a time: each range holds at most sidePartEdges edge operations
+// (or one rank's, when that rank alone has more), so that a load holds
+// 20 bytes for each of at most that many edges, not for every edge, at
+// the cost of a pass over the edge operations per range. last: the
+// range is the side's last. fn's refs are reused for the next range.
+func (b *Bulk) eachSidePart(p *bulkPlan, out bool, fn func(refs []bulkEdgeRef, last bool) error) error {
+	if len(p.ids) == 0 {
+		return fn(nil, true)
+	}
+	counts := b.sideCounts(p, out)
+	limit := cmp.Or(b.sidePart, sidePartEdges)
+	var refs []bulkEdgeRef
+	for lo := 0; lo < len(p.ids); {
+		hi, n := lo+1, int(counts[lo])
+		for hi < len(p.ids) && n+int(counts[hi]) <= limit {
+			n += int(counts[hi])
+			hi++
+		}
+		refs = b.sortSideRange(p, out, counts, lo, hi, refs)
+		if err := fn(refs, hi == len(p.ids)); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// sidePartEdges is how many edge operations eachSidePart sorts at a time:
+// 40 MiB of bulkEdgeRef.
+const sidePartEdges = 1 << 21
 
 // finalNodePuts applies supersedeNode's rule per key in operation order: a
 // put that leaves the live record as it is changes nothing; the last
@@ -1232,14 +1309,14 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 	for i := 0; i < len(nrefs); {
 		j := i
 		cur := nrefs[i].idx
-		p.changed[p.nodeSeq[cur]] = true
+		p.nodeChg.set(cur)
 		for j++; j < len(nrefs) && nrefs[j].rank == nrefs[i].rank; j++ {
 			n, c := b.nodes.at(int(nrefs[j].idx)), b.nodes.at(int(cur))
 			if n.typ == c.typ && bytes.Equal(b.nodePayload(n), b.nodePayload(c)) {
 				continue
 			}
 			cur = nrefs[j].idx
-			p.changed[p.nodeSeq[cur]] = true
+			p.nodeChg.set(cur)
 		}
 		p.finalNodes = append(p.finalNodes, cur)
 		i = j
@@ -1340,23 +1417,22 @@ const evictOps = 1 << 15
 const nodeValueBatch = 16384
 
 // finalEdgePuts applies supersedeEdge's rule per (src, rel, dst), as
-// finalNodePuts does per node.
-func (b *Bulk) finalEdgePuts(p *bulkPlan) {
-	outRefs := p.outRefs
-	p.finalEdges = make([]bool, b.edges.len())
+// finalNodePuts does per node, to outRefs: the out side's order, or a
+// range of it that holds every operation of its sources (eachSidePart).
+func (b *Bulk) finalEdgePuts(p *bulkPlan, outRefs []bulkEdgeRef) {
 	for i := 0; i < len(outRefs); {
 		j := i
 		cur := outRefs[i].idx
-		p.changed[p.edgeSeq[cur]] = true
+		p.edgeChg.set(cur)
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
 			e, c := b.edges.at(int(outRefs[j].idx)), b.edges.at(int(cur))
 			if b.edgeWeight(e) == b.edgeWeight(c) && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
 				continue
 			}
 			cur = outRefs[j].idx
-			p.changed[p.edgeSeq[cur]] = true
+			p.edgeChg.set(cur)
 		}
-		p.finalEdges[cur] = true
+		p.finalEdges.set(cur)
 		i = j
 	}
 }
@@ -1375,7 +1451,7 @@ func (b *Bulk) encodeChunks(tx *WriteTxn, p *bulkPlan, refs []bulkEdgeRef, out c
 		node := refs[i].a
 		entries = entries[:0]
 		for ; i < len(refs) && refs[i].a == node; i++ {
-			if !p.finalEdges[refs[i].idx] {
+			if !p.finalEdges.has(refs[i].idx) {
 				continue
 			}
 			entries = append(entries, adjacency.Entry{Rel: uint32(refs[i].rel), Peer: uint64(p.ids[refs[i].b]), Rev: uint64(tx.rev), Weight: refs[i].w})
@@ -1422,56 +1498,85 @@ const chunkSlabBytes = 256 << 10
 // out side's (inFromOut), then the in side's chunks. Each side's order is
 // dropped once written: the in side's is made from the out side's, so
 // both are held only while the out side's chunks are written. With inLate
-// (a load whose edge operations spill) the two are never held together:
-// the in side's order is sorted from the edge operations once the out
-// side's is dropped (20 bytes an edge less at the commit's peak, for a
-// sort that no longer overlaps the out side's writes), and the out side's
-// order, which write dropped once it had found the final edge puts, is
-// sorted again first (another 20 bytes an edge less while the log and n
-// records are written).
+// (a load whose edge operations spill) neither is held whole: each side is
+// sorted from the edge operations and written a range of keys at a time
+// (appendSideParts).
 func (b *Bulk) appendEdges(tx *WriteTxn, p *bulkPlan) error {
-	if p.outRefs == nil { // dropped once finalEdgePuts had read it (write)
-		p.outRefs = b.sortSide(p, true)
+	if p.inLate {
+		return b.appendSideParts(tx, p)
 	}
 	outCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.outRefs, outCh)
-	drain := func(ch <-chan []bulkChunk) {
-		for range ch {
-		}
-	}
 	if !p.edgeRecs {
-		if err := b.appendEdgeRecords(tx, p); err != nil {
-			drain(outCh)
+		if err := b.appendEdgeRecords(tx, p, p.outRefs, b.mayHaveRecord(tx, p)); err != nil {
+			drainChunks(outCh)
 			return err
 		}
 	}
 	inDone := make(chan struct{})
 	go func() {
 		defer close(inDone)
-		if p.inRefs == nil && !p.inLate {
+		if p.inRefs == nil {
 			p.inRefs = b.inFromOut(p, p.outRefs, maxInBuckets(len(p.outRefs)))
 		}
 	}()
 	err := b.putChunks(tx, b.s.db.out, outCh)
-	drain(outCh)
+	drainChunks(outCh)
 	<-inDone
 	p.outRefs = nil
 	if err != nil {
 		return err
 	}
-	if p.inLate {
-		runtime.GC() // the out side's order goes before the in side's is made
-		p.inRefs = b.sortSide(p, false)
-		if p.releaseLate {
-			b.releaseEdges(p)
-		}
-	}
 	inCh := make(chan []bulkChunk, 64)
 	go b.encodeChunks(tx, p, p.inRefs, inCh)
 	err = b.putChunks(tx, b.s.db.in, inCh)
-	drain(inCh)
+	drainChunks(inCh)
 	p.inRefs = nil
 	return err
+}
+
+// appendSideParts is appendEdges for a load whose edge operations spill:
+// the out side's order a range of keys at a time (eachSidePart), each
+// range's e records appended while its chunks are encoded on another
+// goroutine, then the in side's the same way. With releaseLate the edge
+// operations go once the in side's last range is sorted.
+func (b *Bulk) appendSideParts(tx *WriteTxn, p *bulkPlan) error {
+	var maybe bitSet
+	if !p.edgeRecs {
+		maybe = b.mayHaveRecord(tx, p)
+	}
+	err := b.eachSidePart(p, true, func(refs []bulkEdgeRef, _ bool) error {
+		ch := make(chan []bulkChunk, 64)
+		go b.encodeChunks(tx, p, refs, ch)
+		defer drainChunks(ch)
+		if maybe != nil {
+			if err := b.appendEdgeRecords(tx, p, refs, maybe); err != nil {
+				return err
+			}
+		}
+		return b.putChunks(tx, b.s.db.out, ch)
+	})
+	if err != nil {
+		return err
+	}
+	p.edgeRecs = true
+	runtime.GC() // the out side's last range goes before the in side's are sorted
+	return b.eachSidePart(p, false, func(refs []bulkEdgeRef, last bool) error {
+		if last && p.releaseLate {
+			b.releaseEdges(p)
+		}
+		ch := make(chan []bulkChunk, 64)
+		go b.encodeChunks(tx, p, refs, ch)
+		defer drainChunks(ch)
+		return b.putChunks(tx, b.s.db.in, ch)
+	})
+}
+
+// drainChunks receives what is left on ch until it is closed (the
+// encoding goroutine then ends).
+func drainChunks(ch <-chan []bulkChunk) {
+	for range ch {
+	}
 }
 
 // putChunks appends the chunks received on ch to dbi until ch is closed
@@ -1487,20 +1592,20 @@ func (b *Bulk) putChunks(tx *WriteTxn, dbi lmdb.DBI, ch <-chan []bulkChunk) erro
 	return nil
 }
 
-// appendEdgeRecords appends the e records of the final edge puts that are
-// not implicit (edgerec.go), in out-side key order.
-func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
+// appendEdgeRecords appends the e records of the final edge puts of
+// outRefs (the out side's order, or a range of it) that are not implicit
+// (edgerec.go), in out-side key order; maybe is mayHaveRecord.
+func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan, outRefs []bulkEdgeRef, maybe bitSet) error {
 	p.edgeRecs = true
 	s := b.s
-	maybe := b.mayHaveRecord(tx, p)
 	var k20 [20]byte
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
 	var pay []byte  // payArena.read's
 	enc, _ := s.zstd()
-	for i, r := range p.outRefs {
+	for i, r := range outRefs {
 		b.evictEdgesEvery(i)
-		if !p.finalEdges[r.idx] || maybe[r.idx/64]&(1<<(r.idx%64)) == 0 {
+		if !p.finalEdges.has(r.idx) || !maybe.has(r.idx) {
 			continue
 		}
 		e := b.edges.at(int(r.idx))
@@ -1534,9 +1639,9 @@ func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan) error {
 // pass in key order (appendEdgeRecords) reads only those edges (few, for
 // an ingest or an import) rather than every edge, in an order that maps
 // back the spilled chunks' pages at random.
-func (b *Bulk) mayHaveRecord(tx *WriteTxn, p *bulkPlan) []uint64 {
+func (b *Bulk) mayHaveRecord(tx *WriteTxn, p *bulkPlan) bitSet {
 	n := b.edges.len()
-	maybe := make([]uint64, (n+63)/64)
+	maybe := newBitSet(n)
 	var first provenance
 	if len(b.provs) > 0 {
 		first = b.provs[0]
@@ -1544,11 +1649,11 @@ func (b *Bulk) mayHaveRecord(tx *WriteTxn, p *bulkPlan) []uint64 {
 	anyProv := first != provenance{scope: tx.meta.Scope, run: tx.meta.RunID, task: tx.meta.TaskID}
 	for j := range n {
 		b.evictEdgesEvery(j)
-		if !p.finalEdges[j] {
+		if !p.finalEdges.has(uint32(j)) {
 			continue
 		}
 		if e := b.edges.at(j); anyProv || e.relf&(edgeExplicit|edgeExtra) != 0 {
-			maybe[j/64] |= 1 << (j % 64)
+			maybe.set(uint32(j))
 		}
 	}
 	return maybe
@@ -1564,7 +1669,6 @@ func (b *Bulk) releaseEdges(p *bulkPlan) {
 	b.edgeExtras = chunked[bulkEdgeExtra]{}
 	b.edgePay = nil
 	b.edgePays.drop()
-	p.edgeSeq = nil
 	b.shedDone = true
 	runtime.GC() // as shed: a memory limit that follows the live heap can give it back
 }

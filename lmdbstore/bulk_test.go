@@ -181,6 +181,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				for _, sp := range []*chunkSpill{b.edges.spill, b.nodes.spill, b.seq.spill} {
 					sp.resident = 0 // every chunk of operations a mapping of a spill file
 				}
+				// Each side sorted and written a few keys at a time, ranges
+				// of several keys and of one key over the limit among them.
+				b.sidePart = 1 + int(seed)*3
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {

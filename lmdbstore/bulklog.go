@@ -48,7 +48,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if !p.changed[i] {
+			if !p.changed.has(uint32(i)) {
 				continue
 			}
 			counts[w]++
@@ -98,7 +98,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	sizes := make([]int, workers)
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if p.changed[i] {
+			if p.changed.has(uint32(i)) {
 				sizes[w] += b.logOpSize(b.op(i), relNames)
 			}
 		}
@@ -129,7 +129,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	each(func(w, lo, hi int) {
 		buf := tx.ops[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
 		for i := lo; i < hi; i++ {
-			if p.changed[i] {
+			if p.changed.has(uint32(i)) {
 				buf = b.appendLogOp(buf, b.op(i), relNames)
 			}
 		}
@@ -216,7 +216,7 @@ func (b *Bulk) logNamesFor(p *bulkPlan, relNames map[RelID]string, ops []byte, n
 // keyedBody is the format-03 body of names' table and ops followed by the
 // load's operations that change something (every operation, with changed
 // nil), names as indices.
-func (b *Bulk) keyedBody(names logNames, changed []bool) ([]byte, error) {
+func (b *Bulk) keyedBody(names logNames, changed bitSet) ([]byte, error) {
 	body := binary.AppendUvarint(nil, uint64(names.t.n))
 	body = append(names.appendTable(body, &b.keys.keys), names.pre...)
 	return b.appendKeyedOps(body, names.k, changed, 0, b.seq.len())
@@ -229,13 +229,13 @@ const keyedWindow = 1 << 16
 // (tx.sealLog): over streamLogAbove bytes, encoded keyedWindow operations
 // at a time into the compressor (tx.sealLogStream), so that the body is
 // never held whole, only the record. The bytes are sealLog's.
-func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) bulkLog {
+func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed bitSet) bulkLog {
 	head := binary.AppendUvarint(nil, uint64(names.t.n))
 	n := b.seq.len()
 	sizes := make([]int, opShares(n))
 	eachShare(n, len(sizes), func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if changed == nil || changed[i] {
+			if changed == nil || changed.has(uint32(i)) {
 				sizes[w] += names.k.size(b.op(i))
 			}
 		}
@@ -284,7 +284,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed []bool) bulkLog {
 // appendKeyedOps appends operations lo..hi-1 of the load that change
 // something (every one, with changed nil) in format 03, names as k's
 // indices: each worker sizes its share, then encodes it at its offset.
-func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi int) ([]byte, error) {
+func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed bitSet, lo, hi int) ([]byte, error) {
 	n := hi - lo
 	workers := opShares(n)
 	sizes := make([]int, workers)
@@ -293,7 +293,7 @@ func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi
 	}
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if changed == nil || changed[i] {
+			if changed == nil || changed.has(uint32(i)) {
 				sizes[w] += k.size(b.op(i))
 			}
 		}
@@ -313,7 +313,7 @@ func (b *Bulk) appendKeyedOps(body []byte, k *keyedIndex, changed []bool, lo, hi
 		buf := body[offs[w]:offs[w]:(offs[w] + sizes[w])] // appends stay in place
 		for i := lo; i < hi; i++ {
 			b.evictEvery(i)
-			if changed == nil || changed[i] {
+			if changed == nil || changed.has(uint32(i)) {
 				buf = k.append(buf, b.op(i))
 			}
 		}
@@ -462,7 +462,7 @@ func (b *Bulk) relNames() map[RelID]string {
 // keyedNames is the key table of the nops format-01 ops already in ops
 // and of the load's operations that change something (all of them with
 // changed nil), in order.
-func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, changed []bool) logNames {
+func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, changed bitSet) logNames {
 	t := newKeyTable(len(b.provs) + len(relNames) + len(b.types))
 	pre, err := t.appendOps(make([]byte, 0, len(ops)), ops, nops)
 	if err != nil {
@@ -483,7 +483,7 @@ func (b *Bulk) keyedNames(relNames map[RelID]string, ops []byte, nops int, chang
 // name (provenance, relation, type, or a name of t) is added to the
 // table without a lookup, as its index in the load's keys (names.order);
 // the others go through t's map, on both sides.
-func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]string) {
+func (b *Bulk) indexNames(names *logNames, changed bitSet, relNames map[RelID]string) {
 	t := names.t
 	k := &keyedIndex{b: b, keys: make([]uint32, b.keys.len()), prov: make([][3]uint32, len(b.provs)), typs: make([]uint32, len(b.typeNames))}
 	maxRel := RelID(0)
@@ -540,7 +540,7 @@ func (b *Bulk) indexNames(names *logNames, changed []bool, relNames map[RelID]st
 	}
 	for i := range b.seq.len() {
 		x := b.op(i)
-		if changed != nil && !changed[i] {
+		if changed != nil && !changed.has(uint32(i)) {
 			continue
 		}
 		if x&bulkEdgeBit != 0 {
