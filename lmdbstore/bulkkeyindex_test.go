@@ -26,11 +26,11 @@ func TestKeyTableIndexMatchesMap(t *testing.T) {
 		if !ok {
 			want[k] = uint32(len(keys))
 			keys = append(keys, k)
-			idx.insert(k, uint32(len(keys)-1), keyAt)
+			idx.insert(k, uint32(len(keys)-1))
 		}
 		if round == 5_000 {
 			snap, snapN = idx.clone(), len(keys)
-			idx.grow(len(keys)+20_000, keyAt)
+			idx.grow(len(keys) + 20_000)
 		}
 	}
 	if idx.n != len(want) || 2*idx.n > len(idx.slots) {

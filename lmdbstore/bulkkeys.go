@@ -82,13 +82,13 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 		k.rawOf[i] = strings.Clone(raw)
 	}
 	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
-	k.idx.insert(raw, i, k.rawAt)
+	k.idx.insert(raw, i)
 	return i
 }
 
 // grow makes room for n more keys.
 func (k *bulkKeys) grow(n int) {
-	k.idx.grow(k.len()+n, k.rawAt)
+	k.idx.grow(k.len() + n)
 	k.keys.grow(n)
 	k.uses = slices.Grow(k.uses, n)
 }
