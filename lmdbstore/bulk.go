@@ -202,6 +202,7 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.nodePay.spillTo(s.path, 0)
 	b.edgePays.spillTo(s.path, 0)
+	b.keys.keys.spillTo(s.path, keysResident)
 	b.edges.spillTo(s.path, opsResident)
 	b.nodes.spillTo(s.path, opsResident)
 	b.seq.spillTo(s.path, opsResident)
@@ -845,7 +846,9 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		if x&bulkEdgeBit != 0 {
 			e := b.edges.at(int(x &^ bulkEdgeBit))
 			pv := b.provs[b.edgeProv(e)]
-			p := EdgePut{Src: b.keys.at(e.src), Rel: b.relOf[e.rel()].Name, Dst: b.keys.at(e.dst), Payload: b.edgePayload(e),
+			// Keys copied: the ordinary path may keep them past the load
+			// (a spilled key is a view of a mapping: keyArena).
+			p := EdgePut{Src: strings.Clone(b.keys.at(e.src)), Rel: b.relOf[e.rel()].Name, Dst: strings.Clone(b.keys.at(e.dst)), Payload: b.edgePayload(e),
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task}
 			if e.explicit() {
 				p.Weight = b.edgeWeight(e)
@@ -854,7 +857,7 @@ func (b *Bulk) replay(tx *WriteTxn) error {
 		} else {
 			n := b.nodes.at(int(x))
 			pv := b.provs[n.prov]
-			err = tx.PutNode(NodePut{Key: b.keys.at(n.key), Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
+			err = tx.PutNode(NodePut{Key: strings.Clone(b.keys.at(n.key)), Type: b.typeNames[n.typ], Payload: b.nodePayload(n), Valid: b.nodeValid[x],
 				Scope: pv.scope, RunID: pv.run, TaskID: pv.task})
 		}
 		if err != nil {
@@ -1328,6 +1331,7 @@ func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
 	var k8 [8]byte
 	val := make([]byte, 0, 256)
 	for r, id := range p.ids {
+		b.evictEvery(r) // the keys, in id order, are read at random
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
 		val = sealValue(append(append(val[:0], fmtPlain), b.keys.at(p.keys[r])...))
 		if err := tx.txn.Put(b.s.db.ids, k8[:], val, lmdb.Append); err != nil {
@@ -1384,6 +1388,7 @@ func (b *Bulk) evictEvery(i int) {
 // evictPayloads takes both arenas' spilled payloads, and the spilled edge
 // operations, out of the process's memory (payArena.evict, chunked.evict).
 func (b *Bulk) evictPayloads() {
+	b.keys.keys.evict()
 	b.nodePay.evict()
 	b.edgePays.evict()
 	b.edges.evict()

@@ -184,6 +184,10 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				// Each side sorted and written a few keys at a time, ranges
 				// of several keys and of one key over the limit among them.
 				b.sidePart = 1 + int(seed)*3
+				// Every key in a mapped block of a page (the keys are
+				// short), evicted as the operations above are.
+				b.keys.keys.spill.s.resident = 0
+				b.keys.keys.blockBytes = int(pageSize)
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {
@@ -306,6 +310,9 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			flush()
 			if spilled := b.nodePay.spilled() + b.edgePays.spilled(); spill != (spilled > 0) {
 				t.Errorf("%d bytes of payloads spilled, want spilling %v", spilled, spill)
+			}
+			if spill && !b.keys.keys.spills() {
+				t.Fatal("no key in the spill file")
 			}
 			c2, err := b.Commit()
 			if err != nil {

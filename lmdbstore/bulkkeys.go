@@ -33,6 +33,7 @@ type bulkKeys struct {
 	// redactedSome: some key's redacted form differs from the key as
 	// given (else the redacted keys are as distinct as the given ones).
 	redactedSome bool
+	reads        int // lookups and adds (tick)
 }
 
 // keyUse is what an operation naming a key reads and writes, together (an
@@ -45,8 +46,28 @@ type keyUse struct {
 // notUsed: no operation names the key (it is not stored).
 const notUsed = ^uint32(0)
 
-// lookup is the index of the key as given, if registered.
-func (k *bulkKeys) lookup(raw string) (uint32, bool) { return k.idx.find(raw, k.rawAt) }
+// lookup is the index of the key as given, if registered. Every
+// keyEvictReads lookups and adds it takes the spilled keys' pages out of
+// the process's memory (keyArena.evict): a load's lookups read keys at
+// random.
+func (k *bulkKeys) lookup(raw string) (uint32, bool) {
+	k.tick()
+	return k.idx.find(raw, k.rawAt)
+}
+
+// tick counts a lookup or an add, evicting the spilled keys' pages every
+// keyEvictReads.
+func (k *bulkKeys) tick() {
+	if k.reads++; k.reads%keyEvictReads == 0 {
+		k.keys.evict()
+	}
+}
+
+// keyEvictReads is how many key lookups and adds a load makes between
+// evictions of its spilled keys' pages: the pages they read stay under
+// 16 MiB however many keys spill (a lookup reads at most one key, an add
+// none).
+const keyEvictReads = 4096
 
 // rawAt is key i as given.
 func (k *bulkKeys) rawAt(i uint32) string { return rawAt(&k.keys, k.rawOf, i) }
@@ -73,6 +94,7 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	// Copies (into the arena, and of a key as given that redaction
 	// changed): the caller's strings may be views of a larger buffer (a
 	// chunk of batch input) that the load must not keep alive.
+	k.tick()
 	i := k.keys.add(red)
 	if red != raw {
 		k.redactedSome = true
@@ -219,6 +241,9 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		go func() {
 			defer wg.Done()
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				if i%evictOps == 0 {
+					k.keys.evict() // read in order: the pages read go as the pass goes
+				}
 				ids[i] = b.s.hash(k.at(uint32(i)))
 			}
 		}()
@@ -257,7 +282,9 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		i = j
 	}
 	if bad >= 0 {
-		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: k.at(uint32(bad)), Existing: existing}}
+		// Copies: the error outlives the load (a spilled key is a view of
+		// a mapping: keyArena).
+		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: strings.Clone(k.at(uint32(bad))), Existing: strings.Clone(existing)}}
 	}
 	return r, nil
 }

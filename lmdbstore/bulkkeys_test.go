@@ -42,12 +42,40 @@ func TestBulkKeysCopied(t *testing.T) {
 // worth, read back as added, from the arena and from a view taken part
 // way (which later adds leave as it was).
 func TestKeyArena(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		spill    bool
+		resident int
+		block    int
+	}{
+		{name: "memory"},
+		{name: "spilled", spill: true, resident: 0, block: 2 * maxNodeKeyLen},
+		{name: "spilled past 2 blocks", spill: true, resident: 2, block: 4 * maxNodeKeyLen},
+		{name: "spilled, 1 MiB blocks", spill: true, resident: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testKeyArena(t, tc.spill, tc.resident, tc.block) })
+	}
+}
+
+// testKeyArena: keys of every length up to past maxNodeKeyLen, and empty
+// ones, read back from the arena and from a view taken partway, as the
+// arena grows; spilled, with the pages evicted every few keys.
+func testKeyArena(t *testing.T, spill bool, resident, block int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var a keyArena
+	a.blockBytes = block
+	if spill {
+		a.spillTo(t.TempDir(), resident)
+	}
 	var want []string
 	var v keyArena
 	var vn int
 	var total int64
+	check := func(i int) {
+		if got := a.at(uint32(i)); got != want[i] {
+			t.Fatalf("key %d: %q…, want %q…", i, got[:min(len(got), 20)], want[i][:min(len(want[i]), 20)])
+		}
+	}
 	for i := 0; total < 3*keyBlockBytes; i++ {
 		n := rng.IntN(maxNodeKeyLen + 1)
 		if i%7 == 0 {
@@ -65,18 +93,31 @@ func TestKeyArena(t *testing.T) {
 		if i == 500 {
 			v, vn = a.view(), a.len()
 		}
+		if spill && i%5 == 0 {
+			a.evict()
+			check(rng.IntN(i + 1)) // an earlier key, its pages evicted
+		}
 	}
 	if a.len() != len(want) || a.size != total || len(a.blocks) < 3 {
 		t.Fatalf("%d keys, %d bytes, %d blocks; want %d keys, %d bytes, 3 blocks or more", a.len(), a.size, len(a.blocks), len(want), total)
 	}
-	for i, k := range want {
-		if got := a.at(uint32(i)); got != k {
-			t.Fatalf("key %d: %q…, want %q…", i, got[:min(len(got), 20)], k[:min(len(k), 20)])
+	if a.spills() != spill {
+		t.Fatalf("spills %v, want %v", a.spills(), spill)
+	}
+	if spill {
+		for i, m := range a.spill.s.maps {
+			if mapped := m != nil; mapped != (i >= resident) {
+				t.Fatalf("block %d mapped %v, resident blocks %d", i, mapped, resident)
+			}
 		}
+	}
+	for i := range want {
+		check(i)
 	}
 	if v.len() != vn {
 		t.Fatalf("view holds %d keys, want %d", v.len(), vn)
 	}
+	a.evict()
 	for i := range vn {
 		if got := v.at(uint32(i)); got != want[i] {
 			t.Fatalf("view key %d: %q…", i, got[:min(len(got), 20)])

@@ -173,6 +173,9 @@ func (b *Bulk) keyedLowerBound(changes int, pays []int) int {
 		n += pay
 	}
 	for i := range b.keys.len() {
+		if i%evictOps == 0 {
+			b.keys.keys.evict() // read in order: the pages read go as the pass goes
+		}
 		if b.keys.uses[i].first != notUsed {
 			n += len(b.keys.at(uint32(i)))
 		}
@@ -380,6 +383,7 @@ func (names *logNames) writeTable(w io.Writer, keys *keyArena) error {
 				return err
 			}
 			buf = buf[:0]
+			keys.evict() // the keys are read about in the order they were added
 		}
 	}
 	_, err := w.Write(buf)
@@ -539,6 +543,7 @@ func (b *Bulk) indexNames(names *logNames, changed bitSet, relNames map[RelID]st
 		}
 	}
 	for i := range b.seq.len() {
+		b.evictEvery(i)
 		x := b.op(i)
 		if changed != nil && !changed.has(uint32(i)) {
 			continue

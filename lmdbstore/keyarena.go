@@ -1,6 +1,7 @@
 package lmdbstore
 
 import (
+	"runtime"
 	"slices"
 	"unsafe"
 )
@@ -18,23 +19,44 @@ import (
 //
 // Blocks are made whole and never resliced, and bytes are never written
 // twice: a view (view) reads the keys it holds while the arena grows.
+//
+// Spilling (spillTo; SPEC §2, "Bulk loads"): past its first resident
+// blocks, an arena makes each new block a shared, writable mapping of an
+// unnamed file beside the store, as chunked does its chunks, and evict
+// takes the full blocks' pages out of the process's memory (they stay in
+// the page cache; a read maps them back). A key read from a mapped block
+// (at) is valid while the arena or a view of it is reachable: one that
+// outlives the load (an error's) is a copy.
 type keyArena struct {
 	blocks [][]byte // each keyBlockBytes long
 	used   int      // bytes used in the last block
 	refs   []uint64 // by key: block<<40 | offset<<20 | length
 	size   int64    // bytes of every key
+	spill  *keySpill
+	// blockBytes is keyBlockBytes unless a test sets it (0:
+	// keyBlockBytes; a multiple of the page size, above maxNodeKeyLen).
+	blockBytes int
 }
+
+// keySpill is an arena's spill file and the mappings of its blocks
+// (chunkSpill: maps has an entry per block, nil in memory), shared with
+// the arena's views; a cleanup releases it once neither holds it.
+type keySpill struct{ s *chunkSpill }
 
 // keyBlockBits sets a block's size: 1 MiB.
 const keyBlockBits = 20
 
 const keyBlockBytes = 1 << keyBlockBits
 
+// keysResident is how many blocks of keys an arena keeps in the
+// process's memory before it spills (16 MiB: some 300,000 keys).
+const keysResident = 16
+
 // len is the number of keys.
 func (a *keyArena) len() int { return len(a.refs) }
 
-// at is key i, a view of the arena's bytes (valid while the arena is
-// reachable; never changed).
+// at is key i, a view of the arena's bytes (valid while the arena or a
+// view of it is reachable; never changed).
 func (a *keyArena) at(i uint32) string {
 	r := a.refs[i]
 	n := int(r & (1<<20 - 1))
@@ -47,8 +69,9 @@ func (a *keyArena) at(i uint32) string {
 
 // add appends key (shorter than a block) and returns its index.
 func (a *keyArena) add(key string) uint32 {
-	if len(a.blocks) == 0 || a.used+len(key) > keyBlockBytes {
-		a.blocks = append(a.blocks, make([]byte, keyBlockBytes))
+	size := a.blockSize()
+	if len(a.blocks) == 0 || a.used+len(key) > size {
+		a.blocks = append(a.blocks, a.newBlock(size))
 		a.used = 0
 	}
 	b := len(a.blocks) - 1
@@ -59,12 +82,67 @@ func (a *keyArena) add(key string) uint32 {
 	return uint32(len(a.refs) - 1)
 }
 
+// blockSize is a block's length in bytes.
+func (a *keyArena) blockSize() int {
+	if a.blockBytes != 0 {
+		return a.blockBytes
+	}
+	return keyBlockBytes
+}
+
+// newBlock is an empty block of size bytes: a mapping of the spill file
+// when the arena spills and holds its resident blocks already, else
+// memory.
+func (a *keyArena) newBlock(size int) []byte {
+	if a.spill == nil {
+		return make([]byte, size)
+	}
+	s := a.spill.s
+	var m []byte
+	if !s.off && len(a.blocks) >= s.resident {
+		m = s.mapChunk(size)
+	}
+	s.maps = append(s.maps, m)
+	if m == nil {
+		return make([]byte, size)
+	}
+	return m
+}
+
+// spillTo makes the blocks past the first resident ones mappings of an
+// unnamed file in dir.
+func (a *keyArena) spillTo(dir string, resident int) {
+	ks := &keySpill{s: &chunkSpill{dir: dir, resident: resident}}
+	runtime.AddCleanup(ks, func(s *chunkSpill) { s.release() }, ks.s)
+	a.spill = ks
+}
+
+// evict takes the pages of every mapped block but the last (the one keys
+// are added to) out of the process's memory: a pass that reads keys at
+// random calls it every so often, so that the pages it read do not add
+// up to the whole file. Safe beside readers of the arena and its views.
+func (a *keyArena) evict() {
+	if a.spill == nil {
+		return
+	}
+	maps := a.spill.s.maps
+	for i := range max(0, len(maps)-1) {
+		a.spill.s.evict(i)
+	}
+}
+
+// spills reports whether some block is a mapping of the spill file.
+func (a *keyArena) spills() bool {
+	return a.spill != nil && slices.ContainsFunc(a.spill.s.maps, func(m []byte) bool { return m != nil })
+}
+
 // grow makes room for n more references.
 func (a *keyArena) grow(n int) { a.refs = slices.Grow(a.refs, n) }
 
 // view is the arena as it is: the keys held now, readable while a
 // goes on adding (it writes neither their bytes nor the slices' elements
-// the view holds).
+// the view holds). It holds the arena's spill file, not the right to
+// add or evict.
 func (a *keyArena) view() keyArena {
-	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs[:len(a.refs):len(a.refs)], size: a.size}
+	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs[:len(a.refs):len(a.refs)], size: a.size, spill: a.spill, blockBytes: a.blockBytes}
 }
