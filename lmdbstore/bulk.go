@@ -1242,14 +1242,15 @@ func (b *Bulk) sortSideRange(p *bulkPlan, out bool, counts []uint32, lo, hi int,
 	for j := range b.edges.len() {
 		b.evictEdgesEvery(j)
 		e := b.edges.at(j)
-		a, c := p.rank[e.dst], p.rank[e.src]
+		ka, kc := e.dst, e.src
 		if out {
-			a, c = c, a
+			ka, kc = kc, ka
 		}
+		a := p.rank[ka] // a random read: the other end's only when in range
 		if a < ulo || a >= uhi {
 			continue
 		}
-		refs[next[a-ulo]] = bulkEdgeRef{a: a, b: c, rel: e.rel(), idx: uint32(j), w: b.edgeWeight(e)}
+		refs[next[a-ulo]] = bulkEdgeRef{a: a, b: p.rank[kc], rel: e.rel(), idx: uint32(j), w: b.edgeWeight(e)}
 		next[a-ulo]++
 	}
 	for i := range hi - lo {
@@ -1289,8 +1290,8 @@ func (b *Bulk) eachSidePart(p *bulkPlan, out bool, fn func(refs []bulkEdgeRef, l
 }
 
 // sidePartEdges is how many edge operations eachSidePart sorts at a time:
-// 40 MiB of bulkEdgeRef.
-const sidePartEdges = 1 << 21
+// 80 MiB of bulkEdgeRef.
+const sidePartEdges = 1 << 22
 
 // finalNodePuts applies supersedeNode's rule per key in operation order: a
 // put that leaves the live record as it is changes nothing; the last
@@ -1599,28 +1600,50 @@ func (b *Bulk) putChunks(tx *WriteTxn, dbi lmdb.DBI, ch <-chan []bulkChunk) erro
 
 // appendEdgeRecords appends the e records of the final edge puts of
 // outRefs (the out side's order, or a range of it) that are not implicit
-// (edgerec.go), in out-side key order; maybe is mayHaveRecord.
+// (edgerec.go), in out-side key order; maybe is mayHaveRecord. The edges
+// it reads (those maybe holds) are read first in operation order, so that
+// each page of spilled operations is mapped back once per call rather
+// than once per key that names it (the out side's order visits them at
+// random): 28 bytes for each such edge of outRefs while it runs.
 func (b *Bulk) appendEdgeRecords(tx *WriteTxn, p *bulkPlan, outRefs []bulkEdgeRef, maybe bitSet) error {
 	p.edgeRecs = true
+	type pick struct{ idx, k uint32 } // an edge, and its place among the picked in key order
+	var picks []pick
+	var at []uint32 // by place: its position in outRefs
+	for i, r := range outRefs {
+		if p.finalEdges.has(r.idx) && maybe.has(r.idx) {
+			picks = append(picks, pick{r.idx, uint32(len(at))})
+			at = append(at, uint32(i))
+		}
+	}
+	slices.SortFunc(picks, func(x, y pick) int { return cmp.Compare(x.idx, y.idx) })
+	type edgeFields struct {
+		prov, pay uint32
+		w         float32
+		explicit  bool
+	}
+	fields := make([]edgeFields, len(picks))
+	for n, pk := range picks {
+		b.evictEdgesEvery(n)
+		e := b.edges.at(int(pk.idx))
+		fields[pk.k] = edgeFields{prov: b.edgeProv(e), pay: b.edgePayIndex(e), w: b.edgeWeight(e), explicit: e.explicit()}
+	}
+	picks = nil
 	s := b.s
 	var k20 [20]byte
 	val := make([]byte, 0, 256)
 	var body []byte // appendRecord's scratch
 	var pay []byte  // payArena.read's
 	enc, _ := s.zstd()
-	for i, r := range outRefs {
-		b.evictEdgesEvery(i)
-		if !p.finalEdges.has(r.idx) || !maybe.has(r.idx) {
-			continue
-		}
-		e := b.edges.at(int(r.idx))
-		pv := b.provs[b.edgeProv(e)]
+	for k, f := range fields {
+		r := &outRefs[at[k]]
+		pv := b.provs[f.prov]
 		rec := edgeRec{rev: tx.rev, createdRev: tx.rev, createdTS: tx.ts, updatedTS: tx.ts,
-			weight: b.edgeWeight(e), scope: pv.scope, run: pv.run, task: pv.task}
-		if pi := b.edgePayIndex(e); pi != 0 {
-			rec.payload = b.edgePays.read(b.edgePay[pi], &pay) // in key order: read, not mapped (payArena.read)
+			weight: f.w, scope: pv.scope, run: pv.run, task: pv.task}
+		if f.pay != 0 {
+			rec.payload = b.edgePays.read(b.edgePay[f.pay], &pay) // in key order: read, not mapped (payArena.read)
 		}
-		if e.explicit() {
+		if f.explicit {
 			rec.flags |= recWeight
 		}
 		if tx.implicitEdge(&rec) {

@@ -65,9 +65,9 @@ func (k *bulkKeys) tick() {
 
 // keyEvictReads is how many key lookups and adds a load makes between
 // evictions of its spilled keys' pages: the pages they read stay under
-// 16 MiB however many keys spill (a lookup reads at most one key, an add
-// none).
-const keyEvictReads = 4096
+// 64 MiB however many keys spill (a lookup reads about one key, an add
+// none), and far under in practice (most lookups are of recent keys).
+const keyEvictReads = 16384
 
 // rawAt is key i as given.
 func (k *bulkKeys) rawAt(i uint32) string { return rawAt(&k.keys, k.rawOf, i) }

@@ -117,19 +117,24 @@ func (a *keyArena) spillTo(dir string, resident int) {
 	a.spill = ks
 }
 
-// evict takes the pages of every mapped block but the last (the one keys
-// are added to) out of the process's memory: a pass that reads keys at
-// random calls it every so often, so that the pages it read do not add
-// up to the whole file. Safe beside readers of the arena and its views.
+// evict takes the pages of every mapped block but the last keysRecent
+// (the one keys are added to and those just before: a load looks up the
+// keys it added last most) out of the process's memory: a pass that reads
+// keys at random calls it every so often, so that the pages it read do not
+// add up to the whole file. Safe beside readers of the arena and its
+// views.
 func (a *keyArena) evict() {
 	if a.spill == nil {
 		return
 	}
 	maps := a.spill.s.maps
-	for i := range max(0, len(maps)-1) {
+	for i := range max(0, len(maps)-keysRecent) {
 		a.spill.s.evict(i)
 	}
 }
+
+// keysRecent is how many of its last blocks an arena's evict leaves.
+const keysRecent = 4
 
 // spills reports whether some block is a mapping of the spill file.
 func (a *keyArena) spills() bool {
