@@ -1331,10 +1331,11 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 func (b *Bulk) appendIDs(tx *WriteTxn, p *bulkPlan) error {
 	var k8 [8]byte
 	val := make([]byte, 0, 256)
+	var buf []byte // keyArena.read's
 	for r, id := range p.ids {
-		b.evictEvery(r) // the keys, in id order, are read at random
 		binary.BigEndian.PutUint64(k8[:], uint64(id))
-		val = sealValue(append(append(val[:0], fmtPlain), b.keys.at(p.keys[r])...))
+		key := b.keys.keys.read(p.keys[r], &buf) // in id order: read, not mapped
+		val = sealValue(append(append(val[:0], fmtPlain), key...))
 		if err := tx.txn.Put(b.s.db.ids, k8[:], val, lmdb.Append); err != nil {
 			return err
 		}

@@ -111,8 +111,15 @@ func testKeyArena(t *testing.T, spill bool, resident, block int) {
 			}
 		}
 	}
+	var buf []byte
 	for i := range want {
 		check(i)
+		if got := a.read(uint32(i), &buf); string(got) != want[i] {
+			t.Fatalf("key %d read: %q…, want %q…", i, got[:min(len(got), 20)], want[i][:min(len(want[i]), 20)])
+		}
+	}
+	if spill && len(buf) == 0 {
+		t.Fatal("no key read from the spill file")
 	}
 	if v.len() != vn {
 		t.Fatalf("view holds %d keys, want %d", v.len(), vn)

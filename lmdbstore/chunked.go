@@ -98,11 +98,17 @@ func (c *chunked[T]) newChunk() []T {
 // chunkLen is) and maps them writable; nil (and spilling off) when any
 // step fails.
 func (s *chunkSpill) mapChunk(n int) []byte {
+	m, _ := s.mapChunkAt(n)
+	return m
+}
+
+// mapChunkAt is mapChunk, with the mapping's offset in the file.
+func (s *chunkSpill) mapChunkAt(n int) ([]byte, int64) {
 	off, ok := s.alloc(s.dir, int64(n))
 	if !ok {
-		return nil
+		return nil, 0
 	}
-	return s.mmap(off, n, unix.PROT_READ|unix.PROT_WRITE)
+	return s.mmap(off, n, unix.PROT_READ|unix.PROT_WRITE), off
 }
 
 // evict takes chunk i's pages, if it is mapped, out of the process's

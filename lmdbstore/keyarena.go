@@ -33,6 +33,9 @@ type keyArena struct {
 	refs   []uint64 // by key: block<<40 | offset<<20 | length
 	size   int64    // bytes of every key
 	spill  *keySpill
+	// fileOff is, by block, its offset in the spill file (-1: in memory),
+	// when the arena spills.
+	fileOff []int64
 	// blockBytes is keyBlockBytes unless a test sets it (0:
 	// keyBlockBytes; a multiple of the page size, above maxNodeKeyLen).
 	blockBytes int
@@ -99,14 +102,41 @@ func (a *keyArena) newBlock(size int) []byte {
 	}
 	s := a.spill.s
 	var m []byte
+	off := int64(-1)
 	if !s.off && len(a.blocks) >= s.resident {
-		m = s.mapChunk(size)
+		m, off = s.mapChunkAt(size)
 	}
 	s.maps = append(s.maps, m)
+	if m == nil {
+		off = -1
+	}
+	a.fileOff = append(a.fileOff, off)
 	if m == nil {
 		return make([]byte, size)
 	}
 	return m
+}
+
+// read is key i as at has it, but read from the spill file into *buf
+// (grown as needed, reused) when its block is spilled, rather than through
+// the mapping: for passes that read keys at random (the ids keyspace, in
+// id order), whose reads through the mapping would map a large folio of
+// the file each (as payArena.read), so that the whole file soon was
+// resident between evictions. The bytes are valid until the next read
+// into *buf.
+func (a *keyArena) read(i uint32, buf *[]byte) []byte {
+	r := a.refs[i]
+	n := int(r & (1<<20 - 1))
+	blk := r >> 40
+	if n == 0 || a.fileOff == nil || a.fileOff[blk] < 0 {
+		return unsafe.Slice(unsafe.StringData(a.at(i)), n)
+	}
+	off := a.fileOff[blk] + int64(r>>20&(1<<20-1))
+	*buf = slices.Grow((*buf)[:0], n)[:n]
+	if _, err := a.spill.s.f.ReadAt(*buf, off); err != nil {
+		return unsafe.Slice(unsafe.StringData(a.at(i)), n) // as readable through the mapping, if at all
+	}
+	return *buf
 }
 
 // spillTo makes the blocks past the first resident ones mappings of an
@@ -149,5 +179,6 @@ func (a *keyArena) grow(n int) { a.refs = slices.Grow(a.refs, n) }
 // the view holds). It holds the arena's spill file, not the right to
 // add or evict.
 func (a *keyArena) view() keyArena {
-	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs[:len(a.refs):len(a.refs)], size: a.size, spill: a.spill, blockBytes: a.blockBytes}
+	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs[:len(a.refs):len(a.refs)], size: a.size, spill: a.spill,
+		fileOff: a.fileOff[:len(a.fileOff):len(a.fileOff)], blockBytes: a.blockBytes}
 }
