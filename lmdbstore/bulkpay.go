@@ -22,7 +22,6 @@ package lmdbstore
 import (
 	"cmp"
 	"runtime"
-	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -211,11 +210,10 @@ func (a *payArena) read(r payRef, buf *[]byte) []byte {
 	if off < 0 { // in memory
 		return a.bytes(r)
 	}
-	*buf = slices.Grow((*buf)[:0], int(r.n))[:r.n]
-	if _, err := a.spill.f.ReadAt(*buf, off+int64(r.off)); err != nil {
-		return a.bytes(r) // as readable through the mapping, if at all
+	if b, ok := a.spill.readAt(off+int64(r.off), int(r.n), buf); ok {
+		return b
 	}
-	return *buf
+	return a.bytes(r) // as readable through the mapping, if at all
 }
 
 // size is the sum of the payloads' lengths, counted by block.

@@ -64,7 +64,12 @@ func (c *chunked[T]) add(v T) int {
 // spills reports whether some chunk of the list is a mapping of its spill
 // file (its elements are then mostly out of the process's memory).
 func (c *chunked[T]) spills() bool {
-	return c.spill != nil && slices.ContainsFunc(c.spill.maps, func(m []byte) bool { return m != nil })
+	return c.spill != nil && c.spill.mapped()
+}
+
+// mapped reports whether some chunk is a mapping of the spill file.
+func (s *chunkSpill) mapped() bool {
+	return slices.ContainsFunc(s.maps, func(m []byte) bool { return m != nil })
 }
 
 // spillTo makes the chunks past the first resident ones mappings of a

@@ -131,12 +131,10 @@ func (a *keyArena) read(i uint32, buf *[]byte) []byte {
 	if n == 0 || a.fileOff == nil || a.fileOff[blk] < 0 {
 		return unsafe.Slice(unsafe.StringData(a.at(i)), n)
 	}
-	off := a.fileOff[blk] + int64(r>>20&(1<<20-1))
-	*buf = slices.Grow((*buf)[:0], n)[:n]
-	if _, err := a.spill.s.f.ReadAt(*buf, off); err != nil {
-		return unsafe.Slice(unsafe.StringData(a.at(i)), n) // as readable through the mapping, if at all
+	if b, ok := a.spill.s.readAt(a.fileOff[blk]+int64(r>>20&(1<<20-1)), n, buf); ok {
+		return b
 	}
-	return *buf
+	return unsafe.Slice(unsafe.StringData(a.at(i)), n) // as readable through the mapping, if at all
 }
 
 // spillTo makes the blocks past the first resident ones mappings of an
@@ -168,7 +166,7 @@ const keysRecent = 4
 
 // spills reports whether some block is a mapping of the spill file.
 func (a *keyArena) spills() bool {
-	return a.spill != nil && slices.ContainsFunc(a.spill.s.maps, func(m []byte) bool { return m != nil })
+	return a.spill != nil && a.spill.s.mapped()
 }
 
 // grow makes room for n more references.

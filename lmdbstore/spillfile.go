@@ -2,6 +2,7 @@ package lmdbstore
 
 import (
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +54,19 @@ func (s *spillFile) mmap(off int64, n, prot int) []byte {
 		return nil
 	}
 	return m
+}
+
+// readAt reads n bytes at off into *buf (grown as needed, reused) with
+// pread, not through a mapping: for passes that read spilled data out of
+// the order it was written in, where a read through the mapping maps a
+// large folio of the page cache each (payArena.read, keyArena.read).
+// ok is false when the read fails (the caller reads through the mapping).
+func (s *spillFile) readAt(off int64, n int, buf *[]byte) (b []byte, ok bool) {
+	*buf = slices.Grow((*buf)[:0], n)[:n]
+	if _, err := s.f.ReadAt(*buf, off); err != nil {
+		return nil, false
+	}
+	return *buf, true
 }
 
 // close unmaps maps (nil entries are in memory) and closes the file,
