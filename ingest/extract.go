@@ -157,6 +157,7 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
+		debugHeap("type-checking done")
 		// What type-checking kept for the modules to come goes now (the
 		// packages, syntax trees and the line tables of every file it
 		// parsed), with the source of the files it extracted when a
@@ -288,12 +289,16 @@ type extractor struct {
 	g    *Graph
 	// typedFset holds the files of type-checked packages; checked are
 	// the type-checked packages by go/packages ID, across modules.
-	typedFset  *token.FileSet
-	checked    map[string]*types.Package
-	seenUnits  map[string]bool // units checked, by ID (checked drops some)
-	parseMu    sync.Mutex
-	parseCache map[string]*parseEntry
-	parseRefs  map[string]int // compiled file → units left to check that compile it
+	typedFset *token.FileSet
+	checked   map[string]*types.Package
+	seenUnits map[string]bool // units checked, by ID (checked drops some)
+	// neededUntil: by module directory, the index of the last module
+	// whose check may import its packages; moduleAt: a module's index
+	// (releaseModule).
+	neededUntil, moduleAt map[string]int
+	parseMu               sync.Mutex
+	parseCache            map[string]*parseEntry
+	parseRefs             map[string]int // compiled file → units left to check that compile it
 	// Type-checked units are extracted on the checking goroutines: tabMu
 	// guards tables, ifaceMu ifacesOf (implementsTyped's cache).
 	tabMu        sync.Mutex
@@ -319,7 +324,7 @@ type extractor struct {
 	declFile  map[string]uint32 // file → its index in declFiles
 	// syntaxTypes are the types declared in files extracted without
 	// type information; implementsSyntax handles them.
-	syntaxTypes map[string]bool
+	syntaxTypes hashSet         // tag 0
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
 
@@ -357,25 +362,24 @@ type testEdge struct {
 func newExtractor(t *tree, opts GoOptions) *extractor {
 	x := &extractor{
 		t: t, opts: opts, g: NewGraph(), typedFset: token.NewFileSet(),
-		checked:     make(map[string]*types.Package),
-		seenUnits:   make(map[string]bool),
-		parseCache:  make(map[string]*parseEntry),
-		parseRefs:   make(map[string]int),
-		ifacesOf:    make(map[*types.Package][]*types.TypeName),
-		byRel:       make(map[string]*srcFile, len(t.Files)),
-		claimed:     make(map[string]bool),
-		treePkgs:    make(map[string]bool),
-		tables:      make(map[string]*table),
-		pkgModes:    make(map[string]string),
-		typeErrors:  make(map[string]bool),
-		syms:        make(map[string]uint32),
-		declFile:    make(map[string]uint32),
-		syntaxTypes: make(map[string]bool),
-		imported:    make(map[string]bool),
-		fallbacks:   make(map[string]fallbackNote),
-		moduleErrs:  make(map[string]string),
-		pkgDirs:     make(map[string]string),
-		stream:      opts.Stream,
+		checked:    make(map[string]*types.Package),
+		seenUnits:  make(map[string]bool),
+		parseCache: make(map[string]*parseEntry),
+		parseRefs:  make(map[string]int),
+		ifacesOf:   make(map[*types.Package][]*types.TypeName),
+		byRel:      make(map[string]*srcFile, len(t.Files)),
+		claimed:    make(map[string]bool),
+		treePkgs:   make(map[string]bool),
+		tables:     make(map[string]*table),
+		pkgModes:   make(map[string]string),
+		typeErrors: make(map[string]bool),
+		syms:       make(map[string]uint32),
+		declFile:   make(map[string]uint32),
+		imported:   make(map[string]bool),
+		fallbacks:  make(map[string]fallbackNote),
+		moduleErrs: make(map[string]string),
+		pkgDirs:    make(map[string]string),
+		stream:     opts.Stream,
 	}
 	for _, f := range t.Files {
 		x.byRel[f.Rel] = f
@@ -454,6 +458,9 @@ func (x *extractor) declaredIn(key string) string {
 	if t, ok := x.g.sentTag(key); ok && t > 0 {
 		return x.declFiles[t-1]
 	}
+	if t := x.pend.decl[key]; t > 0 { // declared by the merge under way
+		return x.declFiles[t-1]
+	}
 	return ""
 }
 
@@ -498,7 +505,7 @@ func (x *extractor) merge(fr *fragment) {
 		x.addNode(s.node)
 		x.declare(s.node.Key, s.file)
 		if s.syntaxType {
-			x.syntaxTypes[s.node.Key] = true
+			x.syntaxTypes.put(s.node.Key, 0)
 		}
 	}
 	if x.stream != nil {
@@ -511,7 +518,19 @@ func (x *extractor) merge(fr *fragment) {
 	for _, p := range fr.imported {
 		x.imported[p] = true
 	}
-	x.tests = append(x.tests, fr.tests...)
+	for _, te := range fr.tests {
+		if !x.g.HasNode(te.target) {
+			x.tests = append(x.tests, te) // declared by a later merge, or never: finish decides
+			continue
+		}
+		for _, e := range x.testsEdges(te) {
+			if x.stream != nil {
+				x.pend.addEdges([]Edge{e})
+			} else {
+				x.g.AddEdge(e)
+			}
+		}
+	}
 	x.unresolved += fr.total
 	if x.stream != nil {
 		x.flushMerged()
@@ -967,6 +986,25 @@ func neverBuilt(src []byte) bool {
 	return false
 }
 
+// testsEdges are the tests edges of a test's call to te.target, a node of
+// the graph: the test function → the target and its file → the target's
+// file, none when the target is declared in a test file. Nodes are never
+// removed and a symbol is declared once (by the merge that first adds
+// it), so a call whose target is a node already gets the edges finish
+// would give it: merge adds them at once, and finish only those of the
+// calls whose targets a later merge declared.
+func (x *extractor) testsEdges(te testEdge) []Edge {
+	tf := x.declaredIn(te.target)
+	if strings.HasSuffix(tf, "_test.go") {
+		return nil
+	}
+	es := []Edge{{Src: te.fn, Rel: RelTests, Dst: te.target}}
+	if tf != "" {
+		es = append(es, Edge{Src: FileKey(te.file), Rel: RelTests, Dst: FileKey(tf)})
+	}
+	return es
+}
+
 // finish adds what needs every package: external package nodes, tests
 // edges into non-test code, test file → file edges, and drops edges to
 // symbols outside the tree.
@@ -978,15 +1016,13 @@ func (x *extractor) finish() {
 		}
 	}
 	for _, te := range x.tests {
-		tf := x.declaredIn(te.target)
-		if !x.g.HasNode(te.target) || strings.HasSuffix(tf, "_test.go") {
-			continue
-		}
-		x.g.AddEdge(Edge{Src: te.fn, Rel: RelTests, Dst: te.target})
-		if tf != "" {
-			x.g.AddEdge(Edge{Src: FileKey(te.file), Rel: RelTests, Dst: FileKey(tf)})
+		if x.g.HasNode(te.target) {
+			for _, e := range x.testsEdges(te) {
+				x.g.AddEdge(e)
+			}
 		}
 	}
+	x.tests = nil
 	for rel := range x.byRel {
 		if base, ok := strings.CutSuffix(rel, "_test.go"); ok {
 			if _, ok := x.byRel[base+".go"]; ok && x.g.HasNode(FileKey(rel)) {

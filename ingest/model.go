@@ -132,7 +132,7 @@ type Graph struct {
 	// with nothing more kept of them than a hash of their key and a tag
 	// the sender gave (sentTag). The graph answers for them (HasNode,
 	// Node, NumNodes) but does not list them (EachNode, Nodes).
-	sent sentSet
+	sent hashSet
 }
 
 type edgeKey struct{ src, rel, dst string }

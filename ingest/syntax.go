@@ -1190,7 +1190,7 @@ func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
 func (x *extractor) implementsSyntax() {
 	for _, ip := range sortedKeys(x.tables) {
 		t := x.tables[ip]
-		if !slices.ContainsFunc(t.recvs(), func(tname string) bool { return x.syntaxTypes[SymbolKey(ip, tname)] }) {
+		if !slices.ContainsFunc(t.recvs(), func(tname string) bool { return x.syntaxTypes.has(SymbolKey(ip, tname)) }) {
 			continue
 		}
 		// Interfaces visible from ip, indexed by one of their methods.
@@ -1224,7 +1224,7 @@ func (x *extractor) implementsSyntax() {
 			}
 		}
 		for _, tname := range t.recvs() {
-			if t.kind(tname) != KindType || !x.syntaxTypes[SymbolKey(ip, tname)] {
+			if t.kind(tname) != KindType || !x.syntaxTypes.has(SymbolKey(ip, tname)) {
 				continue
 			}
 			have := t.methodSet(tname)

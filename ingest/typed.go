@@ -59,6 +59,10 @@ type checkUnit struct {
 	files   []string          // compiled Go files, absolute
 	imports map[string]string // import path as written → unit ID
 	extract bool              // in the tree, checked with bodies and extracted
+	inTree  bool              // a package of the tree (releaseModule)
+	// tokFiles are the files of typedFset the unit's check added (its
+	// parsed files'), dropped with the unit when its module is released.
+	tokFiles []*token.File
 	// claims are the tree files (rel paths by compiled file name) this
 	// unit extracts: its files no unit before it (in ID order) claimed.
 	claims  map[string]string
@@ -155,7 +159,7 @@ func (x *extractor) loadTyped(m module) error {
 			}
 		}
 		u := &checkUnit{id: p.ID, path: p.PkgPath, name: p.Name, files: p.CompiledGoFiles, extract: extract,
-			imports: make(map[string]string, len(p.Imports))}
+			inTree: inTree, imports: make(map[string]string, len(p.Imports))}
 		for imp, ip := range p.Imports {
 			id := ip.ID
 			if replaced(ip) {
@@ -228,10 +232,59 @@ func (x *extractor) loadTyped(m module) error {
 		u.frag = nil
 		extracted++
 	}
+	if x.next == nil {
+		x.releaseModule(m, units)
+	}
 	if extracted == 0 && len(listErrs) > 0 {
 		return errors.New(listErrs[0])
 	}
 	return nil
+}
+
+// treeDir is the directory (rel) of the unit's first file in the tree.
+func (u *checkUnit) treeDir(x *extractor) string {
+	for _, name := range u.files {
+		if rel, ok := x.treeFileName(name); ok {
+			return path.Dir(rel)
+		}
+	}
+	return "."
+}
+
+// releaseModule forgets the packages of the tree that module m's check
+// kept and no later check may import (neededUntil): a package checked with
+// function bodies holds every local object of its functions, and every
+// file parsed holds its line table (about 20 MB for a copy of the standard
+// library). A later check that lists one all the same checks it again (it
+// is no longer seen), so a wrong guess costs time, not answers. Packages
+// outside the tree stay: later modules share them.
+func (x *extractor) releaseModule(m module, units map[string]*checkUnit) {
+	if x.neededUntil == nil {
+		x.neededUntil = neededUntil(x.t, loadEnv(x.opts.Offline, x.opts.LoadEnv))
+	}
+	if x.moduleAt == nil {
+		x.moduleAt = make(map[string]int, len(x.t.Modules))
+		for i, m := range x.t.Modules {
+			x.moduleAt[m.Dir] = i
+		}
+	}
+	at, ok := x.moduleAt[m.Dir]
+	if !ok {
+		return
+	}
+	for _, u := range units {
+		if !u.inTree || x.neededUntil[x.t.moduleOf(u.treeDir(x)).Dir] > at {
+			continue
+		}
+		if u.pkg != nil {
+			x.release(u)
+		}
+		delete(x.seenUnits, u.id)
+		for _, f := range u.tokFiles {
+			x.typedFset.RemoveFile(f)
+		}
+		u.tokFiles = nil
+	}
 }
 
 // listModule lists the packages of module m and their dependencies,
@@ -472,6 +525,9 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 			usesC = usesC || imp.Path.Value == `"C"`
 		}
 		asts = append(asts, f)
+		if u.inTree {
+			u.tokFiles = append(u.tokFiles, x.typedFset.File(f.FileStart))
+		}
 		if rel, ok := u.claims[name]; ok {
 			files = append(files, typedFile{rel: rel, ast: f, src: src})
 		}

@@ -2,36 +2,38 @@ package ingest
 
 import "hash/maphash"
 
-// sentSet is the keys of the nodes a Graph sent to a stream (markSent),
-// each with the tag its sender gave, known by a 96-bit hash of the key:
-// an open-addressing table (linear probing, at most three quarters full)
-// of 16-byte slots, the hash's first 64 bits (0: empty), its next 32 and
-// the tag. It holds no key: the stream's bulk load holds the one copy of
-// every key, in its arena. A map[string]uint32 of the sent keys took 44
-// bytes a key and kept each key string alive (std×20's 2.4M keys: 106 MB
-// of map and 153 MB of strings); this takes 21 to 43 bytes a key and
-// nothing for the collector to follow.
+// hashSet is a set of keys, each with a tag, known by a 96-bit hash of
+// the key: an open-addressing table (linear probing, at most three
+// quarters full) of 16-byte slots, the hash's first 64 bits (0: empty),
+// its next 32 and the tag. It holds no key. It keeps what an extraction
+// must know of every key of the tree without keeping the keys: the nodes
+// a Graph sent to a stream (markSent; the stream's bulk load holds the
+// one copy of every key, in its arena) and the types declared in files
+// extracted from syntax (extractor.syntaxTypes). A map[string]uint32 of
+// the sent keys took 44 bytes a key and kept each key string alive
+// (std×20's 2.4M keys: 106 MB of map and 153 MB of strings); this takes
+// 21 to 43 bytes a key and nothing for the collector to follow.
 //
 // Two keys of one extraction with the same 96-bit hash would be taken for
 // one (the second as a symbol declared again): for 10^8 keys the chance
 // that any two do is below 10^-13, and the hash's seeds are drawn anew
-// for every extraction.
-type sentSet struct {
+// for every set.
+type hashSet struct {
 	seed1, seed2 maphash.Seed
-	slots        []sentSlot
+	slots        []hashSlot
 	n            int
 }
 
-type sentSlot struct {
+type hashSlot struct {
 	h1      uint64
 	h2, tag uint32
 }
 
-// sentSetMin is the smallest table, in slots.
-const sentSetMin = 1 << 10
+// hashSetMin is the smallest table, in slots.
+const hashSetMin = 1 << 10
 
 // hash is key's hash: h1 never 0 (an empty slot).
-func (s *sentSet) hash(key string) (h1 uint64, h2 uint32) {
+func (s *hashSet) hash(key string) (h1 uint64, h2 uint32) {
 	h1 = maphash.String(s.seed1, key)
 	if h1 == 0 {
 		h1 = 1
@@ -40,7 +42,7 @@ func (s *sentSet) hash(key string) (h1 uint64, h2 uint32) {
 }
 
 // slot is the slot holding key's hash, or the empty slot where it would go.
-func (s *sentSet) slot(h1 uint64, h2 uint32) int {
+func (s *hashSet) slot(h1 uint64, h2 uint32) int {
 	mask := uint64(len(s.slots) - 1)
 	for i := h1 & mask; ; i = (i + 1) & mask {
 		if sl := &s.slots[i]; sl.h1 == 0 || sl.h1 == h1 && sl.h2 == h2 {
@@ -50,10 +52,10 @@ func (s *sentSet) slot(h1 uint64, h2 uint32) int {
 }
 
 // len is the number of keys held.
-func (s *sentSet) len() int { return s.n }
+func (s *hashSet) len() int { return s.n }
 
 // get is key's tag, if held.
-func (s *sentSet) get(key string) (uint32, bool) {
+func (s *hashSet) get(key string) (uint32, bool) {
 	if s.n == 0 {
 		return 0, false
 	}
@@ -61,11 +63,17 @@ func (s *sentSet) get(key string) (uint32, bool) {
 	return sl.tag, sl.h1 != 0
 }
 
+// has reports whether key is held.
+func (s *hashSet) has(key string) bool {
+	_, ok := s.get(key)
+	return ok
+}
+
 // put holds key with tag (the later tag, when held already).
-func (s *sentSet) put(key string, tag uint32) {
+func (s *hashSet) put(key string, tag uint32) {
 	if s.slots == nil {
 		s.seed1, s.seed2 = maphash.MakeSeed(), maphash.MakeSeed()
-		s.slots = make([]sentSlot, sentSetMin)
+		s.slots = make([]hashSlot, hashSetMin)
 	}
 	h1, h2 := s.hash(key)
 	sl := &s.slots[s.slot(h1, h2)]
@@ -73,7 +81,7 @@ func (s *sentSet) put(key string, tag uint32) {
 		sl.tag = tag
 		return
 	}
-	*sl = sentSlot{h1: h1, h2: h2, tag: tag}
+	*sl = hashSlot{h1: h1, h2: h2, tag: tag}
 	s.n++
 	if 4*s.n > 3*len(s.slots) {
 		s.resize(2 * len(s.slots))
@@ -81,9 +89,9 @@ func (s *sentSet) put(key string, tag uint32) {
 }
 
 // resize moves every slot into a table of size slots (a power of two).
-func (s *sentSet) resize(size int) {
+func (s *hashSet) resize(size int) {
 	old := s.slots
-	s.slots = make([]sentSlot, size)
+	s.slots = make([]hashSlot, size)
 	for _, sl := range old {
 		if sl.h1 != 0 {
 			s.slots[s.slot(sl.h1, sl.h2)] = sl
@@ -93,7 +101,7 @@ func (s *sentSet) resize(size int) {
 
 // del drops key, if held: the slots after it that probed past it move
 // back (no tombstones).
-func (s *sentSet) del(key string) {
+func (s *hashSet) del(key string) {
 	if s.n == 0 {
 		return
 	}
@@ -110,6 +118,6 @@ func (s *sentSet) del(key string) {
 			i = j
 		}
 	}
-	s.slots[i] = sentSlot{}
+	s.slots[i] = hashSlot{}
 	s.n--
 }

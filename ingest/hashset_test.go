@@ -7,13 +7,13 @@ import (
 )
 
 // TestSentSetMatchesMap runs random puts, deletes and lookups against a
-// map, the structure sentSet replaces: across resizes, and with the table
+// map, the structure hashSet replaces: across resizes, and with the table
 // three quarters full, where deletes move long probe runs back (and
 // around the table's end).
 func TestSentSetMatchesMap(t *testing.T) {
 	for seed := range uint64(6) {
 		rng := rand.New(rand.NewPCG(seed, 11))
-		var s sentSet
+		var s hashSet
 		model := map[string]uint32{}
 		keys := 1000 + rng.IntN(3000)
 		key := func() string { return fmt.Sprintf("sym:example.com/p%d.F%d", rng.IntN(keys)%97, rng.IntN(keys)) }
