@@ -523,10 +523,10 @@ func (x *extractor) merge(fr *fragment) {
 			x.tests = append(x.tests, te) // declared by a later merge, or never: finish decides
 			continue
 		}
-		for _, e := range x.testsEdges(te) {
-			if x.stream != nil {
-				x.pend.addEdges([]Edge{e})
-			} else {
+		if es := x.testsEdges(te); x.stream != nil {
+			x.pend.addEdges(es)
+		} else {
+			for _, e := range es {
 				x.g.AddEdge(e)
 			}
 		}
