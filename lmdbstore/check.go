@@ -379,7 +379,8 @@ func (c *checker) log() error {
 	var lastTS uint64
 	c.logMeta = map[uint64]revMeta{}
 	err := c.each(c.s.db.log, func(k, v []byte) {
-		rec, err := c.s.decodeLog(k, v)
+		nops := 0
+		rec, err := c.s.scanLog(k, v, func(Op, byte) error { nops++; return nil })
 		if err != nil {
 			c.problem(err)
 			if len(k) == 8 {
@@ -398,7 +399,7 @@ func (c *checker) log() error {
 			c.corrupt(dbLog, k, "commit time %d not after the previous %d", rec.ts, lastTS)
 		}
 		lastTS = rec.ts
-		if len(rec.ops) == 0 {
+		if nops == 0 {
 			c.corrupt(dbLog, k, "record with no operations")
 		}
 		c.logMeta[uint64(rec.rev)] = revMeta{ts: rec.ts, scope: rec.scope, run: rec.run, task: rec.tsk}

@@ -405,14 +405,6 @@ func (r *ReadTxn) RevisionOps(rev Revision, fn func(Op) error) error {
 	if err != nil {
 		return classifyLMDB(dbLog, k, err)
 	}
-	rec, err := r.s.decodeLog(k, v)
-	if err != nil {
-		return err
-	}
-	for _, op := range rec.ops {
-		if err := fn(op); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = r.s.scanLog(k, v, func(op Op, _ byte) error { return fn(op) })
+	return err
 }

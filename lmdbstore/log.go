@@ -70,18 +70,14 @@ func (r *ReadTxn) DiffSince(since At, f DiffFilter, fn func(Op) error) error {
 	count := 0
 	k, v, err := cur.Get(u64be(first), nil, lmdb.SetRange)
 	for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
-		rec, derr := r.s.decodeLog(k, v)
-		if derr != nil {
-			return derr
-		}
-		for _, op := range rec.ops {
+		if _, err := r.s.scanLog(k, v, func(op Op, _ byte) error {
 			if f.RunID != "" && op.RunID != f.RunID || f.TaskID != "" && op.TaskID != f.TaskID {
-				continue
+				return nil
 			}
 			count++
-			if err := fn(op); err != nil {
-				return err
-			}
+			return fn(op)
+		}); err != nil {
+			return err
 		}
 	}
 	if !lmdb.IsNotFound(err) {
@@ -102,9 +98,10 @@ type logRecord struct {
 }
 
 // openLog checks a log value's crc and returns its header, its op count,
-// its format byte and its body (decompressed): the ops for formats 01 and
-// 02, the key table and the ops for 03. The record's rev is left 0.
-func (s *Store) openLog(v []byte) (logRecord, uint64, byte, []byte, error) {
+// its format byte and a reader of its body: the ops for formats 01 and 02,
+// the key table and the ops for 03 (logbody.go). The record's rev is left
+// 0. The caller closes the body.
+func (s *Store) openLog(v []byte) (logRecord, uint64, byte, *logBody, error) {
 	v, err := unsealValue(v)
 	if err != nil {
 		return logRecord{}, 0, 0, nil, err
@@ -119,20 +116,20 @@ func (s *Store) openLog(v []byte) (logRecord, uint64, byte, []byte, error) {
 	if d.err != nil {
 		return logRecord{}, 0, 0, nil, d.err
 	}
-	body := v[d.off:]
+	frame, n := v[d.off:], uint64(len(v)-d.off)
 	if v[0] != fmtPlain {
-		n, w := binary.Uvarint(body)
-		if w <= 0 || n > 1<<30 {
+		var w int
+		if n, w = binary.Uvarint(frame); w <= 0 {
 			return logRecord{}, 0, 0, nil, errors.New("bad compressed length")
 		}
-		plain, err := s.unzstd(body[w:], n)
-		if err != nil {
-			return logRecord{}, 0, 0, nil, fmt.Errorf("bad compressed ops: %v", err)
-		}
-		body = plain
+		frame = frame[w:]
 	}
-	if nops > uint64(len(body)) {
+	if nops > n {
 		return logRecord{}, 0, 0, nil, errors.New("op count exceeds value")
+	}
+	body, err := s.openBody(v[0], frame, n)
+	if err != nil {
+		return logRecord{}, 0, 0, nil, err
 	}
 	return rec, nops, v[0], body, nil
 }
@@ -140,77 +137,110 @@ func (s *Store) openLog(v []byte) (logRecord, uint64, byte, []byte, error) {
 // logFormat reports whether f is a log record format this binary reads.
 func logFormat(f byte) bool { return f == fmtPlain || f == fmtZstd || f == fmtKeyed }
 
+// decodeLog decodes the log record v of key k with all its operations.
 func (s *Store) decodeLog(k, v []byte) (logRecord, error) {
+	var ops []Op
+	var flags map[int]byte
+	rec, err := s.scanLog(k, v, func(op Op, f byte) error {
+		if op.Kind == OpAddRel {
+			if flags == nil {
+				flags = map[int]byte{}
+			}
+			flags[len(ops)] = f
+		}
+		ops = append(ops, op)
+		return nil
+	})
+	if err != nil {
+		return logRecord{}, err
+	}
+	rec.ops, rec.relFlags = ops, flags
+	return rec, nil
+}
+
+// scanLog checks the log record v of key k and calls fn for each of its
+// operations in order, with add_rel's flags byte (encodeRel; 0 for other
+// kinds). It returns the record's header, its ops nil. A record that
+// does not decode is a *CorruptionError, whose operations before the
+// damage fn may have seen; fn's own error is returned as it is.
+func (s *Store) scanLog(k, v []byte, fn func(op Op, relFlags byte) error) (logRecord, error) {
 	bad := func(msg string) error { return &CorruptionError{dbLog, bytes.Clone(k), msg} }
 	if len(k) != 8 {
 		return logRecord{}, bad("key is not 8 bytes")
 	}
-	rec, nops, format, opsBytes, err := s.openLog(v)
+	rec, nops, format, body, err := s.openLog(v)
 	if err != nil {
 		return logRecord{}, bad(err.Error())
 	}
-	var tab []string
+	defer body.close()
 	if format == fmtKeyed {
-		if tab, opsBytes, err = splitKeyTable(opsBytes); err != nil {
+		if err := body.keyTable(); err != nil {
 			return logRecord{}, bad(err.Error())
 		}
 	}
 	rec.rev, rec.format = Revision(binary.BigEndian.Uint64(k)), format
-	od := opDecoder{decoder: decoder{b: opsBytes}, tab: tab}
 	ts := nsTime(rec.ts)
-	// Every op takes at least minOpBytes (kind byte and three string
-	// lengths), so this bounds what a damaged count can make us allocate.
-	const minOpBytes = 4
-	rec.ops = make([]Op, 0, min(nops, uint64(len(opsBytes)/minOpBytes)))
-	scope, run, task := rec.scope, rec.run, rec.tsk // the previous op's, shared when equal
+	prev := Op{Scope: rec.scope, RunID: rec.run, TaskID: rec.tsk} // the previous op's provenance, shared when equal
 	for range nops {
-		op := Op{Rev: rec.rev, TS: ts, Kind: OpKind(od.u8())}
-		scope, run, task = od.nameLike(scope), od.nameLike(run), od.nameLike(task)
-		op.Scope, op.RunID, op.TaskID = scope, run, task
-		switch op.Kind {
-		case OpPutNode, opPutNodeValid:
-			op.NodeKey, op.NodeType = od.name(), od.name()
-			op.Payload = nilIfEmpty(od.bytes())
-			if op.Kind == opPutNodeValid {
-				op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od.decoder).api()
-			}
-		case OpDelNode:
-			op.NodeKey = od.name()
-		case OpPutEdge:
-			op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
-			op.Weight = od.f32()
-			op.Payload = nilIfEmpty(od.bytes())
-		case OpDelEdge:
-			op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
-		case OpPutKV, opPutKVValid:
-			op.Namespace, op.Key = od.name(), od.name()
-			op.Payload = nilIfEmpty(od.bytes())
-			if op.Kind == opPutKVValid {
-				op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od.decoder).api()
-			}
-		case OpDelKV:
-			op.Namespace, op.Key = od.name(), od.name()
-		case OpAddRel:
-			op.Rel = od.name()
-			od.u32be()
-			if rec.relFlags == nil {
-				rec.relFlags = map[int]byte{}
-			}
-			rec.relFlags[len(rec.ops)] = od.u8()
-			op.Weight = od.f32()
-		default:
-			return logRecord{}, bad(fmt.Sprintf("unknown op kind %d", op.Kind))
+		var op Op
+		var flags byte
+		if err := body.read(func() { op, flags = decodeOp(&body.opDecoder, prev) }); err != nil {
+			return logRecord{}, bad(err.Error())
 		}
-		if od.err != nil {
-			return logRecord{}, bad(od.err.Error())
+		if op.Kind == 0 {
+			return logRecord{}, bad(fmt.Sprintf("unknown op kind %d", flags))
 		}
-		rec.ops = append(rec.ops, op)
+		op.Rev, op.TS = rec.rev, ts
+		prev = op
+		if err := fn(op, flags); err != nil {
+			return logRecord{}, err
+		}
 	}
-	od.end()
-	if od.err != nil {
-		return logRecord{}, bad(od.err.Error())
+	if err := body.end(); err != nil {
+		return logRecord{}, bad(err.Error())
 	}
 	return rec, nil
+}
+
+// decodeOp reads one operation, its provenance strings shared with
+// prev's when equal, and add_rel's flags byte. An op of unknown kind
+// comes back with Kind 0 and the kind in the flags byte.
+func decodeOp(od *opDecoder, prev Op) (Op, byte) {
+	op := Op{Kind: OpKind(od.u8())}
+	op.Scope, op.RunID, op.TaskID = od.nameLike(prev.Scope), od.nameLike(prev.RunID), od.nameLike(prev.TaskID)
+	var flags byte
+	switch op.Kind {
+	case OpPutNode, opPutNodeValid:
+		op.NodeKey, op.NodeType = od.name(), od.name()
+		op.Payload = nilIfEmpty(od.bytes())
+		if op.Kind == opPutNodeValid {
+			op.Kind, op.Valid = OpPutNode, decodeLogValidity(&od.decoder).api()
+		}
+	case OpDelNode:
+		op.NodeKey = od.name()
+	case OpPutEdge:
+		op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
+		op.Weight = od.f32()
+		op.Payload = nilIfEmpty(od.bytes())
+	case OpDelEdge:
+		op.Src, op.Rel, op.Dst = od.name(), od.name(), od.name()
+	case OpPutKV, opPutKVValid:
+		op.Namespace, op.Key = od.name(), od.name()
+		op.Payload = nilIfEmpty(od.bytes())
+		if op.Kind == opPutKVValid {
+			op.Kind, op.Valid = OpPutKV, decodeLogValidity(&od.decoder).api()
+		}
+	case OpDelKV:
+		op.Namespace, op.Key = od.name(), od.name()
+	case OpAddRel:
+		op.Rel = od.name()
+		od.u32be()
+		flags = od.u8()
+		op.Weight = od.f32()
+	default:
+		return Op{}, byte(op.Kind)
+	}
+	return op, flags
 }
 
 func nilIfEmpty(b []byte) []byte {

@@ -258,10 +258,13 @@ func TestKeyedLogRefusesNoncanonical(t *testing.T) {
 		"truncated entry":       append(append(uv(nil, 2), 0, 5, 'k'), payload...),
 		"trailing bytes":        append(append(table("", "k"), op(0, 0, 0, 1, 0)...), 0),
 	} {
-		_, err := s.decodeLog(u64be(1), keyedRecord(s, 1, 1, body))
-		var ce *CorruptionError
-		if !errors.As(err, &ce) || ce.Keyspace != dbLog {
-			t.Errorf("%s: %v, want a corruption of the log", name, err)
+		for _, whole := range []int{readWholeAbove, 1} { // read whole, and streamed in windows of 3 bytes
+			s.logWhole, s.logWindow = whole, 3
+			_, err := s.decodeLog(u64be(1), keyedRecord(s, 1, 1, body))
+			var ce *CorruptionError
+			if !errors.As(err, &ce) || ce.Keyspace != dbLog {
+				t.Errorf("%s (read whole above %d): %v, want a corruption of the log", name, whole, err)
+			}
 		}
 	}
 }
@@ -542,7 +545,7 @@ func TestSealLogStream(t *testing.T) {
 	mustUpdate(t, s, WriteMeta{Scope: "repo"}, func(tx *WriteTxn) error {
 		for _, body := range bodies {
 			want := tx.sealLog(fmtKeyed, body)
-			if _, _, _, dec, err := s.openLog(want); err != nil || !bytes.Equal(dec, body) {
+			if dec, err := logBodyOf(s, want); err != nil || !bytes.Equal(dec, body) {
 				t.Fatalf("body of %d bytes: sealLog's record decodes to %d bytes, %v", len(body), len(dec), err)
 			}
 			for _, piece := range []int{1 << 10, 7777, keyedWindow, len(body)} {
@@ -561,7 +564,7 @@ func TestSealLogStream(t *testing.T) {
 				if want := (parts.n + recordPart - 1) / recordPart; len(parts.parts) != want || len(got) != parts.n {
 					t.Fatalf("a record of %d bytes (%d) in %d parts, not %d", len(got), parts.n, len(parts.parts), want)
 				}
-				if _, _, _, dec, err := s.openLog(got); err != nil || !bytes.Equal(dec, body) {
+				if dec, err := logBodyOf(s, got); err != nil || !bytes.Equal(dec, body) {
 					t.Fatalf("body of %d bytes in pieces of %d: the record decodes to %d bytes, %v", len(body), piece, len(dec), err)
 				}
 				if len(body) <= s.streamLogAbove() {
@@ -580,4 +583,84 @@ func TestSealLogStream(t *testing.T) {
 		}
 		return tx.PutNode(NodePut{Key: "sym:x", Type: "function"})
 	})
+}
+
+// logBodyOf is the body of log record v, read whole and read as a stream
+// in windows of 1000 bytes; an error unless both give the same bytes.
+func logBodyOf(s *Store, v []byte) ([]byte, error) {
+	var bodies [2][]byte
+	for i, whole := range []int{readWholeAbove, 1} {
+		s.logWhole, s.logWindow = whole, 1000
+		_, _, _, body, err := s.openLog(v)
+		if err != nil {
+			return nil, err
+		}
+		b, err := body.all()
+		body.close()
+		if err != nil {
+			return nil, err
+		}
+		bodies[i] = b
+	}
+	s.logWhole, s.logWindow = 0, 0
+	if !bytes.Equal(bodies[0], bodies[1]) {
+		return nil, fmt.Errorf("read whole %d bytes, streamed %d", len(bodies[0]), len(bodies[1]))
+	}
+	return bodies[0], nil
+}
+
+// TestLogStreamedReadsAsWhole: every reader of the log (diff-since,
+// revision ops, headers, versions, check) answers the same whether the
+// records' bodies are decompressed whole or streamed in windows down to
+// one byte, so that an item straddles windows again and again; a bulk
+// load's record, sealed as a stream, among them. The whole reads are the
+// ones the model tests check.
+func TestLogStreamedReadsAsWhole(t *testing.T) {
+	for seed := range uint64(2) {
+		s := newStore(t, Options{})
+		s.streamLog = 1000 // a large record's frame, as a big load writes it
+		writeRandomHistory(t, s, seed)
+		b := s.NewBulk(WriteMeta{Scope: "repo", RunID: "bulk"})
+		for i := range 400 {
+			if err := b.PutNode(NodePut{Key: fmt.Sprintf("sym:bulk.N%d", i), Type: "symbol", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.PutEdge(EdgePut{Src: fmt.Sprintf("sym:bulk.N%d", i), Rel: "calls", Dst: fmt.Sprintf("sym:bulk.N%d", (i*7+1)%400)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := b.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := logReads(t, s)
+		if rep, err := s.Check(); err != nil || len(rep.Problems) > 0 {
+			t.Fatalf("check, read whole: %v, %v", rep.Problems, err)
+		}
+		streamed := 0
+		for rev := Revision(1); rev <= c.Rev; rev++ {
+			v := logValueOf(t, s, rev)
+			s.logWhole = 1
+			_, _, _, body, err := s.openLog(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body.zr != nil {
+				streamed++
+			}
+			body.close()
+		}
+		if streamed < 5 {
+			t.Fatalf("%d records read as a stream; the test needs compressed ones", streamed)
+		}
+		for _, window := range []int{1, 7, 300, 1 << 20} {
+			s.logWhole, s.logWindow = 1, window
+			if diff := cmp.Diff(whole, logReads(t, s), cmpOpts...); diff != "" {
+				t.Fatalf("seed %d, window %d: streamed reads differ (-whole +streamed):\n%s", seed, window, diff)
+			}
+			if rep, err := s.Check(); err != nil || len(rep.Problems) > 0 {
+				t.Fatalf("seed %d, window %d: check: %v, %v", seed, window, rep.Problems, err)
+			}
+		}
+	}
 }

@@ -287,7 +287,15 @@ func (s *Store) replayOne(txn *lmdb.Txn, rc Replicated) (*WriteTxn, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	_, _, format, opsBytes, _ := s.openLog(rc.Record)
+	_, _, format, body, err := s.openLog(rc.Record)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	defer body.close()
+	opsBytes, err := body.all()
+	if err != nil {
+		return nil, bad("%v", err)
+	}
 	tx, err := s.beginWrite(txn, WriteMeta{Scope: rec.scope, RunID: rec.run, TaskID: rec.tsk})
 	if err != nil {
 		return nil, err

@@ -90,6 +90,11 @@ type Store struct {
 	// streamLog is the body size above which a log record is compressed
 	// as a stream (streamLogAbove unless a test sets it).
 	streamLog int
+	// logWhole and logWindow set how a log body is read (logbody.go):
+	// decompressed whole up to logWhole bytes, streamed above in windows
+	// of logWindow bytes (readWholeAbove and readWindow unless a test
+	// sets them).
+	logWhole, logWindow int
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice
