@@ -207,6 +207,9 @@ func (s *Store) scanLog(k, v []byte, fn func(op Op, relFlags byte) error) (logRe
 // comes back with Kind 0 and the kind in the flags byte.
 func decodeOp(od *opDecoder, prev Op) (Op, byte) {
 	op := Op{Kind: OpKind(od.u8())}
+	if od.err == nil && (int(op.Kind) >= len(opFields) || opFields[op.Kind] == nil) {
+		return Op{}, byte(op.Kind)
+	}
 	op.Scope, op.RunID, op.TaskID = od.nameLike(prev.Scope), od.nameLike(prev.RunID), od.nameLike(prev.TaskID)
 	var flags byte
 	switch op.Kind {
@@ -237,8 +240,6 @@ func decodeOp(od *opDecoder, prev Op) (Op, byte) {
 		od.u32be()
 		flags = od.u8()
 		op.Weight = od.f32()
-	default:
-		return Op{}, byte(op.Kind)
 	}
 	return op, flags
 }
