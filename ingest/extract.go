@@ -324,7 +324,9 @@ type extractor struct {
 	declFile  map[string]uint32 // file → its index in declFiles
 	// syntaxTypes are the types declared in files extracted without
 	// type information; implementsSyntax handles them.
-	syntaxTypes hashSet         // tag 0
+	syntaxTypes hashSet // tag 0
+	// syntaxBatch is syntaxspans.go's syntaxBatch unless a test sets it.
+	syntaxBatch int
 	imported    map[string]bool // import paths imported by some file
 	tests       []testEdge
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -288,7 +289,7 @@ func (x *extractor) extractSyntax() {
 		twice bool // read in two passes: another package reads its declarations
 	}
 	units := make(map[string]*unit)
-	var first []*syntaxFile // files of the packages read twice, in order
+	unitImports := make(map[string][]string) // import path → what its files read from syntax import
 	for _, sf := range todo {
 		if sf.name == "" {
 			continue
@@ -299,77 +300,70 @@ func (x *extractor) extractSyntax() {
 			units[ip] = &unit{twice: imported[ip]}
 		}
 		units[ip].files = append(units[ip].files, sf)
-		if units[ip].twice {
-			first = append(first, sf)
-		}
+		unitImports[ip] = append(unitImports[ip], sf.imports...)
 	}
-	x.parseDecls(first)
-	for _, sf := range first {
-		named, _ := fileImports(sf.decls, x.packageName)
-		sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
+	ips := sortedKeys(units)
+	twice := make(map[string]bool)
+	for ip, u := range units {
+		twice[ip] = u.twice
+	}
+	spans := declSpans(ips, func(p string) []string {
+		out := unitImports[p]
+		if t := x.tables[p]; t != nil { // a type-checked package's, or one with typed files beside
+			for q := range t.imports {
+				out = append(out, q)
+			}
+		}
+		return out
+	}, twice)
+	starts := make(map[int][]string) // first index → packages read twice whose span starts there
+	ends := make(map[int][]string)   // last index → those whose span ends there
+	for p, sp := range spans {
+		starts[sp.first] = append(starts[sp.first], p)
+		ends[sp.last] = append(ends[sp.last], p)
 	}
 	for _, t := range x.tables {
 		t.seal()
 	}
-	debugHeap("syntax: declarations")
-	ips := sortedKeys(units)
-	parallelInOrder(len(ips), func(i int) *fragment {
-		ip, u := ips[i], units[ips[i]]
-		fset := token.NewFileSet()
-		files := make([]*ast.File, len(u.files))
-		errs := make([]error, len(u.files))
-		srcs := make([][]byte, len(u.files))
-		for j, sf := range u.files {
-			// The same bytes parse to the same tree (srcFile.read): for a
-			// package read twice, the file whose declarations the first
-			// pass kept.
-			srcs[j], _ = x.source(sf.src) // an error fails the extraction
-			files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, srcs[j], 0)
-			if !u.twice {
-				named, _ := fileImports(files[j], x.packageName)
-				sf.ctx = x.tables[ip].addDecls(files[j], named, true)
-			}
+	batch := cmp.Or(x.syntaxBatch, syntaxBatch)
+	for lo := 0; lo < len(ips); lo += batch {
+		hi := min(lo+batch, len(ips))
+		// The declarations this batch's packages may read that are not
+		// parsed yet: the first pass of the packages read twice.
+		var ready []string
+		for i := lo; i < hi; i++ {
+			ready = append(ready, starts[i]...)
 		}
-		if !u.twice {
-			x.tables[ip].seal() // no other package's file reads it before it is merged
+		slices.Sort(ready)
+		var first []*syntaxFile
+		for _, p := range ready {
+			first = append(first, units[p].files...)
 		}
-		fr := newFragment()
-		for j, sf := range u.files {
-			f := files[j]
-			_, dots := fileImports(f, x.packageName)
-			r := &syntaxResolver{x: x, declCtx: sf.ctx}
-			if u.twice {
-				r.declCtx = &declCtx{tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f)}
-				r.decls = sf.ctx
-			}
-			for _, d := range dots {
-				if t := x.tables[d]; t != nil {
-					r.dots = append(r.dots, t)
-				}
-			}
-			uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
-			if errs[j] != nil {
-				uf.parseErr = parseErrorText(sf.src, errs[j])
-			}
-			fr.extractFile(ip, uf, srcs[j])
-			files[j], srcs[j] = nil, nil
-			if x.next == nil { // read for the last time, unless a GoCache keeps it
-				sf.src.Content = nil
-			}
+		x.parseDecls(first)
+		for _, sf := range first {
+			named, _ := fileImports(sf.decls, x.packageName)
+			sf.ctx = x.tables[ipOf(sf.src.Rel, sf.name)].addDecls(sf.decls, named, true)
 		}
-		if !u.twice { // no other package reads its declarations: the trees go
-			t := x.tables[ip]
-			t.typeSpecs, t.sigs, t.vars = nil, nil, nil
-			for _, sf := range u.files {
-				sf.ctx = nil
-			}
+		for _, p := range ready {
+			x.tables[p].seal()
 		}
-		return fr
-	}, func(i int, fr *fragment) {
-		ip := ips[i]
-		x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
-		x.merge(fr)
-	})
+		if lo == 0 {
+			debugHeap("syntax: declarations")
+		}
+		parallelInOrder(hi-lo, func(i int) *fragment {
+			return x.extractSyntaxUnit(ips[lo+i], units[ips[lo+i]].files, units[ips[lo+i]].twice)
+		}, func(i int, fr *fragment) {
+			ip := ips[lo+i]
+			x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
+			x.merge(fr)
+			// No package after this one reads these declarations: the
+			// packages in flight are later ones, whose spans do not
+			// reach them.
+			for _, p := range ends[lo+i] {
+				x.releaseDecls(x.tables[p], units[p].files)
+			}
+		})
+	}
 	// Files that do not even have a package clause.
 	for _, sf := range todo {
 		if sf.name == "" {
@@ -380,6 +374,69 @@ func (x *extractor) extractSyntax() {
 	// names, methods and interfaces).
 	for _, t := range x.tables {
 		t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	}
+}
+
+// extractSyntaxUnit extracts the files of package ip read from syntax;
+// twice: its declarations were parsed in the first pass (other packages
+// read them), else they are recorded now and let go after.
+func (x *extractor) extractSyntaxUnit(ip string, sfs []*syntaxFile, twice bool) *fragment {
+	fset := token.NewFileSet()
+	files := make([]*ast.File, len(sfs))
+	errs := make([]error, len(sfs))
+	srcs := make([][]byte, len(sfs))
+	for j, sf := range sfs {
+		// The same bytes parse to the same tree (srcFile.read): for a
+		// package read twice, the file whose declarations the first
+		// pass kept.
+		srcs[j], _ = x.source(sf.src) // an error fails the extraction
+		files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, srcs[j], 0)
+		if !twice {
+			named, _ := fileImports(files[j], x.packageName)
+			sf.ctx = x.tables[ip].addDecls(files[j], named, true)
+		}
+	}
+	if !twice {
+		x.tables[ip].seal() // no other package's file reads it before it is merged
+	}
+	fr := newFragment()
+	for j, sf := range sfs {
+		f := files[j]
+		_, dots := fileImports(f, x.packageName)
+		r := &syntaxResolver{x: x, declCtx: sf.ctx}
+		if twice {
+			r.declCtx = &declCtx{tab: sf.ctx.tab, imports: sf.ctx.imports, top: topLevelDecls(f), switches: typeSwitches(f)}
+			r.decls = sf.ctx
+		}
+		for _, d := range dots {
+			if t := x.tables[d]; t != nil {
+				r.dots = append(r.dots, t)
+			}
+		}
+		uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
+		if errs[j] != nil {
+			uf.parseErr = parseErrorText(sf.src, errs[j])
+		}
+		fr.extractFile(ip, uf, srcs[j])
+		files[j], srcs[j] = nil, nil
+		if x.next == nil { // read for the last time, unless a GoCache keeps it
+			sf.src.Content = nil
+		}
+	}
+	if !twice { // no other package reads its declarations: the trees go
+		x.releaseDecls(x.tables[ip], sfs)
+	}
+	return fr
+}
+
+// releaseDecls lets go of what type inference reads of package t, whose
+// files read from syntax are sfs: its type specs, signatures and vars and
+// the declarations they point into. Its names, methods and interfaces
+// stay (implementsSyntax reads them).
+func (x *extractor) releaseDecls(t *table, sfs []*syntaxFile) {
+	t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	for _, sf := range sfs {
+		sf.ctx, sf.decls = nil, nil
 	}
 }
 

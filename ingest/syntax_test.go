@@ -148,6 +148,30 @@ func extractWith(t *testing.T, dir string, opts GoOptions, syntax func(*extracto
 // without a package clause.
 var streamFixture = map[string]string{
 	"go.mod": "module example.com/s\n\ngo 1.22\n",
+	// chain/a reaches chain/c's declarations only through chain/b's: in
+	// import-path order a comes first, so c's must be parsed for it.
+	"chain/a/a.go": `package a
+
+import "example.com/s/chain/b"
+
+func Use() { b.Get().Next().Close() }
+`,
+	"chain/b/b.go": `package b
+
+import "example.com/s/chain/c"
+
+func Get() *c.T { return nil }
+`,
+	"chain/c/c.go": `package c
+
+type T struct{}
+
+type U struct{}
+
+func (t *T) Next() *U { return nil }
+
+func (u *U) Close() {}
+`,
 	"store/store.go": `package store
 
 type Reader interface{ Read() []byte }
@@ -280,8 +304,15 @@ func TestExtractSyntaxStreamsSameGraph(t *testing.T) {
 			if diff := cmp.Diff(renderGraph(whole), renderGraph(streamed)); diff != "" {
 				t.Errorf("%s, syntax-only %t: streamed graph differs (-whole +streamed):\n%s", name, opts.SyntaxOnly, diff)
 			}
+			// One package at a time: every package's declarations parsed
+			// just before the first that reads them, released after the last.
+			one := extractWith(t, dir, opts, func(x *extractor) { x.syntaxBatch = 1; x.extractSyntax() })
+			if diff := cmp.Diff(renderGraph(whole), renderGraph(one)); diff != "" {
+				t.Errorf("%s, syntax-only %t: graph in batches of one package differs (-whole +streamed):\n%s", name, opts.SyntaxOnly, diff)
+			}
 			if name == "fixture" && opts.SyntaxOnly {
 				checkStreamFixture(t, streamed)
+				checkStreamFixture(t, one)
 			}
 		}
 	}
@@ -313,6 +344,10 @@ func checkStreamFixture(t *testing.T, g *Graph) {
 		// From another file, whose resolver does not have that import,
 		// leader's type is unknown (both implementations' rule).
 		"sym:example.com/s/raft.Raft.Step": {raftT},
+		// b.Get's result is a *c.T, whose Next returns a *c.U.
+		"sym:example.com/s/chain/a.Use": {
+			"calls sym:example.com/s/chain/b.Get", "calls sym:example.com/s/chain/c.T.Next", "calls sym:example.com/s/chain/c.U.Close",
+		},
 	}
 	got := callEdges(g, want)
 	if diff := cmp.Diff(want, got, sortStrings); diff != "" {
