@@ -588,8 +588,9 @@ func (c *checker) symmetry() error {
 // edges checks the e records against the newest adjacency entry of each
 // edge, and finds missing endpoint nodes.
 func (c *checker) edges() error {
-	// newest out entry per edge, in (src, rel, dst) order
-	var newest []adjTuple
+	// newest out entry per edge, in (src, rel, dst) order, in place of the
+	// entries (an entry is written at or before the one read)
+	newest := c.out[:0]
 	for i, t := range c.out {
 		if i+1 < len(c.out) && c.out[i+1].node == t.node && c.out[i+1].rel == t.rel && c.out[i+1].peer == t.peer {
 			continue
