@@ -6,6 +6,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,10 +42,39 @@ func (o *output) textf(format string, args ...any) error {
 	return err
 }
 
-// table starts an aligned text table: rows are cells separated by '\t'.
-func (o *output) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(o.buf, 0, 0, 2, ' ', 0)
+// table starts an aligned text table: rows are cells separated by '\t',
+// each written whole (one Write ending in '\n'). Its columns are aligned
+// within blocks of tableBlock rows, written as each block is complete:
+// a tabwriter holds every row until it is flushed, and diff-since of a
+// 24M-edge load has tens of millions.
+func (o *output) table() *blockTable {
+	return &blockTable{tw: tabwriter.NewWriter(o.buf, 0, 0, 2, ' ', 0)}
 }
+
+// tableBlock is how many rows of a text table are aligned together.
+const tableBlock = 4096
+
+// blockTable is a text table aligned block by block (output.table).
+type blockTable struct {
+	tw   *tabwriter.Writer
+	rows int
+}
+
+func (t *blockTable) Write(p []byte) (int, error) {
+	n, err := t.tw.Write(p)
+	if err != nil {
+		return n, err
+	}
+	t.rows += bytes.Count(p, []byte{'\n'})
+	if t.rows >= tableBlock && len(p) > 0 && p[len(p)-1] == '\n' {
+		t.rows = 0
+		err = t.tw.Flush()
+	}
+	return n, err
+}
+
+// Flush writes the rows of the last block.
+func (t *blockTable) Flush() error { return t.tw.Flush() }
 
 func (o *output) flush() error { return o.buf.Flush() }
 
