@@ -308,8 +308,8 @@ func (x *extractor) extractSyntax() {
 		twice[ip] = u.twice
 	}
 	spans := declSpans(ips, func(p string) []string {
-		out := unitImports[p]
-		if t := x.tables[p]; t != nil { // a type-checked package's, or one with typed files beside
+		out := slices.Clip(unitImports[p]) // appending copies: the map's slice stays as it is
+		if t := x.tables[p]; t != nil {    // a type-checked package's, or one with typed files beside
 			for q := range t.imports {
 				out = append(out, q)
 			}
