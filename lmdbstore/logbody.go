@@ -171,7 +171,7 @@ func (b *logBody) end() error {
 // record's ops byte for byte).
 func (b *logBody) all() ([]byte, error) {
 	if b.zr != nil && b.left > 0 {
-		if err := b.refill(int(min(b.left, 1<<62))); err != nil {
+		if err := b.refill(int(b.left)); err != nil {
 			return nil, err
 		}
 	}
