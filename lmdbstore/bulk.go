@@ -92,6 +92,8 @@ type Bulk struct {
 	logPut bool
 	// evictN is evictOps unless a test sets it (0: evictOps).
 	evictN int
+	// onEvict, when a test sets it, is called as evictPayloads starts.
+	onEvict func()
 	// holdLog is holdLogBytes unless a test sets it (0: holdLogBytes).
 	holdLog int
 	// keyedWin is keyedWindow unless a test sets it (0: keyedWindow).
@@ -840,6 +842,7 @@ func (b *Bulk) storeEmpty(txn *lmdb.Txn) (bool, error) {
 func (b *Bulk) replay(tx *WriteTxn) error {
 	b.Changed.Nodes, b.Changed.Edges = 0, 0
 	for i := range b.seq.len() {
+		b.evictEvery(i)
 		x := b.op(i)
 		var err error
 		before := tx.nops
@@ -1390,6 +1393,9 @@ func (b *Bulk) evictEvery(i int) {
 // evictPayloads takes both arenas' spilled payloads, and the spilled edge
 // operations, out of the process's memory (payArena.evict, chunked.evict).
 func (b *Bulk) evictPayloads() {
+	if b.onEvict != nil {
+		b.onEvict()
+	}
 	b.keys.keys.evict()
 	b.nodePay.evict()
 	b.edgePays.evict()
@@ -1759,6 +1765,7 @@ func (b *Bulk) supersedeCycle() error {
 	}
 	next := map[string][]string{}
 	for i := range b.edges.len() {
+		b.evictEdgesEvery(i)
 		if e := b.edges.at(i); e.rel() == rel.ID {
 			src, dst := b.keys.at(e.src), b.keys.at(e.dst)
 			next[src] = append(next[src], dst)

@@ -48,6 +48,7 @@ func (b *Bulk) encodeLog(tx *WriteTxn, p *bulkPlan) error {
 	each := func(fn func(w, lo, hi int)) { eachShare(n, workers, fn) }
 	each(func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			b.evictEvery(i)
 			if !p.changed.has(uint32(i)) {
 				continue
 			}
@@ -238,6 +239,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed bitSet) bulkLog {
 	sizes := make([]int, opShares(n))
 	eachShare(n, len(sizes), func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			b.evictEvery(i)
 			if changed == nil || changed.has(uint32(i)) {
 				sizes[w] += names.k.size(b.op(i))
 			}
