@@ -219,3 +219,13 @@ func (t *table) seal() {
 	t.names.seal()
 	t.methods.seal()
 }
+
+// release lets go of what no later reader needs of t (tableSpans): its
+// names, methods, interfaces, imports and inference declarations. Its
+// import path and name stay (packageName).
+func (t *table) release() {
+	t.names, t.methods = nameSet{}, nameSet{}
+	t.ifaces, t.imports = nil, nil
+	t.typeSpecs, t.sigs, t.vars = nil, nil, nil
+	t.released = true
+}

@@ -23,6 +23,10 @@ type table struct {
 	methods    nameSet               // "Type.Method" of the methods declared (hasMethod)
 	ifaces     map[string]*ifaceDecl // interface type → its methods
 	imports    map[string]bool       // import paths its files import
+	// implsDone: implementsSyntaxOf ran for the package; released: no
+	// package extracted or checked after now reads the table, whose
+	// names, methods, interfaces and imports are gone (release).
+	implsDone, released bool
 
 	// What syntax-only extraction infers the types of expressions from
 	// (recorded for the packages it extracts): type declarations, the
@@ -307,7 +311,7 @@ func (x *extractor) extractSyntax() {
 	for ip, u := range units {
 		twice[ip] = u.twice
 	}
-	spans := declSpans(ips, func(p string) []string {
+	importsOf := func(p string) []string {
 		out := slices.Clip(unitImports[p]) // appending copies: the map's slice stays as it is
 		if t := x.tables[p]; t != nil {    // a type-checked package's, or one with typed files beside
 			for q := range t.imports {
@@ -315,13 +319,17 @@ func (x *extractor) extractSyntax() {
 			}
 		}
 		return out
-	}, twice)
+	}
+	spans := declSpans(ips, importsOf)
 	starts := make(map[int][]string) // first index → packages read twice whose span starts there
 	ends := make(map[int][]string)   // last index → those whose span ends there
 	for p, sp := range spans {
-		starts[sp.first] = append(starts[sp.first], p)
-		ends[sp.last] = append(ends[sp.last], p)
+		if twice[p] {
+			starts[sp.first] = append(starts[sp.first], p)
+			ends[sp.last] = append(ends[sp.last], p)
+		}
 	}
+	tabs := x.tableReleases(ips, twice, spans, importsOf)
 	for _, t := range x.tables {
 		t.seal()
 	}
@@ -363,6 +371,18 @@ func (x *extractor) extractSyntax() {
 				x.releaseDecls(x.tables[p], units[p].files)
 			}
 		})
+		// The batch is merged and nothing is in flight: its packages'
+		// implements edges, then the tables no later package reaches.
+		if tabs != nil {
+			for _, ip := range ips[lo:hi] {
+				x.implementsSyntaxOf(ip)
+			}
+			for i := lo; i < hi; i++ {
+				for _, p := range tabs.ends[i] {
+					x.tables[p].release()
+				}
+			}
+		}
 	}
 	// Files that do not even have a package clause.
 	for _, sf := range todo {
@@ -1246,57 +1266,68 @@ func (r *syntaxResolver) unresolved(c *ast.CallExpr) bool {
 // it declares every method the interface has.
 func (x *extractor) implementsSyntax() {
 	for _, ip := range sortedKeys(x.tables) {
-		t := x.tables[ip]
-		if !slices.ContainsFunc(t.recvs(), func(tname string) bool { return x.syntaxTypes.has(SymbolKey(ip, tname)) }) {
+		x.implementsSyntaxOf(ip)
+	}
+}
+
+// implementsSyntaxOf adds the implements edges of the types package ip
+// declares in files read from syntax (implementsSyntax), once: it reads
+// the tables of the packages ip reaches, which must not be released yet.
+func (x *extractor) implementsSyntaxOf(ip string) {
+	t := x.tables[ip]
+	if t.implsDone {
+		return
+	}
+	t.implsDone = true
+	if !slices.ContainsFunc(t.recvs(), func(tname string) bool { return x.syntaxTypes.has(SymbolKey(ip, tname)) }) {
+		return
+	}
+	// Interfaces visible from ip, indexed by one of their methods.
+	byMethod := make(map[string][]typeRef)
+	sets := make(map[typeRef]map[string]typeRef)
+	seen := map[string]bool{ip: true}
+	queue := []string{ip}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		pt := x.tables[p]
+		if pt == nil {
 			continue
 		}
-		// Interfaces visible from ip, indexed by one of their methods.
-		byMethod := make(map[string][]typeRef)
-		sets := make(map[typeRef]map[string]typeRef)
-		seen := map[string]bool{ip: true}
-		queue := []string{ip}
-		for len(queue) > 0 {
-			p := queue[0]
-			queue = queue[1:]
-			pt := x.tables[p]
-			if pt == nil {
+		for _, name := range sortedKeys(pt.ifaces) {
+			ref := typeRef{p, name}
+			ms := make(map[string]typeRef)
+			x.ifaceMethods(ref, 0, ms)
+			if len(ms) == 0 {
 				continue
 			}
-			for _, name := range sortedKeys(pt.ifaces) {
-				ref := typeRef{p, name}
-				ms := make(map[string]typeRef)
-				x.ifaceMethods(ref, 0, ms)
-				if len(ms) == 0 {
-					continue
-				}
-				sets[ref] = ms
-				first := slices.Min(sortedKeys(ms))
-				byMethod[first] = append(byMethod[first], ref)
-			}
-			for _, q := range sortedKeys(pt.imports) {
-				if !seen[q] {
-					seen[q] = true
-					queue = append(queue, q)
-				}
+			sets[ref] = ms
+			first := slices.Min(sortedKeys(ms))
+			byMethod[first] = append(byMethod[first], ref)
+		}
+		for _, q := range sortedKeys(pt.imports) {
+			if !seen[q] {
+				seen[q] = true
+				queue = append(queue, q)
 			}
 		}
-		for _, tname := range t.recvs() {
-			if t.kind(tname) != KindType || !x.syntaxTypes.has(SymbolKey(ip, tname)) {
-				continue
-			}
-			have := t.methodSet(tname)
-			for _, m := range sortedKeys(have) {
-				for _, iref := range byMethod[m] {
-					ok := true
-					for im := range sets[iref] {
-						if !have[im] {
-							ok = false
-							break
-						}
+	}
+	for _, tname := range t.recvs() {
+		if t.kind(tname) != KindType || !x.syntaxTypes.has(SymbolKey(ip, tname)) {
+			continue
+		}
+		have := t.methodSet(tname)
+		for _, m := range sortedKeys(have) {
+			for _, iref := range byMethod[m] {
+				ok := true
+				for im := range sets[iref] {
+					if !have[im] {
+						ok = false
+						break
 					}
-					if ok {
-						x.g.AddEdge(Edge{Src: SymbolKey(ip, tname), Rel: RelImplements, Dst: SymbolKey(iref.pkg, iref.name)})
-					}
+				}
+				if ok {
+					x.g.AddEdge(Edge{Src: SymbolKey(ip, tname), Rel: RelImplements, Dst: SymbolKey(iref.pkg, iref.name)})
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -276,6 +277,21 @@ func TestRun(t *testing.T) {
 	store.Default.Append(nil)
 }
 `,
+	// Conn implements peer.ReadCloser and, through what peer imports,
+	// store.Reader: impl sorts before both, whose tables must stay until
+	// impl's implements edges are added.
+	"impl/impl.go": `package impl
+
+import "example.com/s/peer"
+
+var _ peer.ReadCloser = (*Conn)(nil)
+
+type Conn struct{}
+
+func (c *Conn) Read() []byte { return nil }
+
+func (c *Conn) Close() error { return nil }
+`,
 	"raft/broken.go": "package raft\n\nfunc (r *Raft) Broken( {\n\tleader.Append(nil)\n",
 	"raft/nopkg.go":  "hello\n",
 }
@@ -352,5 +368,65 @@ func checkStreamFixture(t *testing.T, g *Graph) {
 	got := callEdges(g, want)
 	if diff := cmp.Diff(want, got, sortStrings); diff != "" {
 		t.Errorf("fixture calls (-want +got):\n%s", diff)
+	}
+	var impls []string
+	for _, e := range g.Edges() {
+		if e.Rel == RelImplements {
+			impls = append(impls, e.Src+" "+e.Dst)
+		}
+	}
+	wantImpls := []string{
+		"sym:example.com/s/impl.Conn sym:example.com/s/peer.ReadCloser", // Read through the embedded store.Reader
+		"sym:example.com/s/impl.Conn sym:example.com/s/store.Reader",    // an interface of what peer imports
+		"sym:example.com/s/store.Log sym:example.com/s/store.Reader",
+	}
+	if diff := cmp.Diff(wantImpls, impls, sortStrings); diff != "" {
+		t.Errorf("fixture implements edges (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyntaxTablesReleased: extracting in batches lets a package's table
+// go once no later package reaches it, keeping the tables of the packages
+// finish adds implements edges for (and what they reach), and keeps
+// every table when a package parsed once is reached from an earlier one.
+func TestSyntaxTablesReleased(t *testing.T) {
+	dir := writeTree(t, streamFixture)
+	var x *extractor
+	extractWith(t, dir, GoOptions{SyntaxOnly: true}, func(e *extractor) { x = e; e.syntaxBatch = 1; e.extractSyntax() })
+	var kept []string
+	for p, tab := range x.tables {
+		if !tab.released {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) != 0 {
+		t.Errorf("tables kept after a syntax-only extraction in batches of one: %v, want none", kept)
+	}
+
+	// A package parsed once ("late") that an earlier one reaches through a
+	// type-checked package's imports: every table stays.
+	x = &extractor{tables: map[string]*table{
+		"a": {imports: map[string]bool{"typed": true}}, "typed": {imports: map[string]bool{"z": true}}, "z": {},
+	}}
+	ips := []string{"a", "z"}
+	imports := func(p string) []string { return sortedKeys(x.tables[p].imports) }
+	spans := declSpans(ips, imports)
+	if got := x.tableReleases(ips, map[string]bool{}, spans, imports); got != nil {
+		t.Errorf("tables released with a package parsed once reached before it: %v", got.ends)
+	}
+	// The same, z read twice (its declarations parsed before a's batch):
+	// a's table and typed's go after a, z's after z.
+	got := x.tableReleases(ips, map[string]bool{"z": true}, spans, imports)
+	if want := map[int][]string{0: {"a", "typed"}, 1: {"z"}}; got == nil || !reflect.DeepEqual(got.ends, want) {
+		t.Errorf("table releases %v, want %v", got, want)
+	}
+	// A package not extracted here with a type read from syntax (finish
+	// adds its implements edges): it and what it reaches stay.
+	x.tables["mixed"] = &table{imports: map[string]bool{"z": true}}
+	x.tables["mixed"].methods.set("T.M", 0)
+	x.syntaxTypes.put(SymbolKey("mixed", "T"), 0)
+	got = x.tableReleases(ips, map[string]bool{"z": true}, spans, imports)
+	if want := map[int][]string{0: {"a", "typed"}}; got == nil || !reflect.DeepEqual(got.ends, want) {
+		t.Errorf("table releases with mixed kept %v, want %v", got, want)
 	}
 }
