@@ -327,8 +327,8 @@ type extractor struct {
 	syntaxTypes hashSet // tag 0
 	// syntaxBatch is syntaxspans.go's syntaxBatch unless a test sets it.
 	syntaxBatch int
-	imported    map[string]bool // import paths imported by some file
-	tests       []testEdge
+	imported    map[string]bool       // import paths imported by some file
+	tests       map[string][]testEdge // by the package under test: calls waiting for their callee (merge)
 
 	// prev is the last extraction through GoOptions.Cache when this one
 	// starts from it; next is the state this one leaves (gocache.go).
@@ -359,6 +359,7 @@ type extractor struct {
 
 type testEdge struct {
 	file, fn, target string
+	pkg              string // the target's package, the one under test
 }
 
 func newExtractor(t *tree, opts GoOptions) *extractor {
@@ -378,6 +379,7 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		syms:       make(map[string]uint32),
 		declFile:   make(map[string]uint32),
 		imported:   make(map[string]bool),
+		tests:      make(map[string][]testEdge),
 		fallbacks:  make(map[string]fallbackNote),
 		moduleErrs: make(map[string]string),
 		pkgDirs:    make(map[string]string),
@@ -522,7 +524,7 @@ func (x *extractor) merge(fr *fragment) {
 	}
 	for _, te := range fr.tests {
 		if !x.g.HasNode(te.target) {
-			x.tests = append(x.tests, te) // declared by a later merge, or never: finish decides
+			x.tests[te.pkg] = append(x.tests[te.pkg], te) // declared by a later merge, or never: finish decides
 			continue
 		}
 		if es := x.testsEdges(te); x.stream != nil {
@@ -896,7 +898,7 @@ func (w *walker) emit(t target, id *ast.Ident) {
 		}
 		w.fr.addEdge(Edge{Src: src, Rel: rel, Dst: t.key})
 		if w.testFn && rel == RelCalls && t.pkg == w.underTest {
-			w.fr.tests = append(w.fr.tests, testEdge{file: w.f.src.Rel, fn: src, target: t.key})
+			w.fr.tests = append(w.fr.tests, testEdge{file: w.f.src.Rel, fn: src, target: t.key, pkg: t.pkg})
 		}
 	}
 }
@@ -1017,14 +1019,9 @@ func (x *extractor) finish() {
 			x.g.AddNode(Node{Key: PackageKey(p), Type: TypePackage, Payload: mustJSON(PackagePayload{ImportPath: p, External: true})})
 		}
 	}
-	for _, te := range x.tests {
-		if x.g.HasNode(te.target) {
-			for _, e := range x.testsEdges(te) {
-				x.g.AddEdge(e)
-			}
-		}
+	for _, p := range sortedKeys(x.tests) {
+		x.testsOf(p)
 	}
-	x.tests = nil
 	for rel := range x.byRel {
 		if base, ok := strings.CutSuffix(rel, "_test.go"); ok {
 			if _, ok := x.byRel[base+".go"]; ok && x.g.HasNode(FileKey(rel)) {
@@ -1032,7 +1029,26 @@ func (x *extractor) finish() {
 			}
 		}
 	}
-	x.g.dropDangling()
+	if x.stream == nil {
+		// Streaming, the load drops them (GoStream): the symbols of a
+		// package merged from syntax alone are no longer known here
+		// (Graph.dropScope).
+		x.g.dropDangling()
+	}
+}
+
+// testsOf adds the tests edges of the calls into package p that wait for
+// their callee (merge), if it is a node now, and forgets them: called
+// once no later merge declares p's symbols.
+func (x *extractor) testsOf(p string) {
+	for _, te := range x.tests[p] {
+		if x.g.HasNode(te.target) {
+			for _, e := range x.testsEdges(te) {
+				x.g.AddEdge(e)
+			}
+		}
+	}
+	delete(x.tests, p)
 }
 
 // sortedKeys returns the keys of m in order.

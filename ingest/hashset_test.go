@@ -72,3 +72,34 @@ func TestGraphSentNodes(t *testing.T) {
 		t.Fatalf("a added again: still sent, or %d nodes", g.NumNodes())
 	}
 }
+
+// TestGraphScopes: the symbols sent in a package's scope are nodes of the
+// graph until the scope is dropped, which the graph then still counts;
+// other keys sent in a scope, and symbols sent outside one, stay.
+func TestGraphScopes(t *testing.T) {
+	g := NewGraph()
+	for _, k := range []string{"sym:p.F", "file:p/a.go", "sym:q.G"} {
+		g.AddNode(Node{Key: k, Type: TypeSymbol, Payload: []byte(`{}`)})
+	}
+	g.markSent("sym:q.G", 0)
+	g.setScope("p")
+	g.markSent("sym:p.F", 3)
+	g.markSent("file:p/a.go", 0)
+	g.setScope("")
+	if tag, ok := g.sentTag("sym:p.F"); !ok || tag != 3 || !g.HasNode("sym:p.F") {
+		t.Fatalf("sym:p.F in scope: tag %d, %v", tag, ok)
+	}
+	if g.scoped["p"].len() != 1 || g.sent.len() != 2 {
+		t.Fatalf("scope holds %d keys, the graph's set %d: want 1 and 2", g.scoped["p"].len(), g.sent.len())
+	}
+	g.dropScope("p")
+	if g.HasNode("sym:p.F") {
+		t.Error("a symbol of a dropped scope is still a node")
+	}
+	if !g.HasNode("file:p/a.go") || !g.HasNode("sym:q.G") {
+		t.Error("keys sent outside the scope's symbols were dropped with it")
+	}
+	if n := g.NumNodes(); n != 3 {
+		t.Errorf("NumNodes %d after the scope is dropped, want 3", n)
+	}
+}

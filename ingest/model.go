@@ -133,6 +133,15 @@ type Graph struct {
 	// the sender gave (sentTag). The graph answers for them (HasNode,
 	// Node, NumNodes) but does not list them (EachNode, Nodes).
 	sent hashSet
+	// scoped holds, by package, the symbols sent while scope named it
+	// (markSent): the symbols of a package merged from syntax alone, which
+	// only its own merge and its external test package's ask about (the
+	// extractor drops a package's set after those: dropScope, so that the
+	// sent symbols of the syntax-only packages do not add up to the
+	// tree's). gone counts the nodes of the dropped sets.
+	scoped map[string]*hashSet
+	scope  string
+	gone   int
 }
 
 type edgeKey struct{ src, rel, dst string }
@@ -151,6 +160,9 @@ func NewGraphSized(nodes, edges int) *Graph {
 // AddNode adds or replaces a node.
 func (g *Graph) AddNode(n Node) {
 	g.sent.del(n.Key)
+	for _, s := range g.scoped {
+		s.del(n.Key)
+	}
 	g.nodes[n.Key] = n
 }
 
@@ -159,13 +171,42 @@ func (g *Graph) HasNode(key string) bool {
 	if _, ok := g.nodes[key]; ok {
 		return true
 	}
-	_, ok := g.sent.get(key)
+	_, ok := g.sentTag(key)
 	return ok
 }
 
 // sentTag is the tag markSent kept with node key, if the node was sent.
 func (g *Graph) sentTag(key string) (uint32, bool) {
-	return g.sent.get(key)
+	if t, ok := g.sent.get(key); ok {
+		return t, true
+	}
+	for _, s := range g.scoped {
+		if t, ok := s.get(key); ok {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// setScope makes markSent keep the symbols sent from now on in package
+// ip's own set ("" : in the graph's, for good).
+func (g *Graph) setScope(ip string) {
+	g.scope = ip
+	if ip != "" && g.scoped[ip] == nil {
+		if g.scoped == nil {
+			g.scoped = make(map[string]*hashSet)
+		}
+		g.scoped[ip] = &hashSet{}
+	}
+}
+
+// dropScope forgets the symbols sent in package ip's scope: the graph
+// still counts them (NumNodes), and answers for them no more.
+func (g *Graph) dropScope(ip string) {
+	if s := g.scoped[ip]; s != nil {
+		g.gone += s.len()
+		delete(g.scoped, ip)
+	}
 }
 
 // Node returns the node with key; a node sent to a stream has only its
@@ -174,15 +215,20 @@ func (g *Graph) Node(key string) (Node, bool) {
 	if n, ok := g.nodes[key]; ok {
 		return n, true
 	}
-	if _, ok := g.sent.get(key); ok {
+	if _, ok := g.sentTag(key); ok {
 		return Node{Key: key}, true
 	}
 	return Node{}, false
 }
 
-// markSent keeps of node key (a node of g) only its key, and tag.
+// markSent keeps of node key (a node of g) only its key, and tag: a
+// symbol in the scope's set while there is one (setScope).
 func (g *Graph) markSent(key string, tag uint32) {
 	delete(g.nodes, key)
+	if g.scope != "" && strings.HasPrefix(key, "sym:") {
+		g.scoped[g.scope].put(key, tag)
+		return
+	}
 	g.sent.put(key, tag)
 }
 
@@ -230,7 +276,13 @@ func (g *Graph) intern(key string) string {
 }
 
 // NumNodes and NumEdges count the graph.
-func (g *Graph) NumNodes() int { return len(g.nodes) + g.sent.len() }
+func (g *Graph) NumNodes() int {
+	n := len(g.nodes) + g.sent.len() + g.gone
+	for _, s := range g.scoped {
+		n += s.len()
+	}
+	return n
+}
 func (g *Graph) NumEdges() int { return len(g.edges) }
 
 // Nodes returns the nodes ordered by key (those held: not the ones sent

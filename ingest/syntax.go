@@ -330,6 +330,15 @@ func (x *extractor) extractSyntax() {
 		}
 	}
 	tabs := x.tableReleases(ips, twice, spans, importsOf)
+	// Streaming, each package's symbols are kept apart (Graph.setScope)
+	// until its external test package, if any, is merged: no other merge
+	// asks about them (a call is a test's of the package it tests).
+	scoped := x.stream != nil
+	at := make(map[string]int, len(ips))
+	for i, ip := range ips {
+		at[ip] = i
+	}
+	dropAt := make(map[int][]string) // index of an external test package → the package it tests
 	for _, t := range x.tables {
 		t.seal()
 	}
@@ -362,8 +371,23 @@ func (x *extractor) extractSyntax() {
 			return x.extractSyntaxUnit(ips[lo+i], units[ips[lo+i]].files, units[ips[lo+i]].twice)
 		}, func(i int, fr *fragment) {
 			ip := ips[lo+i]
+			if scoped {
+				x.g.setScope(ip)
+			}
 			x.addPackage(ip, x.tables[ip].name, path.Dir(units[ip].files[0].src.Rel), ModeSyntax)
 			x.merge(fr)
+			if scoped {
+				x.g.setScope("")
+				x.testsOf(ip) // no later merge declares ip's symbols
+				if j, ok := at[ip+"_test"]; ok && j > lo+i {
+					dropAt[j] = append(dropAt[j], ip)
+				} else {
+					x.g.dropScope(ip)
+				}
+				for _, p := range dropAt[lo+i] {
+					x.g.dropScope(p)
+				}
+			}
 			// No package after this one reads these declarations: the
 			// packages in flight are later ones, whose spans do not
 			// reach them.

@@ -33,6 +33,10 @@ func TestGoStreamMatchesOrdinary(t *testing.T) {
 		{"multi-syntax", multi, GoOptions{SyntaxOnly: true}},
 		{"basic", copyTree(t, "basic"), GoOptions{}},
 		{"broken", copyTree(t, "broken"), GoOptions{}},
+		// Syntax-only packages resolving names in each other's declarations,
+		// an external test package among them (raft_test: its tests edges
+		// need raft's symbols after raft is merged).
+		{"fixture-syntax", writeTree(t, streamFixture), GoOptions{SyntaxOnly: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := ExtractGo(c.dir, c.opts)
@@ -96,6 +100,11 @@ func TestGoStreamMatchesOrdinary(t *testing.T) {
 			}
 			if c.name == "multi" && !slices.ContainsFunc(ops, func(op string) bool { return strings.Contains(op, " tests ") }) {
 				t.Error("no tests edge in the multi-package tree")
+			}
+			if c.name == "fixture-syntax" && !slices.ContainsFunc(ops, func(op string) bool {
+				return strings.Contains(op, "sym:example.com/s/raft_test.TestRun tests sym:example.com/s/raft.Raft.Run")
+			}) {
+				t.Error("no tests edge from raft_test into raft")
 			}
 		})
 	}
