@@ -1034,7 +1034,7 @@ func (b *Bulk) putLog(tx *WriteTxn) error {
 		if err := tx.putLogParts(lg.parts); err != nil {
 			return err
 		}
-		lg.v, lg.parts = []byte{lg.parts.parts[0][0]}, nil
+		lg.v, lg.parts = []byte{lg.parts.parts[0][0]}, nil // putLogParts released its spill file
 	} else {
 		if err := tx.putLog(lg.v); err != nil {
 			return err

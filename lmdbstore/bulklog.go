@@ -27,7 +27,13 @@ type bulkLog struct {
 // whole is l with its record in v.
 func (l bulkLog) whole() bulkLog {
 	if l.parts != nil {
-		l.v, l.parts = l.parts.bytes(), nil
+		var err error
+		l.v, err = l.parts.bytes()
+		l.parts.release()
+		l.parts = nil
+		if l.err == nil {
+			l.err = err
+		}
 	}
 	return l
 }
@@ -260,7 +266,7 @@ func (b *Bulk) sealKeyed(tx *WriteTxn, names logNames, changed bitSet) bulkLog {
 		}
 		return bulkLog{v: tx.sealLog(fmtKeyed, body)}
 	}
-	parts, err := tx.sealLogStream(fmtKeyed, size, func(w io.Writer) error {
+	parts, err := tx.sealLogStream(fmtKeyed, size, b.s.path, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}

@@ -176,6 +176,7 @@ func TestBulkLogRecordInParts(t *testing.T) {
 	}
 	ordinary, bulk := newStore(t, Options{}), newStore(t, Options{})
 	ordinary.streamLog, bulk.streamLog = 64<<10, 64<<10 // compressed as a stream, as a large load's record is
+	bulk.recordResident = 1                             // and all but its first 1 MiB part spilled to a file until it is written
 	meta := WriteMeta{Scope: "repo"}
 	c1 := mustUpdate(t, ordinary, meta, func(tx *WriteTxn) error {
 		for _, n := range nodes {

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/klauspost/compress/zstd"
@@ -301,12 +302,14 @@ func (tx *WriteTxn) logHead() []byte {
 // sealLog encodes a compressed log record (format 02 or 03) of body.
 func (tx *WriteTxn) sealLog(format byte, body []byte) []byte {
 	if len(body) > tx.s.streamLogAbove() {
-		r, err := tx.sealLogStream(format, len(body), func(w io.Writer) error {
+		r, err := tx.sealLogStream(format, len(body), "", func(w io.Writer) error {
 			_, err := w.Write(body)
 			return err
 		})
 		if err == nil {
-			return r.bytes()
+			if v, err := r.bytes(); err == nil { // in memory: no error
+				return v
+			}
 		}
 		// A write to memory fails only with a bug: EncodeAll below.
 	}
@@ -330,8 +333,16 @@ func (s *Store) streamLogAbove() int { return cmp.Or(s.streamLog, streamLogAbove
 // streamLogAbove, with only the compressed record held, in parts (its
 // size is not known before it is compressed). A body of other than size
 // bytes is an error.
-func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer) error) (*recordParts, error) {
+//
+// With spillDir set, the record's parts past its first recordResident go
+// to an unnamed file there as each fills (recordParts.spillTo), not
+// the heap: a bulk load's record (226 MB for std×40) is then held once,
+// in the page LMDB reserves for it, not also in the process beside it.
+func (tx *WriteTxn) sealLogStream(format byte, size int, spillDir string, write func(w io.Writer) error) (*recordParts, error) {
 	out := &recordParts{}
+	if spillDir != "" {
+		out.spillTo(spillDir, cmp.Or(tx.s.recordResident, recordResident))
+	}
 	head := append([]byte{format}, tx.logHead()...)
 	out.Write(binary.AppendUvarint(head, uint64(size)))
 	enc, err := zstd.NewWriter(nil, zstdEncoderOptions()...)
@@ -359,16 +370,42 @@ func (tx *WriteTxn) sealLogStream(format byte, size int, write func(w io.Writer)
 // held in no more memory than it takes (a buffer that grows by doubling
 // holds up to three times that while it copies) and written into the
 // page LMDB reserves for it (putLogParts) without being joined first.
+//
+// Spilling (spillTo): past its first recordResident parts, each part is
+// written, once full, to the end of an unnamed file beside the store
+// (spillFile) and its buffer reused for the next: the record is its
+// parts before fileAt, the file's onFile bytes, then its parts from
+// fileAt on. Any failure to spill keeps the part in memory and stops
+// spilling: spilling never fails a load.
 type recordParts struct {
 	parts [][]byte
 	n     int
+	crc   uint32 // of every byte written (seal)
+
+	spill    *spillFile
+	dir      string
+	resident int   // parts kept in memory before any goes to the file
+	fileAt   int   // where the file's bytes go among parts (-1: none yet)
+	onFile   int64 // bytes in the file
 }
 
 // recordPart is the size of a part of recordParts.
 const recordPart = 1 << 20
 
+// recordResident is how many parts a spilling recordParts keeps in
+// memory before it writes the next full ones to its file.
+const recordResident = 16
+
+// spillTo makes the full parts past the first resident go to an unnamed
+// file in dir.
+func (r *recordParts) spillTo(dir string, resident int) {
+	r.spill, r.dir, r.resident, r.fileAt = &spillFile{}, dir, resident, -1
+	runtime.AddCleanup(r, func(s *spillFile) { s.close(nil) }, r.spill)
+}
+
 func (r *recordParts) Write(p []byte) (int, error) {
 	n := len(p)
+	r.crc = crc32.Update(r.crc, castagnoli, p)
 	for len(p) > 0 {
 		if len(r.parts) == 0 || len(r.parts[len(r.parts)-1]) == recordPart {
 			r.parts = append(r.parts, make([]byte, 0, recordPart))
@@ -377,32 +414,69 @@ func (r *recordParts) Write(p []byte) (int, error) {
 		k := min(len(p), recordPart-len(*last))
 		*last = append(*last, p[:k]...)
 		p = p[k:]
+		if len(*last) == recordPart {
+			r.spillLast()
+		}
 	}
 	r.n += n
 	return n, nil
 }
 
-// seal appends the checksum of what r holds (sealValue's trailer).
-func (r *recordParts) seal() {
-	var crc uint32
-	for _, part := range r.parts {
-		crc = crc32.Update(crc, castagnoli, part)
+// spillLast writes the last part, full, to the end of the file and
+// reuses its buffer for the next part, when r spills, holds its first
+// recordResident parts already, and keeps no part in memory after the
+// file's bytes but this one.
+func (r *recordParts) spillLast() {
+	s := r.spill
+	last := len(r.parts) - 1
+	if s == nil || s.off || last < r.resident || (r.fileAt >= 0 && r.fileAt != last) {
+		return
 	}
-	r.Write(binary.LittleEndian.AppendUint32(nil, crc))
+	part := r.parts[last]
+	off, ok := s.alloc(r.dir, int64(len(part)))
+	if !ok {
+		return
+	}
+	if _, err := s.f.WriteAt(part, off); err != nil {
+		s.off = true
+		return
+	}
+	r.fileAt = last
+	r.onFile += int64(len(part))
+	r.parts[last] = part[:0]
 }
 
-// copyTo copies r's bytes to dst, which is r.n long.
-func (r *recordParts) copyTo(dst []byte) {
-	for _, part := range r.parts {
+// seal appends the checksum of what r holds (sealValue's trailer).
+func (r *recordParts) seal() {
+	r.Write(binary.LittleEndian.AppendUint32(nil, r.crc))
+}
+
+// copyTo copies r's bytes to dst, which is r.n long; the error is the
+// spill file's, read back.
+func (r *recordParts) copyTo(dst []byte) error {
+	for i, part := range r.parts {
+		if i == r.fileAt && r.onFile > 0 {
+			if _, err := r.spill.f.ReadAt(dst[:r.onFile], 0); err != nil {
+				return fmt.Errorf("log record spilled to %s: %w", r.dir, err)
+			}
+			dst = dst[r.onFile:]
+		}
 		dst = dst[copy(dst, part):]
 	}
+	return nil
 }
 
 // bytes is r's bytes in one slice.
-func (r *recordParts) bytes() []byte {
+func (r *recordParts) bytes() ([]byte, error) {
 	v := make([]byte, r.n)
-	r.copyTo(v)
-	return v
+	return v, r.copyTo(v)
+}
+
+// release closes r's spill file, if any (the record is read no more).
+func (r *recordParts) release() {
+	if r.spill != nil {
+		r.spill.close(nil)
+	}
 }
 
 // countingWriter counts the bytes written through it.
@@ -452,8 +526,9 @@ func (tx *WriteTxn) putLogParts(r *recordParts) error {
 	if err != nil {
 		return tx.logPutErr(err)
 	}
-	r.copyTo(v)
-	return nil
+	err = r.copyTo(v)
+	r.release()
+	return err
 }
 
 // logPutErr is the error of a put of the transaction's log record.

@@ -529,6 +529,8 @@ func TestKeyedLogSmallBody(t *testing.T) {
 func TestSealLogStream(t *testing.T) {
 	s := newStore(t, Options{})
 	s.streamLog = 64 << 10 // streamLogAbove's rule at a size a test compresses quickly
+	s.recordResident = 1   // a spilled record keeps its first part in memory
+	spillDir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
 	var bodies [][]byte
 	for _, n := range []int{minKeyedBody, 5000, s.streamLog + 1, 3 << 20} {
@@ -548,8 +550,14 @@ func TestSealLogStream(t *testing.T) {
 			if dec, err := logBodyOf(s, want); err != nil || !bytes.Equal(dec, body) {
 				t.Fatalf("body of %d bytes: sealLog's record decodes to %d bytes, %v", len(body), len(dec), err)
 			}
-			for _, piece := range []int{1 << 10, 7777, keyedWindow, len(body)} {
-				parts, err := tx.sealLogStream(fmtKeyed, len(body), func(w io.Writer) error {
+			for i, piece := range []int{1 << 10, 7777, keyedWindow, len(body)} {
+				// Every other run spills all but the first part of the
+				// record to a file (recordParts.spillTo).
+				spill := ""
+				if i%2 == 1 {
+					spill = spillDir
+				}
+				parts, err := tx.sealLogStream(fmtKeyed, len(body), spill, func(w io.Writer) error {
 					for i := 0; i < len(body); i += piece {
 						if _, err := w.Write(body[i:min(len(body), i+piece)]); err != nil {
 							return err
@@ -560,9 +568,15 @@ func TestSealLogStream(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := parts.bytes()
-				if want := (parts.n + recordPart - 1) / recordPart; len(parts.parts) != want || len(got) != parts.n {
+				got, err := parts.bytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := (parts.n + recordPart - 1) / recordPart; spill == "" && (len(parts.parts) != want || len(got) != parts.n) {
 					t.Fatalf("a record of %d bytes (%d) in %d parts, not %d", len(got), parts.n, len(parts.parts), want)
+				}
+				if spill != "" && parts.n > 2*recordPart && (parts.onFile == 0 || len(parts.parts) != 2 || int(parts.onFile)+len(parts.parts[0])+len(parts.parts[1]) != parts.n) {
+					t.Fatalf("a record of %d bytes spilled: %d bytes in the file, %d parts in memory", parts.n, parts.onFile, len(parts.parts))
 				}
 				if dec, err := logBodyOf(s, got); err != nil || !bytes.Equal(dec, body) {
 					t.Fatalf("body of %d bytes in pieces of %d: the record decodes to %d bytes, %v", len(body), piece, len(dec), err)
@@ -574,7 +588,7 @@ func TestSealLogStream(t *testing.T) {
 					t.Fatalf("body of %d bytes in pieces of %d: record of %d bytes differs from sealLog's %d", len(body), piece, len(got), len(want))
 				}
 			}
-			if _, err := tx.sealLogStream(fmtKeyed, len(body)+1, func(w io.Writer) error {
+			if _, err := tx.sealLogStream(fmtKeyed, len(body)+1, "", func(w io.Writer) error {
 				_, err := w.Write(body)
 				return err
 			}); err == nil {

@@ -95,6 +95,10 @@ type Store struct {
 	// of logWindow bytes (readWholeAbove and readWindow unless a test
 	// sets them).
 	logWhole, logWindow int
+	// recordResident is how many 1 MiB parts of a bulk load's log record
+	// stay in memory before the next go to a spill file (recordResident
+	// unless a test sets it).
+	recordResident int
 
 	// resize guards the map: every transaction holds it shared, a map
 	// resize holds it exclusively (SetMapSize under a live RawRead slice
