@@ -160,8 +160,10 @@ func NewGraphSized(nodes, edges int) *Graph {
 // AddNode adds or replaces a node.
 func (g *Graph) AddNode(n Node) {
 	g.sent.del(n.Key)
-	for _, s := range g.scoped {
-		s.del(n.Key)
+	if strings.HasPrefix(n.Key, "sym:") { // only symbols are scoped (markSent)
+		for _, s := range g.scoped {
+			s.del(n.Key)
+		}
 	}
 	g.nodes[n.Key] = n
 }
@@ -177,8 +179,8 @@ func (g *Graph) HasNode(key string) bool {
 
 // sentTag is the tag markSent kept with node key, if the node was sent.
 func (g *Graph) sentTag(key string) (uint32, bool) {
-	if t, ok := g.sent.get(key); ok {
-		return t, true
+	if t, ok := g.sent.get(key); ok || !strings.HasPrefix(key, "sym:") {
+		return t, ok
 	}
 	for _, s := range g.scoped {
 		if t, ok := s.get(key); ok {
