@@ -42,7 +42,7 @@ func TestTestsEdgesWhateverMergeOrder(t *testing.T) {
 		fr.nodes = []Node{{Key: FileKey("p/x_test.go"), Type: TypeFile}}
 		fr.symbols = []symbolNode{sym(fn, "p/x_test.go")}
 		for _, target := range []string{SymbolKey(ip, "F"), SymbolKey(ip, "helper"), SymbolKey(ip, "Gone")} {
-			fr.tests = append(fr.tests, testEdge{file: "p/x_test.go", fn: fn, target: target})
+			fr.tests = append(fr.tests, testEdge{file: "p/x_test.go", fn: fn, target: target, pkg: ip})
 		}
 		return fr
 	}
@@ -59,8 +59,8 @@ func TestTestsEdgesWhateverMergeOrder(t *testing.T) {
 		for _, fr := range frs {
 			x.merge(fr)
 		}
-		if left := map[bool]int{true: 3, false: 1}[order == "test first"]; len(x.tests) != left {
-			t.Errorf("%s: %d calls left for finish, want %d", order, len(x.tests), left)
+		if left := map[bool]int{true: 3, false: 1}[order == "test first"]; len(x.tests[ip]) != left || len(x.tests) != 1 {
+			t.Errorf("%s: %d calls left for finish (%d packages), want %d of %s", order, len(x.tests[ip]), len(x.tests), left, ip)
 		}
 		x.finish()
 		if diff := cmp.Diff(want, testsEdgeSet(x.g)); diff != "" {
