@@ -329,15 +329,15 @@ func (x *extractor) extractSyntax() {
 			ends[sp.last] = append(ends[sp.last], p)
 		}
 	}
-	tabs := x.tableReleases(ips, twice, spans, importsOf)
+	at := make(map[string]int, len(ips)) // package → its index in ips
+	for i, ip := range ips {
+		at[ip] = i
+	}
+	tabs := x.tableReleases(at, twice, spans, importsOf)
 	// Streaming, each package's symbols are kept apart (Graph.setScope)
 	// until its external test package, if any, is merged: no other merge
 	// asks about them (a call is a test's of the package it tests).
 	scoped := x.stream != nil
-	at := make(map[string]int, len(ips))
-	for i, ip := range ips {
-		at[ip] = i
-	}
 	dropAt := make(map[int][]string) // index of an external test package → the package it tests
 	for _, t := range x.tables {
 		t.seal()

@@ -409,14 +409,15 @@ func TestSyntaxTablesReleased(t *testing.T) {
 		"a": {imports: map[string]bool{"typed": true}}, "typed": {imports: map[string]bool{"z": true}}, "z": {},
 	}}
 	ips := []string{"a", "z"}
+	at := map[string]int{"a": 0, "z": 1}
 	imports := func(p string) []string { return sortedKeys(x.tables[p].imports) }
 	spans := declSpans(ips, imports)
-	if got := x.tableReleases(ips, map[string]bool{}, spans, imports); got != nil {
+	if got := x.tableReleases(at, map[string]bool{}, spans, imports); got != nil {
 		t.Errorf("tables released with a package parsed once reached before it: %v", got.ends)
 	}
 	// The same, z read twice (its declarations parsed before a's batch):
 	// a's table and typed's go after a, z's after z.
-	got := x.tableReleases(ips, map[string]bool{"z": true}, spans, imports)
+	got := x.tableReleases(at, map[string]bool{"z": true}, spans, imports)
 	if want := map[int][]string{0: {"a", "typed"}, 1: {"z"}}; got == nil || !reflect.DeepEqual(got.ends, want) {
 		t.Errorf("table releases %v, want %v", got, want)
 	}
@@ -425,7 +426,7 @@ func TestSyntaxTablesReleased(t *testing.T) {
 	x.tables["mixed"] = &table{imports: map[string]bool{"z": true}}
 	x.tables["mixed"].methods.set("T.M", 0)
 	x.syntaxTypes.put(SymbolKey("mixed", "T"), 0)
-	got = x.tableReleases(ips, map[string]bool{"z": true}, spans, imports)
+	got = x.tableReleases(at, map[string]bool{"z": true}, spans, imports)
 	if want := map[int][]string{0: {"a", "typed"}}; got == nil || !reflect.DeepEqual(got.ends, want) {
 		t.Errorf("table releases with mixed kept %v, want %v", got, want)
 	}

@@ -58,16 +58,12 @@ func declSpans(ips []string, imports func(p string) []string) map[string]declSpa
 // package of ips reaches goes at the first batch's end.
 type tableSpans struct{ ends map[int][]string }
 
-// tableReleases is extractSyntax's tableSpans, or nil when some package
-// of ips that is parsed once (not twice) is reached from an earlier one:
+// tableReleases is extractSyntax's tableSpans (at: each package of ips,
+// by its index), or nil when some package of ips that is parsed once (not twice) is reached from an earlier one:
 // its table is filled only when it is extracted, and an earlier
 // package's implements edges would miss it, so that every table is kept
 // and every package's edges wait for finish, as before.
-func (x *extractor) tableReleases(ips []string, twice map[string]bool, spans map[string]declSpan, imports func(p string) []string) *tableSpans {
-	at := make(map[string]int, len(ips))
-	for i, ip := range ips {
-		at[ip] = i
-	}
+func (x *extractor) tableReleases(at map[string]int, twice map[string]bool, spans map[string]declSpan, imports func(p string) []string) *tableSpans {
 	for p, sp := range spans {
 		if i, ok := at[p]; ok && !twice[p] && sp.first < i {
 			return nil
