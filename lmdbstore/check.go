@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -132,7 +131,7 @@ type checker struct {
 	schema, rev, ts, horizon, nextRel, replRev uint64
 	logMeta                                    map[uint64]revMeta // rev → time and provenance of its log record
 	liveNodes                                  map[NodeID]bool
-	out, in                                    []adjTuple
+	digests                                    *adjDigests // out's and in's (checkadj.go)
 }
 
 func (c *checker) problem(err error) {
@@ -190,20 +189,27 @@ func (c *checker) each(dbi lmdb.DBI, fn func(k, v []byte)) error {
 
 func (c *checker) run() error {
 	steps := []func() error{c.meta, c.relations, c.ids, c.nodes, c.kv, c.log, c.tsIndex, c.revs,
-		func() error { return c.adj(c.s.db.out, dbOut, &c.out) },
-		func() error { return c.adj(c.s.db.in, dbIn, &c.in) },
+		func() error { return c.adj(c.s.db.out, dbOut) },
+		func() error { return c.adj(c.s.db.in, dbIn) },
 		c.symmetry, c.edges, c.hist}
 	if c.statsOnly {
 		// Stats: counts only, from meta, rel, n, kv, out and in.
 		steps = []func() error{c.meta, c.relations, c.nodes, c.kv,
-			func() error { return c.adj(c.s.db.out, dbOut, nil) },
-			func() error { return c.adj(c.s.db.in, dbIn, nil) }}
+			func() error { return c.adj(c.s.db.out, dbOut) },
+			func() error { return c.adj(c.s.db.in, dbIn) }}
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
+	c.finish()
+	return nil
+}
+
+// finish sets what run's steps found out as a whole: the revisions, the
+// tombstone warning, the missing nodes in order.
+func (c *checker) finish() {
 	c.stats.Revision = Revision(c.rev)
 	c.stats.Horizon = Revision(c.horizon)
 	dead := c.stats.Tombstones + c.stats.Superseded
@@ -214,7 +220,6 @@ func (c *checker) run() error {
 			dead, c.stats.AdjacencyEntries, c.stats.Tombstones))
 	}
 	sort.Strings(c.rep.MissingNodes)
-	return nil
 }
 
 func (c *checker) meta() error {
@@ -453,11 +458,30 @@ func (c *checker) revs() error {
 	return err
 }
 
-// adj verifies one adjacency keyspace and collects its entries.
-func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
+// adj verifies one adjacency keyspace and adds its edges to the list's
+// digests (checkadj.go); with statsOnly, it counts the live edges instead.
+func (c *checker) adj(dbi lmdb.DBI, dbName string) error {
 	var prev adjTuple
 	havePrev := false
 	var entries []adjacency.Entry
+	var edges *adjEdges
+	if !c.statsOnly {
+		if c.digests == nil {
+			c.digests = newAdjDigests()
+		}
+		d, isIn := c.digests, dbi == c.s.db.in
+		edges = &adjEdges{horizon: c.horizon, fn: func(ts []adjTuple) {
+			if isIn {
+				for i := range ts {
+					ts[i] = ts[i].mirrored()
+				}
+				d.add(d.in, ts)
+				return
+			}
+			d.add(d.out, ts)
+		}}
+		defer edges.flush()
+	}
 	return c.each(dbi, func(k, v []byte) {
 		node, rel, peer, ok := parseAdjKey(k)
 		if !ok {
@@ -492,11 +516,11 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 			if e.Rev == 0 || e.Rev > c.rev {
 				c.corrupt(dbName, k, "entry revision %d outside 1..%d", e.Rev, c.rev)
 			}
-			if dst != nil {
-				*dst = append(*dst, adjTuple{node: uint64(node), peer: e.Peer, rev: e.Rev, rel: e.Rel, flags: e.Flags &^ adjacency.FlagWeight, weight: e.Weight})
+			if edges != nil {
+				edges.add(tupleOf(uint64(node), e))
 			}
 		}
-		if dst == nil && dbi == c.s.db.out { // statsOnly: count live edges (edges never span chunks)
+		if edges == nil && dbi == c.s.db.out { // statsOnly: count live edges (edges never span chunks)
 			for i, e := range entries {
 				if (i+1 < len(entries) && entries[i+1].SameEdge(e)) || e.Tombstone() {
 					continue
@@ -511,148 +535,6 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string, dst *[]adjTuple) error {
 		last := entries[len(entries)-1]
 		prev, havePrev = adjTuple{node: uint64(node), rel: last.Rel, peer: last.Peer}, true
 	})
-}
-
-// normalize drops, in place, what compaction at the horizon would drop
-// (adjacency.Compact's rule on each edge). The two lists of an edge may be
-// compacted at different times, so they are compared in this form: any two
-// histories that agree at every readable view normalize alike.
-func normalize(ts []adjTuple, horizon uint64) []adjTuple {
-	if horizon == 0 {
-		return ts
-	}
-	out := ts[:0]
-	for i := 0; i < len(ts); {
-		j := i + 1
-		for j < len(ts) && ts[j].node == ts[i].node && ts[j].rel == ts[i].rel && ts[j].peer == ts[i].peer {
-			j++
-		}
-		from := i
-		for k := i; k < j; k++ {
-			if ts[k].rev <= horizon {
-				from = k
-				if ts[k].flags&adjacency.FlagTombstone != 0 {
-					from = k + 1
-				}
-			}
-		}
-		out = append(out, ts[from:j]...)
-		i = j
-	}
-	return out
-}
-
-// symmetry checks that in is exactly out with the endpoints swapped (both
-// normalized to the horizon).
-func (c *checker) symmetry() error {
-	c.out = normalize(c.out, c.horizon)
-	c.in = normalize(c.in, c.horizon)
-	mirrored := make([]adjTuple, len(c.out))
-	for i, t := range c.out {
-		t.node, t.peer = t.peer, t.node
-		mirrored[i] = t
-	}
-	slices.SortFunc(mirrored, func(a, b adjTuple) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
-	i, j := 0, 0
-	for i < len(mirrored) || j < len(c.in) {
-		switch {
-		case j >= len(c.in) || (i < len(mirrored) && mirrored[i].less(c.in[j])):
-			t := mirrored[i]
-			c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "missing mirror of out entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
-			i++
-		case i >= len(mirrored) || c.in[j].less(mirrored[i]):
-			t := c.in[j]
-			c.corrupt(dbOut, adjKey(NodeID(t.peer), RelID(t.rel), NodeID(t.node)), "missing mirror of in entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
-			j++
-		default:
-			if mirrored[i].flags != c.in[j].flags || mirrored[i].weight != c.in[j].weight {
-				t := c.in[j]
-				c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "entry rev %d differs from its out mirror", t.rev)
-			}
-			i++
-			j++
-		}
-	}
-	c.in = nil
-	return nil
-}
-
-// edges checks the e records against the newest adjacency entry of each
-// edge, and finds missing endpoint nodes.
-func (c *checker) edges() error {
-	// newest out entry per edge, in (src, rel, dst) order, in place of the
-	// entries (an entry is written at or before the one read)
-	newest := c.out[:0]
-	for i, t := range c.out {
-		if i+1 < len(c.out) && c.out[i+1].node == t.node && c.out[i+1].rel == t.rel && c.out[i+1].peer == t.peer {
-			continue
-		}
-		newest = append(newest, t)
-	}
-	c.out = nil
-	noteLive := func(t adjTuple) { c.noteLive(t.node, t.peer) }
-	// without is an edge with no e record: implicit when its newest entry
-	// is live (its revision must have a revs entry), else a tombstone whose
-	// record compaction dropped (at or below the horizon).
-	without := func(t adjTuple) {
-		k := adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer))
-		if t.flags&adjacency.FlagTombstone != 0 {
-			if t.rev > c.horizon {
-				c.corrupt(dbOut, k, "deleted edge without an e record")
-			}
-			return
-		}
-		if _, ok := c.logMeta[t.rev]; !ok {
-			c.corrupt(dbOut, k, "implicit edge record of revision %d, which has no log record", t.rev)
-		}
-		noteLive(t)
-	}
-	i := 0
-	err := c.each(c.s.db.e, func(k, v []byte) {
-		src, rel, dst, ok := parseAdjKey(k)
-		if !ok {
-			c.corrupt(dbEdges, k, "key is not 20 bytes")
-			return
-		}
-		var rec edgeRec
-		if err := c.s.decodeRecord(dbEdges, k, v, rec.decodeBody); err != nil {
-			c.problem(err)
-			return
-		}
-		key := adjTuple{node: uint64(src), rel: uint32(rel), peer: uint64(dst)}
-		for i < len(newest) && newest[i].less(key) {
-			without(newest[i])
-			i++
-		}
-		if i < len(newest) && newest[i].node == key.node && newest[i].rel == key.rel && newest[i].peer == key.peer {
-			t := newest[i]
-			i++
-			tomb := t.flags&adjacency.FlagTombstone != 0
-			if Revision(t.rev) != rec.rev || tomb != rec.tombstone() || (!tomb && t.weight != rec.weight) {
-				c.corrupt(dbEdges, k, "record (rev %d, deleted %v, weight %v) disagrees with its newest adjacency entry (rev %d, deleted %v, weight %v)",
-					rec.rev, rec.tombstone(), rec.weight, t.rev, tomb, t.weight)
-			}
-			if !tomb {
-				noteLive(t)
-			}
-			return
-		}
-		if !rec.tombstone() || uint64(rec.rev) > c.horizon {
-			c.corrupt(dbEdges, k, "e record without adjacency entries")
-		}
-	})
-	for ; i < len(newest); i++ {
-		without(newest[i])
-	}
-	return err
 }
 
 // noteLive counts one live edge and records its endpoints that have no
