@@ -145,6 +145,15 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		return nil, errors.New("ingest: a Go extraction streams or keeps a cache, not both")
 	}
 	x := newExtractor(t, opts)
+	if x.stream != nil && x.stream.dir != "" {
+		x.g.parkAt(x.stream.dir)
+		defer func() {
+			if x.g.park != nil {
+				x.stream.parked = x.g.park.parked
+			}
+			x.g.closePark()
+		}()
+	}
 	if cacheKey != "" {
 		x.startCache(opts.Cache, cacheKey, toolchain)
 	}
@@ -184,6 +193,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		return nil, err
 	}
 	x.finish()
+	if err := x.g.parkErr(); err != nil {
+		return nil, err
+	}
 	debugf("syntax and finish in %v", time.Since(t0))
 	debugHeap("after finish")
 	res.Graph = x.g

@@ -1,6 +1,9 @@
 package ingest
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"hash/maphash"
+)
 
 // hashSet is a set of keys, each with a tag, known by a 96-bit hash of
 // the key: an open-addressing table (linear probing, at most three
@@ -120,4 +123,36 @@ func (s *hashSet) del(key string) {
 	}
 	s.slots[i] = hashSlot{}
 	s.n--
+}
+
+// hashSlotSize is a slot's size in a parked set (hashSet.appendSlots):
+// h1 (8 bytes), h2 and tag (4 each), little-endian.
+const hashSlotSize = 16
+
+// appendSlots appends the set's held slots to b, hashSlotSize bytes each.
+func (s *hashSet) appendSlots(b []byte) []byte {
+	for _, sl := range s.slots {
+		if sl.h1 != 0 {
+			b = binary.LittleEndian.AppendUint64(b, sl.h1)
+			b = binary.LittleEndian.AppendUint32(b, sl.h2)
+			b = binary.LittleEndian.AppendUint32(b, sl.tag)
+		}
+	}
+	return b
+}
+
+// hashSetOf is the set of the slots appendSlots wrote of a set with those
+// seeds (the hashes are of the seeds the set was made with).
+func hashSetOf(seed1, seed2 maphash.Seed, b []byte) *hashSet {
+	n := len(b) / hashSlotSize
+	size := 16
+	for 4*n > 3*size {
+		size *= 2
+	}
+	s := &hashSet{seed1: seed1, seed2: seed2, slots: make([]hashSlot, size), n: n}
+	for ; len(b) >= hashSlotSize; b = b[hashSlotSize:] {
+		sl := hashSlot{h1: binary.LittleEndian.Uint64(b), h2: binary.LittleEndian.Uint32(b[8:]), tag: binary.LittleEndian.Uint32(b[12:])}
+		s.slots[s.slot(sl.h1, sl.h2)] = sl
+	}
+	return s
 }

@@ -103,3 +103,57 @@ func TestGraphScopes(t *testing.T) {
 		t.Errorf("NumNodes %d after the scope is dropped, want 3", n)
 	}
 }
+
+// Parked sets answer as they did in memory: every symbol sent in a scope
+// (one with a dot in its import path's last element among them) is a node
+// with its tag after its set is parked and read back, none other is, and
+// the count of nodes does not move.
+func TestGraphParkedScopes(t *testing.T) {
+	g := NewGraph()
+	g.parkAt(t.TempDir())
+	defer g.closePark()
+	want := map[string]uint32{}
+	pkgs := []string{"example.com/a", "gopkg.in/yaml.v3", "example.com/a/b"}
+	for i, p := range pkgs {
+		g.setScope(p)
+		for j := range 3000 {
+			k := fmt.Sprintf("sym:%s.F%d", p, j)
+			g.AddNode(Node{Key: k, Type: TypeSymbol})
+			g.markSent(k, uint32(i*10000+j))
+			want[k] = uint32(i*10000 + j)
+		}
+		g.setScope("")
+	}
+	g.AddNode(Node{Key: "sym:example.com/c.G", Type: TypeSymbol})
+	g.setScope("example.com/a")
+	g.markSent("sym:example.com/c.G", 7) // another package's symbol: the graph's own set
+	g.setScope("")
+	want["sym:example.com/c.G"] = 7
+	n := g.NumNodes()
+	g.parkScope("example.com/a")
+	g.parkScope("gopkg.in/yaml.v3")
+	if len(g.scoped) != 1 || len(g.parked) != 2 || g.park.parked != 6000 {
+		t.Fatalf("%d sets in memory, %d parked (%d symbols): want 1, 2 (6000)", len(g.scoped), len(g.parked), g.park.parked)
+	}
+	if g.NumNodes() != n {
+		t.Errorf("NumNodes %d once parked, want %d", g.NumNodes(), n)
+	}
+	for k, tag := range want {
+		if got, ok := g.sentTag(k); !ok || got != tag {
+			t.Fatalf("%s: tag %d, %v; want %d", k, got, ok, tag)
+		}
+	}
+	if g.park.unparked != 6000 || len(g.parked) != 0 {
+		t.Errorf("%d symbols read back, %d sets still parked: want 6000, 0", g.park.unparked, len(g.parked))
+	}
+	for _, k := range []string{"sym:example.com/a.F3000", "sym:gopkg.in/yaml.v3.G", "sym:example.com/a/b.F-1", "sym:gopkg.in/yaml.F1"} {
+		if g.HasNode(k) {
+			t.Errorf("%s is a node; it was never sent", k)
+		}
+	}
+	g.parkScope("example.com/a/b")
+	g.dropScope("example.com/a/b")
+	if g.HasNode("sym:example.com/a/b.F1") || g.NumNodes() != n {
+		t.Errorf("a dropped parked set still answers, or NumNodes %d moved (want %d)", g.NumNodes(), n)
+	}
+}

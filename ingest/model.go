@@ -134,12 +134,15 @@ type Graph struct {
 	// Node, NumNodes) but does not list them (EachNode, Nodes).
 	sent hashSet
 	// scoped holds, by package, the symbols sent while scope named it
-	// (markSent): the symbols of a package merged from syntax alone, which
-	// only its own merge and its external test package's ask about (the
-	// extractor drops a package's set after those: dropScope, so that the
-	// sent symbols of the syntax-only packages do not add up to the
-	// tree's). gone counts the nodes of the dropped sets.
+	// (markSent): only the merges of the package and of its tests ask
+	// about them. The extractor drops a syntax-only package's set after
+	// those (dropScope) and parks a type-checked one once its module is
+	// merged (parkScope, sentpark.go: parked holds where each is), so that
+	// the sent symbols do not add up to the tree's. gone counts the nodes
+	// of the dropped sets.
 	scoped map[string]*hashSet
+	parked map[string]parkedSet
+	park   *sentPark
 	scope  string
 	gone   int
 }
@@ -160,10 +163,8 @@ func NewGraphSized(nodes, edges int) *Graph {
 // AddNode adds or replaces a node.
 func (g *Graph) AddNode(n Node) {
 	g.sent.del(n.Key)
-	if strings.HasPrefix(n.Key, "sym:") { // only symbols are scoped (markSent)
-		for _, s := range g.scoped {
-			s.del(n.Key)
-		}
+	if s := g.scopeOf(n.Key); s != nil {
+		s.del(n.Key)
 	}
 	g.nodes[n.Key] = n
 }
@@ -179,13 +180,11 @@ func (g *Graph) HasNode(key string) bool {
 
 // sentTag is the tag markSent kept with node key, if the node was sent.
 func (g *Graph) sentTag(key string) (uint32, bool) {
-	if t, ok := g.sent.get(key); ok || !strings.HasPrefix(key, "sym:") {
+	if t, ok := g.sent.get(key); ok {
 		return t, ok
 	}
-	for _, s := range g.scoped {
-		if t, ok := s.get(key); ok {
-			return t, true
-		}
+	if s := g.scopeOf(key); s != nil {
+		return s.get(key)
 	}
 	return 0, false
 }
@@ -194,6 +193,7 @@ func (g *Graph) sentTag(key string) (uint32, bool) {
 // ip's own set ("" : in the graph's, for good).
 func (g *Graph) setScope(ip string) {
 	g.scope = ip
+	g.unpark(ip)
 	if ip != "" && g.scoped[ip] == nil {
 		if g.scoped == nil {
 			g.scoped = make(map[string]*hashSet)
@@ -208,6 +208,10 @@ func (g *Graph) dropScope(ip string) {
 	if s := g.scoped[ip]; s != nil {
 		g.gone += s.len()
 		delete(g.scoped, ip)
+	}
+	if ps, ok := g.parked[ip]; ok {
+		g.gone += ps.n
+		delete(g.parked, ip)
 	}
 }
 
@@ -227,7 +231,7 @@ func (g *Graph) Node(key string) (Node, bool) {
 // symbol in the scope's set while there is one (setScope).
 func (g *Graph) markSent(key string, tag uint32) {
 	delete(g.nodes, key)
-	if g.scope != "" && strings.HasPrefix(key, "sym:") {
+	if sc := g.scope; sc != "" && len(key) > 4+len(sc) && key[:4] == "sym:" && key[4:4+len(sc)] == sc && key[4+len(sc)] == '.' { // one of symScope's
 		g.scoped[g.scope].put(key, tag)
 		return
 	}
@@ -282,6 +286,9 @@ func (g *Graph) NumNodes() int {
 	n := len(g.nodes) + g.sent.len() + g.gone
 	for _, s := range g.scoped {
 		n += s.len()
+	}
+	for _, ps := range g.parked {
+		n += ps.n
 	}
 	return n
 }

@@ -225,7 +225,13 @@ func (x *extractor) loadTyped(m module) error {
 		if u.typeErrs > 0 {
 			x.typeErrors[u.path] = true
 		}
+		if x.stream != nil {
+			x.g.setScope(u.path)
+		}
 		x.merge(u.frag)
+		if x.stream != nil {
+			x.g.setScope("")
+		}
 		if x.next != nil {
 			x.next.units[u.id].frag = u.frag
 		}
@@ -234,6 +240,17 @@ func (x *extractor) loadTyped(m module) error {
 	}
 	if x.next == nil {
 		x.releaseModule(m, units)
+	}
+	if x.stream != nil {
+		// Every merge that may ask about the symbols of this module's
+		// packages is done but the syntax-only merges of their files
+		// for other platforms and their tests waiting for a callee: to
+		// the park file until then (sentpark.go).
+		for _, u := range extracting {
+			if x.t.moduleOf(u.treeDir(x)).Dir == m.Dir {
+				x.g.parkScope(u.path)
+			}
+		}
 	}
 	if extracted == 0 && len(listErrs) > 0 {
 		return errors.New(listErrs[0])

@@ -34,6 +34,8 @@ type GoStream struct {
 	fed      chan struct{} // closed when the feeding goroutine is done
 	err      error         // its first error, read once fed is closed
 	progress func(Progress)
+	dir      string // the store's: the extraction parks sent symbols there (sentpark.go)
+	parked   int    // how many it parked
 }
 
 // streamBatch is what one merge adds: nodes, then edges (weights as
@@ -56,7 +58,7 @@ func NewGoStream(s *lmdbstore.Store, meta lmdbstore.WriteMeta, progress func(Pro
 	if err != nil {
 		return nil, err
 	}
-	w := &GoStream{b: b, rels: rels, fed: make(chan struct{}), progress: progress}
+	w := &GoStream{b: b, rels: rels, dir: s.Path(), fed: make(chan struct{}), progress: progress}
 	w.ready = sync.NewCond(&w.mu)
 	go w.feed()
 	return w, nil

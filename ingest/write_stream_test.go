@@ -37,6 +37,10 @@ func TestGoStreamMatchesOrdinary(t *testing.T) {
 		// an external test package among them (raft_test: its tests edges
 		// need raft's symbols after raft is merged).
 		{"fixture-syntax", writeTree(t, streamFixture), GoOptions{SyntaxOnly: true}},
+		// A type-checked package with files for another platform, read
+		// from syntax once the module's symbols are parked: they declare
+		// some of its symbols again, and test it (sentpark.go).
+		{"platforms", writeTree(t, platformsFixture), GoOptions{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want, err := ExtractGo(c.dir, c.opts)
@@ -67,6 +71,9 @@ func TestGoStreamMatchesOrdinary(t *testing.T) {
 				}
 				if res.Graph != nil {
 					t.Error("a streamed extraction returned its graph")
+				}
+				if typed := !c.opts.SyntaxOnly && c.name != "broken"; typed != (w.parked > 0) {
+					t.Errorf("%d symbols parked; type-checked packages: %v", w.parked, typed)
 				}
 				st2, err := w.Commit()
 				if err != nil {
@@ -223,4 +230,17 @@ func TestIngestGoStoreWrittenMeanwhile(t *testing.T) {
 	if done, err := IngestGo(s2, dir, opts, meta, nil); err != nil || !done.Streamed || extractions != 1 {
 		t.Errorf("empty store: streamed %v after %d extractions (%v)", done.Streamed, extractions, err)
 	}
+}
+
+// platformsFixture is a type-checked package whose files for Windows are
+// read from syntax alone, after its symbols are parked.
+var platformsFixture = map[string]string{
+	"go.mod":                    "module example.com/p\n\ngo 1.22\n",
+	"plat/plat.go":              "package plat\n\nfunc Common() {}\n\nfunc Open() int { return openImpl() }\n",
+	"plat/plat_linux.go":        "package plat\n\ntype Handle int\n\nfunc openImpl() int { return 1 }\n",
+	"plat/plat_other.go":        "//go:build !linux\n\npackage plat\n\ntype Handle uintptr\n\nfunc openImpl() int { return 2 }\n",
+	"plat/plat_windows.go":      "package plat\n\nfunc WindowsOnly() { Common() }\n",
+	"plat/plat_windows_test.go": "package plat\n\nimport \"testing\"\n\nfunc TestWindows(t *testing.T) { WindowsOnly(); Common() }\n",
+	"plat/plat_test.go":         "package plat\n\nimport \"testing\"\n\nfunc TestCommon(t *testing.T) { Common() }\n",
+	"use/use.go":                "package use\n\nimport \"example.com/p/plat\"\n\nfunc Use() int { plat.Common(); return plat.Open() }\n",
 }

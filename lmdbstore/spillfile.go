@@ -29,7 +29,7 @@ func (s *spillFile) alloc(dir string, n int64) (off int64, ok bool) {
 		return 0, false
 	}
 	if s.f == nil {
-		f, err := tempFile(dir)
+		f, err := UnnamedFile(dir)
 		if err != nil {
 			s.off = true
 			return 0, false
@@ -83,12 +83,12 @@ func (s *spillFile) close(maps [][]byte) {
 	}
 }
 
-// tempFile is an unnamed file in dir: O_TMPFILE where the file system
+// UnnamedFile is an unnamed file in dir: O_TMPFILE where the file system
 // has it, else a file created and unlinked at once.
-func tempFile(dir string) (*os.File, error) {
+func UnnamedFile(dir string) (*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
 	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(bulk load spill)"), nil
+		return os.NewFile(uintptr(fd), dir+"/(unnamed spill file)"), nil
 	}
 	f, err := os.CreateTemp(dir, ".bulk-spill-*")
 	if err != nil {
