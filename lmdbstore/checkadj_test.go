@@ -168,8 +168,8 @@ func wholeListsCheck(s *Store) (CheckReport, error) {
 // undecodable, an e record deleted.
 func TestCheckAdjMatchesWholeLists(t *testing.T) {
 	trials := 150
-	if testing.Short() {
-		trials = 30
+	if testing.Short() || raceEnabled {
+		trials = 30 // make test's non-race pass runs all (FULLSIZE_TESTS)
 	}
 	damaged := 0
 	for trial := range trials {
