@@ -177,6 +177,14 @@ func (c *checker) symmetry() error {
 	if err != nil {
 		return err
 	}
+	c.compareMirrors(out, in)
+	return nil
+}
+
+// compareMirrors compares out's normalized entries with in's, entry by
+// entry: every entry without its mirror, and every pair that differs in
+// flags or weight, is a problem.
+func (c *checker) compareMirrors(out, in []adjTuple) {
 	// Both in `in`'s orientation and order.
 	mirrored := make([]adjTuple, len(out))
 	for i, t := range out {
@@ -213,7 +221,6 @@ func (c *checker) symmetry() error {
 			j++
 		}
 	}
-	return nil
 }
 
 // collect walks list dbi again and returns the normalized entries of the

@@ -11,11 +11,12 @@ import (
 	"github.com/memctl/memctl/adjacency"
 )
 
-// wholeListsCheck is the second implementation Check's adjacency
-// cross-checks are measured against: Check as it was before checkadj.go,
-// with both lists collected whole, normalized, the out list mirrored and
-// sorted, and merged with the in list; then the e records merged with
-// every edge's newest entry. The other keyspaces' checks are Check's own.
+// wholeListsCheck is what Check's adjacency cross-checks are measured
+// against: Check as it was before checkadj.go, with both lists collected
+// whole and normalized, compared entry by entry (compareMirrors, the one
+// part shared), then every edge's newest entry taken from the whole out
+// list and merged with the e records. The other keyspaces' checks are
+// Check's own.
 func wholeListsCheck(s *Store) (CheckReport, error) {
 	c := checker{s: s}
 	var out, in []adjTuple
@@ -48,40 +49,7 @@ func wholeListsCheck(s *Store) (CheckReport, error) {
 	symmetry := func() error {
 		out = normalize(out, c.horizon)
 		in = normalize(in, c.horizon)
-		mirrored := make([]adjTuple, len(out))
-		for i, t := range out {
-			t.node, t.peer = t.peer, t.node
-			mirrored[i] = t
-		}
-		slices.SortFunc(mirrored, func(a, b adjTuple) int {
-			if a.less(b) {
-				return -1
-			}
-			if b.less(a) {
-				return 1
-			}
-			return 0
-		})
-		i, j := 0, 0
-		for i < len(mirrored) || j < len(in) {
-			switch {
-			case j >= len(in) || (i < len(mirrored) && mirrored[i].less(in[j])):
-				t := mirrored[i]
-				c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "missing mirror of out entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
-				i++
-			case i >= len(mirrored) || in[j].less(mirrored[i]):
-				t := in[j]
-				c.corrupt(dbOut, adjKey(NodeID(t.peer), RelID(t.rel), NodeID(t.node)), "missing mirror of in entry %016x -%d-> %016x rev %d", t.peer, t.rel, t.node, t.rev)
-				j++
-			default:
-				if mirrored[i].flags != in[j].flags || mirrored[i].weight != in[j].weight {
-					t := in[j]
-					c.corrupt(dbIn, adjKey(NodeID(t.node), RelID(t.rel), NodeID(t.peer)), "entry rev %d differs from its out mirror", t.rev)
-				}
-				i++
-				j++
-			}
-		}
+		c.compareMirrors(out, in)
 		return nil
 	}
 	edges := func() error {
