@@ -145,6 +145,9 @@ func (s *hashSet) appendSlots(b []byte) []byte {
 // seeds (the hashes are of the seeds the set was made with).
 func hashSetOf(seed1, seed2 maphash.Seed, b []byte) *hashSet {
 	n := len(b) / hashSlotSize
+	if n == 0 {
+		return &hashSet{} // seeds drawn at the first put
+	}
 	size := 16
 	for 4*n > 3*size {
 		size *= 2

@@ -151,6 +151,20 @@ func TestGraphParkedScopes(t *testing.T) {
 			t.Errorf("%s is a node; it was never sent", k)
 		}
 	}
+	// A package that sent no symbol yet (its set has no seeds): parked,
+	// then sent to.
+	g.setScope("example.com/e")
+	g.setScope("")
+	g.parkScope("example.com/e")
+	g.AddNode(Node{Key: "sym:example.com/e.H", Type: TypeSymbol})
+	g.setScope("example.com/e")
+	g.markSent("sym:example.com/e.H", 9)
+	g.setScope("")
+	g.parkScope("example.com/e")
+	if tag, ok := g.sentTag("sym:example.com/e.H"); !ok || tag != 9 {
+		t.Errorf("sym:example.com/e.H after an empty set was parked: tag %d, %v", tag, ok)
+	}
+	n++
 	g.parkScope("example.com/a/b")
 	g.dropScope("example.com/a/b")
 	if g.HasNode("sym:example.com/a/b.F1") || g.NumNodes() != n {

@@ -51,6 +51,10 @@ func (g *Graph) parkScope(ip string) {
 	if s == nil || g.park == nil {
 		return
 	}
+	if s.len() == 0 { // nothing to answer for (and no seeds drawn yet)
+		delete(g.scoped, ip)
+		return
+	}
 	p := g.park
 	if p.f == nil {
 		f, err := lmdbstore.UnnamedFile(p.dir)
