@@ -39,7 +39,7 @@ lint:
 # GORACE=atexit_sleep_ms=0: a race-built process (the memctl binaries and
 # test helpers the tests start) otherwise sleeps a second before it exits.
 FULLSIZE_PKGS = ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
-FULLSIZE_TESTS = TestLargeCompressedValues|TestCheckAdjMatchesWholeLists|TestScanOutAllocatesPerScanNotPerEntry|TestLoad|\
+FULLSIZE_TESTS = TestLargeCompressedValues|TestCheckAdjMatchesWholeLists|TestCommitPassesEvict|TestScanOutAllocatesPerScanNotPerEntry|TestLoad|\
 	TestBadInputDiskFull|TestBadInputHugePayloadRoundTrips|TestCorruptSnapshotFiles|TestCorruptStoreValues|TestCrashExport|TestPageDamage|FuzzPageDamage|\
 	TestGoCacheDifferential|TestExtractStd|TestExtractSyntaxStreamsSameGraph|\
 	TestKillMidBatch|TestRefreshGoCacheRandomEdits|\
