@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -968,4 +969,12 @@ func debugHeap(at string) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(os.Stderr, "heap %s: in use %d MB before GC, live %d MB, heap sys %d MB\n", at, before>>20, ms.HeapAlloc>>20, ms.HeapSys>>20)
+	// MEMCTL_INGEST_HEAPDIR=DIR: a heap profile of each phase, DIR/PHASE.prof.
+	if dir := os.Getenv("MEMCTL_INGEST_HEAPDIR"); dir != "" {
+		name := strings.NewReplacer(" ", "_", ":", "").Replace(at) + ".prof"
+		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 }
