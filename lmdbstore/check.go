@@ -467,7 +467,13 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string) error {
 	var edges *adjEdges
 	if !c.statsOnly {
 		if c.digests == nil {
-			c.digests = newAdjDigests()
+			var chunks uint64
+			for _, l := range []lmdb.DBI{c.s.db.out, c.s.db.in} {
+				if st, err := c.txn.Stat(l); err == nil {
+					chunks = max(chunks, st.Entries)
+				}
+			}
+			c.digests = newAdjDigests(chunks)
 		}
 		d, isIn := c.digests, dbi == c.s.db.in
 		edges = &adjEdges{horizon: c.horizon, fn: func(ts []adjTuple) {

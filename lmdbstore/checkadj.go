@@ -6,7 +6,7 @@ package lmdbstore
 // Neither list is held whole (24M edges made 48M entries of 40 bytes, plus
 // a sorted copy: 5.4 GB). An edge is the run of entries with the same node,
 // relation and peer in a list's walk order, normalized to the horizon
-// (normalize); each edge falls in one of checkBuckets buckets by a hash of
+// (normalize); each edge falls in one of (at most) checkBuckets buckets by a hash of
 // (src, rel, dst). The walk of each list adds every entry of an edge
 // (mirrored for `in`) to its bucket's digest: the count, sum and xor of a
 // hash of the whole entry (endpoints, relation, revision, flags, weight).
@@ -26,8 +26,14 @@ import (
 	"github.com/memctl/memctl/adjacency"
 )
 
-// checkBuckets is how many buckets the edges fall in (a power of two).
-const checkBuckets = 1 << 16
+// checkBuckets is how many buckets the edges fall in at most; a store
+// with fewer adjacency chunks (in its larger list) has a bucket a chunk,
+// and at least minCheckBuckets (powers of two): a small store's check
+// does not set up 3 MB of digests.
+const (
+	checkBuckets    = 1 << 16
+	minCheckBuckets = 1 << 6
+)
 
 // adjDigest sums up the entries of one bucket of one list.
 type adjDigest struct{ n, sum, xor uint64 }
@@ -35,21 +41,27 @@ type adjDigest struct{ n, sum, xor uint64 }
 // adjDigests are both lists' digests, by bucket, and the hash seeds.
 type adjDigests struct {
 	out, in        []adjDigest
+	mask           uint64 // buckets - 1
 	edge, entry    maphash.Seed
 	mismatched     int
 	mismatchBucket []bool
 }
 
-func newAdjDigests() *adjDigests {
+// newAdjDigests sets up the digests of lists of at most chunks chunks.
+func newAdjDigests(chunks uint64) *adjDigests {
+	n := uint64(minCheckBuckets)
+	for n < chunks && n < checkBuckets {
+		n *= 2
+	}
 	return &adjDigests{
-		out: make([]adjDigest, checkBuckets), in: make([]adjDigest, checkBuckets),
+		out: make([]adjDigest, n), in: make([]adjDigest, n), mask: n - 1,
 		edge: maphash.MakeSeed(), entry: maphash.MakeSeed(),
 	}
 }
 
 // bucket is the bucket of edge src -rel-> dst.
 func (d *adjDigests) bucket(src uint64, rel uint32, dst uint64) int {
-	return int(maphash.Comparable(d.edge, [3]uint64{src, uint64(rel), dst}) & (checkBuckets - 1))
+	return int(maphash.Comparable(d.edge, [3]uint64{src, uint64(rel), dst}) & d.mask)
 }
 
 // add adds an edge's entries, in `out`'s orientation, to digests ds.
@@ -67,7 +79,7 @@ func (d *adjDigests) add(ds []adjDigest, ts []adjTuple) {
 
 // compare marks the buckets whose two digests differ.
 func (d *adjDigests) compare() {
-	d.mismatchBucket = make([]bool, checkBuckets)
+	d.mismatchBucket = make([]bool, len(d.out))
 	for i := range d.out {
 		if d.out[i] != d.in[i] {
 			d.mismatchBucket[i] = true
