@@ -466,26 +466,7 @@ func (c *checker) adj(dbi lmdb.DBI, dbName string) error {
 	var entries []adjacency.Entry
 	var edges *adjEdges
 	if !c.statsOnly {
-		if c.digests == nil {
-			var chunks uint64
-			for _, l := range []lmdb.DBI{c.s.db.out, c.s.db.in} {
-				if st, err := c.txn.Stat(l); err == nil {
-					chunks = max(chunks, st.Entries)
-				}
-			}
-			c.digests = newAdjDigests(chunks)
-		}
-		d, isIn := c.digests, dbi == c.s.db.in
-		edges = &adjEdges{horizon: c.horizon, fn: func(ts []adjTuple) {
-			if isIn {
-				for i := range ts {
-					ts[i] = ts[i].mirrored()
-				}
-				d.add(d.in, ts)
-				return
-			}
-			d.add(d.out, ts)
-		}}
+		edges = c.digestEdges(dbi)
 		defer edges.flush()
 	}
 	return c.each(dbi, func(k, v []byte) {

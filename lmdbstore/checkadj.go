@@ -117,6 +117,31 @@ func normalize(ts []adjTuple, horizon uint64) []adjTuple {
 	return out
 }
 
+// digestEdges gathers list dbi's entries into edges for its digests (set
+// up at the first list, sized to the larger list's chunks).
+func (c *checker) digestEdges(dbi lmdb.DBI) *adjEdges {
+	if c.digests == nil {
+		var chunks uint64
+		for _, l := range []lmdb.DBI{c.s.db.out, c.s.db.in} {
+			if st, err := c.txn.Stat(l); err == nil {
+				chunks = max(chunks, st.Entries)
+			}
+		}
+		c.digests = newAdjDigests(chunks)
+	}
+	d, isIn := c.digests, dbi == c.s.db.in
+	return &adjEdges{horizon: c.horizon, fn: func(ts []adjTuple) {
+		if isIn {
+			for i := range ts {
+				ts[i] = ts[i].mirrored()
+			}
+			d.add(d.in, ts)
+			return
+		}
+		d.add(d.out, ts)
+	}}
+}
+
 // mirrored is t with its endpoints swapped (an `in` entry as its `out`
 // mirror, and back).
 func (t adjTuple) mirrored() adjTuple {
