@@ -69,8 +69,8 @@ func (d *adjDigests) add(ds []adjDigest, ts []adjTuple) {
 	t0 := ts[0]
 	b := &ds[d.bucket(t0.node, t0.rel, t0.peer)]
 	for _, t := range ts {
-		h := maphash.Comparable(d.entry, [4]uint64{t.node, t.peer, t.rev,
-			uint64(t.rel) | uint64(t.flags)<<32 | uint64(math.Float32bits(t.weight))<<40})
+		h := maphash.Comparable(d.entry, [5]uint64{t.node, t.peer, t.rev,
+			uint64(t.rel) | uint64(t.flags)<<32, uint64(math.Float32bits(t.weight))})
 		b.n++
 		b.sum += h
 		b.xor ^= h

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -290,5 +291,47 @@ func damageAdj(t *testing.T, s *Store, r *rand.Rand) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A weight changed in one list is reported whichever of its bits change:
+// 0.5 and 2.0 differ only in the exponent's top bits.
+func TestCheckFindsWeightOfOneList(t *testing.T) {
+	s, err := Init(t.TempDir(), Options{Clock: testClock(), MapSize: 64 << 20, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close() // the damage stays: not newStore's Check at cleanup
+	mustUpdate(t, s, WriteMeta{}, func(tx *WriteTxn) error {
+		return tx.PutEdge(EdgePut{Src: "a", Rel: "calls", Dst: "b", Weight: 0.5})
+	})
+	k := adjKey(IDOf("b"), 3, IDOf("a"))
+	if _, err := s.update(func(txn *lmdb.Txn) error {
+		v, err := txn.Get(s.db.in, k)
+		if err != nil {
+			return err
+		}
+		entries, err := adjacency.Decode(v, nil)
+		if err != nil {
+			return err
+		}
+		entries[0].Weight = 2
+		return txn.Put(s.db.in, k, adjacency.Encode(nil, entries), 0)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := wholeListsCheck(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "differs from its out mirror") {
+		t.Fatalf("problems = %q", rep.Problems)
+	}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("Check differs from comparing the whole lists (-whole +Check):\n%s", diff)
 	}
 }
