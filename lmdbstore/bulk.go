@@ -205,6 +205,7 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b.nodePay.spillTo(s.path, 0)
 	b.edgePays.spillTo(s.path, 0)
 	b.keys.keys.spillTo(s.path, keysResident)
+	b.keys.first.spillTo(s.path, firstResident)
 	b.edges.spillTo(s.path, opsResident)
 	b.nodes.spillTo(s.path, opsResident)
 	b.seq.spillTo(s.path, opsResident)
@@ -710,8 +711,11 @@ func (b *Bulk) dropDanglingEdges() {
 	}
 	b.edges.truncate(kept)
 	b.seq.truncate(ops)
-	for i := range b.keys.uses {
-		b.keys.uses[i].first = notUsed
+	for i := range b.keys.first.len() {
+		if i%evictOps == 0 {
+			b.keys.first.evict()
+		}
+		*b.keys.first.at(i) = notUsed
 	}
 	for i := range b.seq.len() {
 		b.evictEvery(i)
@@ -1397,6 +1401,7 @@ func (b *Bulk) evictPayloads() {
 		b.onEvict()
 	}
 	b.keys.keys.evict()
+	b.keys.first.evict()
 	b.nodePay.evict()
 	b.edgePays.evict()
 	b.edges.evict()

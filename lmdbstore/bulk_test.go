@@ -188,6 +188,8 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				// short), evicted as the operations above are.
 				b.keys.keys.spill.s.resident = 0
 				b.keys.keys.blockBytes = int(pageSize)
+				// The keys' references and first uses in mappings too.
+				b.keys.keys.spill.refs.resident, b.keys.first.spill.resident = 0, 0
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {

@@ -22,11 +22,19 @@ import (
 // KeyRef names a node key registered with Bulk.Key.
 type KeyRef uint32
 
-// bulkKeys is the key table of one Bulk.
+// bulkKeys is the key table of one Bulk. Its per-key lists (the keys'
+// references, in keys, and their first uses) spill as the load's other
+// lists do; the index does not (keyTableIndex).
 type bulkKeys struct {
 	idx  keyTableIndex // key as given → index
 	keys keyArena      // redacted key, by index
-	uses []keyUse      // by index
+	// first is, by index, the operation that first named the key (an
+	// error's position), notUsed if none.
+	first chunked[uint32]
+	// secretsOf holds the number of secrets redacted in a key, counted
+	// again at each use (as WriteTxn counts), of the keys that held one
+	// (few), by index.
+	secretsOf map[uint32]int32
 	// rawOf holds the key as given of the keys whose redacted form
 	// differs (few: those holding a secret), by index.
 	rawOf map[uint32]string
@@ -36,12 +44,9 @@ type bulkKeys struct {
 	reads        int // lookups and adds (tick)
 }
 
-// keyUse is what an operation naming a key reads and writes, together (an
-// edge's destination is a random key: one cache miss, not two).
-type keyUse struct {
-	first uint32 // the operation that first named it (an error's position), notUsed if none
-	n     int32  // secrets redacted in it, counted again at each use (as WriteTxn counts)
-}
+// firstResident is how many chunks of first uses (65,536 keys each, 256
+// KiB) a load keeps in the process's memory before it spills them.
+const firstResident = 8
 
 // notUsed: no operation names the key (it is not stored).
 const notUsed = ^uint32(0)
@@ -60,6 +65,7 @@ func (k *bulkKeys) lookup(raw string) (uint32, bool) {
 func (k *bulkKeys) tick() {
 	if k.reads++; k.reads%keyEvictReads == 0 {
 		k.keys.evict()
+		k.first.evict()
 	}
 }
 
@@ -103,7 +109,13 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 		}
 		k.rawOf[i] = strings.Clone(raw)
 	}
-	k.uses = append(k.uses, keyUse{first: notUsed, n: int32(n)})
+	k.first.add(notUsed)
+	if n != 0 {
+		if k.secretsOf == nil {
+			k.secretsOf = make(map[uint32]int32)
+		}
+		k.secretsOf[i] = int32(n)
+	}
 	k.idx.insert(raw, i)
 	return i
 }
@@ -111,19 +123,25 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 // grow makes room for n more keys.
 func (k *bulkKeys) grow(n int) {
 	k.idx.grow(k.len() + n)
-	k.keys.grow(n)
-	k.uses = slices.Grow(k.uses, n)
 }
 
 // use records that operation op names key i.
 func (k *bulkKeys) use(i uint32, op int) {
-	if u := &k.uses[i]; u.first == notUsed {
-		u.first = uint32(op)
+	if f := k.first.at(int(i)); *f == notUsed {
+		*f = uint32(op)
 	}
 }
 
+// firstUse is the operation that first named key i, notUsed if none.
+func (k *bulkKeys) firstUse(i uint32) uint32 { return *k.first.at(int(i)) }
+
 // secrets is how many secrets the redaction of key i replaced.
-func (k *bulkKeys) secrets(i uint32) int { return int(k.uses[i].n) }
+func (k *bulkKeys) secrets(i uint32) int {
+	if k.secretsOf == nil {
+		return 0
+	}
+	return int(k.secretsOf[i])
+}
 
 // KeyView is the keys a Bulk had registered when the view was taken
 // (Bulk.KeyView), for preparing operations on other goroutines: it is
@@ -251,7 +269,10 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	wg.Wait()
 	order := make([]uint32, 0, n) // the keys some operation names
 	for i := range n {
-		if k.uses[i].first != notUsed {
+		if i%evictOps == 0 {
+			k.first.evict() // read in order: the pages read go as the pass goes
+		}
+		if k.firstUse(uint32(i)) != notUsed {
 			order = append(order, uint32(i))
 		}
 	}
@@ -259,21 +280,32 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(k.uses[x].first, k.uses[y].first); c != 0 {
-			return c
-		}
 		return cmp.Compare(x, y)
 	})
+	// Only keys that share an id read their first uses (which may be
+	// spilled): the key named first owns the id (of two named first by
+	// one operation, the one registered first); any other is a collision.
 	r := &keyRanks{rank: make([]uint32, n)}
 	bad := -1 // the colliding key first named
 	var existing string
+	before := func(x uint32, y int) bool { // x was named before y (bad)
+		fx, fy := k.firstUse(x), k.firstUse(uint32(y))
+		return fx < fy || fx == fy && int(x) < y
+	}
 	for i := 0; i < len(order); {
-		j := i
-		first := order[i] // named first: the key the id belongs to
-		for ; j < len(order) && ids[order[j]] == ids[first]; j++ {
-			x := order[j]
+		j := i + 1
+		for j < len(order) && ids[order[j]] == ids[order[i]] {
+			j++
+		}
+		first := order[i]
+		for _, x := range order[i+1 : j] {
+			if before(x, int(first)) {
+				first = x
+			}
+		}
+		for _, x := range order[i:j] {
 			r.rank[x] = uint32(len(r.ids))
-			if k.at(x) != k.at(first) && (bad < 0 || k.uses[x].first < k.uses[bad].first || (k.uses[x].first == k.uses[bad].first && int(x) < bad)) {
+			if x != first && k.at(x) != k.at(first) && (bad < 0 || before(x, bad)) {
 				bad, existing = int(x), k.at(first)
 			}
 		}
@@ -284,7 +316,7 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	if bad >= 0 {
 		// Copies: the error outlives the load (a spilled key is a view of
 		// a mapping: keyArena).
-		return nil, &BulkOpError{Op: int(k.uses[bad].first), Err: &CollisionError{ID: ids[bad], Key: strings.Clone(k.at(uint32(bad))), Existing: strings.Clone(existing)}}
+		return nil, &BulkOpError{Op: int(k.firstUse(uint32(bad))), Err: &CollisionError{ID: ids[bad], Key: strings.Clone(k.at(uint32(bad))), Existing: strings.Clone(existing)}}
 	}
 	return r, nil
 }

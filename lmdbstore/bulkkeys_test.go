@@ -66,6 +66,7 @@ func testKeyArena(t *testing.T, spill bool, resident, block int) {
 	a.blockBytes = block
 	if spill {
 		a.spillTo(t.TempDir(), resident)
+		a.spill.refs.resident = resident // the references too: mapped past as many chunks
 	}
 	var want []string
 	var v keyArena
@@ -101,8 +102,8 @@ func testKeyArena(t *testing.T, spill bool, resident, block int) {
 	if a.len() != len(want) || a.size != total || len(a.blocks) < 3 {
 		t.Fatalf("%d keys, %d bytes, %d blocks; want %d keys, %d bytes, 3 blocks or more", a.len(), a.size, len(a.blocks), len(want), total)
 	}
-	if a.spills() != spill {
-		t.Fatalf("spills %v, want %v", a.spills(), spill)
+	if a.spills() != spill || a.refs.spills() != (spill && resident == 0) {
+		t.Fatalf("spills %v (references %v), want %v", a.spills(), a.refs.spills(), spill)
 	}
 	if spill {
 		for i, m := range a.spill.s.maps {

@@ -182,8 +182,9 @@ func (b *Bulk) keyedLowerBound(changes int, pays []int) int {
 	for i := range b.keys.len() {
 		if i%evictOps == 0 {
 			b.keys.keys.evict() // read in order: the pages read go as the pass goes
+			b.keys.first.evict()
 		}
-		if b.keys.uses[i].first != notUsed {
+		if b.keys.firstUse(uint32(i)) != notUsed {
 			n += len(b.keys.at(uint32(i)))
 		}
 	}

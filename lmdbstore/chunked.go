@@ -47,6 +47,14 @@ func (c *chunked[T]) len() int { return c.n }
 // at is element i (0 ≤ i < len).
 func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>chunkBits][i&(chunkLen-1)] }
 
+// view is the list as it is: its elements now, readable while c goes on
+// adding (an element a view holds is never written again by add; its
+// chunks' slice headers are copies). It shares c's spill, and must not
+// add, evict, truncate or release.
+func (c *chunked[T]) view() chunked[T] {
+	return chunked[T]{chunks: slices.Clone(c.chunks), n: c.n, spill: c.spill}
+}
+
 // add appends v and returns its index.
 func (c *chunked[T]) add(v T) int {
 	if c.n>>chunkBits == len(c.chunks) {

@@ -2,7 +2,6 @@ package lmdbstore
 
 import (
 	"runtime"
-	"slices"
 	"unsafe"
 )
 
@@ -30,7 +29,7 @@ import (
 type keyArena struct {
 	blocks [][]byte // each keyBlockBytes long
 	used   int      // bytes used in the last block
-	refs   []uint64 // by key: block<<40 | offset<<20 | length
+	refs   chunked[uint64] // by key: block<<40 | offset<<20 | length
 	size   int64    // bytes of every key
 	spill  *keySpill
 	// fileOff is, by block, its offset in the spill file (-1: in memory),
@@ -42,9 +41,10 @@ type keyArena struct {
 }
 
 // keySpill is an arena's spill file and the mappings of its blocks
-// (chunkSpill: maps has an entry per block, nil in memory), shared with
-// the arena's views; a cleanup releases it once neither holds it.
-type keySpill struct{ s *chunkSpill }
+// (chunkSpill: maps has an entry per block, nil in memory), and its
+// references' (refs: chunked spills past refsResident chunks), shared with
+// the arena's views; a cleanup releases both once neither holds them.
+type keySpill struct{ s, refs *chunkSpill }
 
 // keyBlockBits sets a block's size: 1 MiB.
 const keyBlockBits = 20
@@ -55,13 +55,18 @@ const keyBlockBytes = 1 << keyBlockBits
 // process's memory before it spills (16 MiB: some 300,000 keys).
 const keysResident = 16
 
+// refsResident is how many chunks of references (65,536 keys each, 512
+// KiB) an arena keeps in the process's memory before it spills them (4
+// MiB: the same 300,000 keys or so).
+const refsResident = 8
+
 // len is the number of keys.
-func (a *keyArena) len() int { return len(a.refs) }
+func (a *keyArena) len() int { return a.refs.len() }
 
 // at is key i, a view of the arena's bytes (valid while the arena or a
 // view of it is reachable; never changed).
 func (a *keyArena) at(i uint32) string {
-	r := a.refs[i]
+	r := *a.refs.at(int(i))
 	n := int(r & (1<<20 - 1))
 	if n == 0 {
 		return ""
@@ -79,10 +84,10 @@ func (a *keyArena) add(key string) uint32 {
 	}
 	b := len(a.blocks) - 1
 	copy(a.blocks[b][a.used:], key)
-	a.refs = append(a.refs, uint64(b)<<40|uint64(a.used)<<20|uint64(len(key)))
+	i := a.refs.add(uint64(b)<<40 | uint64(a.used)<<20 | uint64(len(key)))
 	a.used += len(key)
 	a.size += int64(len(key))
-	return uint32(len(a.refs) - 1)
+	return uint32(i)
 }
 
 // blockSize is a block's length in bytes.
@@ -125,7 +130,7 @@ func (a *keyArena) newBlock(size int) []byte {
 // resident between evictions. The bytes are valid until the next read
 // into *buf.
 func (a *keyArena) read(i uint32, buf *[]byte) []byte {
-	r := a.refs[i]
+	r := *a.refs.at(int(i))
 	n := int(r & (1<<20 - 1))
 	blk := r >> 40
 	if n == 0 || a.fileOff == nil || a.fileOff[blk] < 0 {
@@ -140,9 +145,10 @@ func (a *keyArena) read(i uint32, buf *[]byte) []byte {
 // spillTo makes the blocks past the first resident ones mappings of an
 // unnamed file in dir.
 func (a *keyArena) spillTo(dir string, resident int) {
-	ks := &keySpill{s: &chunkSpill{dir: dir, resident: resident}}
-	runtime.AddCleanup(ks, func(s *chunkSpill) { s.release() }, ks.s)
+	ks := &keySpill{s: &chunkSpill{dir: dir, resident: resident}, refs: &chunkSpill{dir: dir, resident: refsResident}}
+	runtime.AddCleanup(ks, func(s keySpill) { s.s.release(); s.refs.release() }, *ks)
 	a.spill = ks
+	a.refs.spill = ks.refs
 }
 
 // evict takes the pages of every mapped block but the last keysRecent
@@ -159,6 +165,7 @@ func (a *keyArena) evict() {
 	for i := range max(0, len(maps)-keysRecent) {
 		a.spill.s.evict(i)
 	}
+	a.refs.evict()
 }
 
 // keysRecent is how many of its last blocks an arena's evict leaves.
@@ -169,14 +176,11 @@ func (a *keyArena) spills() bool {
 	return a.spill != nil && a.spill.s.mapped()
 }
 
-// grow makes room for n more references.
-func (a *keyArena) grow(n int) { a.refs = slices.Grow(a.refs, n) }
-
 // view is the arena as it is: the keys held now, readable while a
 // goes on adding (it writes neither their bytes nor the slices' elements
 // the view holds). It holds the arena's spill file, not the right to
 // add or evict.
 func (a *keyArena) view() keyArena {
-	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs[:len(a.refs):len(a.refs)], size: a.size, spill: a.spill,
+	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs.view(), size: a.size, spill: a.spill,
 		fileOff: a.fileOff[:len(a.fileOff):len(a.fileOff)], blockBytes: a.blockBytes}
 }
