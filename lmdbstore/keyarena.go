@@ -27,10 +27,10 @@ import (
 // (at) is valid while the arena or a view of it is reachable: one that
 // outlives the load (an error's) is a copy.
 type keyArena struct {
-	blocks [][]byte // each keyBlockBytes long
-	used   int      // bytes used in the last block
+	blocks [][]byte        // each keyBlockBytes long
+	used   int             // bytes used in the last block
 	refs   chunked[uint64] // by key: block<<40 | offset<<20 | length
-	size   int64    // bytes of every key
+	size   int64           // bytes of every key
 	spill  *keySpill
 	// fileOff is, by block, its offset in the spill file (-1: in memory),
 	// when the arena spills.
