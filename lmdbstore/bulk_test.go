@@ -412,6 +412,20 @@ func TestBulkErrors(t *testing.T) {
 	if !asBulkOpError(err, &opErr) || opErr.Op != 1 {
 		t.Fatalf("error %v does not name operation 1", err)
 	}
+	// Commit dropped the key index; operations added after the failed
+	// commit find their keys in it, built again: none registered twice.
+	if b.keys.idx.n != 0 || !b.keys.unindexed {
+		t.Fatalf("index after Commit: %d keys held, dropped %v", b.keys.idx.n, b.keys.unindexed)
+	}
+	if err := b.PutEdge(EdgePut{Src: "b", Rel: "calls", Dst: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := b.keys.lookup("b"); b.keys.len() != 2 || !ok || i != 1 || b.keys.idx.n != 2 {
+		t.Fatalf("after the failed commit: %d keys, b at %d (%v), index %d", b.keys.len(), i, ok, b.keys.idx.n)
+	}
+	if k := b.KeyView().Find("a"); !k.Found() || k.ref != 0 {
+		t.Fatalf("view after the failed commit: a %+v", k)
+	}
 	// A collision, found at commit.
 	s.setHashForTest(func(k string) NodeID { return 7 })
 	b = s.NewBulk(WriteMeta{})

@@ -42,6 +42,8 @@ type bulkKeys struct {
 	// given (else the redacted keys are as distinct as the given ones).
 	redactedSome bool
 	reads        int // lookups and adds (tick)
+	// unindexed: the index was dropped (dropIndex) and not built again.
+	unindexed bool
 }
 
 // firstResident is how many chunks of first uses (65,536 keys each, 256
@@ -57,7 +59,30 @@ const notUsed = ^uint32(0)
 // random.
 func (k *bulkKeys) lookup(raw string) (uint32, bool) {
 	k.tick()
+	k.index()
 	return k.idx.find(raw, k.rawAt)
+}
+
+// dropIndex lets the collector take the index (a large load's is 14 to
+// 21 bytes a key): Commit looks no key up. An operation added after a
+// Commit that failed finds it built again (index).
+func (k *bulkKeys) dropIndex() {
+	k.idx, k.unindexed = keyTableIndex{}, true
+}
+
+// index builds the index again from the keys, if it was dropped.
+func (k *bulkKeys) index() {
+	if !k.unindexed {
+		return
+	}
+	k.unindexed = false
+	k.idx.grow(k.len())
+	for i := range uint32(k.len()) {
+		if i%keyEvictReads == 0 {
+			k.keys.evict()
+		}
+		k.idx.insert(k.rawAt(i), i)
+	}
 }
 
 // tick counts a lookup or an add, evicting the spilled keys' pages every
@@ -101,6 +126,7 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 	// changed): the caller's strings may be views of a larger buffer (a
 	// chunk of batch input) that the load must not keep alive.
 	k.tick()
+	k.index()
 	i := k.keys.add(red)
 	if red != raw {
 		k.redactedSome = true
@@ -122,6 +148,7 @@ func (k *bulkKeys) add(raw, red string, n int) uint32 {
 
 // grow makes room for n more keys.
 func (k *bulkKeys) grow(n int) {
+	k.index()
 	k.idx.grow(k.len() + n)
 }
 
@@ -224,6 +251,7 @@ func (b *Bulk) KeyView() *KeyView {
 	if b.view != nil && n-b.viewKeys < max(1024, b.viewKeys/2) {
 		return b.view
 	}
+	b.keys.index()
 	b.view, b.viewKeys = &KeyView{b: b, idx: b.keys.idx.clone(), keys: b.keys.keys.view(), rawOf: maps.Clone(b.keys.rawOf), red: redaction{r: b.red.r}}, n
 	return b.view
 }
