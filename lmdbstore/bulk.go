@@ -204,8 +204,7 @@ func (s *Store) NewBulk(meta WriteMeta) *Bulk {
 	b := &Bulk{s: s, red: redaction{r: s.opts.Redactor}, valueBatch: nodeValueBatch}
 	b.nodePay.spillTo(s.path, 0)
 	b.edgePays.spillTo(s.path, 0)
-	b.keys.keys.spillTo(s.path, keysResident)
-	b.keys.first.spillTo(s.path, firstResident)
+	b.keys.spillTo(s.path)
 	b.edges.spillTo(s.path, opsResident)
 	b.nodes.spillTo(s.path, opsResident)
 	b.seq.spillTo(s.path, opsResident)

@@ -190,6 +190,7 @@ func TestBulkMatchesUpdate(t *testing.T) {
 				b.keys.keys.blockBytes = int(pageSize)
 				// The keys' references and first uses in mappings too.
 				b.keys.keys.spill.refs.resident, b.keys.first.spill.resident = 0, 0
+				b.keys.idx.memKeys = 1 + int(seed)%7 // the index's keys in the file past a few
 			}
 			relIDs := map[string]RelID{}
 			if sameRev {
@@ -414,14 +415,14 @@ func TestBulkErrors(t *testing.T) {
 	}
 	// Commit dropped the key index; operations added after the failed
 	// commit find their keys in it, built again: none registered twice.
-	if b.keys.idx.n != 0 || !b.keys.unindexed {
-		t.Fatalf("index after Commit: %d keys held, dropped %v", b.keys.idx.n, b.keys.unindexed)
+	if b.keys.idx.len() != 0 || !b.keys.unindexed {
+		t.Fatalf("index after Commit: %d keys held, dropped %v", b.keys.idx.len(), b.keys.unindexed)
 	}
 	if err := b.PutEdge(EdgePut{Src: "b", Rel: "calls", Dst: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if i, ok := b.keys.lookup("b"); b.keys.len() != 2 || !ok || i != 1 || b.keys.idx.n != 2 {
-		t.Fatalf("after the failed commit: %d keys, b at %d (%v), index %d", b.keys.len(), i, ok, b.keys.idx.n)
+	if i, ok := b.keys.lookup("b"); b.keys.len() != 2 || !ok || i != 1 || b.keys.idx.len() != 2 {
+		t.Fatalf("after the failed commit: %d keys, b at %d (%v), index %d", b.keys.len(), i, ok, b.keys.idx.len())
 	}
 	if k := b.KeyView().Find("a"); !k.Found() || k.ref != 0 {
 		t.Fatalf("view after the failed commit: a %+v", k)

@@ -20,10 +20,11 @@ import (
 // about 8.5 slots instead of 2.5, two cache lines, and compares a key only
 // when 32 bits of hash match.
 type keyTableIndex struct {
-	seed  maphash.Seed
-	slots []uint64
-	shift uint // 32 - log2(len(slots)): a hash's first slot is h32 >> shift
-	n     int  // keys held
+	seed   maphash.Seed
+	seeded bool
+	slots  []uint64
+	shift  uint // 32 - log2(len(slots)): a hash's first slot is h32 >> shift
+	n      int  // keys held
 }
 
 // keyTableIndexMin is the smallest table, in slots.
@@ -83,9 +84,7 @@ func (t *keyTableIndex) grow(n int) {
 // resize moves every index into a table of size slots (a power of two, at
 // most 2^32), from the hash bits its slot holds.
 func (t *keyTableIndex) resize(size int) {
-	if t.slots == nil {
-		t.seed = maphash.MakeSeed() // the first table
-	}
+	t.seedOnce()
 	old := t.slots
 	t.slots = make([]uint64, size)
 	t.shift = 32 - uint(bits.Len(uint(size))-1)
@@ -93,6 +92,13 @@ func (t *keyTableIndex) resize(size int) {
 		if v != 0 {
 			t.place(uint32(v>>32), uint32(v)-1)
 		}
+	}
+}
+
+// seedOnce gives t its hash seed, once.
+func (t *keyTableIndex) seedOnce() {
+	if !t.seeded {
+		t.seed, t.seeded = maphash.MakeSeed(), true
 	}
 }
 

@@ -24,10 +24,10 @@ type KeyRef uint32
 
 // bulkKeys is the key table of one Bulk. Its per-key lists (the keys'
 // references, in keys, and their first uses) spill as the load's other
-// lists do; the index does not (keyTableIndex).
+// lists do, and its index past a million keys (bulkKeyIndex).
 type bulkKeys struct {
-	idx  keyTableIndex // key as given → index
-	keys keyArena      // redacted key, by index
+	idx  bulkKeyIndex // key as given → index
+	keys keyArena     // redacted key, by index
 	// first is, by index, the operation that first named the key (an
 	// error's position), notUsed if none.
 	first chunked[uint32]
@@ -44,6 +44,16 @@ type bulkKeys struct {
 	reads        int // lookups and adds (tick)
 	// unindexed: the index was dropped (dropIndex) and not built again.
 	unindexed bool
+	spillDir  string // where the lists and the index spill (spillTo)
+}
+
+// spillTo makes the keys, their lists and the index spill to unnamed
+// files in dir.
+func (k *bulkKeys) spillTo(dir string) {
+	k.spillDir = dir
+	k.keys.spillTo(dir, keysResident)
+	k.first.spillTo(dir, firstResident)
+	k.idx.spillTo(dir)
 }
 
 // firstResident is how many chunks of first uses (65,536 keys each, 256
@@ -67,7 +77,8 @@ func (k *bulkKeys) lookup(raw string) (uint32, bool) {
 // 21 bytes a key): Commit looks no key up. An operation added after a
 // Commit that failed finds it built again (index).
 func (k *bulkKeys) dropIndex() {
-	k.idx, k.unindexed = keyTableIndex{}, true
+	k.idx.release()
+	k.unindexed = true
 }
 
 // index builds the index again from the keys, if it was dropped.
@@ -76,6 +87,9 @@ func (k *bulkKeys) index() {
 		return
 	}
 	k.unindexed = false
+	if k.spillDir != "" {
+		k.idx.spillTo(k.spillDir)
+	}
 	k.idx.grow(k.len())
 	for i := range uint32(k.len()) {
 		if i%keyEvictReads == 0 {
@@ -175,7 +189,7 @@ func (k *bulkKeys) secrets(i uint32) int {
 // never written, so Prepare is safe for concurrent use.
 type KeyView struct {
 	b     *Bulk
-	idx   keyTableIndex     // a copy of b.keys.idx
+	idx   bulkKeyIndex      // a copy of b.keys.idx
 	keys  keyArena          // b.keys.keys as they were (keyArena.view)
 	rawOf map[uint32]string // a copy of b.keys.rawOf
 	red   redaction         // b's Redactor; its memo and count unused

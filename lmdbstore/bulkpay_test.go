@@ -241,6 +241,7 @@ func TestCommitPassesEvict(t *testing.T) {
 	}
 	b.keys.keys.spill.s.resident = 0
 	b.keys.keys.spill.refs.resident, b.keys.first.spill.resident = 0, 0
+	b.keys.idx.memKeys = 4096
 	const nodes, fan = 50_000, 40 // 2M edge operations: 32 MiB spilled
 	refs := make([]KeyRef, nodes)
 	for i := range nodes {
