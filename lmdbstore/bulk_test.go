@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -752,5 +753,88 @@ func TestBulkEdgeLayout(t *testing.T) {
 	wantErr(t, b.addEdge(0, 1, maxBulkRel+1, 1, false, 0, 0), ErrInvalid)
 	if b.edges.len() != len(cases) || b.seq.len() != len(cases) {
 		t.Errorf("a refused edge was added: %d edges, %d operations", b.edges.len(), b.seq.len())
+	}
+}
+
+// TestBulkCollisionsMatchOrdinary: with an id hash that makes many keys
+// collide (and keys that repeat), a bulk load refuses at the operation the
+// ordinary path refuses, naming the same key, existing key and id; a load
+// without a collision commits.
+func TestBulkCollisionsMatchOrdinary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	hash := func(k string) NodeID { return NodeID(len(k)%5 + 1) }
+	refused := 0
+	for trial := range 200 {
+		keys := make([]string, 1+rng.IntN(6))
+		for i := range keys {
+			keys[i] = strings.Repeat(string(rune('a'+rng.IntN(3))), 1+rng.IntN(9))
+		}
+		type op struct {
+			edge     bool
+			src, dst string
+		}
+		ops := make([]op, 1+rng.IntN(8))
+		for i := range ops {
+			ops[i] = op{edge: rng.IntN(2) == 0, src: keys[rng.IntN(len(keys))], dst: keys[rng.IntN(len(keys))]}
+		}
+		apply := func(put func(op) error) (int, error) {
+			for i, o := range ops {
+				if err := put(o); err != nil {
+					return i, err
+				}
+			}
+			return -1, nil
+		}
+		ord := newStore(t, Options{})
+		ord.setHashForTest(hash)
+		var at int
+		_, werr := ord.Update(WriteMeta{}, func(tx *WriteTxn) error {
+			var err error
+			at, err = apply(func(o op) error {
+				if o.edge {
+					return tx.PutEdge(EdgePut{Src: o.src, Rel: "calls", Dst: o.dst})
+				}
+				return tx.PutNode(NodePut{Key: o.src})
+			})
+			return err
+		})
+		bs := newStore(t, Options{})
+		bs.setHashForTest(hash)
+		b := bs.NewBulk(WriteMeta{})
+		// Some keys registered first, in another order (a registration is
+		// not a use): the order of the keys is not the order of first uses.
+		for _, i := range rng.Perm(len(keys))[:rng.IntN(len(keys)+1)] {
+			if _, err := b.Key(keys[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := apply(func(o op) error {
+			if o.edge {
+				return b.PutEdge(EdgePut{Src: o.src, Rel: "calls", Dst: o.dst})
+			}
+			return b.PutNode(NodePut{Key: o.src})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, berr := b.Commit()
+		var wc, bc *CollisionError
+		var opErr *BulkOpError
+		if werr == nil {
+			if berr != nil {
+				t.Fatalf("trial %d: ordinary path commits, bulk load: %v", trial, berr)
+			}
+			continue
+		}
+		refused++
+		if !errors.As(werr, &wc) || !asCollision(berr, &bc) || !asBulkOpError(berr, &opErr) {
+			t.Fatalf("trial %d: ordinary %v, bulk %v", trial, werr, berr)
+		}
+		if opErr.Op != at || bc.Key != wc.Key || bc.Existing != wc.Existing || bc.ID != wc.ID {
+			t.Fatalf("trial %d %v: bulk refused op %d (%q over %q, id %d), ordinary op %d (%q over %q, id %d)",
+				trial, ops, opErr.Op, bc.Key, bc.Existing, bc.ID, at, wc.Key, wc.Existing, wc.ID)
+		}
+	}
+	if refused < 50 || refused > 190 {
+		t.Fatalf("%d of 200 trials had a collision: the hash does not test both ways", refused)
 	}
 }

@@ -11,10 +11,9 @@ package lmdbstore
 // (KeyView): looked up there, or redacted, off the load's goroutine.
 
 import (
-	"cmp"
 	"maps"
 	"runtime"
-	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -286,29 +285,16 @@ type keyRanks struct {
 	keys []uint32 // by rank: the key's index
 }
 
-// resolveKeys hashes every key (on every core), orders them by id and
-// ranks them; two different keys with one id are a collision, reported at
-// the operation the ordinary path would refuse (the first to name the
-// second key).
+// resolveKeys hashes every key some operation names (on every core),
+// orders them by id and ranks them; two different keys with one id are a
+// collision, reported at the operation the ordinary path would refuse (the
+// first to name the second key). The ids and key indices are sorted
+// together, and what the ranks keep is compacted in place: 16 bytes a key
+// at most (the ranks by key, and the pairs), not a list of ids by key
+// beside an order and its copies.
 func (b *Bulk) resolveKeys() (*keyRanks, error) {
 	k := &b.keys
 	n := k.len()
-	ids := make([]NodeID, n)
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/4096))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w * n / workers; i < (w+1)*n/workers; i++ {
-				if i%evictOps == 0 {
-					k.keys.evict() // read in order: the pages read go as the pass goes
-				}
-				ids[i] = b.s.hash(k.at(uint32(i)))
-			}
-		}()
-	}
-	wg.Wait()
 	order := make([]uint32, 0, n) // the keys some operation names
 	for i := range n {
 		if i%evictOps == 0 {
@@ -318,25 +304,47 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 			order = append(order, uint32(i))
 		}
 	}
-	slices.SortFunc(order, func(x, y uint32) int {
-		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	ids := make([]NodeID, len(order))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(order)/4096))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w * len(order) / workers; j < (w+1)*len(order)/workers; j++ {
+				if j%evictOps == 0 {
+					k.keys.evict() // read in order: the pages read go as the pass goes
+				}
+				ids[j] = b.s.hash(k.at(order[j]))
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Sort(idOrder{ids, order})
 	// Only keys that share an id read their first uses (which may be
 	// spilled): the key named first owns the id (of two named first by
-	// one operation, the one registered first); any other is a collision.
+	// one edge operation, its source); any other is a collision.
 	r := &keyRanks{rank: make([]uint32, n)}
 	bad := -1 // the colliding key first named
 	var existing string
 	before := func(x uint32, y int) bool { // x was named before y (bad)
 		fx, fy := k.firstUse(x), k.firstUse(uint32(y))
-		return fx < fy || fx == fy && int(x) < y
+		if fx != fy {
+			return fx < fy
+		}
+		// One edge operation names both first: its source comes before
+		// its destination, as the ordinary path puts them.
+		if op := b.op(int(fx)); op&bulkEdgeBit != 0 {
+			if src := b.edges.at(int(op &^ bulkEdgeBit)).src; src == x || src == uint32(y) {
+				return src == x
+			}
+		}
+		return int(x) < y
 	}
+	d := 0 // ranks given: ids[:d] and order[:d] are the ranks' ids and keys
 	for i := 0; i < len(order); {
 		j := i + 1
-		for j < len(order) && ids[order[j]] == ids[order[i]] {
+		for j < len(order) && ids[j] == ids[i] {
 			j++
 		}
 		first := order[i]
@@ -346,19 +354,35 @@ func (b *Bulk) resolveKeys() (*keyRanks, error) {
 			}
 		}
 		for _, x := range order[i:j] {
-			r.rank[x] = uint32(len(r.ids))
+			r.rank[x] = uint32(d)
 			if x != first && k.at(x) != k.at(first) && (bad < 0 || before(x, bad)) {
 				bad, existing = int(x), k.at(first)
 			}
 		}
-		r.ids = append(r.ids, ids[first])
-		r.keys = append(r.keys, first)
+		ids[d], order[d] = ids[i], first
+		d++
 		i = j
 	}
+	r.ids, r.keys = ids[:d:d], order[:d:d]
 	if bad >= 0 {
 		// Copies: the error outlives the load (a spilled key is a view of
 		// a mapping: keyArena).
-		return nil, &BulkOpError{Op: int(k.firstUse(uint32(bad))), Err: &CollisionError{ID: ids[bad], Key: strings.Clone(k.at(uint32(bad))), Existing: strings.Clone(existing)}}
+		return nil, &BulkOpError{Op: int(k.firstUse(uint32(bad))), Err: &CollisionError{ID: b.s.hash(k.at(uint32(bad))), Key: strings.Clone(k.at(uint32(bad))), Existing: strings.Clone(existing)}}
 	}
 	return r, nil
+}
+
+// idOrder sorts ids and the key indices beside them by id, then index.
+type idOrder struct {
+	ids []NodeID
+	idx []uint32
+}
+
+func (o idOrder) Len() int { return len(o.ids) }
+func (o idOrder) Less(i, j int) bool {
+	return o.ids[i] < o.ids[j] || o.ids[i] == o.ids[j] && o.idx[i] < o.idx[j]
+}
+func (o idOrder) Swap(i, j int) {
+	o.ids[i], o.ids[j] = o.ids[j], o.ids[i]
+	o.idx[i], o.idx[j] = o.idx[j], o.idx[i]
 }
