@@ -640,7 +640,7 @@ func (fr *fragment) extractFile(importPath string, f *unitFile, src []byte) {
 	rel := f.src.Rel
 	fileKey := FileKey(rel)
 	payload := FilePayload{
-		Path: rel, Package: importPath, Hash: f.src.Hash, Bytes: len(src),
+		Path: rel, Package: importPath, Hash: f.src.Hash.String(), Bytes: len(src),
 		Lines: countLines(src), Test: f.isTest(), Mode: f.mode, ParseError: f.parseErr,
 		Terms: FileTerms(src),
 	}

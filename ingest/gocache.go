@@ -174,7 +174,7 @@ func (c *GoCache) known(hashes map[string]string) func(rel string) *srcFile {
 		return nil
 	}
 	return func(rel string) *srcFile {
-		if f := st.files[rel]; f != nil && f.Hash == hashes[rel] {
+		if f := st.files[rel]; f != nil && f.Hash.String() == hashes[rel] {
 			return f
 		}
 		return nil
@@ -352,7 +352,7 @@ func (x *extractor) unitHashes(u *checkUnit) map[string]string {
 	out := make(map[string]string, len(u.files))
 	for _, name := range u.files {
 		if rel, ok := x.treeFileName(name); ok {
-			out[name] = x.byRel[rel].Hash
+			out[name] = x.byRel[rel].Hash.String()
 		} else {
 			out[name] = ""
 		}

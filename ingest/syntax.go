@@ -1362,7 +1362,7 @@ func (x *extractor) implementsSyntaxOf(ip string) {
 func (x *extractor) addUnparsed(src *srcFile, parseErr string) {
 	b, _ := x.source(src) // an error fails the extraction
 	x.g.AddNode(Node{Key: FileKey(src.Rel), Type: TypeFile, Payload: mustJSON(FilePayload{
-		Path: src.Rel, Hash: src.Hash, Bytes: len(b), Lines: countLines(b),
+		Path: src.Rel, Hash: src.Hash.String(), Bytes: len(b), Lines: countLines(b),
 		Test: strings.HasSuffix(src.Rel, "_test.go"), Mode: ModeSyntax, ParseError: parseErr,
 		Terms: FileTerms(b),
 	})})

@@ -132,3 +132,17 @@ func TestExtractGoFileChanged(t *testing.T) {
 		t.Errorf("after the failed ingest the store is empty: %v (%v)", empty, err)
 	}
 }
+
+// relPath agrees with filepath.Rel on paths under a root, the root itself
+// included, with and without a trailing slash on the root.
+func TestRelPathMatchesRel(t *testing.T) {
+	for _, tc := range []struct{ root, p string }{
+		{"/a/b", "/a/b"}, {"/a/b", "/a/b/c"}, {"/a/b", "/a/b/c/d.go"}, {"/", "/x/y.go"}, {"/a/b/", "/a/b/c.go"},
+		{"/a/b", "/a/bc/d.go"}, {"/tmp/std80", "/tmp/std80/m1/net/http/server.go"},
+	} {
+		want, _ := filepath.Rel(tc.root, tc.p)
+		if got := relPath(tc.root, tc.p); got != filepath.ToSlash(want) {
+			t.Errorf("relPath(%q, %q) = %q, want %q", tc.root, tc.p, got, want)
+		}
+	}
+}
