@@ -59,12 +59,12 @@ func TestBulkKeyIndexSpills(t *testing.T) {
 	want := map[string]uint32{}
 	var idx bulkKeyIndex
 	idx.spillTo(t.TempDir())
-	idx.memKeys = 700
+	idx.memKeys = 400
 	keyAt := func(i uint32) string { return keys[i] }
 	var snap bulkKeyIndex
 	snapN, flushes := 0, 0
-	for round := range 60_000 {
-		k := fmt.Sprintf("sym:%d.%x", rng.IntN(40_000), rng.IntN(4))
+	for round := range 30_000 {
+		k := fmt.Sprintf("sym:%d.%x", rng.IntN(20_000), rng.IntN(4))
 		i, ok := idx.find(k, keyAt)
 		wi, wok := want[k]
 		if ok != wok || i != wi {
@@ -79,9 +79,9 @@ func TestBulkKeyIndexSpills(t *testing.T) {
 				flushes++
 			}
 		}
-		if round == 20_000 {
+		if round == 10_000 {
 			snap, snapN = idx.clone(), len(keys)
-			idx.grow(len(keys) + 20_000)
+			idx.grow(len(keys) + 10_000)
 		}
 	}
 	if idx.len() != len(want) || idx.mem.n >= idx.memKeys || idx.run.n < len(want)-idx.memKeys || flushes < len(want)/idx.memKeys {
@@ -135,7 +135,7 @@ func TestBulkKeyRunCrowdedHashes(t *testing.T) {
 		idx.mem.place(h, i)
 		idx.mem.n++
 	}
-	for i := range 3000 {
+	for i := range 1500 {
 		switch i % 3 {
 		case 0:
 			add(0xFFFFFFFF - uint32(i%7)) // the last home slot and past it
@@ -144,7 +144,7 @@ func TestBulkKeyRunCrowdedHashes(t *testing.T) {
 		default:
 			add(uint32(i) * 2654435761)
 		}
-		if i%1000 == 999 {
+		if i%500 == 499 {
 			idx.flush()
 		}
 	}
