@@ -15,18 +15,47 @@ import (
 	"time"
 )
 
-// buildMemctl builds cmd/memctl into a temp dir and returns the binary.
+// TestMain removes the memctl binary buildMemctl built, if it did.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if memctlBinDir != "" {
+		os.RemoveAll(memctlBinDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	memctlBinOnce sync.Once
+	memctlBinDir  string
+	memctlBinPath string
+	memctlBinErr  error
+)
+
+// buildMemctl builds cmd/memctl once per test binary and returns it (each
+// build, even from the build cache, links the binary again: about 6 s of
+// CPU, and four tests use it). The binary is two directories below a temp
+// dir of its own, as in t.TempDir: TestUnwritableStore opens both to
+// another user.
 func buildMemctl(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the memctl binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "memctl")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/memctl/memctl/cmd/memctl")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	memctlBinOnce.Do(func() {
+		memctlBinDir, memctlBinErr = os.MkdirTemp("", "memctl-cli-bin-")
+		if memctlBinErr != nil {
+			return
+		}
+		memctlBinPath = filepath.Join(memctlBinDir, "bin", "memctl")
+		cmd := exec.Command("go", "build", "-o", memctlBinPath, "github.com/memctl/memctl/cmd/memctl")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			memctlBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if memctlBinErr != nil {
+		t.Fatal(memctlBinErr)
 	}
-	return bin
+	return memctlBinPath
 }
 
 // Many memctl processes write and read one store at once, some of them
