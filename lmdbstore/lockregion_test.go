@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -89,6 +91,28 @@ func holdRegion(t *testing.T, dir string, openers bool, edit map[int64][]byte) (
 	return func() { f.Close() }
 }
 
+// waitBlockedOnLock waits until process pid waits for a POSIX lock
+// (/proc/locks lists a waiter as "-> POSIX ... pid ..."): a sleep of a
+// few hundred milliseconds let a child started slowly (a race build on a
+// loaded machine) open the store only after the region was released,
+// which is the case the tests do not test.
+func waitBlockedOnLock(t *testing.T, pid int) {
+	t.Helper()
+	want := strconv.Itoa(pid)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Skipf("no /proc/locks: %v", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 6 && f[1] == "->" && f[2] == "POSIX" && f[5] == want {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d never waited for a lock", pid)
+}
+
 // dyingOpener: an opener inside the window, the region's transaction id
 // already 0.
 func dyingOpener(t *testing.T, dir string, openers bool) (release func()) {
@@ -140,7 +164,7 @@ func writerLands(t *testing.T, dir string, last uint64, release func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the child is waiting to open
+	waitBlockedOnLock(t, cmd.Process.Pid) // the child is waiting to open
 	release()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("writer: %v", err)
@@ -167,14 +191,15 @@ func TestWriteRefusedOnStaleLockRegion(t *testing.T) {
 	release := dyingOpener(t, dir, false)
 	cmd := child(t, "put-one", dir, "late")
 	cmd.Stderr = nil
-	out := make(chan []byte, 1)
-	go func() {
-		b, _ := cmd.CombinedOutput()
-		out <- b
-	}()
-	time.Sleep(300 * time.Millisecond)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitBlockedOnLock(t, cmd.Process.Pid)
 	release()
-	msg := <-out
+	cmd.Wait()
+	msg := output.Bytes()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() == 0 {
 		t.Fatalf("the write was accepted on a lock region numbered from 0 (output %q)", msg)
 	}
