@@ -176,12 +176,7 @@ func (k *bulkKeys) use(i uint32, op int) {
 func (k *bulkKeys) firstUse(i uint32) uint32 { return *k.first.at(int(i)) }
 
 // secrets is how many secrets the redaction of key i replaced.
-func (k *bulkKeys) secrets(i uint32) int {
-	if k.secretsOf == nil {
-		return 0
-	}
-	return int(k.secretsOf[i])
-}
+func (k *bulkKeys) secrets(i uint32) int { return int(k.secretsOf[i]) } // a nil map reads 0
 
 // KeyView is the keys a Bulk had registered when the view was taken
 // (Bulk.KeyView), for preparing operations on other goroutines: it is
