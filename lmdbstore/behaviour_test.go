@@ -887,3 +887,19 @@ func TestRelationFlagBits(t *testing.T) {
 		}
 	}
 }
+
+// dbEntries is the number of entries dbi holds.
+func dbEntries(t testing.TB, s *Store, dbi lmdb.DBI) uint64 {
+	t.Helper()
+	var n uint64
+	if err := s.view(func(txn *lmdb.Txn) error {
+		st, err := txn.Stat(dbi)
+		if st != nil {
+			n = st.Entries
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -318,6 +318,19 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if spill && !b.keys.keys.spills() {
 				t.Fatal("no key in the spill file")
 			}
+			// A record waited for is written last: every other keyspace
+			// holds its records by then (see putLate).
+			var atLogPut map[string]uint64
+			b.onLogPut = func(tx *WriteTxn) {
+				atLogPut = map[string]uint64{}
+				for name, dbi := range map[string]lmdb.DBI{"ids": bulk.db.ids, "n": bulk.db.n, "out": bulk.db.out, "in": bulk.db.in, "log": bulk.db.log} {
+					st, err := tx.txn.Stat(dbi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					atLogPut[name] = st.Entries
+				}
+			}
 			c2, err := b.Commit()
 			if err != nil {
 				t.Fatal(err)
@@ -335,10 +348,20 @@ func TestBulkMatchesUpdate(t *testing.T) {
 			if released := b.edges.len() == 0 && b.nodes.len() == 0; b.shedDone && !released {
 				t.Errorf("a shed load still holds %d edge puts and %d node puts", b.edges.len(), b.nodes.len())
 			}
-			// and it wrote its log record before them (logPut), unless
-			// the record goes to a remote at the end.
-			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.logPut != want {
-				t.Errorf("log record written early %v, want %v", b.logPut, want)
+			// and it wrote its log record itself (logPut), after every
+			// other keyspace, unless the record goes to a remote at the end.
+			if want := b.Appended && b.holdLog == 1 && opts.Replicator == nil; b.logPut != want || (atLogPut != nil) != want {
+				t.Errorf("log record written by putLate %v (hook ran %v), want %v", b.logPut, atLogPut != nil, want)
+			}
+			if atLogPut != nil {
+				for name, dbi := range map[string]lmdb.DBI{"ids": bulk.db.ids, "n": bulk.db.n, "out": bulk.db.out, "in": bulk.db.in} {
+					if final := dbEntries(t, bulk, dbi); atLogPut[name] != final {
+						t.Errorf("%s held %d entries when the log record was written, %d at the end", name, atLogPut[name], final)
+					}
+				}
+				if atLogPut["log"] != uint64(c2.Rev-1) {
+					t.Errorf("log held %d records before the load's, want %d", atLogPut["log"], c2.Rev-1)
+				}
 			}
 			if opts.Redactor != nil && c1.Redacted == 0 {
 				t.Error("no key held the secret")

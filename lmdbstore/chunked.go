@@ -34,6 +34,7 @@ type chunkSpill struct {
 	dir      string
 	resident int      // chunks kept in memory (the first ones)
 	maps     [][]byte // per chunk: its mapping, nil in memory
+	offs     []int64  // per chunk: its mapping's offset in the file
 }
 
 // chunkBits sets a chunk's length: 65,536 elements.
@@ -46,6 +47,24 @@ func (c *chunked[T]) len() int { return c.n }
 
 // at is element i (0 ≤ i < len).
 func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>chunkBits][i&(chunkLen-1)] }
+
+// load is element i (0 ≤ i < len), read from the spill file with pread
+// when its chunk is a mapping, else through at: for a pass that reads the
+// list out of its order, where a read through the mapping maps a large
+// folio of the page cache each (spillFile.readAt) and soon has the whole
+// file resident. Safe for concurrent use beside other readers.
+func (c *chunked[T]) load(i int) T {
+	ci := i >> chunkBits
+	if s := c.spill; s != nil && ci < len(s.offs) && s.maps[ci] != nil {
+		var v T
+		size := int64(unsafe.Sizeof(v))
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)
+		if _, err := s.f.ReadAt(b, s.offs[ci]+int64(i&(chunkLen-1))*size); err == nil {
+			return v
+		}
+	}
+	return *c.at(i) // read through the mapping when the file read fails
+}
 
 // view is the list as it is: its elements now, readable while c goes on
 // adding (an element a view holds is never written again by add; its
@@ -96,11 +115,12 @@ func (c *chunked[T]) newChunk() []T {
 		return make([]T, 0, chunkLen)
 	}
 	var m []byte
+	var off int64
 	if !s.off && len(c.chunks) >= s.resident {
 		var zero T
-		m = s.mapChunk(chunkLen * int(unsafe.Sizeof(zero)))
+		m, off = s.mapChunkAt(chunkLen * int(unsafe.Sizeof(zero)))
 	}
-	s.maps = append(s.maps, m)
+	s.maps, s.offs = append(s.maps, m), append(s.offs, off)
 	if m == nil {
 		return make([]T, 0, chunkLen)
 	}
@@ -159,7 +179,7 @@ func (c *chunked[T]) truncate(n int) {
 			}
 		}
 		clear(s.maps[keep:])
-		s.maps = s.maps[:keep]
+		s.maps, s.offs = s.maps[:keep], s.offs[:min(keep, len(s.offs))]
 	}
 	if keep > 0 {
 		last := &c.chunks[keep-1]
@@ -183,6 +203,6 @@ func (c *chunked[T]) release() {
 // again.
 func (s *chunkSpill) release() {
 	s.close(s.maps)
-	s.maps = nil
+	s.maps, s.offs = nil, nil
 	s.off = true
 }

@@ -32,6 +32,9 @@ func TestChunkedMatchesSlice(t *testing.T) {
 					if got := *c.at(i); got != w {
 						t.Fatalf("%s: element %d is %d, want %d", at, i, got, w)
 					}
+					if got := c.load(i); got != w { // from the file where the chunk is mapped
+						t.Fatalf("%s: element %d loads as %d, want %d", at, i, got, w)
+					}
 				}
 				if resident < 0 {
 					return
@@ -96,8 +99,8 @@ func TestChunkedMatchesSlice(t *testing.T) {
 // TestChunkedSpillLeavesMemory: a spilled list of 32 MiB adds neither to
 // the Go heap nor to the process's resident file pages as it is written
 // (each chunk's pages go once it is full); reading it maps its pages back
-// (RssFile rises by about its size) and evict takes them out again; the
-// elements read back as written throughout.
+// (RssFile rises by about its size) and evict takes them out again; load,
+// out of order, maps none; the elements read back as written throughout.
 func TestChunkedSpillLeavesMemory(t *testing.T) {
 	var c chunked[uint64]
 	c.spillTo(t.TempDir(), 0)
@@ -137,5 +140,18 @@ func TestChunkedSpillLeavesMemory(t *testing.T) {
 	}
 	if got := sum(); got != want {
 		t.Fatalf("after evicting, elements sum to %d, want %d", got, want)
+	}
+	// load reads the file, not the mapping: out of order, it maps nothing.
+	c.evict()
+	file4 := rssFile(t)
+	var loaded uint64
+	for i := range c.len() {
+		loaded += c.load((i * 40503) % c.len()) // 40503 is odd: every element once
+	}
+	if loaded != want {
+		t.Fatalf("loaded elements sum to %d, want %d", loaded, want)
+	}
+	if file5 := rssFile(t); file5-file4 > 4*mb {
+		t.Errorf("loading 32 MiB out of order added %d MB of RssFile: want none", (file5-file4)/mb)
 	}
 }
