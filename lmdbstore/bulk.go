@@ -1345,8 +1345,8 @@ func (b *Bulk) finalNodePuts(p *bulkPlan) {
 		cur := nrefs[i].idx
 		p.nodeChg.set(cur)
 		for j++; j < len(nrefs) && nrefs[j].rank == nrefs[i].rank; j++ {
-			n, c := b.nodes.at(int(nrefs[j].idx)), b.nodes.at(int(cur))
-			if n.typ == c.typ && bytes.Equal(b.nodePayload(n), b.nodePayload(c)) {
+			n, c := b.nodes.load(int(nrefs[j].idx)), b.nodes.load(int(cur)) // in key order: read, not mapped
+			if n.typ == c.typ && bytes.Equal(b.nodePayload(&n), b.nodePayload(&c)) {
 				continue
 			}
 			cur = nrefs[j].idx
@@ -1464,8 +1464,8 @@ func (b *Bulk) finalEdgePuts(p *bulkPlan, outRefs []bulkEdgeRef) {
 		cur := outRefs[i].idx
 		p.edgeChg.set(cur)
 		for j++; j < len(outRefs) && outRefs[j].a == outRefs[i].a && outRefs[j].rel == outRefs[i].rel && outRefs[j].b == outRefs[i].b; j++ {
-			e, c := b.edges.at(int(outRefs[j].idx)), b.edges.at(int(cur))
-			if b.edgeWeight(e) == b.edgeWeight(c) && bytes.Equal(b.edgePayload(e), b.edgePayload(c)) {
+			e, c := b.edges.load(int(outRefs[j].idx)), b.edges.load(int(cur)) // in key order: read, not mapped
+			if b.edgeWeight(&e) == b.edgeWeight(&c) && bytes.Equal(b.edgePayload(&e), b.edgePayload(&c)) {
 				continue
 			}
 			cur = outRefs[j].idx

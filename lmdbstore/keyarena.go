@@ -130,7 +130,7 @@ func (a *keyArena) newBlock(size int) []byte {
 // resident between evictions. The bytes are valid until the next read
 // into *buf.
 func (a *keyArena) read(i uint32, buf *[]byte) []byte {
-	r := *a.refs.at(int(i))
+	r := a.refs.load(int(i)) // its place read from the file too, where it spills
 	n := int(r & (1<<20 - 1))
 	blk := r >> 40
 	if n == 0 || a.fileOff == nil || a.fileOff[blk] < 0 {
