@@ -17,6 +17,7 @@ package fuzz
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -331,32 +332,59 @@ func helperPageDamage() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 98
 		}
+		// Results so far, one JSON line per command appended as it ends,
+		// so a fault that ends the process (LMDB's C code: SPEC §6.5) is
+		// attributed to the command after them. (Rewriting every result
+		// after each command took half the helper's time.)
+		partial, err := os.Create(tr.Out + ".partial")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 97
+		}
 		var res []damageResult
 		for _, c := range tr.Cmds {
 			if c[0] == ifPrevOK {
 				// Runs only if the previous command succeeded (the hash of
 				// the file export wrote); otherwise it shares its outcome.
-				if prev := res[len(res)-1]; prev.Code != 0 {
-					res = append(res, prev)
-					continue
-				}
 				c = c[1:]
+				if res[len(res)-1].Code != 0 {
+					c = nil
+				}
 			}
-			r := memctlIn("", c...)
-			res = append(res, damageResult{r.Code, r.Stdout, r.Stderr})
-			// Results so far, so a fault that ends the process (LMDB's C
-			// code: SPEC §6.5) is attributed to the command after them.
-			if err := writeResults(tr.Out+".partial", res); err != nil {
+			if c != nil {
+				r := memctlIn("", c...)
+				res = append(res, damageResult{r.Code, r.Stdout, r.Stderr})
+			} else {
+				res = append(res, res[len(res)-1])
+			}
+			b, _ := json.Marshal(res[len(res)-1])
+			if _, err := partial.Write(append(b, '\n')); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 97
 			}
 		}
+		partial.Close()
 		if err := writeResults(tr.Out, res); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 97
 		}
 	}
 	return 0
+}
+
+// readPartial reads the results a helper appended before it ended: a
+// line cut short by its end is left out, as a command that did not end.
+func readPartial(path string) []damageResult {
+	b, _ := os.ReadFile(path)
+	var res []damageResult
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var r damageResult
+		if json.Unmarshal(line, &r) != nil {
+			break
+		}
+		res = append(res, r)
+	}
+	return res
 }
 
 func writeResults(path string, res []damageResult) error {
@@ -516,10 +544,7 @@ func TestPageDamage(t *testing.T) {
 				// in LMDB's C code ends the process with exit 3 and one line:
 				// the command it ran is a detection; the trial stops there.
 				p := batch[0]
-				var partial []damageResult
-				if b, err := os.ReadFile(p.trial.Out + ".partial"); err == nil {
-					_ = json.Unmarshal(b, &partial)
-				}
+				partial := readPartial(p.trial.Out + ".partial")
 				if msg, libc, ok := cFaultLine(string(out)); !timedOut && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 3 && ok {
 					tally.cFaults++
 					if libc {
