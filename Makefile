@@ -41,7 +41,7 @@ lint:
 FULLSIZE_PKGS = ./lmdbstore/ ./fuzz/ ./ingest/ ./mcpserver/ ./freshness/ ./storesnap/ ./secretscan/ ./snapshot/
 FULLSIZE_TESTS = TestLargeCompressedValues|TestCheckAdjMatchesWholeLists|TestCommitPassesEvict|TestScanOutAllocatesPerScanNotPerEntry|TestLoad|\
 	TestBadInputDiskFull|TestBadInputHugePayloadRoundTrips|TestCorruptSnapshotFiles|TestCorruptStoreValues|TestCrashExport|TestPageDamage|FuzzPageDamage|\
-	TestGoCacheDifferential|TestExtractStd|TestExtractSyntaxStreamsSameGraph|TestNameSetMatchesMap|\
+	TestGoCacheDifferential|TestExtractStd|TestExtractSyntaxStreamsSameGraphLarge|TestNameSetMatchesMap|\
 	TestKillMidBatch|TestRefreshGoCacheRandomEdits|\
 	TestIncrementalExportIsFullExport|TestExportValidUntil|TestExportReadsOnceSameBytes|\
 	TestCorpusInEveryContext|TestLazyMatchesScanner|TestKeywordPrefilterIsExact|\
