@@ -151,52 +151,58 @@ func TestRefreshGoCacheRandomEdits(t *testing.T) {
 		seeds, steps = seeds[:1], 8
 	}
 	for _, seed := range seeds {
-		rng := rand.New(rand.NewSource(seed))
-		m := &goTree{t0Area: true}
-		dir := repo(t, nonEmpty(m.files()))
-		files := m.files()
-		s := newStore(t)
-		c := NewCache()
-		o := goCacheOptions(c)
-		if _, err := Refresh(s, dir, o); err != nil {
-			t.Fatal(err)
-		}
-		goWritten := false // a refresh since the first wrote Go alone: the cache holds the Go graph
-		var done []string
-		for step := 1; step <= steps; step++ {
-			what, want := m.edit(rng, step)
-			files = writeGoTree(t, dir, m, files)
-			inc0, full0 := c.GoExtractions()
-			deltas := c.Deltas()
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			// The sequences share nothing (a tree, store and cache each):
+			// side by side, one's go command and type-checking overlap
+			// the others'.
+			t.Parallel()
+			rng := rand.New(rand.NewSource(seed))
+			m := &goTree{t0Area: true}
+			dir := repo(t, nonEmpty(m.files()))
+			files := m.files()
+			s := newStore(t)
+			c := NewCache()
+			o := goCacheOptions(c)
 			if _, err := Refresh(s, dir, o); err != nil {
-				t.Fatalf("seed %d step %d (%s): %v", seed, step, what, err)
+				t.Fatal(err)
 			}
-			if got, fresh := graphDump(t, s), freshDumpWith(t, dir, goCacheOptions(nil)); !slices.Equal(got, fresh) {
-				t.Fatalf("seed %d step %d (%s): refreshed graph differs from a fresh ingest:\n%s", seed, step, what, diffLines(got, fresh))
+			goWritten := false // a refresh since the first wrote Go alone: the cache holds the Go graph
+			var done []string
+			for step := 1; step <= steps; step++ {
+				what, want := m.edit(rng, step)
+				files = writeGoTree(t, dir, m, files)
+				inc0, full0 := c.GoExtractions()
+				deltas := c.Deltas()
+				if _, err := Refresh(s, dir, o); err != nil {
+					t.Fatalf("seed %d step %d (%s): %v", seed, step, what, err)
+				}
+				if got, fresh := graphDump(t, s), freshDumpWith(t, dir, goCacheOptions(nil)); !slices.Equal(got, fresh) {
+					t.Fatalf("seed %d step %d (%s): refreshed graph differs from a fresh ingest:\n%s", seed, step, what, diffLines(got, fresh))
+				}
+				inc, full := c.GoExtractions()
+				got := ""
+				switch {
+				case inc == inc0+1 && full == full0:
+					got = "incremental"
+				case full == full0+1 && inc == inc0:
+					got = "full"
+				case inc != inc0 || full != full0:
+					got = fmt.Sprintf("%d incremental and %d full", inc-inc0, full-full0)
+				}
+				if got != want {
+					t.Fatalf("seed %d step %d (%s): Go extraction %q, want %q", seed, step, what, got, want)
+				}
+				// The Go graph the cache wrote stays usable across Python
+				// writes: every incremental Go refresh after the first Go
+				// write compares only what changed.
+				if want == "incremental" && goWritten && c.Deltas() != deltas+1 {
+					t.Fatalf("seed %d step %d (%s): the write compared the whole Go share", seed, step, what)
+				}
+				goWritten = goWritten || want != ""
+				done = append(done, what)
 			}
-			inc, full := c.GoExtractions()
-			got := ""
-			switch {
-			case inc == inc0+1 && full == full0:
-				got = "incremental"
-			case full == full0+1 && inc == inc0:
-				got = "full"
-			case inc != inc0 || full != full0:
-				got = fmt.Sprintf("%d incremental and %d full", inc-inc0, full-full0)
-			}
-			if got != want {
-				t.Fatalf("seed %d step %d (%s): Go extraction %q, want %q", seed, step, what, got, want)
-			}
-			// The Go graph the cache wrote stays usable across Python
-			// writes: every incremental Go refresh after the first Go
-			// write compares only what changed.
-			if want == "incremental" && goWritten && c.Deltas() != deltas+1 {
-				t.Fatalf("seed %d step %d (%s): the write compared the whole Go share", seed, step, what)
-			}
-			goWritten = goWritten || want != ""
-			done = append(done, what)
-		}
-		t.Logf("seed %d: %d delta writes of %d refreshes: %s", seed, c.Deltas(), steps, strings.Join(done, "; "))
+			t.Logf("seed %d: %d delta writes of %d refreshes: %s", seed, c.Deltas(), steps, strings.Join(done, "; "))
+		})
 	}
 }
 
