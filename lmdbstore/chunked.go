@@ -127,15 +127,9 @@ func (c *chunked[T]) newChunk() []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), chunkLen)[:0]
 }
 
-// mapChunk extends the file by n bytes (a multiple of the page size:
-// chunkLen is) and maps them writable; nil (and spilling off) when any
-// step fails.
-func (s *chunkSpill) mapChunk(n int) []byte {
-	m, _ := s.mapChunkAt(n)
-	return m
-}
-
-// mapChunkAt is mapChunk, with the mapping's offset in the file.
+// mapChunkAt extends the file by n bytes (a multiple of the page size:
+// chunkLen is) and maps them writable, returning the mapping and its
+// offset in the file; nil (and spilling off) when any step fails.
 func (s *chunkSpill) mapChunkAt(n int) ([]byte, int64) {
 	off, ok := s.alloc(s.dir, int64(n))
 	if !ok {
