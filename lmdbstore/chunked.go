@@ -33,8 +33,8 @@ type chunkSpill struct {
 	spillFile
 	dir      string
 	resident int      // chunks kept in memory (the first ones)
-	maps     [][]byte // per chunk: its mapping, nil in memory
-	offs     []int64  // per chunk: its mapping's offset in the file
+	maps     [][]byte // per chunk (or key block): its mapping, nil in memory
+	offs     []int64  // per chunk (or key block): its mapping's offset in the file
 }
 
 // chunkBits sets a chunk's length: 65,536 elements.
@@ -55,7 +55,7 @@ func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>chunkBits][i&(chunkLen-1
 // file resident. Safe for concurrent use beside other readers.
 func (c *chunked[T]) load(i int) T {
 	ci := i >> chunkBits
-	if s := c.spill; s != nil && ci < len(s.offs) && s.maps[ci] != nil {
+	if s := c.spill; s != nil && s.maps[ci] != nil {
 		var v T
 		size := int64(unsafe.Sizeof(v))
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)
@@ -173,7 +173,7 @@ func (c *chunked[T]) truncate(n int) {
 			}
 		}
 		clear(s.maps[keep:])
-		s.maps, s.offs = s.maps[:keep], s.offs[:min(keep, len(s.offs))]
+		s.maps, s.offs = s.maps[:keep], s.offs[:keep]
 	}
 	if keep > 0 {
 		last := &c.chunks[keep-1]

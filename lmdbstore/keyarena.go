@@ -32,9 +32,6 @@ type keyArena struct {
 	refs   chunked[uint64] // by key: block<<40 | offset<<20 | length
 	size   int64           // bytes of every key
 	spill  *keySpill
-	// fileOff is, by block, its offset in the spill file (-1: in memory),
-	// when the arena spills.
-	fileOff []int64
 	// blockBytes is keyBlockBytes unless a test sets it (0:
 	// keyBlockBytes; a multiple of the page size, above maxNodeKeyLen).
 	blockBytes int
@@ -107,15 +104,11 @@ func (a *keyArena) newBlock(size int) []byte {
 	}
 	s := a.spill.s
 	var m []byte
-	off := int64(-1)
+	var off int64
 	if !s.off && len(a.blocks) >= s.resident {
 		m, off = s.mapChunkAt(size)
 	}
-	s.maps = append(s.maps, m)
-	if m == nil {
-		off = -1
-	}
-	a.fileOff = append(a.fileOff, off)
+	s.maps, s.offs = append(s.maps, m), append(s.offs, off)
 	if m == nil {
 		return make([]byte, size)
 	}
@@ -128,15 +121,16 @@ func (a *keyArena) newBlock(size int) []byte {
 // id order), whose reads through the mapping would map a large folio of
 // the file each (as payArena.read), so that the whole file soon was
 // resident between evictions. The bytes are valid until the next read
-// into *buf.
+// into *buf. For the arena itself, not a view (it reads the spill's
+// mappings, which the arena appends to).
 func (a *keyArena) read(i uint32, buf *[]byte) []byte {
 	r := a.refs.load(int(i)) // its place read from the file too, where it spills
 	n := int(r & (1<<20 - 1))
 	blk := r >> 40
-	if n == 0 || a.fileOff == nil || a.fileOff[blk] < 0 {
+	if n == 0 || a.spill == nil || a.spill.s.maps[blk] == nil {
 		return unsafe.Slice(unsafe.StringData(a.at(i)), n)
 	}
-	if b, ok := a.spill.s.readAt(a.fileOff[blk]+int64(r>>20&(1<<20-1)), n, buf); ok {
+	if b, ok := a.spill.s.readAt(a.spill.s.offs[blk]+int64(r>>20&(1<<20-1)), n, buf); ok {
 		return b
 	}
 	return unsafe.Slice(unsafe.StringData(a.at(i)), n) // as readable through the mapping, if at all
@@ -182,5 +176,5 @@ func (a *keyArena) spills() bool {
 // add or evict.
 func (a *keyArena) view() keyArena {
 	return keyArena{blocks: a.blocks[:len(a.blocks):len(a.blocks)], refs: a.refs.view(), size: a.size, spill: a.spill,
-		fileOff: a.fileOff[:len(a.fileOff):len(a.fileOff)], blockBytes: a.blockBytes}
+		blockBytes: a.blockBytes}
 }
