@@ -31,11 +31,13 @@ var (
 	memctlBinErr  error
 )
 
-// buildMemctl builds cmd/memctl once per test binary and returns it (each
-// build, even from the build cache, links the binary again: about 6 s of
-// CPU, and four tests use it). The binary is two directories below a temp
-// dir of its own, as in t.TempDir: TestUnwritableStore opens both to
-// another user.
+// buildMemctl builds cmd/memctl once per test binary and returns it. It
+// copies the executable `go run` links (`go run -exec cp`): go run keeps it
+// in the build cache, where `go build -o` links again every time (about 6 s
+// of CPU), so the packages whose tests start memctl (cli, fuzz, mcpserver)
+// link it once per state of the source. The binary is two directories
+// below a temp dir of its own, as in t.TempDir: TestUnwritableStore opens
+// both to another user.
 func buildMemctl(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
@@ -47,9 +49,12 @@ func buildMemctl(t testing.TB) string {
 			return
 		}
 		memctlBinPath = filepath.Join(memctlBinDir, "bin", "memctl")
-		cmd := exec.Command("go", "build", "-o", memctlBinPath, "github.com/memctl/memctl/cmd/memctl")
+		if memctlBinErr = os.Mkdir(filepath.Dir(memctlBinPath), 0o755); memctlBinErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "run", "-exec", "cp", "github.com/memctl/memctl/cmd/memctl", memctlBinPath)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			memctlBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+			memctlBinErr = fmt.Errorf("go run: %v\n%s", err, out)
 		}
 	})
 	if memctlBinErr != nil {
