@@ -172,8 +172,8 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		// parsed), with the source of the files it extracted when a
 		// GoCache keeps it.
 		x.checked, x.parseCache, x.ifacesOf, x.typedFset = nil, nil, nil, nil
-		for _, f := range t.Files {
-			if x.claimed[f.Rel] && x.next == nil {
+		for i, f := range t.Files {
+			if x.claimed[i] && x.next == nil {
 				f.Content = nil
 			}
 		}
@@ -319,8 +319,7 @@ type extractor struct {
 	extractDone  atomic.Int64
 	extractTotal int
 
-	byRel    map[string]*srcFile
-	claimed  map[string]bool   // rel paths extracted by a typed package
+	claimed  []bool            // by index in t.Files: extracted by a typed package
 	treePkgs map[string]bool   // import paths of directories in the tree
 	tables   map[string]*table // import path → declarations
 	pkgModes map[string]string // import path → mode
@@ -364,9 +363,8 @@ type extractor struct {
 	stream *GoStream
 	pend   streamPending
 
-	// listings are the modules' listings under way (typed.go), by
-	// module directory.
-	listings map[string]*listing
+	// listings are the modules' listings made ahead (typed.go).
+	listings *listings
 }
 
 type testEdge struct {
@@ -382,8 +380,7 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		parseCache: make(map[string]*parseEntry),
 		parseRefs:  make(map[string]int),
 		ifacesOf:   make(map[*types.Package][]*types.TypeName),
-		byRel:      make(map[string]*srcFile, len(t.Files)),
-		claimed:    make(map[string]bool),
+		claimed:    make([]bool, len(t.Files)),
 		treePkgs:   make(map[string]bool),
 		tables:     make(map[string]*table),
 		pkgModes:   make(map[string]string),
@@ -398,7 +395,6 @@ func newExtractor(t *tree, opts GoOptions) *extractor {
 		stream:     opts.Stream,
 	}
 	for _, f := range t.Files {
-		x.byRel[f.Rel] = f
 		ip := t.importPathOf(path.Dir(f.Rel))
 		x.treePkgs[ip] = true
 		x.treePkgs[ip+"_test"] = true
@@ -616,7 +612,7 @@ const inOrderWindow = 8
 // source is f's content (srcFile.read); an error (the content nil) fails
 // the extraction (failedRead).
 func (x *extractor) source(f *srcFile) ([]byte, error) {
-	b, err := f.read()
+	b, err := f.read(x.t.Root)
 	if err != nil {
 		x.readMu.Lock()
 		if x.readErr == nil {
@@ -1034,10 +1030,10 @@ func (x *extractor) finish() {
 	for _, p := range sortedKeys(x.tests) {
 		x.testsOf(p)
 	}
-	for rel := range x.byRel {
-		if base, ok := strings.CutSuffix(rel, "_test.go"); ok {
-			if _, ok := x.byRel[base+".go"]; ok && x.g.HasNode(FileKey(rel)) {
-				x.g.AddEdge(Edge{Src: FileKey(rel), Rel: RelTests, Dst: FileKey(base + ".go")})
+	for _, f := range x.t.Files {
+		if base, ok := strings.CutSuffix(f.Rel, "_test.go"); ok {
+			if x.t.file(base+".go") != nil && x.g.HasNode(FileKey(f.Rel)) {
+				x.g.AddEdge(Edge{Src: FileKey(f.Rel), Rel: RelTests, Dst: FileKey(base + ".go")})
 			}
 		}
 	}

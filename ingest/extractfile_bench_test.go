@@ -37,7 +37,7 @@ func BenchmarkExtractFileTyped(b *testing.B) {
 			b.Fatal(err)
 		}
 		files = append(files, f)
-		srcs = append(srcs, &srcFile{Rel: "net/http/" + filepath.Base(name), Abs: name, Content: content, Hash: contentHash(content)})
+		srcs = append(srcs, &srcFile{Rel: "net/http/" + filepath.Base(name), Content: content, Hash: contentHash(content)})
 	}
 	info := &types.Info{Uses: make(map[*ast.Ident]types.Object)}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}

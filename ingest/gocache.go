@@ -352,7 +352,7 @@ func (x *extractor) unitHashes(u *checkUnit) map[string]string {
 	out := make(map[string]string, len(u.files))
 	for _, name := range u.files {
 		if rel, ok := x.treeFileName(name); ok {
-			out[name] = x.byRel[rel].Hash.String()
+			out[name] = x.t.file(rel).Hash.String()
 		} else {
 			out[name] = ""
 		}

@@ -265,8 +265,8 @@ type syntaxFile struct {
 // import-path order as they finish.
 func (x *extractor) extractSyntax() {
 	var todo []*syntaxFile
-	for _, f := range x.t.Files {
-		if !x.claimed[f.Rel] {
+	for i, f := range x.t.Files {
+		if !x.claimed[i] {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
@@ -411,7 +411,7 @@ func (x *extractor) extractSyntax() {
 	// Files that do not even have a package clause.
 	for _, sf := range todo {
 		if sf.name == "" {
-			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
+			x.addUnparsed(sf.src, parseErrorText(x.t.Root, sf.src, sf.err))
 		}
 	}
 	// What only type inference read goes now (implementsSyntax reads the
@@ -434,7 +434,7 @@ func (x *extractor) extractSyntaxUnit(ip string, sfs []*syntaxFile, twice bool) 
 		// package read twice, the file whose declarations the first
 		// pass kept.
 		srcs[j], _ = x.source(sf.src) // an error fails the extraction
-		files[j], errs[j] = parser.ParseFile(fset, sf.src.Abs, srcs[j], 0)
+		files[j], errs[j] = parser.ParseFile(fset, x.t.abs(sf.src), srcs[j], 0)
 		if !twice {
 			named, _ := fileImports(files[j], x.packageName)
 			sf.ctx = x.tables[ip].addDecls(files[j], named, true)
@@ -459,7 +459,7 @@ func (x *extractor) extractSyntaxUnit(ip string, sfs []*syntaxFile, twice bool) 
 		}
 		uf := &unitFile{src: sf.src, ast: f, fset: fset, res: r, mode: ModeSyntax}
 		if errs[j] != nil {
-			uf.parseErr = parseErrorText(sf.src, errs[j])
+			uf.parseErr = parseErrorText(x.t.Root, sf.src, errs[j])
 		}
 		fr.extractFile(ip, uf, srcs[j])
 		files[j], srcs[j] = nil, nil
@@ -509,8 +509,8 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 		dirNames[dir][name] = true
 	}
 	claimedDir := make(map[string]string) // import path → directory of its first claimed file
-	for _, f := range x.t.Files {
-		if x.claimed[f.Rel] {
+	for i, f := range x.t.Files {
+		if x.claimed[i] {
 			dir := path.Dir(f.Rel)
 			if ip := x.t.importPathOf(dir); claimedDir[ip] == "" {
 				claimedDir[ip] = dir
@@ -552,9 +552,9 @@ func (x *extractor) parseHeads(files []*syntaxFile) {
 		if sf.never = neverBuilt(src); sf.never {
 			return
 		}
-		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, parser.ImportsOnly|parser.SkipObjectResolution)
+		f, _ := parser.ParseFile(token.NewFileSet(), x.t.abs(sf.src), src, parser.ImportsOnly|parser.SkipObjectResolution)
 		if f == nil || f.Name == nil || f.Name.Name == "" || f.Name.Name == "_" {
-			_, sf.err = parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, 0)
+			_, sf.err = parser.ParseFile(token.NewFileSet(), x.t.abs(sf.src), src, 0)
 			if sf.err == nil {
 				sf.err = errNoPackage
 			}
@@ -579,7 +579,7 @@ func (x *extractor) parseDecls(files []*syntaxFile) {
 	parallel(len(files), func(i int) {
 		sf := files[i]
 		src, _ := x.source(sf.src) // an error fails the extraction
-		f, _ := parser.ParseFile(token.NewFileSet(), sf.src.Abs, src, parser.SkipObjectResolution)
+		f, _ := parser.ParseFile(token.NewFileSet(), x.t.abs(sf.src), src, parser.SkipObjectResolution)
 		keepDecls(f)
 		sf.decls = f
 	})
@@ -1372,6 +1372,6 @@ func (x *extractor) addUnparsed(src *srcFile, parseErr string) {
 // parseErrorText is the first line of a file's syntax error with the file
 // named by its path relative to the ingested root (SPEC §9: payload paths
 // are relative; the parser names the absolute file it was given).
-func parseErrorText(src *srcFile, err error) string {
-	return strings.ReplaceAll(firstLine(err.Error()), src.Abs, src.Rel)
+func parseErrorText(root string, src *srcFile, err error) string {
+	return strings.ReplaceAll(firstLine(err.Error()), absPath(root, src.Rel), src.Rel)
 }

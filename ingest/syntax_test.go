@@ -31,8 +31,8 @@ func (x *extractor) extractSyntaxWhole() {
 	}
 	fset := token.NewFileSet()
 	var todo []*wholeFile
-	for _, f := range x.t.Files {
-		if b, _ := x.source(f); !x.claimed[f.Rel] && !neverBuilt(b) {
+	for i, f := range x.t.Files {
+		if b, _ := x.source(f); !x.claimed[i] && !neverBuilt(b) {
 			todo = append(todo, &wholeFile{src: f})
 		}
 	}
@@ -44,7 +44,7 @@ func (x *extractor) extractSyntaxWhole() {
 			defer wg.Done()
 			for sf := range next {
 				b, _ := x.source(sf.src)
-				f, err := parser.ParseFile(fset, sf.src.Abs, b, 0)
+				f, err := parser.ParseFile(fset, x.t.abs(sf.src), b, 0)
 				if f != nil && f.Name != nil && f.Name.Name != "" && f.Name.Name != "_" {
 					sf.ast = f
 				}
@@ -99,7 +99,7 @@ func (x *extractor) extractSyntaxWhole() {
 			}
 			uf := &unitFile{src: sf.src, ast: sf.ast, fset: fset, res: r, mode: ModeSyntax}
 			if sf.err != nil {
-				uf.parseErr = parseErrorText(sf.src, sf.err)
+				uf.parseErr = parseErrorText(x.t.Root, sf.src, sf.err)
 			}
 			b, _ := x.source(sf.src)
 			fr.extractFile(ips[i], uf, b)
@@ -112,7 +112,7 @@ func (x *extractor) extractSyntaxWhole() {
 	}
 	for _, sf := range todo {
 		if sf.ast == nil {
-			x.addUnparsed(sf.src, parseErrorText(sf.src, sf.err))
+			x.addUnparsed(sf.src, parseErrorText(x.t.Root, sf.src, sf.err))
 		}
 	}
 }

@@ -190,11 +190,11 @@ func (x *extractor) loadTyped(m module) error {
 			continue
 		}
 		for _, name := range u.files {
-			rel, ok := x.treeFileName(name)
-			if !ok || x.claimed[rel] {
+			rel, i := x.treeFile(name)
+			if i < 0 || x.claimed[i] {
 				continue
 			}
-			x.claimed[rel] = true
+			x.claimed[i] = true
 			if u.claims == nil {
 				u.claims = make(map[string]string)
 			}
@@ -315,11 +315,19 @@ func (x *extractor) listModule(m module) ([]*packages.Package, error) {
 		return nil, errors.New("no packages")
 	}
 	if x.listings == nil {
-		x.listings = startListings(x.t.Root, x.t.Modules, loadEnv(x.opts.Offline, x.opts.LoadEnv))
+		root, env := x.t.Root, loadEnv(x.opts.Offline, x.opts.LoadEnv)
+		x.listings = startListings(x.t.Modules, func(m module) ([]*packages.Package, error) {
+			cfg := &packages.Config{Mode: listMode, Dir: filepath.Join(root, filepath.FromSlash(m.Dir)), Env: env, Tests: true}
+			roots, err := packages.Load(cfg, "./...")
+			if err != nil {
+				return nil, err
+			}
+			var all []*packages.Package
+			packages.Visit(roots, nil, func(p *packages.Package) { all = append(all, p) })
+			return all, nil
+		})
 	}
-	l := x.listings[m.Dir]
-	<-l.done
-	delete(x.listings, m.Dir)
+	l := x.listings.take(m.Dir)
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -339,43 +347,56 @@ type listing struct {
 	took time.Duration
 }
 
-// maxListings is how many go commands list modules at once.
+// maxListings is how many listings are made ahead of the type-checking
+// that takes them: listed, or being listed, and not taken yet.
 const maxListings = 2
 
-// startListings lists every module of the tree in the background, at
-// most maxListings at a time, in the order of modules: the go command
-// lists the next module while the first is type-checked, instead of
-// keeping a core idle between them (std then cmd: 0.6–0.9 s).
-func startListings(root string, modules []module, env []string) map[string]*listing {
-	out := make(map[string]*listing, len(modules))
-	ls := make([]*listing, len(modules)) // the goroutines' own: listModule deletes from out
+// listings are the modules' listings made in the background, in the
+// order of modules: the go command lists the next module while one is
+// type-checked, instead of keeping a core idle between them (std then
+// cmd: 0.6–0.9 s). A listing holds one of maxListings slots from its
+// start until take hands it over, so the listings held wait for the
+// next two modules, not the tree's (a listing of the standard library
+// is about 10 MB, and listing runs ahead of type-checking).
+type listings struct {
+	byDir map[string]*listing // deleted as taken
+	slots chan struct{}
+}
+
+// startListings lists every module of the tree with list, at most
+// maxListings ahead of take.
+func startListings(modules []module, list func(module) ([]*packages.Package, error)) *listings {
+	ls := &listings{byDir: make(map[string]*listing, len(modules)), slots: make(chan struct{}, maxListings)}
+	each := make([]*listing, len(modules)) // the goroutines' own: take deletes from byDir
 	for i, m := range modules {
-		ls[i] = &listing{done: make(chan struct{})}
-		out[m.Dir] = ls[i]
+		each[i] = &listing{done: make(chan struct{})}
+		ls.byDir[m.Dir] = each[i]
 	}
 	go func() {
-		slots := make(chan struct{}, maxListings)
 		for i, m := range modules {
-			slots <- struct{}{}
+			ls.slots <- struct{}{} // given back by take
 			go func(l *listing) {
-				defer func() { <-slots }()
 				defer close(l.done)
 				t0 := time.Now()
-				cfg := &packages.Config{Mode: listMode, Dir: filepath.Join(root, filepath.FromSlash(m.Dir)), Env: env, Tests: true}
-				roots, err := packages.Load(cfg, "./...")
+				l.all, l.err = list(m)
 				l.took = time.Since(t0)
-				if err != nil {
-					l.err = err
-					return
-				}
-				packages.Visit(roots, nil, func(p *packages.Package) { l.all = append(l.all, p) })
-				if len(l.all) == 0 {
+				if l.err == nil && len(l.all) == 0 {
 					l.err = errors.New("no packages")
 				}
-			}(ls[i])
+			}(each[i])
 		}
 	}()
-	return out
+	return ls
+}
+
+// take waits for module dir's listing, forgets it and frees its slot.
+// Every module is taken once, in the order of modules.
+func (ls *listings) take(dir string) *listing {
+	l := ls.byDir[dir]
+	delete(ls.byDir, dir)
+	<-l.done
+	<-ls.slots
+	return l
 }
 
 // isForeignVariant reports whether p is a package recompiled for another
@@ -390,7 +411,7 @@ func (x *extractor) inTree(p *packages.Package) bool {
 	for _, f := range p.GoFiles {
 		rel, err := filepath.Rel(x.t.Root, f)
 		if err == nil && !strings.HasPrefix(rel, "..") {
-			if _, ok := x.byRel[filepath.ToSlash(rel)]; ok {
+			if x.t.file(filepath.ToSlash(rel)) != nil {
 				return true
 			}
 		}
@@ -618,7 +639,7 @@ func (x *extractor) check(u *checkUnit, mu *sync.Mutex) {
 	fr := newFragment()
 	res := &typedResolver{imports: u.imports, info: info}
 	for _, f := range files {
-		fr.extractFile(u.path, &unitFile{src: x.byRel[f.rel], ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped}, f.src)
+		fr.extractFile(u.path, &unitFile{src: x.t.file(f.rel), ast: f.ast, fset: x.typedFset, res: res, mode: ModeTyped}, f.src)
 	}
 	x.implementsTyped(u, fr)
 	u.frag = fr
@@ -713,7 +734,7 @@ type parseEntry struct {
 // others from disk (or from the Go cache's copy, gocache.go).
 func (x *extractor) readSource(name string) ([]byte, error) {
 	if rel, err := filepath.Rel(x.t.Root, name); err == nil {
-		if f, ok := x.byRel[filepath.ToSlash(rel)]; ok {
+		if f := x.t.file(filepath.ToSlash(rel)); f != nil {
 			return x.source(f)
 		}
 	}
@@ -741,13 +762,19 @@ type typedFile struct {
 // treeFileName maps a compiled Go file to the tree file it is (its rel
 // path). cgo-processed files, generated outside the tree, are not.
 func (x *extractor) treeFileName(name string) (string, bool) {
+	rel, i := x.treeFile(name)
+	return rel, i >= 0
+}
+
+// treeFile is treeFileName with the file's index in the tree's files; -1
+// for a file outside the tree.
+func (x *extractor) treeFile(name string) (string, int) {
 	rel, err := filepath.Rel(x.t.Root, name)
 	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", false
+		return "", -1
 	}
 	rel = filepath.ToSlash(rel)
-	_, ok := x.byRel[rel]
-	return rel, ok
+	return rel, x.t.fileIndex(rel)
 }
 
 // typedResolver resolves names with go/types.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/tools/go/packages"
 )
 
 // A tree of more modules than are listed at once (maxListings): every
@@ -69,5 +71,42 @@ func TestParallelInOrderWindow(t *testing.T) {
 	}
 	if most > window {
 		t.Errorf("%d units begun and not yet done at once, want at most %d", most, window)
+	}
+}
+
+// Listings run ahead of the type-checking that takes them by at most
+// maxListings modules: a listing is held from its start until it is
+// taken, whatever the lister's speed (it once freed its slot when the
+// listing was done, and a fast lister held every module's listing).
+func TestListingsAheadAtMostMax(t *testing.T) {
+	const n = 12
+	var modules []module
+	for i := range n {
+		modules = append(modules, module{Dir: fmt.Sprintf("m%d", i)})
+	}
+	var mu sync.Mutex
+	started, taken, most := 0, 0, 0 // taken: takes begun
+	ls := startListings(modules, func(m module) ([]*packages.Package, error) {
+		mu.Lock()
+		started++
+		most = max(most, started-taken)
+		mu.Unlock()
+		return []*packages.Package{{ID: m.Dir}}, nil // at once: the lister is fast
+	})
+	for _, m := range modules {
+		time.Sleep(2 * time.Millisecond) // a type-check: the lister may run ahead
+		mu.Lock()
+		taken++ // before take frees the slot: the lister may start the next at once
+		mu.Unlock()
+		l := ls.take(m.Dir)
+		if l.err != nil || len(l.all) != 1 || l.all[0].ID != m.Dir {
+			t.Fatalf("%s: listing %v, %v", m.Dir, l.all, l.err)
+		}
+	}
+	if started != n {
+		t.Fatalf("%d of %d modules listed", started, n)
+	}
+	if most > maxListings {
+		t.Errorf("%d listings held before they were taken, want at most %d", most, maxListings)
 	}
 }

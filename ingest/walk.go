@@ -34,8 +34,7 @@ type module struct {
 
 // srcFile is one file found by the walk.
 type srcFile struct {
-	Rel string // slash path relative to the root
-	Abs string
+	Rel string // slash path relative to the root (tree.abs is its path)
 	// Content is held when the walk keeps what it read (go.mod and go.sum
 	// files; every file for a GoCache); nil otherwise: read reads the file
 	// again when it is needed, so that an extraction holds the source of
@@ -55,11 +54,11 @@ func (h contentSum) String() string { return "sha256:" + hex.EncodeToString(h[:]
 // which must still hash to Hash (a *FileChangedError if it does not: the
 // passes of an extraction read the same bytes, and the file's node says
 // which ones).
-func (f *srcFile) read() ([]byte, error) {
+func (f *srcFile) read(root string) ([]byte, error) {
 	if f.Content != nil || f.Hash == (contentSum{}) {
 		return f.Content, nil
 	}
-	b, err := os.ReadFile(f.Abs)
+	b, err := os.ReadFile(absPath(root, f.Rel))
 	if err != nil {
 		return nil, &FileChangedError{Rel: f.Rel, Err: err}
 	}
@@ -133,29 +132,29 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 		}
 		switch {
 		case name == "go.mod" || name == "go.sum":
-			t.ModFiles = append(t.ModFiles, &srcFile{Rel: rel, Abs: p})
+			t.ModFiles = append(t.ModFiles, &srcFile{Rel: rel})
 		case keep(name):
-			t.Files = append(t.Files, &srcFile{Rel: rel, Abs: p})
+			t.Files = append(t.Files, &srcFile{Rel: rel})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := readAll(t.ModFiles, true); err != nil {
+	if err := readAll(abs, t.ModFiles, true); err != nil {
 		return nil, err
 	}
 	var toRead []*srcFile
 	for i, f := range t.Files {
 		if known != nil {
 			if k := known(f.Rel); k != nil {
-				t.Files[i] = &srcFile{Rel: f.Rel, Abs: f.Abs, Content: k.Content, Hash: k.Hash}
+				t.Files[i] = &srcFile{Rel: f.Rel, Content: k.Content, Hash: k.Hash}
 				continue
 			}
 		}
 		toRead = append(toRead, f)
 	}
-	if err := readAll(toRead, keepContent); err != nil {
+	if err := readAll(abs, toRead, keepContent); err != nil {
 		return nil, err
 	}
 	slices.Sort(t.Dirs)
@@ -183,7 +182,7 @@ func skipDir(name string, opts WalkOptions) bool {
 
 // readAll reads and hashes files concurrently, keeping their content with
 // keep.
-func readAll(files []*srcFile, keep bool) error {
+func readAll(root string, files []*srcFile, keep bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(files))
 	next := make(chan int)
@@ -192,7 +191,7 @@ func readAll(files []*srcFile, keep bool) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				b, err := os.ReadFile(files[i].Abs)
+				b, err := os.ReadFile(absPath(root, files[i].Rel))
 				if err != nil {
 					errs[i] = err
 					continue
@@ -221,6 +220,30 @@ func relPath(root, p string) string {
 	rel, _ := filepath.Rel(root, p)
 	return filepath.ToSlash(rel)
 }
+
+// fileIndex is the index in Files of the file at rel; -1 when there is
+// none. Files are sorted by Rel.
+func (t *tree) fileIndex(rel string) int {
+	i, ok := slices.BinarySearchFunc(t.Files, rel, func(f *srcFile, rel string) int { return strings.Compare(f.Rel, rel) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// file is the file at rel; nil when there is none.
+func (t *tree) file(rel string) *srcFile {
+	if i := t.fileIndex(rel); i >= 0 {
+		return t.Files[i]
+	}
+	return nil
+}
+
+// absPath is the path of the file at rel (a slash path) under root.
+func absPath(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+
+// abs is the path of a file of the tree.
+func (t *tree) abs(f *srcFile) string { return absPath(t.Root, f.Rel) }
 
 func contentHash(b []byte) contentSum { return sha256.Sum256(b) }
 

@@ -39,7 +39,7 @@ func TestWalkKeepsNoContent(t *testing.T) {
 			if held := f.Content != nil; held != keepContent {
 				t.Errorf("keep %v: %s: content held %v", keepContent, f.Rel, held)
 			}
-			b, err := f.read()
+			b, err := f.read(tr.Root)
 			if err != nil || string(b) != want {
 				t.Errorf("keep %v: %s: read %q, %v; want %q", keepContent, f.Rel, b, err, want)
 			}
