@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 		os.Exit(fn())
 	}
 	code := m.Run()
-	for _, dir := range []string{binDir, fixtureRoot} {
+	for _, dir := range []string{binDir, fixtureRoot, shapesRoot} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -225,9 +226,34 @@ func (sh *damageShape) commands(dir, snap string) [][]string {
 	)
 }
 
-func buildDamageShapes(t testing.TB) []*damageShape {
+var (
+	shapesOnce sync.Once
+	shapesRoot string // removed by TestMain
+	shapesAll  []*damageShape
+)
+
+// damageShapes returns the shapes, built once per test binary and shared
+// by TestPageDamage and FuzzPageDamage (read-only: trials copy a shape's
+// store before damaging it). Building them ingests a Go tree: 2.5 s, 9 s
+// under -race.
+func damageShapes(t testing.TB) []*damageShape {
 	t.Helper()
-	root := t.TempDir()
+	shapesOnce.Do(func() {
+		root, err := os.MkdirTemp("", "memctl-fuzz-shapes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapesRoot = root
+		shapesAll = buildDamageShapes(t, root)
+	})
+	if shapesAll == nil {
+		t.Fatal("the damage shapes failed to build (see the test that built them first)")
+	}
+	return shapesAll
+}
+
+func buildDamageShapes(t testing.TB, root string) []*damageShape {
+	t.Helper()
 	mk := func(name string) string {
 		dir := filepath.Join(root, name)
 		if r := memctlIn("", "--db", dir, "init"); r.Code != 0 {
@@ -427,7 +453,7 @@ func TestPageDamage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("page-damage trials run the test binary as helper processes")
 	}
-	shapes := buildDamageShapes(t)
+	shapes := damageShapes(t)
 	const psize = 4096
 	if ps := os.Getpagesize(); ps != psize {
 		t.Skipf("page size %d: the damage generator assumes LMDB pages of %d bytes", ps, psize)
@@ -682,7 +708,7 @@ func FuzzPageDamage(f *testing.F) {
 		f.Skip("its seeds run race-built helpers (27 s); make test's non-race pass runs them")
 	}
 	bin := memctlBin(f)
-	shapes := buildDamageShapes(f)
+	shapes := damageShapes(f)
 	f.Fuzz(func(t *testing.T, kind uint8, seed uint64, big bool) {
 		sh := shapes[0]
 		if big {
