@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -375,6 +376,8 @@ func startListings(modules []module, list func(module) ([]*packages.Package, err
 	go func() {
 		for i, m := range modules {
 			ls.slots <- struct{}{} // given back by take
+			l := each[i]
+			each[i] = nil // not held past take: this goroutine runs until the last module starts
 			go func(l *listing) {
 				defer close(l.done)
 				t0 := time.Now()
@@ -383,7 +386,7 @@ func startListings(modules []module, list func(module) ([]*packages.Package, err
 				if l.err == nil && len(l.all) == 0 {
 					l.err = errors.New("no packages")
 				}
-			}(each[i])
+			}(l)
 		}
 	}()
 	return ls
@@ -982,6 +985,46 @@ func debugf(format string, args ...any) {
 	if os.Getenv("MEMCTL_INGEST_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, format+"\n", args...)
 	}
+}
+
+// watchHeapHighs, with MEMCTL_INGEST_HEAPDIR=DIR, writes a heap profile
+// DIR/high-N.prof each time the live heap (as the last collection marked
+// it) passes the last profiled by a tenth, until stop is called: where a
+// peak comes from, between the phases debugHeap sees.
+func watchHeapHighs() (stop func()) {
+	dir := os.Getenv("MEMCTL_INGEST_HEAPDIR")
+	if dir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var high uint64
+		for n := 1; ; {
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 {
+				return
+			}
+			if live := sample[0].Value.Uint64(); live > high+high/10 {
+				high = live
+				if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("high-%d.prof", n))); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+					fmt.Fprintf(os.Stderr, "heap high %d: live %d MB at %.0fs\n", n, live>>20, time.Since(start).Seconds())
+					n++
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // debugHeap reports, with MEMCTL_INGEST_DEBUG=2, the live heap after a
