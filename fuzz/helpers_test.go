@@ -103,11 +103,13 @@ func memctlIn(stdin string, args ...string) run {
 	return run{out.String(), errb.String(), code}
 }
 
-// memctlProc runs the memctl binary with stdin.
+// memctlProc runs the memctl binary with stdin, in an environment of its
+// own: nothing inherited but PATH, and no fsync (as the processes the
+// other tests start: a killed process loses nothing an fsync would keep).
 func memctlProc(t testing.TB, stdin string, args ...string) run {
 	t.Helper()
 	cmd := exec.Command(memctlBin(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MEMCTL_NOSYNC=1"}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
