@@ -3,8 +3,11 @@ package lmdbstore
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestChunkedMatchesSlice: a chunked list reads back as a plain slice given
@@ -153,5 +156,68 @@ func TestChunkedSpillLeavesMemory(t *testing.T) {
 	}
 	if file5 := rssFile(t); file5-file4 > 4*mb {
 		t.Errorf("loading 32 MiB out of order added %d MB of RssFile: want none", (file5-file4)/mb)
+	}
+}
+
+// TestChunkedSpillOneRegion: a spilled list maps each chunk at its file
+// offset in one reserved range, so that the mapped chunks lie one after
+// another (evict is then one call over them); a truncated list maps its
+// new chunks there too and reads back as written; release unmaps the
+// whole range.
+func TestChunkedSpillOneRegion(t *testing.T) {
+	var c chunked[uint32]
+	c.spillTo(t.TempDir(), 2)
+	const chunks = 10
+	value := func(i int) uint32 { return uint32(i)*2654435761 + 11 }
+	for i := range chunks * chunkLen {
+		c.add(value(i))
+	}
+	s := c.spill
+	contiguous := func(at string) {
+		t.Helper()
+		if s.region == nil {
+			t.Fatalf("%s: no region reserved", at)
+		}
+		for i, m := range s.maps {
+			switch {
+			case i < 2 && m != nil:
+				t.Fatalf("%s: resident chunk %d is a mapping", at, i)
+			case i >= 2 && (m == nil || unsafe.SliceData(m) != &s.region[s.offs[i]]):
+				t.Fatalf("%s: chunk %d is not mapped at its file offset %d in the region", at, i, s.offs[i])
+			}
+		}
+	}
+	contiguous("written")
+	c.evict()
+	c.truncate(5*chunkLen + 123)
+	for i := c.len(); i < 8*chunkLen; i++ {
+		c.add(value(i))
+	}
+	contiguous("truncated and grown")
+	c.evict()
+	for i := range c.len() {
+		if got := *c.at(i); got != value(i) {
+			t.Fatalf("element %d: %d, want %d", i, got, value(i))
+		}
+	}
+	base := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(s.region))))
+	mapped := func() bool {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skip("no /proc/self/maps:", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, base) {
+				return true
+			}
+		}
+		return false
+	}
+	if !mapped() {
+		t.Fatalf("the region at %s is not in /proc/self/maps", base)
+	}
+	c.release()
+	if mapped() {
+		t.Errorf("the region at %s is still mapped after release", base)
 	}
 }

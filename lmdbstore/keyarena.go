@@ -155,10 +155,7 @@ func (a *keyArena) evict() {
 	if a.spill == nil {
 		return
 	}
-	maps := a.spill.s.maps
-	for i := range max(0, len(maps)-keysRecent) {
-		a.spill.s.evict(i)
-	}
+	a.spill.s.evictRange(0, max(0, len(a.spill.s.maps)-keysRecent))
 	a.refs.evict()
 }
 
