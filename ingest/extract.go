@@ -119,6 +119,7 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "reading"})
 	defer func() { debugf("ExtractGo in %v", time.Since(start)) }()
+	defer watchHeapHighs()()
 	t, err := walkTree(root, opts.WalkOptions, func(name string) bool { return strings.HasSuffix(name, ".go") },
 		opts.Cache.known(opts.Known), opts.Cache != nil)
 	if err != nil {
