@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unique"
 )
 
 // table holds the package-level declarations of one package (every file
@@ -560,10 +561,15 @@ func (x *extractor) parseHeads(files []*syntaxFile) {
 			}
 			return
 		}
-		sf.name = f.Name.Name
+		// Held until the file's package is extracted, for every file of
+		// the tree read from syntax: its name and import paths are the
+		// canonical copies (unique), a few thousand strings shared by
+		// hundreds of thousands of files, not each file's own.
+		sf.name = unique.Make(f.Name.Name).Value()
+		sf.imports = make([]string, 0, len(f.Imports))
 		for _, imp := range f.Imports {
 			if p, err := strconv.Unquote(imp.Path.Value); err == nil {
-				sf.imports = append(sf.imports, p)
+				sf.imports = append(sf.imports, unique.Make(p).Value())
 			}
 		}
 	})

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,9 +10,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -442,5 +445,43 @@ func TestSyntaxTablesReleased(t *testing.T) {
 	got = x.tableReleases(at, map[string]bool{"z": true}, spans, imports)
 	if want := map[int][]string{0: {"a", "typed"}}; got == nil || !reflect.DeepEqual(got.ends, want) {
 		t.Errorf("table releases with mixed kept %v, want %v", got, want)
+	}
+}
+
+// The heads parseHeads keeps of every file read from syntax, until its
+// package is extracted, share their package names and import paths: one
+// copy of "fmt" for all the files that import it, not one a file (std×80:
+// some 1.5 million imports).
+func TestParseHeadsShareStrings(t *testing.T) {
+	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n"}
+	for i := range 4 {
+		files[fmt.Sprintf("p%d/f.go", i)] = "package p\n\nimport (\n\t\"fmt\"\n\t\"example.com/m/q\"\n)\n\nvar _ = fmt.Sprint(q.X)\n"
+	}
+	tr, err := walkTree(writeTree(t, files), WalkOptions{}, func(name string) bool { return strings.HasSuffix(name, ".go") }, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExtractor(tr, GoOptions{})
+	var sfs []*syntaxFile
+	for _, f := range tr.Files {
+		sfs = append(sfs, &syntaxFile{src: f})
+	}
+	x.parseHeads(sfs)
+	if err := x.failedRead(); err != nil {
+		t.Fatal(err)
+	}
+	first := sfs[0]
+	for _, sf := range sfs {
+		if sf.name != "p" || !slices.Equal(sf.imports, []string{"fmt", "example.com/m/q"}) {
+			t.Fatalf("%s: head %q %q", sf.src.Rel, sf.name, sf.imports)
+		}
+		if unsafe.StringData(sf.name) != unsafe.StringData(first.name) {
+			t.Errorf("%s: its package name is a copy of its own", sf.src.Rel)
+		}
+		for i, p := range sf.imports {
+			if unsafe.StringData(p) != unsafe.StringData(first.imports[i]) {
+				t.Errorf("%s: import %q is a copy of its own", sf.src.Rel, p)
+			}
+		}
 	}
 }
