@@ -52,11 +52,13 @@ type chunkSpill struct {
 	lost     bool
 }
 
-// regionBytes is the address range a spill reserves: 64 GiB, far more
-// than a load spills to one list here (std×80's largest is 1.5 GB), and
+// regionBytes is the address range a spill reserves: 16 GiB, ten times
+// what a load spills to one list here (std×80's edges: 0.8 GB), and
 // nothing against the memory the process may use (PROT_NONE,
-// MAP_NORESERVE: no page and no commit charge until a chunk is mapped).
-const regionBytes = 1 << 36
+// MAP_NORESERVE: no page and no commit charge until a chunk is mapped;
+// only the process's virtual size shows it). Chunks past it are mappings
+// of their own.
+const regionBytes = 1 << 34
 
 // chunkBits sets a chunk's length: 65,536 elements.
 const chunkBits = 16
