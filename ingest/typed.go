@@ -357,8 +357,9 @@ const maxListings = 2
 // type-checked, instead of keeping a core idle between them (std then
 // cmd: 0.6–0.9 s). A listing holds one of maxListings slots from its
 // start until take hands it over, so the listings held wait for the
-// next two modules, not the tree's (a listing of the standard library
-// is about 10 MB, and listing runs ahead of type-checking).
+// next two modules, not the tree's: listing runs ahead of type-checking,
+// and listings kept past their module were 330 MB of std×80's live heap
+// at minute 12.
 type listings struct {
 	byDir map[string]*listing // deleted as taken
 	slots chan struct{}
