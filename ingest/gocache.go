@@ -351,8 +351,8 @@ func (t *table) clone() *table {
 func (x *extractor) unitHashes(u *checkUnit) map[string]string {
 	out := make(map[string]string, len(u.files))
 	for _, name := range u.files {
-		if rel, ok := x.treeFileName(name); ok {
-			out[name] = x.t.file(rel).Hash.String()
+		if _, i := x.treeFile(name); i >= 0 {
+			out[name] = x.t.Files[i].Hash.String()
 		} else {
 			out[name] = ""
 		}

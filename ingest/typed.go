@@ -263,7 +263,7 @@ func (x *extractor) loadTyped(m module) error {
 // treeDir is the directory (rel) of the unit's first file in the tree.
 func (u *checkUnit) treeDir(x *extractor) string {
 	for _, name := range u.files {
-		if rel, ok := x.treeFileName(name); ok {
+		if rel, i := x.treeFile(name); i >= 0 {
 			return path.Dir(rel)
 		}
 	}
@@ -763,15 +763,9 @@ type typedFile struct {
 	src []byte // the source it was parsed from
 }
 
-// treeFileName maps a compiled Go file to the tree file it is (its rel
-// path). cgo-processed files, generated outside the tree, are not.
-func (x *extractor) treeFileName(name string) (string, bool) {
-	rel, i := x.treeFile(name)
-	return rel, i >= 0
-}
-
-// treeFile is treeFileName with the file's index in the tree's files; -1
-// for a file outside the tree.
+// treeFile maps a compiled Go file to the tree file it is: its rel path
+// and its index in the tree's files, -1 for a file outside the tree
+// (cgo-processed files, generated outside it).
 func (x *extractor) treeFile(name string) (string, int) {
 	rel, err := filepath.Rel(x.t.Root, name)
 	if err != nil || strings.HasPrefix(rel, "..") {

@@ -137,17 +137,25 @@ func (c *chunked[T]) newChunk() []T {
 	if s == nil {
 		return make([]T, 0, chunkLen)
 	}
-	var m []byte
-	var off int64
-	if !s.off && len(c.chunks) >= s.resident {
-		var zero T
-		m, off = s.mapChunkAt(chunkLen * int(unsafe.Sizeof(zero)))
-	}
-	s.maps, s.offs = append(s.maps, m), append(s.offs, off)
+	var zero T
+	m := s.next(len(c.chunks), chunkLen*int(unsafe.Sizeof(zero)))
 	if m == nil {
 		return make([]T, 0, chunkLen)
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), chunkLen)[:0]
+}
+
+// next records chunk i (the next one) of n bytes and returns its
+// mapping: nil, the chunk in memory, for the first resident chunks or
+// once spilling is off.
+func (s *chunkSpill) next(i, n int) []byte {
+	var m []byte
+	var off int64
+	if !s.off && i >= s.resident {
+		m, off = s.mapChunkAt(n)
+	}
+	s.maps, s.offs = append(s.maps, m), append(s.offs, off)
+	return m
 }
 
 // mapChunkAt extends the file by n bytes (a multiple of the page size:

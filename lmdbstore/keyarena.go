@@ -102,17 +102,10 @@ func (a *keyArena) newBlock(size int) []byte {
 	if a.spill == nil {
 		return make([]byte, size)
 	}
-	s := a.spill.s
-	var m []byte
-	var off int64
-	if !s.off && len(a.blocks) >= s.resident {
-		m, off = s.mapChunkAt(size)
+	if m := a.spill.s.next(len(a.blocks), size); m != nil {
+		return m
 	}
-	s.maps, s.offs = append(s.maps, m), append(s.offs, off)
-	if m == nil {
-		return make([]byte, size)
-	}
-	return m
+	return make([]byte, size)
 }
 
 // read is key i as at has it, but read from the spill file into *buf
