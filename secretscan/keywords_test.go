@@ -60,18 +60,18 @@ func TestRuleKeywords(t *testing.T) {
 // Scanner unchanged; keyword-free writes leave it unbuilt; and one Lazy
 // taking all of them (so building the Scanner on the way) agrees too.
 func TestLazyMatchesScanner(t *testing.T) {
+	if raceEnabled {
+		// Even a fifth of the corpus took 48 s under -race, and the race
+		// detector has nothing to find here: one goroutine, and secretscan
+		// uses no unsafe (checkptr). make test's non-race pass runs it all.
+		t.Skip("one goroutine over the corpus (48 s under -race); make test's non-race pass runs it")
+	}
 	s := testScanner(t)
 	var texts []string
 	for _, e := range readCorpus(t) {
 		for _, c := range contexts {
 			texts = append(texts, c.place(e.Text))
 		}
-	}
-	if raceEnabled { // a fifth of the corpus: make test's non-race pass runs it all
-		for i := range len(texts) / 5 {
-			texts[i] = texts[5*i]
-		}
-		texts = texts[:len(texts)/5]
 	}
 	texts = append(texts, "", "w:1", "calls", "sym:pkg.(*Server).Handle", "a plain sentence.", "K\\u0045Y", "clé: ÅÉÎ")
 	payloads := func(text string) []string {
