@@ -145,9 +145,19 @@ func goCacheOptions(c *Cache) Options {
 // fresh full ingest of the tree, and the Go extraction took the path the
 // edit calls for.
 func TestRefreshGoCacheRandomEdits(t *testing.T) {
+	if raceEnabled {
+		// One seed of 8 steps took 57 s of the race pass (two Go
+		// extractions a step, std's units type-checked from source each
+		// time). Under -race, TestRefreshGoCacheHandEdit still runs
+		// refreshes through one cache (the first, incremental ones, a
+		// Python write between, a whole comparison after a hand edit),
+		// each checked against a fresh ingest; make test's non-race pass
+		// runs all three seeds of this one (FULLSIZE_TESTS).
+		t.Skip("two Go extractions a step (57 s for 8 steps under -race); make test's non-race pass runs it")
+	}
 	seeds := []int64{1, 2, 3}
 	steps := 14
-	if testing.Short() || raceEnabled {
+	if testing.Short() {
 		seeds, steps = seeds[:1], 8
 	}
 	for _, seed := range seeds {
