@@ -58,6 +58,14 @@ type GoOptions struct {
 	// ingest: write_stream.go), and GoResult.Graph is nil; the extractor
 	// keeps only the node keys. Not with Cache.
 	Stream *GoStream
+
+	// oneSyntaxPass (tests) reads every module's files read from syntax
+	// in one pass after every check, standing alone or not: the graph is
+	// the same.
+	oneSyntaxPass bool
+	// afterModule (tests) is called as each module of the tree is done
+	// with.
+	afterModule func(x *extractor, i int)
 }
 
 // Progress reports how far a phase has come. Total 0 means unknown.
@@ -158,8 +166,28 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	if cacheKey != "" {
 		x.startCache(opts.Cache, cacheKey, toolchain)
 	}
-	if !opts.SyntaxOnly {
-		for i, m := range t.Modules {
+	if t.Links != nil {
+		n := 0
+		for i := range t.Modules {
+			if x.alone(i) {
+				n++
+			}
+		}
+		debugf("%d modules, %d of them extracted alone", len(t.Modules), n)
+	}
+	for i, m := range t.Modules {
+		// A module standing alone is extracted whole before the next one
+		// starts, its tables its own (x.tables the while) and let go at
+		// its end: what is held for the files read from syntax follows
+		// the module, not the tree.
+		alone := x.alone(i)
+		var others map[string]*table
+		var otherTypes hashSet
+		if alone {
+			others, x.tables = x.tables, make(map[string]*table)
+			otherTypes, x.syntaxTypes = x.syntaxTypes, hashSet{}
+		}
+		if !opts.SyntaxOnly {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
 			if err := x.loadTyped(m); err != nil {
 				msg := fmt.Sprintf("%s: %v", m.Path, firstLine(err.Error()))
@@ -167,6 +195,23 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
+		if alone {
+			x.extractSyntax(func(j int) bool { return t.Links.fileMod[j] == int32(i) })
+			x.implementsSyntax()
+			x.tables, x.syntaxTypes = others, otherTypes
+			// No file of a later module is one of this module's: their
+			// indices by name go (declFiles keeps the names the symbols'
+			// tags point to).
+			x.declFile = make(map[string]uint32)
+			if err := x.failedRead(); err != nil {
+				return nil, err
+			}
+		}
+		if opts.afterModule != nil {
+			opts.afterModule(x, i)
+		}
+	}
+	if !opts.SyntaxOnly {
 		debugHeap("type-checking done")
 		// What type-checking kept for the modules to come goes now (the
 		// packages, syntax trees and the line tables of every file it
@@ -185,7 +230,11 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	report(Progress{Phase: "extracting"})
 	t0 := time.Now()
-	x.extractSyntax()
+	var rest func(j int) bool // the files of the modules not extracted yet
+	if t.Links != nil {
+		rest = func(j int) bool { return !x.alone(int(t.Links.fileMod[j])) }
+	}
+	x.extractSyntax(rest)
 	if x.next != nil {
 		x.endCache(opts.Cache, len(res.LoadErrors))
 	}
@@ -231,6 +280,12 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// alone reports whether module i (of x.t.Modules) is extracted on its own
+// (moduleLinks): it stands alone, and no GoCache keeps the tables.
+func (x *extractor) alone(i int) bool {
+	return x.next == nil && !x.opts.oneSyntaxPass && x.t.Links.alone(i)
 }
 
 func firstLine(s string) string {

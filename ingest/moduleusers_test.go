@@ -105,7 +105,7 @@ func TestReleasedModulesSameGraph(t *testing.T) {
 			}
 		}
 		x.checked, x.parseCache, x.ifacesOf = nil, nil, nil
-		x.extractSyntax()
+		x.extractSyntax(nil)
 		x.finish()
 		return x.g
 	}

@@ -264,10 +264,14 @@ type syntaxFile struct {
 // file imports is parsed once, in the second pass: only its own files
 // read its declarations. Packages are merged into the graph in
 // import-path order as they finish.
-func (x *extractor) extractSyntax() {
+//
+// in, when not nil, says which files of the tree (by index) are extracted
+// now: those of a module standing alone (ExtractGo), whose own tables
+// are then x.tables, or those of every other module.
+func (x *extractor) extractSyntax(in func(i int) bool) {
 	var todo []*syntaxFile
 	for i, f := range x.t.Files {
-		if !x.claimed[i] {
+		if !x.claimed[i] && (in == nil || in(i)) {
 			todo = append(todo, &syntaxFile{src: f})
 		}
 	}
@@ -287,7 +291,7 @@ func (x *extractor) extractSyntax() {
 			}
 		}
 	}
-	ipOf := x.syntaxImportPaths(named)
+	ipOf := x.syntaxImportPaths(named, in)
 
 	type unit struct {
 		files []*syntaxFile
@@ -500,8 +504,8 @@ type fileName struct{ rel, name string }
 // syntaxImportPaths returns the import path of a file read from syntax
 // (one of files) by its path and package name: its directory's, with
 // "_test" for an external test package (name_test beside a package name
-// of the directory, type-checked or not).
-func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) string {
+// of the directory, type-checked or not). in is extractSyntax's.
+func (x *extractor) syntaxImportPaths(files []fileName, in func(i int) bool) func(rel, name string) string {
 	dirNames := make(map[string]map[string]bool) // directory → package names
 	addName := func(dir, name string) {
 		if dirNames[dir] == nil {
@@ -511,7 +515,7 @@ func (x *extractor) syntaxImportPaths(files []fileName) func(rel, name string) s
 	}
 	claimedDir := make(map[string]string) // import path → directory of its first claimed file
 	for i, f := range x.t.Files {
-		if x.claimed[i] {
+		if x.claimed[i] && (in == nil || in(i)) {
 			dir := path.Dir(f.Rel)
 			if ip := x.t.importPathOf(dir); claimedDir[ip] == "" {
 				claimedDir[ip] = dir

@@ -70,7 +70,7 @@ func (x *extractor) extractSyntaxWhole() {
 			named = append(named, fileName{sf.src.Rel, sf.ast.Name.Name})
 		}
 	}
-	ipOf := x.syntaxImportPaths(named)
+	ipOf := x.syntaxImportPaths(named, nil)
 	importPathFor := func(sf *wholeFile) string { return ipOf(sf.src.Rel, sf.ast.Name.Name) }
 	units := make(map[string][]*wholeFile)
 	for _, sf := range todo {
@@ -333,13 +333,13 @@ func checkSyntaxStreams(t *testing.T, name, dir string) {
 	}
 	for _, opts := range modes {
 		whole := renderGraph(extractWith(t, dir, opts, (*extractor).extractSyntaxWhole))
-		streamed := extractWith(t, dir, opts, (*extractor).extractSyntax)
+		streamed := extractWith(t, dir, opts, func(x *extractor) { x.extractSyntax(nil) })
 		if diff := cmp.Diff(whole, renderGraph(streamed)); diff != "" {
 			t.Errorf("%s, syntax-only %t: streamed graph differs (-whole +streamed):\n%s", name, opts.SyntaxOnly, diff)
 		}
 		// One package at a time: every package's declarations parsed
 		// just before the first that reads them, released after the last.
-		one := extractWith(t, dir, opts, func(x *extractor) { x.syntaxBatch = 1; x.extractSyntax() })
+		one := extractWith(t, dir, opts, func(x *extractor) { x.syntaxBatch = 1; x.extractSyntax(nil) })
 		if diff := cmp.Diff(whole, renderGraph(one)); diff != "" {
 			t.Errorf("%s, syntax-only %t: graph in batches of one package differs (-whole +streamed):\n%s", name, opts.SyntaxOnly, diff)
 		}
@@ -408,7 +408,7 @@ func checkStreamFixture(t *testing.T, g *Graph) {
 func TestSyntaxTablesReleased(t *testing.T) {
 	dir := writeTree(t, streamFixture)
 	var x *extractor
-	extractWith(t, dir, GoOptions{SyntaxOnly: true}, func(e *extractor) { x = e; e.syntaxBatch = 1; e.extractSyntax() })
+	extractWith(t, dir, GoOptions{SyntaxOnly: true}, func(e *extractor) { x = e; e.syntaxBatch = 1; e.extractSyntax(nil) })
 	var kept []string
 	for p, tab := range x.tables {
 		if !tab.released {

@@ -93,6 +93,9 @@ type tree struct {
 	// ModFiles are the go.mod/go.sum files (they change what type-checking
 	// sees, so they are part of the tree hash).
 	ModFiles []*srcFile
+	// Links say which modules stand alone (modlinks.go); nil when the
+	// tree has one module, or not every file was read.
+	Links *moduleLinks
 }
 
 // walkTree lists the directories and the files accepted by keep below
@@ -141,7 +144,7 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 	if err != nil {
 		return nil, err
 	}
-	if err := readAll(abs, t.ModFiles, true); err != nil {
+	if err := readAll(abs, t.ModFiles, true, nil); err != nil {
 		return nil, err
 	}
 	var toRead []*srcFile
@@ -154,16 +157,24 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 		}
 		toRead = append(toRead, f)
 	}
-	if err := readAll(abs, toRead, keepContent); err != nil {
+	t.Modules, err = findModules(abs, t.ModFiles)
+	if err != nil {
+		return nil, err
+	}
+	var visit func(*srcFile, []byte)
+	if len(t.Modules) > 1 && known == nil { // every file is read: their imports say which modules stand alone
+		t.Links = newModuleLinks(t)
+		visit = t.Links.visit
+	}
+	if err := readAll(abs, toRead, keepContent, visit); err != nil {
 		return nil, err
 	}
 	slices.Sort(t.Dirs)
 	byRel := func(a, b *srcFile) int { return strings.Compare(a.Rel, b.Rel) }
 	slices.SortFunc(t.Files, byRel)
 	slices.SortFunc(t.ModFiles, byRel)
-	t.Modules, err = findModules(abs, t.ModFiles)
-	if err != nil {
-		return nil, err
+	if t.Links != nil {
+		t.Links.done(t)
 	}
 	return t, nil
 }
@@ -181,8 +192,8 @@ func skipDir(name string, opts WalkOptions) bool {
 }
 
 // readAll reads and hashes files concurrently, keeping their content with
-// keep.
-func readAll(root string, files []*srcFile, keep bool) error {
+// keep; visit, when not nil, is called with each file's content.
+func readAll(root string, files []*srcFile, keep bool, visit func(*srcFile, []byte)) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(files))
 	next := make(chan int)
@@ -197,6 +208,9 @@ func readAll(root string, files []*srcFile, keep bool) error {
 					continue
 				}
 				files[i].Hash = contentHash(b)
+				if visit != nil {
+					visit(files[i], b)
+				}
 				if keep {
 					files[i].Content = b
 				}

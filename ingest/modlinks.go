@@ -1,0 +1,122 @@
+package ingest
+
+import (
+	"bytes"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"path"
+	"strconv"
+	"sync"
+)
+
+// Which modules of a tree stand alone (ExtractGo extracts their files read
+// from syntax as soon as their check is done, and lets their tables go):
+// no file of the module imports a package of another module of the tree,
+// and no file of another module imports one of its packages. The walk
+// reads every file to hash it; while it holds the bytes it reads their
+// imports (go/parser, ImportsOnly), and keeps of them only which modules
+// they link.
+// The answer must never say "alone" of a module that is not: where a
+// file's imports cannot all be read, every module is linked.
+
+// moduleLinks is what the walk learned of the tree's modules.
+type moduleLinks struct {
+	// linked[i]: module i (in tree.Modules) imports a package of another
+	// module of the tree, or one of its packages is imported by one.
+	linked []bool
+	// fileMod is the index in tree.Modules of each file of tree.Files.
+	fileMod []int32
+
+	dirMod    map[string]int32 // directory of the tree → its module
+	importMod map[string]int32 // import path of a directory of the tree → its module
+	mu        sync.Mutex
+}
+
+// newModuleLinks prepares the links of t's modules, once its directories
+// and modules are known and before its files are read.
+func newModuleLinks(t *tree) *moduleLinks {
+	l := &moduleLinks{
+		linked:    make([]bool, len(t.Modules)),
+		dirMod:    make(map[string]int32, len(t.Dirs)),
+		importMod: make(map[string]int32, len(t.Dirs)),
+	}
+	at := make(map[string]int32, len(t.Modules))
+	for i, m := range t.Modules {
+		at[m.Dir] = int32(i)
+	}
+	for _, d := range t.Dirs {
+		k := at[t.moduleOf(d).Dir]
+		l.dirMod[d] = k
+		l.importMod[t.importPathOf(d)] = k
+	}
+	return l
+}
+
+// visit reads the imports of file f, whose content is b (on the walk's
+// reading goroutines): those of its header, as extractSyntax's parse
+// reads them, and, should an import follow a declaration (a syntax error
+// that the full parse reads past), every module is linked.
+func (l *moduleLinks) visit(f *srcFile, b []byte) {
+	own := l.dirMod[path.Dir(f.Rel)]
+	fset := token.NewFileSet()
+	pf, _ := parser.ParseFile(fset, "", b, parser.ImportsOnly|parser.SkipObjectResolution)
+	end := 0 // where the header ends
+	if pf != nil && pf.Name != nil {
+		end = fset.Position(pf.Name.End()).Offset
+		if n := len(pf.Decls); n > 0 {
+			end = max(end, fset.Position(pf.Decls[n-1].End()).Offset)
+		}
+		for _, imp := range pf.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				continue
+			}
+			if k, ok := l.importMod[p]; ok && k != own {
+				l.mu.Lock()
+				l.linked[own], l.linked[k] = true, true
+				l.mu.Unlock()
+			}
+		}
+	}
+	if lateImport(b[min(end, len(b)):]) {
+		l.mu.Lock()
+		for i := range l.linked {
+			l.linked[i] = true
+		}
+		l.mu.Unlock()
+	}
+}
+
+// lateImport reports whether rest, what follows a file's header, holds an
+// import keyword: only scanned when the word occurs in it.
+func lateImport(rest []byte) bool {
+	if !bytes.Contains(rest, []byte("import")) {
+		return false
+	}
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	s.Init(fset.AddFile("", -1, len(rest)), rest, nil, 0)
+	for {
+		_, tok, _ := s.Scan()
+		switch tok {
+		case token.IMPORT:
+			return true
+		case token.EOF:
+			return false
+		}
+	}
+}
+
+// done records the module of every file of t (sorted) and lets go of
+// what visit needed.
+func (l *moduleLinks) done(t *tree) {
+	l.fileMod = make([]int32, len(t.Files))
+	for i, f := range t.Files {
+		l.fileMod[i] = l.dirMod[path.Dir(f.Rel)]
+	}
+	l.dirMod, l.importMod = nil, nil
+}
+
+// alone reports whether module i stands alone.
+func (l *moduleLinks) alone(i int) bool { return l != nil && !l.linked[i] }
