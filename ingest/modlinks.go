@@ -89,9 +89,10 @@ func (l *moduleLinks) visit(f *srcFile, b []byte) {
 }
 
 // lateImport reports whether rest, what follows a file's header, holds an
-// import keyword: only scanned when the word occurs in it.
+// import keyword. It is scanned only when the word occurs in it, not as
+// part of a longer name.
 func lateImport(rest []byte) bool {
-	if !bytes.Contains(rest, []byte("import")) {
+	if !hasWord(rest, "import") {
 		return false
 	}
 	var s scanner.Scanner
@@ -105,6 +106,25 @@ func lateImport(rest []byte) bool {
 		case token.EOF:
 			return false
 		}
+	}
+}
+
+// hasWord reports whether w occurs in b neither preceded nor followed by
+// an ASCII letter, digit or underscore.
+func hasWord(b []byte, w string) bool {
+	name := func(c byte) bool {
+		return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(w))
+		if j < 0 {
+			return false
+		}
+		j += i
+		if (j == 0 || !name(b[j-1])) && (j+len(w) == len(b) || !name(b[j+len(w)])) {
+			return true
+		}
+		i = j + len(w)
 	}
 }
 

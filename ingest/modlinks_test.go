@@ -182,3 +182,25 @@ func TestModulesAloneSameGraph(t *testing.T) {
 		t.Errorf("check: %v %v", err, rep.Problems)
 	}
 }
+
+// TestLateImport: an import keyword after a file's header is found wherever
+// the parser would read one, and not in comments, strings or longer names.
+func TestLateImport(t *testing.T) {
+	for _, c := range []struct {
+		rest string
+		want bool
+	}{
+		{"\nfunc F() {}\n\nimport \"a\"\n", true},
+		{"\nvar x = 1; import \"a\"\n", true},
+		{"\nvar (x = 1)import(\"a\")\n", true},
+		{"\n/* c */import \"a\"", true},
+		{"\nfunc F() {}\n// import \"a\"\n", false},
+		{"\nconst s = \"import\"\nconst r = `\nimport \"a\"\n`\n", false},
+		{"\nfunc reimport() {}\nvar importer, imports int\n", false},
+		{"", false},
+	} {
+		if got := lateImport([]byte(c.rest)); got != c.want {
+			t.Errorf("lateImport(%q) = %t, want %t", c.rest, got, c.want)
+		}
+	}
+}
