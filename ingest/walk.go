@@ -94,7 +94,8 @@ type tree struct {
 	// sees, so they are part of the tree hash).
 	ModFiles []*srcFile
 	// Links say which modules stand alone (modlinks.go); nil when the
-	// tree has one module, or not every file was read.
+	// tree has one module, not every file was read, or their content is
+	// kept.
 	Links *moduleLinks
 }
 
@@ -162,7 +163,10 @@ func walkTree(root string, opts WalkOptions, keep func(name string) bool, known 
 		return nil, err
 	}
 	var visit func(*srcFile, []byte)
-	if len(t.Modules) > 1 && known == nil { // every file is read: their imports say which modules stand alone
+	// Every file is read, and no GoCache keeps them (its extractions
+	// read every module in one pass): their imports say which modules
+	// stand alone.
+	if len(t.Modules) > 1 && known == nil && !keepContent {
 		t.Links = newModuleLinks(t)
 		visit = t.Links.visit
 	}
