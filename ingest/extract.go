@@ -176,16 +176,9 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 		debugf("%d modules, %d of them extracted alone", len(t.Modules), n)
 	}
 	for i, m := range t.Modules {
-		// A module standing alone is extracted whole before the next one
-		// starts, its tables its own (x.tables the while) and let go at
-		// its end: what is held for the files read from syntax follows
-		// the module, not the tree.
-		alone := x.alone(i)
-		var others map[string]*table
-		var otherTypes hashSet
-		if alone {
-			others, x.tables = x.tables, make(map[string]*table)
-			otherTypes, x.syntaxTypes = x.syntaxTypes, hashSet{}
+		var others *heldApart // a module standing alone is extracted whole, now (modlinks.go)
+		if x.alone(i) {
+			others = x.holdApart()
 		}
 		if !opts.SyntaxOnly {
 			report(Progress{Phase: "loading", Done: i, Total: len(t.Modules)})
@@ -195,15 +188,8 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 				x.moduleErrs[m.Dir] = msg
 			}
 		}
-		if alone {
-			x.extractSyntax(func(j int) bool { return t.Links.fileMod[j] == int32(i) })
-			x.implementsSyntax()
-			x.tables, x.syntaxTypes = others, otherTypes
-			// No file of a later module is one of this module's: their
-			// indices by name go (declFiles keeps the names the symbols'
-			// tags point to).
-			x.declFile = make(map[string]uint32)
-			if err := x.failedRead(); err != nil {
+		if others != nil {
+			if err := x.endAlone(i, others); err != nil {
 				return nil, err
 			}
 		}
@@ -280,12 +266,6 @@ func ExtractGo(root string, opts GoOptions) (*GoResult, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
-}
-
-// alone reports whether module i (of x.t.Modules) is extracted on its own
-// (moduleLinks): it stands alone, and no GoCache keeps the tables.
-func (x *extractor) alone(i int) bool {
-	return x.next == nil && !x.opts.oneSyntaxPass && x.t.Links.alone(i)
 }
 
 func firstLine(s string) string {

@@ -10,13 +10,16 @@ import (
 	"sync"
 )
 
-// Which modules of a tree stand alone (ExtractGo extracts their files read
-// from syntax as soon as their check is done, and lets their tables go):
-// no file of the module imports a package of another module of the tree,
-// and no file of another module imports one of its packages. The walk
-// reads every file to hash it; while it holds the bytes it reads their
-// imports (go/parser, ImportsOnly), and keeps of them only which modules
-// they link.
+// Which modules of a tree stand alone, and their extraction: ExtractGo
+// extracts such a module whole before the next one starts (its files read
+// from syntax as soon as its check is done, with its own tables) and lets
+// go of what it held for them at its end, so that what is held follows
+// the module, not the tree. A module stands alone when no file of it
+// imports a package of another module of the tree, and no file of another
+// module imports one of its packages. The walk reads every file to hash
+// it; while it holds the bytes it reads their imports (go/parser,
+// ImportsOnly), and keeps of them only which modules they link.
+//
 // The answer must never say "alone" of a module that is not: where a
 // file's imports cannot all be read, every module is linked.
 
@@ -140,3 +143,39 @@ func (l *moduleLinks) done(t *tree) {
 
 // alone reports whether module i stands alone.
 func (l *moduleLinks) alone(i int) bool { return l != nil && !l.linked[i] }
+
+// alone reports whether module i (of x.t.Modules) is extracted on its own:
+// it stands alone, and no GoCache keeps the tables.
+func (x *extractor) alone(i int) bool {
+	return x.next == nil && !x.opts.oneSyntaxPass && x.t.Links.alone(i)
+}
+
+// heldApart is what the extraction of the other modules holds while a
+// module standing alone is extracted with its own.
+type heldApart struct {
+	tables      map[string]*table
+	syntaxTypes hashSet
+}
+
+// holdApart starts the extraction of a module standing alone: the tables
+// and syntax types of the others are set apart (none of its files reads
+// them, none of theirs reads its own).
+func (x *extractor) holdApart() *heldApart {
+	h := &heldApart{tables: x.tables, syntaxTypes: x.syntaxTypes}
+	x.tables, x.syntaxTypes = make(map[string]*table), hashSet{}
+	return h
+}
+
+// endAlone extracts the files of module i, standing alone, read from
+// syntax, and its implements edges from them, then lets go of its tables,
+// its syntax types and its files' indices by name, and puts back the
+// others'.
+func (x *extractor) endAlone(i int, others *heldApart) error {
+	x.extractSyntax(func(j int) bool { return x.t.Links.fileMod[j] == int32(i) })
+	x.implementsSyntax()
+	x.tables, x.syntaxTypes = others.tables, others.syntaxTypes
+	// No file of a later module is one of this module's (declFiles keeps
+	// the names the symbols' tags point to).
+	x.declFile = make(map[string]uint32)
+	return x.failedRead()
+}
