@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/memctl/memctl/internal/testcmp"
 )
 
 // testClock returns strictly increasing times one millisecond apart from a
@@ -80,7 +81,7 @@ func wantErr(t testing.TB, err, target error) {
 	}
 }
 
-var cmpOpts = []cmp.Option{cmpopts.EquateEmpty()}
+var cmpOpts = []cmp.Option{testcmp.EquateEmpty()}
 
 // checkAfterTests turns on the automatic Check once Check exists.
 var checkAfterTests = true
