@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/memctl/memctl/internal/testcmp"
 )
 
 func randomEntries(r *rand.Rand, n int) []Entry {
@@ -290,7 +292,7 @@ func checkCanonical(t *testing.T, b []byte) {
 	if err != nil {
 		t.Fatalf("re-encoded value does not decode: %v", err)
 	}
-	if diff := cmp.Diff(es, es2, cmpopts.EquateEmpty(), cmpopts.EquateNaNs()); diff != "" {
+	if diff := cmp.Diff(es, es2, testcmp.EquateEmpty(), cmpopts.EquateNaNs()); diff != "" {
 		t.Fatalf("re-encode changed entries (-first +second):\n%s", diff)
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/memctl/memctl/internal/testcmp"
 )
 
 // lexGraph: files F, A, B, C, D with vocabularies; F co-changed with A
@@ -260,7 +261,7 @@ func TestSimilarEqualsMapSums(t *testing.T) {
 			}
 			want := similarByMap(lex, seeds)
 			got := lex.Similar(seeds)
-			if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := gocmp.Diff(want, got, testcmp.EquateEmpty()); diff != "" {
 				t.Fatalf("seed %d, seeds %v (-map +dense):\n%s", seed, seeds, diff)
 			}
 			compared += len(want)

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/internal/testcmp"
 	"github.com/memctl/memctl/roles"
 	"github.com/memctl/memctl/snapshot"
 	"golang.org/x/sys/unix"
@@ -223,10 +223,10 @@ func checkAgainstModel(t *testing.T, st *snapshot.MemState, g *csr.Graph, logica
 		sortEdges(gotIn)
 		wantIn := slices.Clone(ins[n.ID])
 		sortEdges(wantIn)
-		if diff := gocmp.Diff(outs[n.ID], gotOut, cmpopts.EquateEmpty()); diff != "" {
+		if diff := gocmp.Diff(outs[n.ID], gotOut, testcmp.EquateEmpty()); diff != "" {
 			t.Fatalf("out-edges of %q (-want +got):\n%s", n.Key, diff)
 		}
-		if diff := gocmp.Diff(wantIn, gotIn, cmpopts.EquateEmpty()); diff != "" {
+		if diff := gocmp.Diff(wantIn, gotIn, testcmp.EquateEmpty()); diff != "" {
 			t.Fatalf("in-edges of %q (-want +got):\n%s", n.Key, diff)
 		}
 	}
@@ -505,7 +505,7 @@ func TestSeedIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := gocmp.Diff(want, keysOf(order[lo:hi]), cmpopts.EquateEmpty()); diff != "" {
+		if diff := gocmp.Diff(want, keysOf(order[lo:hi]), testcmp.EquateEmpty()); diff != "" {
 			t.Errorf("prefix %q: %s", prefix, diff)
 		}
 	}
@@ -520,7 +520,7 @@ func TestSeedIndexes(t *testing.T) {
 		}
 		got := keysOf(ps)
 		slices.Sort(got)
-		if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := gocmp.Diff(want, got, testcmp.EquateEmpty()); diff != "" {
 			t.Errorf("trigram %q: %s", tri, diff)
 		}
 	}

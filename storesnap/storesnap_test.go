@@ -14,9 +14,9 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/memctl/memctl/csr"
+	"github.com/memctl/memctl/internal/testcmp"
 	"github.com/memctl/memctl/lmdbstore"
 	"github.com/memctl/memctl/snapshot"
 	"github.com/memctl/memctl/storesnap"
@@ -314,7 +314,7 @@ func TestRoundTripRandomHistories(t *testing.T) {
 			rev := lmdbstore.Revision(rng.IntN(int(last) + 1))
 			want := storeAt(t, s, rev)
 			got := snapshotView(t, export(t, s, lmdbstore.AtRevision(rev), false))
-			if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := gocmp.Diff(want, got, testcmp.EquateEmpty()); diff != "" {
 				t.Fatalf("history %d, revision %d (-store +snapshot):\n%s", iter, rev, diff)
 			}
 		}
