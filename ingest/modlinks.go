@@ -51,7 +51,13 @@ func newModuleLinks(t *tree) *moduleLinks {
 	for _, d := range t.Dirs {
 		k := at[t.moduleOf(d).Dir]
 		l.dirMod[d] = k
-		l.importMod[t.importPathOf(d)] = k
+		// Two modules with one import path for a directory (a module
+		// path twice) share its tables and node keys: linked.
+		ip := t.importPathOf(d)
+		if j, ok := l.importMod[ip]; ok && j != k {
+			l.linked[j], l.linked[k] = true, true
+		}
+		l.importMod[ip] = k
 	}
 	return l
 }

@@ -47,8 +47,9 @@ func aloneFixture() map[string]string {
 }
 
 // TestModuleLinks: the walk says which modules stand alone from the
-// imports of their files (tests' among them), and a file whose imports
-// follow a declaration links every module.
+// imports of their files (tests' among them); a file whose imports follow
+// a declaration links every module, and two modules with one module path
+// are linked.
 func TestModuleLinks(t *testing.T) {
 	linkedDirs := func(files map[string]string) []string {
 		tr := walkGo(t, writeTree(t, files))
@@ -85,6 +86,14 @@ func TestModuleLinks(t *testing.T) {
 	word["p3/word/word.go"] = "package word\n\n// import \"example.com/s/chain/a\"\nconst S = \"import\"\n"
 	if diff := cmp.Diff([]string{"app", "lib"}, linkedDirs(word)); diff != "" {
 		t.Errorf("linked modules with the word import in a body (-want +got):\n%s", diff)
+	}
+	// Two modules with one module path share their packages' import
+	// paths: linked, though neither imports the other.
+	twice := maps.Clone(files)
+	twice["q/go.mod"] = "module example.com/root\n\ngo 1.22\n"
+	twice["q/q.go"] = "package root\n\nfunc Q() {}\n"
+	if diff := cmp.Diff([]string{".", "app", "lib", "q"}, linkedDirs(twice)); diff != "" {
+		t.Errorf("linked modules with a module path twice (-want +got):\n%s", diff)
 	}
 	// One module: no links to read.
 	if tr := walkGo(t, writeTree(t, platformsFixture)); tr.Links != nil {
