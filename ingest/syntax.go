@@ -434,22 +434,28 @@ func (x *extractor) extractSyntaxUnit(ip string, sfs []*syntaxFile, twice bool) 
 	files := make([]*ast.File, len(sfs))
 	errs := make([]error, len(sfs))
 	srcs := make([][]byte, len(sfs))
-	for j, sf := range sfs {
+	parse := func(j int) {
 		// The same bytes parse to the same tree (srcFile.read): for a
 		// package read twice, the file whose declarations the first
 		// pass kept.
-		srcs[j], _ = x.source(sf.src) // an error fails the extraction
-		files[j], errs[j] = parser.ParseFile(fset, x.t.abs(sf.src), srcs[j], 0)
-		if !twice {
+		srcs[j], _ = x.source(sfs[j].src) // an error fails the extraction
+		files[j], errs[j] = parser.ParseFile(fset, x.t.abs(sfs[j].src), srcs[j], 0)
+	}
+	if !twice {
+		// Every file's declarations go in the table before any file is
+		// extracted: the package's trees are held together.
+		for j, sf := range sfs {
+			parse(j)
 			named, _ := fileImports(files[j], x.packageName)
 			sf.ctx = x.tables[ip].addDecls(files[j], named, true)
 		}
-	}
-	if !twice {
 		x.tables[ip].seal() // no other package's file reads it before it is merged
 	}
 	fr := newFragment()
 	for j, sf := range sfs {
+		if twice { // the first pass recorded its declarations: one file's tree at a time
+			parse(j)
+		}
 		f := files[j]
 		_, dots := fileImports(f, x.packageName)
 		r := &syntaxResolver{x: x, declCtx: sf.ctx}
