@@ -174,9 +174,5 @@ func relKeyCanonical(_ *RecordDecoder, db string, key []byte) ([]byte, error) {
 	return bytes.Clone(key), nil
 }
 
-// Close releases the decoder's zstd state.
-func (d *RecordDecoder) Close() {
-	if d.s.zdec != nil {
-		d.s.zdec.Close()
-	}
-}
+// Close releases nothing: the zstd codecs are the process's (Store.zstd).
+func (d *RecordDecoder) Close() {}
